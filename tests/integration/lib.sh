@@ -1,0 +1,57 @@
+# Shared helpers for integration tests: TAP output, assertions, the test hosts.
+# Each test script sources this, prints TAP lines ("ok N - what" / "not ok N - what")
+# and is counted by tests/run.
+set -u
+BG_ROOT=${BG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BOXGATE=${BOXGATE:-$BG_ROOT/build/boxgate}
+BG_TMP=$(mktemp -d "${TMPDIR:-/tmp}/bgtest.XXXXXX")
+_tap_n=0
+_tap_failed=0
+
+ok() { _tap_n=$((_tap_n + 1)); printf 'ok %d - %s\n' "$_tap_n" "$*"; }
+not_ok() {
+  _tap_n=$((_tap_n + 1)); _tap_failed=$((_tap_failed + 1))
+  printf 'not ok %d - %s\n' "$_tap_n" "$*"
+}
+diag() { printf '# %s\n' "$*" | sed '2,$s/^/# /'; }
+
+# check DESC CMD...: passes when CMD exits 0; its output is shown on failure.
+check() {
+  local desc=$1; shift
+  local out
+  if out=$("$@" 2>&1); then ok "$desc"; else not_ok "$desc"; diag "$out"; fi
+}
+
+# expect_rc RC DESC CMD...: runs CMD, stores its stdout/stderr in $OUT_FILE/$ERR_FILE,
+# passes when its exit status is RC.
+OUT_FILE=$BG_TMP/last.out
+ERR_FILE=$BG_TMP/last.err
+expect_rc() {
+  local want=$1 desc=$2; shift 2
+  local rc=0
+  "$@" >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
+  if [ "$rc" = "$want" ]; then ok "$desc"; else
+    not_ok "$desc (exit $rc, wanted $want)"
+    diag "stdout: $(head -c 2000 "$OUT_FILE")"
+    diag "stderr: $(head -c 2000 "$ERR_FILE")"
+  fi
+  return 0
+}
+
+# has FILE PATTERN DESC: passes when FILE contains the extended regex PATTERN.
+has() {
+  if grep -Eq -- "$2" "$1"; then ok "$3"; else
+    not_ok "$3"; diag "no /$2/ in $1: $(head -c 2000 "$1")"
+  fi
+}
+hasnt() {
+  if grep -Eq -- "$2" "$1"; then not_ok "$3"; diag "unexpected /$2/ in $1"; else ok "$3"; fi
+}
+
+skip_all() { printf '1..0 # SKIP %s\n' "$*"; rm -rf "$BG_TMP"; exit 0; }
+
+finish() {
+  printf '1..%d\n' "$_tap_n"
+  rm -rf "$BG_TMP"
+  [ "$_tap_failed" = 0 ]
+}
