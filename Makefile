@@ -1,0 +1,91 @@
+# boxgate build. `make` builds build/boxgate and build/boxgate-agent;
+# `make test` installs what is missing, builds and runs every test;
+# `make asan` does the same under AddressSanitizer and UBSan.
+
+BUILD     ?= build
+CC        ?= cc
+PKGS      := libssh2 inih libcjson
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypto -lpthread
+WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+CFLAGS    ?= -O2 -g
+ALL_CFLAGS = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE -I. $(PKG_CFLAGS) -MMD -MP
+LDFLAGS   ?=
+PREFIX    ?= /usr/local
+VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+LIB_SRC   := $(sort $(wildcard base/*.c conf/*.c remote/*.c shim/*.c sync/*.c gate/*.c cli/*.c))
+LIB_SRC   := $(filter-out cli/main.c,$(LIB_SRC))
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ  := $(BUILD)/obj/cli/main.o
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+AGENT     := $(BUILD)/boxgate-agent
+
+.PHONY: all test asan bench install clean deps format unit-bins fuzz
+all: $(BUILD)/boxgate $(AGENT) demo-gate
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DBOXGATE_VERSION='"$(VERSION)"' -c -o $@ $<
+
+$(BUILD)/libboxgate.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/boxgate: $(MAIN_OBJ) $(BUILD)/libboxgate.a
+	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# The agent is one C file with no dependency beyond libc (NVML via dlopen).
+$(AGENT): gate/agent/boxgate-agent.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE -o $@ $< -ldl
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libboxgate.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libboxgate.a $(PKG_LIBS) -lcmocka
+
+unit-bins: $(UNIT_BIN)
+
+deps:
+	@tests/install-deps
+
+test:
+	@tests/install-deps
+	@$(MAKE) --no-print-directory all unit-bins
+	@tests/run $(BUILD)
+
+asan:
+	@tests/install-deps
+	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS='-O1 -g -fno-omit-frame-pointer' \
+	  EXTRA_CFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=undefined' all unit-bins
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 tests/run build-asan
+
+bench: all
+	@tests/bench/run
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/boxgate
+	install -m 755 $(BUILD)/boxgate $(DESTDIR)$(PREFIX)/bin/boxgate
+	install -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/libexec/boxgate/boxgate-agent
+	for f in $(DEMO_GATE_BINS); do install -m 755 $$f $(DESTDIR)$(PREFIX)/libexec/boxgate/; done
+	if [ -f doc/boxgate.1 ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1; \
+	  install -m 644 doc/boxgate.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
+
+format:
+	clang-format -i $(LIB_SRC) cli/main.c $(UNIT_SRC) gate/agent/*.c $(wildcard */*.h)
+
+clean:
+	rm -rf build build-asan
+
+# The demo gate (gate/cuda/) adds its own targets and DEMO_GATE_BINS.
+DEMO_GATE_BINS ?=
+-include gate/cuda/cuda.mk
+ifeq ($(DEMO_GATE_BINS),)
+demo-gate: ;
+else
+demo-gate: $(DEMO_GATE_BINS)
+endif
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d)

@@ -1,0 +1,64 @@
+#include "base/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *bg_strerror(int code)
+{
+	switch (code) {
+	case BG_OK: return "success";
+	case BG_EUSAGE: return "usage error";
+	case BG_ECONFIG: return "configuration error";
+	case BG_ECONNECT: return "connection failed";
+	case BG_EHOSTKEY: return "host key verification failed";
+	case BG_EAUTH: return "authentication failed";
+	case BG_ETIMEOUT: return "timed out";
+	case BG_EIO: return "I/O error";
+	case BG_EREMOTE: return "remote operation failed";
+	case BG_EVERIFY: return "verification failed";
+	case BG_EPROTO: return "protocol error";
+	case BG_EBUSY: return "busy";
+	case BG_EINVALID: return "invalid result";
+	case BG_ENOTFOUND: return "not found";
+	case BG_EUNSUPPORTED: return "not supported";
+	}
+	return "unknown error";
+}
+
+int bg_fail(bg_err *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+		err->code = code;
+	}
+	return code;
+}
+
+void bg_err_prefix(bg_err *err, const char *prefix)
+{
+	char tmp[sizeof(err->msg)];
+	if (!err || !prefix)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s: %s", prefix, err->msg);
+	memcpy(err->msg, tmp, sizeof(tmp));
+}
+
+int bg_exit_code(int code)
+{
+	switch (code) {
+	case BG_OK: return 0;
+	case BG_EUSAGE:
+	case BG_ECONFIG:
+	case BG_ENOTFOUND: return 2;
+	case BG_ECONNECT:
+	case BG_EHOSTKEY:
+	case BG_EAUTH: return 3;
+	case BG_EVERIFY: return 4;
+	case BG_ETIMEOUT: return 124;
+	case BG_EINVALID: return 125;
+	default: return 1;
+	}
+}

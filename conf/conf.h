@@ -1,0 +1,129 @@
+/* The configuration model: [defaults], [box NAME], [pool NAME], [verify].
+ *
+ * conf_load() finds the file (--config, $BOXGATE_CONFIG, ./boxgate.ini,
+ * $XDG_CONFIG_HOME/boxgate/config.ini, ~/.config/boxgate/config.ini), parses it
+ * with inih, resolves every ssh box through ssh_config and validates. Errors
+ * name file:line. A built-in box `local` (transport local) always exists. The
+ * conf owns every string in it; conf_release() frees them. conf/ never opens a
+ * network connection. */
+#ifndef BG_CONF_H
+#define BG_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+
+typedef enum { CONF_TRANSPORT_SSH, CONF_TRANSPORT_LOCAL } conf_transport;
+typedef enum { CONF_HKC_STRICT, CONF_HKC_ACCEPT_NEW } conf_hostkey_check;
+typedef enum { CONF_GPU_REQUIRED, CONF_GPU_OPTIONAL } conf_gpu_policy;
+
+/* `env --decode-m1 = MPK_GG_DECODE_M1=1`: flag -> NAME=VALUE, `{}` in VALUE
+ * stands for the flag's value (then the flag takes a value). */
+typedef struct conf_env_rule {
+	char *flag;  /* "--decode-m1" */
+	char *name;  /* "MPK_GG_DECODE_M1" (validated [A-Za-z_][A-Za-z0-9_]*) */
+	char *value; /* "1" or "{}" or "x{}y" */
+	char *file;  /* where the rule was written */
+	int line;
+} conf_env_rule;
+
+typedef struct conf_box {
+	char *name;
+	conf_transport transport;
+	/* ssh: `host` as written, then resolved through ssh_config. */
+	char *host;
+	char *hostname; /* HostName, else host */
+	char *user;     /* box key, else ssh_config User, else $USER/pw_name */
+	int port;       /* box key, else ssh_config Port, else 22 */
+	char **identities; /* expanded paths: box `identity`, else ssh_config IdentityFile(s) */
+	size_t n_identities;
+	char *known_hosts; /* expanded path: box key, else UserKnownHostsFile, else defaults */
+	conf_hostkey_check host_key_check;
+	int connect_timeout_s; /* box/defaults, else ssh_config ConnectTimeout, else 10 */
+	int keepalive_s;       /* default 5 */
+	/* Set when ssh_config asks for something boxgate cannot do (ProxyJump,
+	 * ProxyCommand): "ProxyJump (~/.ssh/config:12)". cli refuses that box. */
+	char *unsupported;
+	/* The gate side. */
+	char *repo;   /* the box's own repo copy ("~" kept for the remote shell) */
+	char *gate;   /* remote entry point, relative to repo (or absolute) */
+	char *python; /* interpreter on the box, default "python3" */
+	char *gpus;   /* as written: "0-7", "0,2,3"; NULL when none configured */
+	conf_gpu_policy gpu_policy; /* require_gpu = yes|no (default yes for ssh, no for local) */
+	int gate_timeout_s;      /* default 420 */
+	int heartbeat_timeout_s; /* default 15 */
+	int kill_grace_s;        /* default 5 */
+	int lock_wait_s;         /* default 0: refuse at once when the slot is held */
+	char **allow; /* flags the entry point accepts */
+	size_t n_allow;
+	conf_env_rule *env; /* flag -> environment translations */
+	size_t n_env;
+	char *num_workers_env; /* e.g. "MPK_TEST_NUM_WORKERS": also export --num-workers */
+	char *file; /* where [box NAME] was written; "(built-in)" for local */
+	int line;
+	bool builtin;
+} conf_box;
+
+typedef struct conf_slot {
+	char *box;  /* box name */
+	char *gpus; /* "0-4" */
+} conf_slot;
+
+typedef struct conf_pool {
+	char *name;
+	conf_slot *slots; /* `slots = local:0-4, b200-a:0-7`; a bare name means all its gpus */
+	size_t n_slots;
+	char *file;
+	int line;
+} conf_pool;
+
+/* [verify]: `.py = CMD`, `.sh = CMD`, or a path `tests/x/_build_helper.py = CMD`.
+ * `{}` is the file to check, `{python}` the box's interpreter. */
+typedef struct conf_verify {
+	char *pattern; /* ".py" (an extension) or a repo-relative path */
+	char *command;
+	char *file;
+	int line;
+} conf_verify;
+
+typedef struct conf {
+	char *path; /* the file that was loaded, NULL when none was found */
+	char *root; /* the directory holding it (the local repo root), else cwd */
+	char *ssh_config; /* [defaults] ssh_config, else ~/.ssh/config */
+	conf_box *boxes;
+	size_t n_boxes;
+	conf_pool *pools;
+	size_t n_pools;
+	conf_verify *verify; /* the built-in defaults for .py .sh .json come last */
+	size_t n_verify;
+} conf;
+
+/* Loads and validates. `explicit_path` is --config (may be NULL). On error
+ * err->msg reads "FILE:LINE: what was expected" and the conf is released. */
+int conf_load(conf *c, const char *explicit_path, bg_err *err);
+/* Loads one given file (no search). */
+int conf_load_file(conf *c, const char *path, bg_err *err);
+void conf_release(conf *c);
+
+/* Borrowed pointer to the box named `name`, NULL when there is none. */
+const conf_box *conf_find_box(const conf *c, const char *name);
+const conf_pool *conf_find_pool(const conf *c, const char *name);
+
+/* Resolves a selection to boxes, in configuration order without duplicates:
+ * `spec` is a comma list of names, node-set ranges (`b200-[1-8,12]`) and
+ * `@pool`; `all` selects every configured box except the built-in local one
+ * (which is selected only by name or when it is the only box).
+ * *out is an owned array of borrowed pointers (free() it). Unknown names are
+ * BG_ENOTFOUND with a did-you-mean where one is close. */
+int conf_select(const conf *c, const char *spec, bool all, const conf_box ***out,
+		size_t *n_out, bg_err *err);
+
+/* The verifier command for a repo-relative path: a path rule wins over an
+ * extension rule; NULL when none applies (borrowed). */
+const char *conf_verify_for(const conf *c, const char *relpath);
+
+/* Prints the resolved configuration as INI (for `boxgate config check`). */
+void conf_dump(const conf *c, void (*out)(void *ctx, const char *line), void *ctx);
+
+#endif

@@ -1,0 +1,56 @@
+/* The flag shim and the one shell-quoting function.
+ *
+ * A box's entry point accepts only allowlisted flags; flags with an env rule
+ * become `NAME=value` environment assignments of the remote command; any
+ * other flag is refused before anything connects. Pure functions: shim/ never
+ * talks to the network. */
+#ifndef BG_SHIM_H
+#define BG_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+#include "base/strbuf.h"
+#include "conf/conf.h"
+
+/* Appends `word` to `out` quoted for a POSIX shell (sh, dash, bash), so that
+ * the shell reconstructs it byte for byte. Every remote command line in
+ * boxgate is built through this function. */
+void shim_quote(strbuf *out, const char *word);
+/* Appends each word quoted, separated by single spaces. */
+void shim_quote_argv(strbuf *out, const char *const *argv, size_t argc);
+/* True when `name` is a valid environment name [A-Za-z_][A-Za-z0-9_]*. */
+bool shim_env_name_ok(const char *name);
+
+/* Where one user argument went. */
+typedef enum { SHIM_PASS, SHIM_ENV, SHIM_VALUE } shim_route;
+
+typedef struct shim_word {
+	char *arg;       /* the user's argument, verbatim */
+	shim_route route;
+	char *env;       /* "NAME=value" for SHIM_ENV */
+	const conf_env_rule *rule; /* the rule that translated it (borrowed) */
+} shim_word;
+
+typedef struct shim_result {
+	char **env;       /* NAME=value assignments, in order (owned) */
+	size_t n_env;
+	char **argv;      /* arguments passed to the entry point (owned) */
+	size_t n_argv;
+	shim_word *words; /* one per user argument, for `boxgate explain` */
+	size_t n_words;
+} shim_result;
+
+/* Translates the user's gate arguments for `box`. Refuses (BG_EUSAGE, with a
+ * message naming the box, the flag and the config line that would translate
+ * it) a flag that is neither allowed nor translated, and enforces the gate
+ * policy: --configs must equal --shape (one shape per invocation). */
+int shim_translate(const conf_box *box, const char *const *args, size_t n_args, shim_result *out,
+		   bg_err *err);
+void shim_result_release(shim_result *r);
+
+/* The remote command: `env NAME=value ... ENTRY ARGS...`, every word quoted. */
+char *shim_command_line(const shim_result *r, const char *entry);
+
+#endif
