@@ -52,5 +52,10 @@ void shim_result_release(shim_result *r);
 
 /* The remote command: `env NAME=value ... ENTRY ARGS...`, every word quoted. */
 char *shim_command_line(const shim_result *r, const char *entry);
+/* The same with an entry of several words (`python3 scripts/gate.py`), each
+ * quoted. Both return an owned string, or NULL when an env name is invalid,
+ * the entry is empty, or (with env) its first word contains `=` (env(1) would
+ * take it for an assignment). */
+char *shim_command_line_argv(const shim_result *r, const char *const *entry, size_t n_entry);
 
 #endif
