@@ -1,0 +1,206 @@
+/* boxgate check: is every box usable? reachable, host key, auth, python,
+ * repo, GPUs — one row per box, all boxes probed at once. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
+#include "cli/cli.h"
+#include "remote/fanout.h"
+#include "remote/remote.h"
+#include "shim/shim.h"
+
+static const char check_help[] =
+	"usage: boxgate check [--json] [--accept-new] [BOXES...]\n"
+	"\n"
+	"Probes every configured box (or the named ones; node sets and @pool work) at once:\n"
+	"reachable, host key, authentication, the box's python version, whether its repo\n"
+	"exists, and its GPUs (nvidia-smi -L count, or none). One row per box; the reason\n"
+	"for every failure follows the table.\n"
+	"\n"
+	"  --json         one JSON object per box\n"
+	"  --accept-new   record unknown host keys in known_hosts (changed keys are refused)\n"
+	"\n"
+	"Exit: 0 when every box is usable, 3 when one cannot be reached or refused us, 1 when\n"
+	"one lacks python, its repo or (require_gpu = yes) a GPU.\n";
+
+struct probe {
+	const conf_box *box;
+	const char *reach, *hostkey, *auth;
+	char python[64], repo[8], gpus[16];
+	int code;
+	bg_err err;
+	char problem[256];
+};
+
+struct check_job {
+	struct probe *p;
+	bool accept_new;
+};
+
+static char *probe_command(const conf_box *b)
+{
+	strbuf s = STRBUF_INIT;
+	strbuf_addstr(&s, "v=$(");
+	shim_quote(&s, b->python ? b->python : "python3");
+	strbuf_addstr(&s, " --version 2>&1) && echo \"python ${v#Python }\" || echo 'python none'; ");
+	if (b->repo) {
+		strbuf_addstr(&s, "if [ -d ");
+		shim_quote_path(&s, b->repo);
+		strbuf_addstr(&s, " ]; then echo 'repo yes'; else echo 'repo no'; fi; ");
+	} else {
+		strbuf_addstr(&s, "echo 'repo -'; ");
+	}
+	strbuf_addstr(&s, "if command -v nvidia-smi >/dev/null 2>&1; then "
+			  "echo \"gpus $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')\"; "
+			  "else echo 'gpus none'; fi");
+	return strbuf_detach(&s);
+}
+
+static void field(const char *out, const char *key, char *dst, size_t n)
+{
+	size_t k = strlen(key);
+	for (const char *p = out; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (len > k && strncmp(p, key, k) == 0 && p[k] == ' ') {
+			snprintf(dst, n, "%.*s", (int)(len - k - 1), p + k + 1);
+			return;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	snprintf(dst, n, "?");
+}
+
+static void check_box(void *arg, const conf_box *box, size_t i)
+{
+	struct check_job *job = arg;
+	struct probe *p = &job->p[i];
+	remote_connect_opts co = {.log = cli_log_warning, .accept_new = job->accept_new};
+	remote_conn *c = NULL;
+	bool local = box->transport == CONF_TRANSPORT_LOCAL;
+	char *out = NULL, *cmd = NULL;
+
+	p->box = box;
+	p->reach = p->hostkey = p->auth = "-";
+	strcpy(p->python, "-");
+	strcpy(p->repo, "-");
+	strcpy(p->gpus, "-");
+	int rc = remote_connect(box, &co, &c, &p->err);
+	if (rc < 0) {
+		bool past_tcp = rc == BG_EHOSTKEY || rc == BG_EAUTH;
+		p->reach = past_tcp ? "yes" : "no";
+		p->hostkey = rc == BG_EHOSTKEY ? "REFUSED" : (rc == BG_EAUTH ? "ok" : "-");
+		p->auth = rc == BG_EAUTH ? "FAILED" : "-";
+		p->code = 3;
+		return;
+	}
+	p->reach = local ? "local" : "yes";
+	p->hostkey = local ? "-" : "ok";
+	p->auth = local ? "-" : "ok";
+	cmd = probe_command(box);
+	rc = remote_capture(c, cmd, 4096, box->connect_timeout_s * 1000 + 10000, &out, NULL, NULL, &p->err);
+	if (rc < 0) {
+		p->code = 1;
+		goto out;
+	}
+	field(out, "python", p->python, sizeof(p->python));
+	field(out, "repo", p->repo, sizeof(p->repo));
+	field(out, "gpus", p->gpus, sizeof(p->gpus));
+	if (strcmp(p->python, "none") == 0)
+		snprintf(p->problem, sizeof(p->problem), "%s: %s not found on the box", box->name,
+			 box->python ? box->python : "python3");
+	else if (strcmp(p->repo, "no") == 0)
+		snprintf(p->problem, sizeof(p->problem), "%s: repo %s does not exist on the box", box->name,
+			 box->repo);
+	else if (box->gpu_policy == CONF_GPU_REQUIRED &&
+		 (strcmp(p->gpus, "none") == 0 || strcmp(p->gpus, "0") == 0))
+		snprintf(p->problem, sizeof(p->problem),
+			 "%s: no GPU found (nvidia-smi) and require_gpu = yes", box->name);
+	if (p->problem[0])
+		p->code = 1;
+out:
+	free(out);
+	free(cmd);
+	remote_close(c);
+}
+
+static int run_check(cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"accept-new", no_argument, NULL, 'N'},
+		{NULL, 0, NULL, 0},
+	};
+	struct check_job job = {0};
+	bool json = false;
+	int c, code = 0;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'N')
+			job.accept_new = true;
+		else {
+			cli_error("check: unknown option '%s'", argv[optind - 1]);
+			return cli_usage(&cli_cmd_check, stderr, 2);
+		}
+	}
+	strbuf spec = STRBUF_INIT;
+	for (int i = optind; i < argc; i++) {
+		if (spec.len)
+			strbuf_addch(&spec, ',');
+		strbuf_addstr(&spec, argv[i]);
+	}
+	const conf_box **boxes = NULL;
+	size_t n = 0;
+	code = cli_select_boxes(ctx, spec.len ? strbuf_str(&spec) : NULL, NULL, spec.len == 0, &boxes, &n);
+	strbuf_release(&spec);
+	if (code)
+		return code;
+	job.p = xcalloc(n, sizeof(*job.p));
+	remote_fanout((const conf_box *const *)boxes, n, 0, check_box, &job);
+	if (!json)
+		printf("%-16s %-9s %-8s %-6s %-10s %-5s %s\n", "BOX", "REACHABLE", "HOSTKEY", "AUTH", "PYTHON",
+		       "REPO", "GPUS");
+	for (size_t i = 0; i < n; i++) {
+		struct probe *p = &job.p[i];
+		if (json) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "box", p->box->name);
+			cJSON_AddStringToObject(o, "reachable", p->reach);
+			cJSON_AddStringToObject(o, "host_key", p->hostkey);
+			cJSON_AddStringToObject(o, "auth", p->auth);
+			cJSON_AddStringToObject(o, "python", p->python);
+			cJSON_AddStringToObject(o, "repo", p->repo);
+			cJSON_AddStringToObject(o, "gpus", p->gpus);
+			cJSON_AddBoolToObject(o, "ok", p->code == 0);
+			if (p->code)
+				cJSON_AddStringToObject(o, "error", p->problem[0] ? p->problem : p->err.msg);
+			cli_print_json(o);
+			cJSON_Delete(o);
+		} else {
+			printf("%-16s %-9s %-8s %-6s %-10s %-5s %s\n", p->box->name, p->reach, p->hostkey, p->auth,
+			       p->python, p->repo, p->gpus);
+		}
+		if (p->code == 3 || (p->code && code != 3))
+			code = p->code;
+	}
+	fflush(stdout);
+	for (size_t i = 0; i < n; i++)
+		if (job.p[i].code)
+			cli_error("%s", job.p[i].problem[0] ? job.p[i].problem : job.p[i].err.msg);
+	free(job.p);
+	free(boxes);
+	return code;
+}
+
+const cli_cmd cli_cmd_check = {
+	.name = "check",
+	.summary = "probe boxes: reachable, host key, auth, python, repo, GPUs",
+	.help = check_help,
+	.run = run_check,
+};

@@ -1,0 +1,274 @@
+/* boxgate exec: one command on many boxes at once, output prefixed by box. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/lines.h"
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
+#include "cli/cli.h"
+#include "remote/fanout.h"
+#include "remote/remote.h"
+
+static const char exec_help[] =
+	"usage: boxgate exec [--boxes SPEC | --pool POOL | --all] [--timeout S] [-b] [--json]\n"
+	"                    [--accept-new] -- CMD [ARGS...]\n"
+	"\n"
+	"Runs CMD on every selected box at once over one SSH connection per box (the local\n"
+	"box runs it with /bin/sh). CMD and ARGS are joined with spaces and run by the box's\n"
+	"shell, as ssh(1) does. Each stdout line prints as 'box: line' as it arrives, stderr\n"
+	"lines likewise on stderr.\n"
+	"\n"
+	"  --boxes SPEC   names, node sets (b200-[1-8,12]) and @pool, comma separated\n"
+	"  --pool POOL    every box of a pool\n"
+	"  --all          every configured box (the built-in local box only by name)\n"
+	"  --timeout S    kill the command's process group on the box after S seconds\n"
+	"  -b, --gather   gather identical stdout per group of boxes (like clush -b)\n"
+	"  --json         one JSON event per line: {box,stream,line} and {box,event,...}\n"
+	"  --accept-new   record unknown host keys (changed keys are still refused)\n"
+	"\n"
+	"Lines longer than 1 MiB arrive in pieces, each but the last marked\n"
+	"' [boxgate: line continues]' (\"partial\":true in JSON); bytes pass unchanged.\n"
+	"Exit: 0 when every box exited 0; 3 when a box could not be reached, its host key\n"
+	"was refused or authentication failed; 124 when a box timed out; else 1. A summary\n"
+	"of failed boxes closes the output.\n";
+
+struct exec_job;
+
+struct box_run {
+	struct exec_job *job;
+	const conf_box *box;
+	int rc;
+	bg_err err;
+	remote_status st;
+	strbuf out; /* gathered stdout (-b) */
+};
+
+struct exec_job {
+	cli_ctx *ctx;
+	char *cmdline;
+	int timeout_s;
+	bool gather, json, accept_new;
+	struct box_run *runs;
+};
+
+#define CONTINUES " [boxgate: line continues]"
+
+static void on_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
+{
+	struct box_run *r = arg;
+	struct exec_job *job = r->job;
+	bool partial = flags & LINE_PARTIAL;
+	if (job->json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "box", r->box->name);
+		cJSON_AddStringToObject(o, "stream", s == REMOTE_STDOUT ? "stdout" : "stderr");
+		cli_json_add_bytes(o, line, len);
+		if (partial)
+			cJSON_AddBoolToObject(o, "partial", 1);
+		if (flags & LINE_NO_EOL)
+			cJSON_AddBoolToObject(o, "no_newline", 1);
+		cli_print_json(o);
+		cJSON_Delete(o);
+		return;
+	}
+	if (job->gather && s == REMOTE_STDOUT) {
+		strbuf_add(&r->out, line, len);
+		strbuf_addstr(&r->out, partial ? CONTINUES "\n" : "\n");
+		return;
+	}
+	FILE *to = s == REMOTE_STDOUT ? stdout : stderr;
+	if (partial) {
+		char *piece = xmalloc(len + sizeof(CONTINUES));
+		memcpy(piece, line, len);
+		memcpy(piece + len, CONTINUES, sizeof(CONTINUES));
+		cli_print_line(to, r->box->name, piece, len + sizeof(CONTINUES) - 1);
+		free(piece);
+	} else {
+		cli_print_line(to, r->box->name, line, len);
+	}
+}
+
+static void run_on_box(void *arg, const conf_box *box, size_t i)
+{
+	struct exec_job *job = arg;
+	struct box_run *r = &job->runs[i];
+	remote_connect_opts co = {.log = cli_log_warning, .accept_new = job->accept_new};
+	remote_conn *c = NULL;
+	r->job = job;
+	r->box = box;
+	r->rc = remote_connect(box, &co, &c, &r->err);
+	if (r->rc == 0)
+		r->rc = remote_run(c, job->cmdline, on_line, r, job->timeout_s * 1000, &r->st, &r->err);
+	remote_close(c);
+}
+
+static const char *failure_kind(int rc)
+{
+	switch (rc) {
+	case BG_EHOSTKEY: return "host key";
+	case BG_EAUTH: return "auth";
+	case BG_ETIMEOUT: return "timeout";
+	case BG_EUNSUPPORTED: return "unsupported";
+	default: return "connect";
+	}
+}
+
+/* Prints each group of boxes whose gathered stdout is identical. */
+static void print_gathered(struct exec_job *job, size_t n)
+{
+	bool *done = xcalloc(n, sizeof(*done));
+	const char **names = xcalloc(n, sizeof(*names));
+	for (size_t i = 0; i < n; i++) {
+		if (done[i] || job->runs[i].rc < 0)
+			continue;
+		size_t k = 0;
+		for (size_t j = i; j < n; j++) {
+			struct box_run *a = &job->runs[i], *b = &job->runs[j];
+			if (done[j] || b->rc < 0 || a->out.len != b->out.len ||
+			    memcmp(strbuf_str(&a->out), strbuf_str(&b->out), a->out.len) != 0)
+				continue;
+			done[j] = true;
+			names[k++] = b->box->name;
+		}
+		char *set = cli_fold_names(names, k);
+		printf("---------------\n%s (%zu)\n---------------\n", set, k);
+		fwrite(strbuf_str(&job->runs[i].out), 1, job->runs[i].out.len, stdout);
+		free(set);
+	}
+	fflush(stdout);
+	free(done);
+	free(names);
+}
+
+/* The closing summary and the exit code. */
+static int summarise(struct exec_job *job, size_t n)
+{
+	size_t failed = 0;
+	int code = 0;
+	strbuf sum = STRBUF_INIT;
+	for (size_t i = 0; i < n; i++) {
+		struct box_run *r = &job->runs[i];
+		char how[128];
+		int box_code = 0;
+		if (r->rc < 0 && r->rc != BG_ETIMEOUT) {
+			snprintf(how, sizeof(how), "%s error", failure_kind(r->rc));
+			box_code = 3;
+			cli_error("%s", r->err.msg);
+		} else if (r->rc == BG_ETIMEOUT || r->st.how == REMOTE_TIMEDOUT) {
+			snprintf(how, sizeof(how), "timed out after %d s", job->timeout_s);
+			box_code = 124;
+		} else if (r->st.how == REMOTE_EXITED && r->st.code == 0) {
+			;
+		} else {
+			remote_status_describe(&r->st, how, sizeof(how));
+			box_code = 1;
+		}
+		if (job->json) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "box", r->box->name);
+			if (r->rc < 0 && box_code == 3) {
+				cJSON_AddStringToObject(o, "event", "error");
+				cJSON_AddStringToObject(o, "kind", failure_kind(r->rc));
+				cJSON_AddStringToObject(o, "error", r->err.msg);
+			} else if (box_code == 124) {
+				cJSON_AddStringToObject(o, "event", "timeout");
+			} else if (r->st.how == REMOTE_SIGNALED) {
+				cJSON_AddStringToObject(o, "event", "signal");
+				cJSON_AddStringToObject(o, "signal", r->st.signal);
+			} else if (r->st.how == REMOTE_LOST) {
+				cJSON_AddStringToObject(o, "event", "lost");
+			} else {
+				cJSON_AddStringToObject(o, "event", "exit");
+				cJSON_AddNumberToObject(o, "status", r->st.code);
+			}
+			cli_print_json(o);
+			cJSON_Delete(o);
+		}
+		if (!box_code)
+			continue;
+		if (box_code == 3 || (code != 3 && box_code == 124) || code == 0)
+			code = box_code;
+		strbuf_addf(&sum, "%s%s (%s)", failed ? ", " : "", r->box->name, how);
+		failed++;
+	}
+	if (failed)
+		cli_error("%zu of %zu boxes failed: %s", failed, n, strbuf_str(&sum));
+	strbuf_release(&sum);
+	return code;
+}
+
+static int run_exec(cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"boxes", required_argument, NULL, 'B'}, {"pool", required_argument, NULL, 'P'},
+		{"all", no_argument, NULL, 'A'},         {"timeout", required_argument, NULL, 't'},
+		{"gather", no_argument, NULL, 'b'},      {"json", no_argument, NULL, 'j'},
+		{"accept-new", no_argument, NULL, 'N'},  {NULL, 0, NULL, 0},
+	};
+	struct exec_job job = {.ctx = ctx};
+	const char *spec = NULL, *pool = NULL;
+	bool all = false;
+	const conf_box **boxes = NULL;
+	size_t n = 0;
+	int c, code;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+b", opts, NULL)) != -1) {
+		switch (c) {
+		case 'B': spec = optarg; break;
+		case 'P': pool = optarg; break;
+		case 'A': all = true; break;
+		case 'b': job.gather = true; break;
+		case 'j': job.json = true; break;
+		case 'N': job.accept_new = true; break;
+		case 't': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > 86400 * 7) {
+				cli_error("exec: --timeout wants a number of seconds, got '%s'", optarg);
+				return 2;
+			}
+			job.timeout_s = (int)v;
+			break;
+		}
+		default:
+			cli_error("exec: unknown option '%s'", argv[optind - 1]);
+			return cli_usage(&cli_cmd_exec, stderr, 2);
+		}
+	}
+	if (optind >= argc) {
+		cli_error("exec: no command given (boxgate exec --all -- CMD ARGS...)");
+		return 2;
+	}
+	code = cli_select_boxes(ctx, spec, pool, all, &boxes, &n);
+	if (code)
+		return code;
+	strbuf cmd = STRBUF_INIT;
+	for (int i = optind; i < argc; i++) {
+		if (i > optind)
+			strbuf_addch(&cmd, ' ');
+		strbuf_addstr(&cmd, argv[i]);
+	}
+	job.cmdline = strbuf_detach(&cmd);
+	job.runs = xcalloc(n, sizeof(*job.runs));
+	remote_fanout((const conf_box *const *)boxes, n, 0, run_on_box, &job);
+	if (job.gather)
+		print_gathered(&job, n);
+	code = summarise(&job, n);
+	for (size_t i = 0; i < n; i++)
+		strbuf_release(&job.runs[i].out);
+	free(job.runs);
+	free(job.cmdline);
+	free(boxes);
+	return code;
+}
+
+const cli_cmd cli_cmd_exec = {
+	.name = "exec",
+	.summary = "run a command on many boxes at once",
+	.help = exec_help,
+	.run = run_exec,
+};

@@ -1,0 +1,66 @@
+/* What every subcommand shares: the command table lookup, loading the
+ * configuration once, box selection, usage output. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+#include "cli/cli.h"
+
+const cli_cmd *cli_find(const char *name)
+{
+	for (size_t i = 0; cli_commands[i]; i++)
+		if (strcmp(cli_commands[i]->name, name) == 0)
+			return cli_commands[i];
+	return NULL;
+}
+
+int cli_load_conf(cli_ctx *ctx)
+{
+	bg_err err = {0};
+	if (ctx->conf_loaded)
+		return 0;
+	int rc = conf_load(&ctx->conf, ctx->config_path, &err);
+	if (rc < 0) {
+		cli_error("%s", err.msg);
+		return bg_exit_code(rc);
+	}
+	ctx->conf_loaded = true;
+	return 0;
+}
+
+int cli_select_boxes(cli_ctx *ctx, const char *spec, const char *pool, bool all,
+		     const conf_box ***out, size_t *n)
+{
+	bg_err err = {0};
+	char *pool_spec = NULL;
+	int rc = cli_load_conf(ctx);
+	if (rc)
+		return rc;
+	if (pool) {
+		pool_spec = xasprintf("@%s", pool);
+		spec = pool_spec;
+	}
+	if (!spec && !all) {
+		cli_error("no boxes selected: use --boxes NAMES, --pool POOL or --all");
+		return 2;
+	}
+	rc = conf_select(&ctx->conf, spec, all && !spec, out, n, &err);
+	free(pool_spec);
+	if (rc < 0) {
+		cli_error("%s", err.msg);
+		return bg_exit_code(rc);
+	}
+	if (*n == 0) {
+		free(*out);
+		*out = NULL;
+		cli_error("the selection matched no box");
+		return 2;
+	}
+	return 0;
+}
+
+int cli_usage(const cli_cmd *cmd, FILE *to, int code)
+{
+	fputs(cmd->help, to);
+	return code;
+}

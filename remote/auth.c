@@ -1,0 +1,138 @@
+/* Public-key authentication: ssh-agent keys first, then identity files. A
+ * failure lists what was tried; an RSA-only setup is told why it fails. */
+#include "remote/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/strbuf.h"
+
+/* True when the key at `path` is RSA (its .pub, or a PEM RSA header). */
+static bool key_is_rsa(const char *path)
+{
+	char pub[4096], buf[64] = "";
+	snprintf(pub, sizeof(pub), "%s.pub", path);
+	FILE *f = fopen(pub, "r");
+	if (f) {
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[n] = '\0';
+		fclose(f);
+		return strncmp(buf, "ssh-rsa ", 8) == 0;
+	}
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return strstr(buf, "BEGIN RSA PRIVATE KEY") != NULL;
+}
+
+struct tried {
+	strbuf list;
+	int total;
+	int rsa;
+};
+
+static void note(struct tried *t, const char *what, bool rsa)
+{
+	if (t->list.len)
+		strbuf_addstr(&t->list, ", ");
+	strbuf_addstr(&t->list, what);
+	t->total++;
+	if (rsa)
+		t->rsa++;
+}
+
+/* Returns 1 when an agent key was accepted. */
+static int try_agent(remote_conn *c, const char *user, struct tried *t)
+{
+	if (!getenv("SSH_AUTH_SOCK"))
+		return 0;
+	LIBSSH2_AGENT *agent = libssh2_agent_init(c->session);
+	struct libssh2_agent_publickey *id = NULL, *prev = NULL;
+	int ok = 0, n = 0;
+	if (!agent)
+		return 0;
+	if (libssh2_agent_connect(agent) != 0 || libssh2_agent_list_identities(agent) != 0)
+		goto out;
+	/* sshd's MaxAuthTries (6) counts agent keys too: leave room for files. */
+	while (n < 5 && libssh2_agent_get_identity(agent, &id, prev) == 0) {
+		char what[300];
+		bool rsa = id->blob_len > 11 && memcmp(id->blob + 4, "ssh-rsa", 7) == 0;
+		snprintf(what, sizeof(what), "agent key '%s'", id->comment ? id->comment : "?");
+		note(t, what, rsa);
+		n++;
+		if (libssh2_agent_userauth(agent, user, id) == 0) {
+			ok = 1;
+			break;
+		}
+		prev = id;
+	}
+out:
+	libssh2_agent_disconnect(agent);
+	libssh2_agent_free(agent);
+	return ok;
+}
+
+int remote_auth(remote_conn *c, bg_err *err)
+{
+	const conf_box *b = c->box;
+	const char *user = b->user ? b->user : "root";
+	struct tried t = {STRBUF_INIT, 0, 0};
+	int rc = 0;
+
+	char *methods = libssh2_userauth_list(c->session, user, (unsigned)strlen(user));
+	if (!methods) {
+		if (libssh2_userauth_authenticated(c->session))
+			goto out;
+		rc = bg_fail(err, BG_EAUTH, "%s: the server gave no authentication methods for user %s: %s",
+			     b->name, user, remote_ssh_errmsg(c->session));
+		goto out;
+	}
+	if (!strstr(methods, "publickey")) {
+		rc = bg_fail(err, BG_EAUTH,
+			     "%s: the server does not accept public keys for user %s (it offers: %s)",
+			     b->name, user, methods);
+		goto out;
+	}
+	if (try_agent(c, user, &t))
+		goto out;
+	for (size_t i = 0; i < b->n_identities; i++) {
+		const char *path = b->identities[i];
+		char what[4200];
+		if (access(path, R_OK) != 0)
+			continue;
+		bool rsa = key_is_rsa(path);
+		snprintf(what, sizeof(what), "%s", path);
+		int r = libssh2_userauth_publickey_fromfile_ex(c->session, user, (unsigned)strlen(user),
+							      NULL, path, NULL);
+		if (r == 0)
+			goto out;
+		if (r == LIBSSH2_ERROR_FILE || r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED)
+			snprintf(what, sizeof(what), "%s (cannot read it: %s; a passphrase-protected key must "
+						     "be loaded into ssh-agent)",
+				 path, remote_ssh_errmsg(c->session));
+		note(&t, what, rsa);
+	}
+	if (t.total == 0) {
+		rc = bg_fail(err, BG_EAUTH,
+			     "%s: no key to offer for %s@%s: no ssh-agent keys and no identity file found "
+			     "(set identity = ~/.ssh/id_ed25519 for the box)",
+			     b->name, user, b->hostname);
+	} else if (t.rsa == t.total) {
+		rc = bg_fail(err, BG_EAUTH,
+			     "%s: authentication as %s failed with RSA keys only (tried %s): libssh2 1.10 "
+			     "cannot sign with rsa-sha2-256/512 and modern OpenSSH refuses ssh-rsa (SHA-1) "
+			     "signatures; create an ed25519 key (ssh-keygen -t ed25519) and authorise it on the box",
+			     b->name, user, strbuf_str(&t.list));
+	} else {
+		rc = bg_fail(err, BG_EAUTH, "%s: permission denied for %s@%s (tried %s)", b->name, user,
+			     b->hostname, strbuf_str(&t.list));
+	}
+out:
+	strbuf_release(&t.list);
+	return rc;
+}

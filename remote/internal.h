@@ -1,0 +1,76 @@
+/* What the transports share inside remote/: not for other modules. */
+#ifndef BG_REMOTE_INTERNAL_H
+#define BG_REMOTE_INTERNAL_H
+
+#include <libssh2.h>
+#include <libssh2_sftp.h>
+
+#include "base/lines.h"
+#include "base/strbuf.h"
+#include "remote/remote.h"
+
+struct remote_ops {
+	int (*exec_start)(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err);
+	int (*exec_wait)(remote_exec *e, int64_t deadline, bg_err *err);
+	int (*exec_signal)(remote_exec *e, int sig, bg_err *err);
+	void (*exec_free)(remote_exec *e);
+	void (*close)(remote_conn *c);
+};
+
+struct remote_conn {
+	const struct remote_ops *ops;
+	const conf_box *box;
+	char fingerprint[96];
+	/* ssh */
+	int sock;
+	LIBSSH2_SESSION *session;
+	LIBSSH2_SFTP *sftp;
+	int64_t last_rx_ms; /* stamped by the recv hook: silence means a dead peer */
+	int keepalive_s;
+};
+
+struct remote_exec {
+	remote_conn *conn;
+	remote_exec_opts opts;
+	lines out_lines, err_lines;
+	strbuf stdin_q;
+	size_t stdin_off;
+	bool stdin_close;  /* asked for */
+	bool stdin_closed; /* done */
+	bool out_eof, err_eof;
+	remote_status st;
+	bool done;
+	long remote_pid; /* killable commands: their process group */
+	/* ssh */
+	LIBSSH2_CHANNEL *ch;
+	/* local */
+	pid_t pid;
+	int fd_in, fd_out, fd_err;
+};
+
+extern const struct remote_ops remote_ssh_ops;
+extern const struct remote_ops remote_local_ops;
+
+int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err);
+
+/* Feeds output bytes of one stream to its line splitter. */
+void remote_exec_feed(remote_exec *e, remote_stream s, const char *data, size_t n);
+/* Delivers last lines without newline at end of stream. */
+void remote_exec_finish_streams(remote_exec *e);
+
+/* known_hosts (remote/knownhosts.c) */
+int remote_knownhosts_check(remote_conn *c, const remote_connect_opts *opts, bg_err *err);
+/* Orders host-key algorithms so the server offers a type already recorded. */
+void remote_knownhosts_prefer(remote_conn *c, const remote_connect_opts *opts);
+/* auth (remote/auth.c) */
+int remote_auth(remote_conn *c, bg_err *err);
+
+/* "SHA256:" + unpadded base64 of 32 raw bytes. */
+void remote_sha256_fingerprint(const unsigned char *hash, char *out, size_t n);
+/* libssh2's last error message for the session. */
+const char *remote_ssh_errmsg(LIBSSH2_SESSION *s);
+
+/* Waits for the session's socket in the directions libssh2 asks for. */
+int remote_ssh_wait_socket(remote_conn *c, int64_t deadline);
+
+#endif

@@ -1,0 +1,200 @@
+/* ssh transport: TCP connect with a deadline, the libssh2 session, its
+ * keepalive and dead-peer detection. */
+#include "remote/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/timer.h"
+
+const char *remote_ssh_errmsg(LIBSSH2_SESSION *s)
+{
+	char *msg = NULL;
+	if (!s)
+		return "no session";
+	libssh2_session_last_error(s, &msg, NULL, 0);
+	return msg && *msg ? msg : "unknown libssh2 error";
+}
+
+/* Every byte received stamps the connection: OpenSSH answers each keepalive,
+ * so silence for about three intervals means the peer is gone. */
+static LIBSSH2_RECV_FUNC(stamped_recv)
+{
+	remote_conn *c = *abstract;
+	ssize_t n = recv(socket, buffer, length, flags);
+	if (n < 0)
+		return -errno;
+	if (n > 0)
+		c->last_rx_ms = bg_now_ms();
+	return n;
+}
+
+static int connect_one(const struct addrinfo *ai, int64_t deadline, int *fd_out, int *err_out)
+{
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+	if (fd < 0) {
+		*err_out = errno;
+		return -1;
+	}
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+		*err_out = errno;
+		close(fd);
+		return -1;
+	}
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	int r;
+	do
+		r = poll(&p, 1, bg_poll_timeout(deadline));
+	while (r < 0 && errno == EINTR);
+	if (r == 0) {
+		*err_out = ETIMEDOUT;
+		close(fd);
+		return -1;
+	}
+	int soerr = 0;
+	socklen_t len = sizeof(soerr);
+	if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr) {
+		*err_out = soerr ? soerr : errno;
+		close(fd);
+		return -1;
+	}
+	/* Back to blocking: libssh2's blocking calls are bounded by its session
+	 * timeout, and the streaming loop switches the session to non-blocking. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	*fd_out = fd;
+	return 0;
+}
+
+static int tcp_connect(remote_conn *c, bg_err *err)
+{
+	const conf_box *b = c->box;
+	char port[16];
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC};
+	struct addrinfo *res = NULL;
+	snprintf(port, sizeof(port), "%d", b->port);
+	int g = getaddrinfo(b->hostname, port, &hints, &res);
+	if (g != 0)
+		return bg_fail(err, BG_ECONNECT, "%s: cannot resolve host '%s': %s", b->name, b->hostname,
+			       gai_strerror(g));
+	int64_t deadline = bg_deadline_ms((int64_t)b->connect_timeout_s * 1000);
+	int last = 0;
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		if (connect_one(ai, deadline, &c->sock, &last) == 0)
+			break;
+		if (last == ETIMEDOUT)
+			break;
+	}
+	freeaddrinfo(res);
+	if (c->sock >= 0)
+		return 0;
+	if (last == ETIMEDOUT)
+		return bg_fail(err, BG_ETIMEOUT, "%s: connect to %s port %d timed out after %d s", b->name,
+			       b->hostname, b->port, b->connect_timeout_s);
+	return bg_fail(err, BG_ECONNECT, "%s: connect to %s port %d: %s", b->name, b->hostname, b->port,
+		       strerror(last));
+}
+
+int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err)
+{
+	const conf_box *b = c->box;
+	int rc = tcp_connect(c, err);
+	if (rc < 0)
+		return rc;
+	c->session = libssh2_session_init_ex(NULL, NULL, NULL, c);
+	if (!c->session)
+		return bg_fail(err, BG_ECONNECT, "%s: cannot create an SSH session", b->name);
+	libssh2_session_callback_set(c->session, LIBSSH2_CALLBACK_RECV, (void *)stamped_recv);
+	libssh2_session_set_blocking(c->session, 1);
+	libssh2_session_set_timeout(c->session, (long)b->connect_timeout_s * 1000);
+	remote_knownhosts_prefer(c, opts);
+	c->last_rx_ms = bg_now_ms();
+	if (libssh2_session_handshake(c->session, c->sock) != 0) {
+		int e = libssh2_session_last_errno(c->session);
+		return bg_fail(err, e == LIBSSH2_ERROR_TIMEOUT ? BG_ETIMEOUT : BG_ECONNECT,
+			       "%s: SSH handshake with %s port %d failed: %s", b->name, b->hostname,
+			       b->port, remote_ssh_errmsg(c->session));
+	}
+	rc = remote_knownhosts_check(c, opts, err);
+	if (rc < 0)
+		return rc;
+	rc = remote_auth(c, err);
+	if (rc < 0)
+		return rc;
+	c->keepalive_s = b->keepalive_s > 0 ? b->keepalive_s : 0;
+	if (c->keepalive_s)
+		libssh2_keepalive_config(c->session, 1, (unsigned)c->keepalive_s);
+	return 0;
+}
+
+int remote_ssh_wait_socket(remote_conn *c, int64_t deadline)
+{
+	struct pollfd p = {.fd = c->sock, .events = 0};
+	int dir = libssh2_session_block_directions(c->session);
+	if (dir & LIBSSH2_SESSION_BLOCK_INBOUND)
+		p.events |= POLLIN;
+	if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+		p.events |= POLLOUT;
+	if (!p.events)
+		p.events = POLLIN;
+	int64_t now = bg_now_ms();
+	int64_t wake = deadline;
+	if (c->keepalive_s) {
+		int next = 0;
+		libssh2_keepalive_send(c->session, &next);
+		int64_t ka = now + (next > 0 ? next : c->keepalive_s) * 1000;
+		if (ka < wake)
+			wake = ka;
+		/* Silence for three intervals after a keepalive: the peer is gone. */
+		if (now - c->last_rx_ms > (int64_t)c->keepalive_s * 3000 + 1000)
+			return -1;
+	}
+	int r = poll(&p, 1, bg_poll_timeout(wake));
+	if (r < 0 && errno != EINTR)
+		return -1;
+	return 0;
+}
+
+static void ssh_close(remote_conn *c)
+{
+	if (c->sftp) {
+		libssh2_session_set_blocking(c->session, 1);
+		libssh2_session_set_timeout(c->session, 2000);
+		libssh2_sftp_shutdown(c->sftp);
+		c->sftp = NULL;
+	}
+	if (c->session) {
+		libssh2_session_set_blocking(c->session, 1);
+		libssh2_session_set_timeout(c->session, 2000);
+		libssh2_session_disconnect(c->session, "boxgate done");
+		libssh2_session_free(c->session);
+		c->session = NULL;
+	}
+	if (c->sock >= 0)
+		close(c->sock);
+	c->sock = -1;
+}
+
+/* The exec half lives in ssh_exec.c. */
+int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err);
+int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err);
+int remote_ssh_exec_signal(remote_exec *e, int sig, bg_err *err);
+void remote_ssh_exec_free(remote_exec *e);
+
+const struct remote_ops remote_ssh_ops = {
+	.exec_start = remote_ssh_exec_start,
+	.exec_wait = remote_ssh_exec_wait,
+	.exec_signal = remote_ssh_exec_signal,
+	.exec_free = remote_ssh_exec_free,
+	.close = ssh_close,
+};
