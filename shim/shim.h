@@ -55,7 +55,12 @@ char *shim_command_line(const shim_result *r, const char *entry);
 /* The same with an entry of several words (`python3 scripts/gate.py`), each
  * quoted. Both return an owned string, or NULL when an env name is invalid,
  * the entry is empty, or (with env) its first word contains `=` (env(1) would
- * take it for an assignment). */
+ * take it for an assignment). An entry starting with `%` also goes through
+ * env(1): bash would take it for a job spec. */
 char *shim_command_line_argv(const shim_result *r, const char *const *entry, size_t n_entry);
+
+/* Appends a remote path quoted, keeping a leading "~/" (or "~") meaning the
+ * remote user's home: "~/a b" becomes "$HOME"/'a b'. */
+void shim_quote_path(strbuf *out, const char *path);
 
 #endif

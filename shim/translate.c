@@ -505,7 +505,9 @@ char *shim_command_line_argv(const shim_result *r, const char *const *entry, siz
 	if (n_entry == 0 || !entry[0] || entry[0][0] == '\0')
 		return NULL;
 	strbuf sb = STRBUF_INIT;
-	if (r->n_env) {
+	/* bash runs `fg` for any command word starting with `%`, quoted or not;
+	 * through env(1) it is an ordinary program name. */
+	if (r->n_env || entry[0][0] == '%') {
 		/* env(1) takes every leading word with a `=` for an assignment. */
 		if (strchr(entry[0], '='))
 			return NULL;
