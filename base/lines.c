@@ -16,6 +16,17 @@ void lines_init(lines *l, size_t max, lines_cb cb, void *ctx)
 void lines_feed(lines *l, const char *data, size_t n)
 {
 	while (n > 0) {
+		/* A full buffer waits for one more byte: a newline makes it a whole line. */
+		if (l->len == l->max) {
+			int flags = data[0] == '\n' ? 0 : LINE_PARTIAL;
+			l->cb(l->ctx, l->buf, l->len, flags);
+			l->len = 0;
+			if (!flags) {
+				data++;
+				n--;
+				continue;
+			}
+		}
 		const char *nl = memchr(data, '\n', n);
 		size_t take = nl ? (size_t)(nl - data) : n;
 		/* A complete line straight from the input needs no copy. */
@@ -32,10 +43,7 @@ void lines_feed(lines *l, const char *data, size_t n)
 		l->len += take;
 		data += take;
 		n -= take;
-		if (l->len == l->max && !(n > 0 && data[0] == '\n')) {
-			l->cb(l->ctx, l->buf, l->len, LINE_PARTIAL);
-			l->len = 0;
-		} else if (n > 0 && data[0] == '\n') {
+		if (n > 0 && data[0] == '\n' && l->len < l->max) {
 			l->cb(l->ctx, l->buf, l->len, 0);
 			l->len = 0;
 			data++;
