@@ -40,7 +40,7 @@ $(BUILD)/boxgate: $(MAIN_OBJ) $(BUILD)/libboxgate.a
 # The agent is one C file with no dependency beyond libc (NVML via dlopen).
 $(AGENT): gate/agent/boxgate-agent.c
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE -o $@ $< -ldl
+	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE -o $@ $< -ldl -lm
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libboxgate.a
 	@mkdir -p $(dir $@)

@@ -152,7 +152,11 @@ static int summarise(struct exec_job *job, size_t n)
 		struct box_run *r = &job->runs[i];
 		char how[128];
 		int box_code = 0;
-		if (r->rc < 0 && r->rc != BG_ETIMEOUT) {
+		if (r->rc < 0 && r->st.how == REMOTE_LOST) {
+			snprintf(how, sizeof(how), "connection lost");
+			box_code = 3;
+			cli_error("%s", r->err.msg);
+		} else if (r->rc < 0 && r->rc != BG_ETIMEOUT) {
 			snprintf(how, sizeof(how), "%s error", failure_kind(r->rc));
 			box_code = 3;
 			cli_error("%s", r->err.msg);

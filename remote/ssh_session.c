@@ -99,7 +99,7 @@ static int tcp_connect(remote_conn *c, bg_err *err)
 	if (c->sock >= 0)
 		return 0;
 	if (last == ETIMEDOUT)
-		return bg_fail(err, BG_ETIMEOUT, "%s: connect to %s port %d timed out after %d s", b->name,
+		return bg_fail(err, BG_ECONNECT, "%s: connect to %s port %d timed out after %d s", b->name,
 			       b->hostname, b->port, b->connect_timeout_s);
 	return bg_fail(err, BG_ECONNECT, "%s: connect to %s port %d: %s", b->name, b->hostname, b->port,
 		       strerror(last));
@@ -120,8 +120,7 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	remote_knownhosts_prefer(c, opts);
 	c->last_rx_ms = bg_now_ms();
 	if (libssh2_session_handshake(c->session, c->sock) != 0) {
-		int e = libssh2_session_last_errno(c->session);
-		return bg_fail(err, e == LIBSSH2_ERROR_TIMEOUT ? BG_ETIMEOUT : BG_ECONNECT,
+		return bg_fail(err, BG_ECONNECT,
 			       "%s: SSH handshake with %s port %d failed: %s", b->name, b->hostname,
 			       b->port, remote_ssh_errmsg(c->session));
 	}
