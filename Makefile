@@ -6,7 +6,7 @@ BUILD     ?= build
 CC        ?= cc
 PKGS      := libssh2 inih libcjson
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypto -lpthread
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypto -lpthread -lm
 WARN      := -std=c11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers -Wno-format-truncation
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE -I. $(PKG_CFLAGS) -MMD -MP
