@@ -1,0 +1,208 @@
+/* Finding the configuration file, and the conf's lifecycle. */
+#include "conf/conf.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/xmalloc.h"
+#include "conf/internal.h"
+
+static char *dir_of(const char *path)
+{
+	char *abs = realpath(path, NULL);
+	char *r;
+	if (!abs) {
+		char cwd[PATH_MAX];
+		abs = xstrdup(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+		return abs;
+	}
+	char *slash = strrchr(abs, '/');
+	if (slash == abs)
+		r = xstrdup("/");
+	else
+		r = xstrndup(abs, (size_t)(slash - abs));
+	free(abs);
+	return r;
+}
+
+static char *cwd_dup(void)
+{
+	char cwd[PATH_MAX];
+	return xstrdup(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+}
+
+/* path may be NULL: no file, only the built-in box. */
+static int load(conf *c, const char *path, bg_err *err)
+{
+	conf_raw raw;
+	int rc = 0;
+	memset(c, 0, sizeof(*c));
+	memset(&raw, 0, sizeof(raw));
+	if (path) {
+		rc = conf_parse_file(&raw, path, err);
+		if (rc)
+			goto out;
+		c->path = xstrdup(path);
+		c->root = dir_of(path);
+	} else {
+		c->root = cwd_dup();
+	}
+	rc = conf_resolve(c, &raw, err);
+out:
+	conf_raw_release(&raw);
+	if (rc)
+		conf_release(c);
+	return rc;
+}
+
+int conf_load_file(conf *c, const char *path, bg_err *err)
+{
+	return load(c, path, err);
+}
+
+static bool is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+int conf_load(conf *c, const char *explicit_path, bg_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	if (explicit_path)
+		return load(c, explicit_path, err);
+	const char *env = getenv("BOXGATE_CONFIG");
+	if (env && *env) {
+		/* Asked for by name: a missing file is an error, not a fallback. */
+		if (access(env, F_OK) != 0)
+			return bg_fail(err, BG_ECONFIG, "%s (from $BOXGATE_CONFIG): %s", env,
+				       strerror(errno));
+		return load(c, env, err);
+	}
+	if (is_file("boxgate.ini"))
+		return load(c, "boxgate.ini", err);
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	if (xdg && *xdg) {
+		char *p = xasprintf("%s/boxgate/config.ini", xdg);
+		if (is_file(p)) {
+			int rc = load(c, p, err);
+			free(p);
+			return rc;
+		}
+		free(p);
+	}
+	char *p = xasprintf("%s/.config/boxgate/config.ini", conf_home());
+	int rc = load(c, is_file(p) ? p : NULL, err);
+	free(p);
+	return rc;
+}
+
+static void box_release(conf_box *b)
+{
+	free(b->name);
+	free(b->host);
+	free(b->hostname);
+	free(b->user);
+	conf_strv_free(b->identities, b->n_identities);
+	free(b->known_hosts);
+	free(b->unsupported);
+	free(b->repo);
+	free(b->gate);
+	free(b->python);
+	free(b->gpus);
+	conf_strv_free(b->allow, b->n_allow);
+	for (size_t i = 0; i < b->n_env; i++) {
+		free(b->env[i].flag);
+		free(b->env[i].name);
+		free(b->env[i].value);
+		free(b->env[i].file);
+	}
+	free(b->env);
+	free(b->num_workers_env);
+	free(b->file);
+}
+
+void conf_release(conf *c)
+{
+	if (!c)
+		return;
+	free(c->path);
+	free(c->root);
+	free(c->ssh_config);
+	for (size_t i = 0; i < c->n_boxes; i++)
+		box_release(&c->boxes[i]);
+	free(c->boxes);
+	for (size_t i = 0; i < c->n_pools; i++) {
+		conf_pool *p = &c->pools[i];
+		for (size_t j = 0; j < p->n_slots; j++) {
+			free(p->slots[j].box);
+			free(p->slots[j].gpus);
+		}
+		free(p->slots);
+		free(p->name);
+		free(p->file);
+	}
+	free(c->pools);
+	for (size_t i = 0; i < c->n_verify; i++) {
+		free(c->verify[i].pattern);
+		free(c->verify[i].command);
+		free(c->verify[i].file);
+	}
+	free(c->verify);
+	memset(c, 0, sizeof(*c));
+}
+
+const conf_box *conf_find_box(const conf *c, const char *name)
+{
+	for (size_t i = 0; name && i < c->n_boxes; i++)
+		if (strcmp(c->boxes[i].name, name) == 0)
+			return &c->boxes[i];
+	return NULL;
+}
+
+const conf_pool *conf_find_pool(const conf *c, const char *name)
+{
+	for (size_t i = 0; name && i < c->n_pools; i++)
+		if (strcmp(c->pools[i].name, name) == 0)
+			return &c->pools[i];
+	return NULL;
+}
+
+/* Path rules match the whole repo-relative path; extension rules the end of
+ * the file name, the longest matching extension first, configuration order
+ * (user rules before the built-ins) breaking ties. An empty command turns
+ * verification off for what it matches. */
+const char *conf_verify_for(const conf *c, const char *relpath)
+{
+	while (relpath[0] == '.' && relpath[1] == '/')
+		relpath += 2;
+	const char *base = strrchr(relpath, '/');
+	base = base ? base + 1 : relpath;
+	size_t bl = strlen(base);
+	for (size_t i = 0; i < c->n_verify; i++) {
+		const char *p = c->verify[i].pattern;
+		if (p[0] == '.' && !strchr(p, '/'))
+			continue;
+		while (p[0] == '.' && p[1] == '/')
+			p += 2;
+		if (strcmp(p, relpath) == 0)
+			return c->verify[i].command[0] ? c->verify[i].command : NULL;
+	}
+	const conf_verify *best = NULL;
+	size_t best_len = 0;
+	for (size_t i = 0; i < c->n_verify; i++) {
+		const char *p = c->verify[i].pattern;
+		if (p[0] != '.' || strchr(p, '/'))
+			continue;
+		size_t pl = strlen(p);
+		if (pl <= bl && strcmp(base + bl - pl, p) == 0 && pl > best_len) {
+			best = &c->verify[i];
+			best_len = pl;
+		}
+	}
+	return best && best->command[0] ? best->command : NULL;
+}

@@ -1,0 +1,126 @@
+/* The resolved configuration as INI, for `boxgate config check`. What it
+ * prints loads again to the same boxes: resolved values that are no key
+ * (HostName, where a box came from) are comments. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
+#include "conf/conf.h"
+
+typedef struct dumper {
+	void (*out)(void *ctx, const char *line);
+	void *ctx;
+} dumper;
+
+static void emit(dumper *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(dumper *d, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	d->out(d->ctx, s ? s : "");
+	free(s);
+}
+
+static void dump_box(dumper *d, const conf_box *b)
+{
+	bool ssh = b->transport == CONF_TRANSPORT_SSH;
+	emit(d, "[box %s]", b->name);
+	if (b->builtin)
+		emit(d, "; built-in");
+	else
+		emit(d, "; defined at %s:%d", b->file, b->line);
+	emit(d, "transport = %s", ssh ? "ssh" : "local");
+	if (ssh) {
+		emit(d, "host = %s", b->host);
+		emit(d, "; hostname = %s", b->hostname);
+		emit(d, "user = %s", b->user);
+		emit(d, "port = %d", b->port);
+		if (b->n_identities) {
+			strbuf sb = STRBUF_INIT;
+			for (size_t i = 0; i < b->n_identities; i++)
+				strbuf_addf(&sb, "%s%s", i ? ", " : "", b->identities[i]);
+			emit(d, "identity = %s", strbuf_str(&sb));
+			strbuf_release(&sb);
+		} else {
+			emit(d, "; identity: none (ssh-agent keys only)");
+		}
+		emit(d, "known_hosts = %s", b->known_hosts);
+		emit(d, "host_key_check = %s",
+		     b->host_key_check == CONF_HKC_ACCEPT_NEW ? "accept-new" : "strict");
+		emit(d, "connect_timeout_s = %d", b->connect_timeout_s);
+		emit(d, "keepalive_s = %d", b->keepalive_s);
+		if (b->unsupported)
+			emit(d, "; unsupported: %s", b->unsupported);
+	}
+	if (b->repo)
+		emit(d, "repo = %s", b->repo);
+	if (b->gate)
+		emit(d, "gate = %s", b->gate);
+	else
+		emit(d, "; gate: not set");
+	emit(d, "python = %s", b->python);
+	if (b->gpus)
+		emit(d, "gpus = %s", b->gpus);
+	else
+		emit(d, "; gpus: all the box has");
+	emit(d, "require_gpu = %s", b->gpu_policy == CONF_GPU_REQUIRED ? "yes" : "no");
+	emit(d, "gate_timeout_s = %d", b->gate_timeout_s);
+	emit(d, "heartbeat_timeout_s = %d", b->heartbeat_timeout_s);
+	emit(d, "kill_grace_s = %d", b->kill_grace_s);
+	emit(d, "lock_wait_s = %d", b->lock_wait_s);
+	if (b->n_allow) {
+		strbuf sb = STRBUF_INIT;
+		for (size_t i = 0; i < b->n_allow; i++)
+			strbuf_addf(&sb, "%s%s", i ? " " : "", b->allow[i]);
+		emit(d, "allow = %s", strbuf_str(&sb));
+		strbuf_release(&sb);
+	}
+	for (size_t i = 0; i < b->n_env; i++)
+		emit(d, "env %s = %s=%s", b->env[i].flag, b->env[i].name, b->env[i].value);
+	if (b->num_workers_env)
+		emit(d, "num_workers_env = %s", b->num_workers_env);
+}
+
+void conf_dump(const conf *c, void (*out)(void *ctx, const char *line), void *ctx)
+{
+	dumper d = { out, ctx };
+	emit(&d, "; configuration: %s", c->path ? c->path : "none found (built-in box only)");
+	emit(&d, "; root: %s", c->root);
+	emit(&d, "[defaults]");
+	emit(&d, "ssh_config = %s", c->ssh_config);
+	for (size_t i = 0; i < c->n_boxes; i++) {
+		emit(&d, "%s", "");
+		dump_box(&d, &c->boxes[i]);
+	}
+	for (size_t i = 0; i < c->n_pools; i++) {
+		const conf_pool *p = &c->pools[i];
+		strbuf sb = STRBUF_INIT;
+		for (size_t j = 0; j < p->n_slots; j++) {
+			strbuf_addf(&sb, "%s%s", j ? ", " : "", p->slots[j].box);
+			if (p->slots[j].gpus)
+				strbuf_addf(&sb, ":%s", p->slots[j].gpus);
+		}
+		emit(&d, "%s", "");
+		emit(&d, "[pool %s]", p->name);
+		emit(&d, "; defined at %s:%d", p->file, p->line);
+		emit(&d, "slots = %s", strbuf_str(&sb));
+		strbuf_release(&sb);
+	}
+	emit(&d, "%s", "");
+	emit(&d, "[verify]");
+	for (size_t i = 0; i < c->n_verify; i++) {
+		const conf_verify *v = &c->verify[i];
+		if (v->line) {
+			emit(&d, "; %s:%d", v->file, v->line);
+			emit(&d, "%s = %s", v->pattern, v->command);
+		} else {
+			emit(&d, "; built-in: %s = %s", v->pattern, v->command);
+		}
+	}
+}

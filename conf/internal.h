@@ -1,0 +1,124 @@
+/* Private to conf/: the raw layers the INI parser fills, and small helpers
+ * shared by the loader, the resolver and the selector. Nothing outside conf/
+ * includes this. */
+#ifndef BG_CONF_INTERNAL_H
+#define BG_CONF_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+#include "conf/conf.h"
+
+/* GPU indices accepted in `gpus` and pool slots. */
+#define CONF_MAX_GPUS 1024
+
+/* The keys of [defaults] and [box NAME] (env rules are kept apart). */
+enum conf_key {
+	K_HOST,
+	K_USER,
+	K_PORT,
+	K_IDENTITY,
+	K_KNOWN_HOSTS,
+	K_HOST_KEY_CHECK,
+	K_CONNECT_TIMEOUT,
+	K_KEEPALIVE,
+	K_GATE_TIMEOUT,
+	K_HEARTBEAT_TIMEOUT,
+	K_KILL_GRACE,
+	K_LOCK_WAIT,
+	K_REPO,
+	K_GATE,
+	K_PYTHON,
+	K_GPUS,
+	K_REQUIRE_GPU,
+	K_ALLOW,
+	K_NUM_WORKERS_ENV,
+	K_TRANSPORT,
+	K_SSH_CONFIG,
+	K_N
+};
+
+/* A value as written (already validated) and the line it came from. */
+typedef struct conf_kv {
+	char *value; /* NULL when not set */
+	int line;
+} conf_kv;
+
+/* One [defaults] (all of them merged) or one [box NAME]. */
+typedef struct conf_layer {
+	char *name; /* box name; NULL for [defaults] */
+	int line;   /* the section line */
+	conf_kv kv[K_N];
+	conf_env_rule *env;
+	size_t n_env, cap_env;
+} conf_layer;
+
+typedef struct conf_raw_pool {
+	char *name;
+	int line;       /* the section line */
+	char *slots;    /* NULL when no `slots` key */
+	int slots_line;
+} conf_raw_pool;
+
+/* Everything one file said, before defaults and ssh_config are applied. */
+typedef struct conf_raw {
+	char *file;
+	conf_layer defaults;
+	conf_layer *boxes;
+	size_t n_boxes, cap_boxes;
+	conf_raw_pool *pools;
+	size_t n_pools, cap_pools;
+	conf_verify *verify;
+	size_t n_verify, cap_verify;
+} conf_raw;
+
+void conf_raw_release(conf_raw *raw);
+
+/* Parses `path` into `raw` (raw->file is set from path). */
+int conf_parse_file(conf_raw *raw, const char *path, bg_err *err);
+
+/* Builds the resolved conf (c->path, c->root already set) from raw. */
+int conf_resolve(conf *c, conf_raw *raw, bg_err *err);
+
+/* --- helpers (conf/util.c) --- */
+
+/* The closest of `cands` to `word` (optimal string alignment distance <= 2,
+ * case-insensitive, or `word` a prefix of a candidate), NULL when none is
+ * close. Borrowed from cands. */
+const char *conf_suggest(const char *word, const char *const *cands, size_t n);
+
+/* Parses a GPU list "0-7", "0,2,5", "0-3, 6" into set[CONF_MAX_GPUS].
+ * Returns false with *why set (static text) when malformed. */
+bool conf_gpus_parse(const char *s, bool *set, const char **why);
+
+/* [A-Za-z_][A-Za-z0-9_]* */
+bool conf_env_name_ok(const char *s);
+/* [A-Za-z0-9._-]+ */
+bool conf_box_name_ok(const char *s);
+
+/* $HOME, else the password database, else "/" (borrowed, static storage
+ * refreshed on each call). */
+const char *conf_home(void);
+/* $USER, else the password database name, else "unknown" (same lifetime). */
+const char *conf_local_user(void);
+
+/* "~" and "~/x" become home-relative; a relative path becomes relative to
+ * `base` when base is non-NULL. Owned result. */
+char *conf_expand_path(const char *path, const char *home, const char *base);
+
+/* Splits on commas and whitespace; owned strings appended to *v. */
+void conf_split_list(const char *s, char ***v, size_t *n);
+void conf_strv_free(char **v, size_t n);
+
+/* Reads a whole file as lines (the base line splitter); '\r' before '\n' is
+ * dropped. BG_ENOTFOUND when it does not exist, BG_EIO otherwise. A NUL byte
+ * is BG_ECONFIG naming file:line. */
+typedef struct conf_lines {
+	char **line;
+	size_t n, cap;
+} conf_lines;
+int conf_read_lines(const char *path, conf_lines *out, bg_err *err);
+void conf_lines_release(conf_lines *l);
+
+#endif

@@ -1,0 +1,475 @@
+/* From raw layers to resolved boxes, pools and verifiers.
+ *
+ * Precedence, per box:
+ *   user, port, identity, known_hosts:  [box] > ssh_config > [defaults] > built-in
+ *   (ssh_config speaks about this host, [defaults] about every box)
+ *   connect_timeout_s:                  [box] > [defaults] > ssh_config > 10
+ *   every other key:                    [box] > [defaults] > built-in
+ * Relative local paths (identity, known_hosts, ssh_config, a local box's
+ * repo) are relative to the directory holding the configuration file. */
+#include "conf/internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
+#include "conf/nodeset.h"
+#include "conf/sshconfig.h"
+
+typedef struct resolver {
+	conf *c;
+	conf_raw *raw;
+	const char *file; /* raw->file or "(built-in)" */
+	const char *home;
+	char *local_user;
+	bg_err *err;
+} resolver;
+
+static const conf_kv *pick(const conf_layer *box, const conf_layer *def, enum conf_key k)
+{
+	if (box && box->kv[k].value)
+		return &box->kv[k];
+	if (def && def->kv[k].value)
+		return &def->kv[k];
+	return NULL;
+}
+
+static const char *pick_str(const conf_layer *box, const conf_layer *def, enum conf_key k)
+{
+	const conf_kv *kv = pick(box, def, k);
+	return kv ? kv->value : NULL;
+}
+
+static int pick_int(const conf_layer *box, const conf_layer *def, enum conf_key k, int dflt)
+{
+	const char *v = pick_str(box, def, k);
+	return v ? atoi(v) : dflt;
+}
+
+static bool truthy(const char *v)
+{
+	return strcasecmp(v, "yes") == 0 || strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0;
+}
+
+static void copy_env(conf_box *b, const conf_env_rule *r, size_t *cap)
+{
+	b->env = xgrow(b->env, cap, b->n_env + 1, sizeof(*b->env));
+	conf_env_rule *d = &b->env[b->n_env++];
+	d->flag = xstrdup(r->flag);
+	d->name = xstrdup(r->name);
+	d->value = xstrdup(r->value);
+	d->file = xstrdup(r->file);
+	d->line = r->line;
+}
+
+static void add_identity(conf_box *b, size_t *cap, char *owned)
+{
+	b->identities = xgrow(b->identities, cap, b->n_identities + 1, sizeof(*b->identities));
+	b->identities[b->n_identities++] = owned;
+}
+
+static void identities_from_list(resolver *rs, conf_box *b, size_t *cap, const char *list)
+{
+	char **v = NULL;
+	size_t n = 0;
+	conf_split_list(list, &v, &n);
+	for (size_t i = 0; i < n; i++)
+		add_identity(b, cap, conf_expand_path(v[i], rs->home, rs->c->root));
+	conf_strv_free(v, n);
+}
+
+/* The ssh side: ssh_config, then the built-in defaults. */
+static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, conf_box *b)
+{
+	sshcfg_host h;
+	int rc = sshcfg_lookup(rs->c->ssh_config, b->host, rs->home, &h, rs->err);
+	if (rc) {
+		char where[300];
+		snprintf(where, sizeof(where), "box '%s'", b->name);
+		bg_err_prefix(rs->err, where);
+		return rc;
+	}
+	const char *v;
+	if ((v = pick_str(L, NULL, K_USER)))
+		b->user = xstrdup(v);
+	else if (h.user)
+		b->user = xstrdup(h.user);
+	else if ((v = pick_str(NULL, D, K_USER)))
+		b->user = xstrdup(v);
+	else
+		b->user = xstrdup(rs->local_user);
+
+	if ((v = pick_str(L, NULL, K_PORT)))
+		b->port = atoi(v);
+	else if (h.port)
+		b->port = h.port;
+	else
+		b->port = pick_int(NULL, D, K_PORT, 22);
+
+	sshcfg_tokens t = { b->host, b->host, rs->local_user, b->user, rs->home, b->port };
+	b->hostname = h.hostname ? sshcfg_expand(h.hostname, &t, false) : xstrdup(b->host);
+	t.hostname = b->hostname;
+
+	size_t cap = 0;
+	if ((v = pick_str(L, NULL, K_IDENTITY))) {
+		identities_from_list(rs, b, &cap, v);
+	} else if (h.n_identities) {
+		for (size_t i = 0; i < h.n_identities; i++)
+			add_identity(b, &cap, sshcfg_expand(h.identities[i], &t, true));
+	} else if ((v = pick_str(NULL, D, K_IDENTITY))) {
+		identities_from_list(rs, b, &cap, v);
+	} else {
+		static const char *const dflt[] = { "id_ed25519", "id_ecdsa", "id_rsa" };
+		for (size_t i = 0; i < 3; i++) {
+			char *p = xasprintf("%s/.ssh/%s", rs->home, dflt[i]);
+			if (access(p, F_OK) == 0)
+				add_identity(b, &cap, p);
+			else
+				free(p);
+		}
+	}
+
+	if ((v = pick_str(L, NULL, K_KNOWN_HOSTS)))
+		b->known_hosts = conf_expand_path(v, rs->home, rs->c->root);
+	else if (h.known_hosts)
+		b->known_hosts = sshcfg_expand(h.known_hosts, &t, true);
+	else if ((v = pick_str(NULL, D, K_KNOWN_HOSTS)))
+		b->known_hosts = conf_expand_path(v, rs->home, rs->c->root);
+	else
+		b->known_hosts = conf_expand_path("~/.ssh/known_hosts", rs->home, NULL);
+
+	if ((v = pick_str(L, D, K_CONNECT_TIMEOUT)))
+		b->connect_timeout_s = atoi(v);
+	else if (h.connect_timeout_s > 0)
+		b->connect_timeout_s = h.connect_timeout_s;
+	else
+		b->connect_timeout_s = 10;
+
+	if (h.unsupported)
+		b->unsupported = xstrdup(h.unsupported);
+	sshcfg_host_release(&h);
+	return 0;
+}
+
+/* L is NULL for the built-in local box. */
+static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
+{
+	const conf_layer *D = &rs->raw->defaults;
+	const char *v;
+	memset(b, 0, sizeof(*b));
+	b->name = xstrdup(L ? L->name : "local");
+	b->builtin = L == NULL;
+	b->file = xstrdup(L ? rs->file : "(built-in)");
+	b->line = L ? L->line : 0;
+	if ((v = pick_str(L, NULL, K_TRANSPORT)))
+		b->transport = strcmp(v, "local") == 0 ? CONF_TRANSPORT_LOCAL : CONF_TRANSPORT_SSH;
+	else
+		b->transport = strcmp(b->name, "local") == 0 ? CONF_TRANSPORT_LOCAL : CONF_TRANSPORT_SSH;
+	bool ssh = b->transport == CONF_TRANSPORT_SSH;
+
+	if (!ssh && L && L->kv[K_HOST].value)
+		return bg_fail(rs->err, BG_ECONFIG,
+			       "%s:%d: box '%s' is local (transport = local) and takes no host", rs->file,
+			       L->kv[K_HOST].line, b->name);
+	if (ssh) {
+		v = pick_str(L, D, K_HOST);
+		if (!v)
+			return bg_fail(rs->err, BG_ECONFIG,
+				       "%s:%d: box '%s' has no host (an ssh box needs host = ...)",
+				       rs->file, b->line, b->name);
+		b->host = xstrdup(v);
+	}
+
+	v = pick_str(L, D, K_HOST_KEY_CHECK);
+	b->host_key_check = v && strcmp(v, "accept-new") == 0 ? CONF_HKC_ACCEPT_NEW : CONF_HKC_STRICT;
+	b->keepalive_s = pick_int(L, D, K_KEEPALIVE, 5);
+	b->gate_timeout_s = pick_int(L, D, K_GATE_TIMEOUT, 420);
+	b->heartbeat_timeout_s = pick_int(L, D, K_HEARTBEAT_TIMEOUT, 15);
+	b->kill_grace_s = pick_int(L, D, K_KILL_GRACE, 5);
+	b->lock_wait_s = pick_int(L, D, K_LOCK_WAIT, 0);
+
+	if ((v = pick_str(L, D, K_REPO)))
+		b->repo = ssh ? xstrdup(v) : conf_expand_path(v, rs->home, rs->c->root);
+	else if (!ssh)
+		b->repo = xstrdup(rs->c->root);
+	if ((v = pick_str(L, D, K_GATE)))
+		b->gate = xstrdup(v);
+	b->python = xstrdup((v = pick_str(L, D, K_PYTHON)) ? v : "python3");
+	if ((v = pick_str(L, D, K_GPUS)))
+		b->gpus = xstrdup(v);
+	if ((v = pick_str(L, D, K_REQUIRE_GPU)))
+		b->gpu_policy = truthy(v) ? CONF_GPU_REQUIRED : CONF_GPU_OPTIONAL;
+	else
+		b->gpu_policy = ssh ? CONF_GPU_REQUIRED : CONF_GPU_OPTIONAL;
+	if ((v = pick_str(L, D, K_ALLOW))) {
+		conf_split_list(v, &b->allow, &b->n_allow);
+	}
+	if ((v = pick_str(L, D, K_NUM_WORKERS_ENV)))
+		b->num_workers_env = xstrdup(v);
+
+	/* env rules: the box's own, plus every [defaults] rule for a flag the
+	 * box does not translate itself. */
+	size_t cap = 0;
+	for (size_t i = 0; i < D->n_env; i++) {
+		bool shadowed = false;
+		for (size_t j = 0; L && j < L->n_env; j++)
+			if (strcmp(L->env[j].flag, D->env[i].flag) == 0)
+				shadowed = true;
+		if (!shadowed)
+			copy_env(b, &D->env[i], &cap);
+	}
+	for (size_t j = 0; L && j < L->n_env; j++)
+		copy_env(b, &L->env[j], &cap);
+
+	if (ssh)
+		return resolve_ssh(rs, L, D, b);
+	return 0;
+}
+
+static conf_box *find_box(conf *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_boxes; i++)
+		if (strcmp(c->boxes[i].name, name) == 0)
+			return &c->boxes[i];
+	return NULL;
+}
+
+static int unknown_box(resolver *rs, const conf_raw_pool *rp, const char *name)
+{
+	const char **cands = xcalloc(rs->c->n_boxes, sizeof(*cands));
+	for (size_t i = 0; i < rs->c->n_boxes; i++)
+		cands[i] = rs->c->boxes[i].name;
+	const char *s = conf_suggest(name, cands, rs->c->n_boxes);
+	int rc;
+	if (s)
+		rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': unknown box '%s' (did you mean '%s'?)",
+			     rs->file, rp->slots_line, rp->name, name, s);
+	else
+		rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': unknown box '%s'", rs->file,
+			     rp->slots_line, rp->name, name);
+	free(cands);
+	return rc;
+}
+
+static bool all_digits_range(const char *s)
+{
+	bool digit = false;
+	for (; *s; s++) {
+		if (isdigit((unsigned char)*s))
+			digit = true;
+		else if (*s != '-')
+			return false;
+	}
+	return digit;
+}
+
+/* Which GPUs of which box a pool already holds, to refuse a slot listed
+ * twice. `whole` marks a bare box name (all its GPUs). */
+typedef struct held {
+	bool *gpus; /* [n_boxes][CONF_MAX_GPUS] */
+	bool *whole;
+	bool *any;
+} held;
+
+static int add_slot(resolver *rs, const conf_raw_pool *rp, conf_pool *p, size_t *cap, held *h,
+		    const char *name, const char *gpus)
+{
+	conf_box *b = find_box(rs->c, name);
+	if (!b)
+		return unknown_box(rs, rp, name);
+	size_t bi = (size_t)(b - rs->c->boxes);
+	bool *mine = h->gpus + bi * CONF_MAX_GPUS;
+	if (gpus) {
+		bool *set = xcalloc(CONF_MAX_GPUS, sizeof(*set));
+		bool *box_set = NULL;
+		const char *why = "empty";
+		int rc = 0;
+		if (!conf_gpus_parse(gpus, set, &why)) {
+			rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': bad GPU list '%s' for box '%s': %s",
+				     rs->file, rp->slots_line, rp->name, gpus, name, why);
+			goto done;
+		}
+		if (b->gpus) {
+			box_set = xcalloc(CONF_MAX_GPUS, sizeof(*box_set));
+			conf_gpus_parse(b->gpus, box_set, &why);
+		}
+		for (int g = 0; g < CONF_MAX_GPUS && rc == 0; g++) {
+			if (!set[g])
+				continue;
+			if (box_set && !box_set[g])
+				rc = bg_fail(rs->err, BG_ECONFIG,
+					     "%s:%d: pool '%s': GPU %d is not among box '%s' gpus (%s)",
+					     rs->file, rp->slots_line, rp->name, g, name, b->gpus);
+			else if (mine[g] || h->whole[bi])
+				rc = bg_fail(rs->err, BG_ECONFIG,
+					     "%s:%d: pool '%s': GPU %d of box '%s' is listed twice",
+					     rs->file, rp->slots_line, rp->name, g, name);
+			mine[g] = true;
+		}
+	done:
+		free(set);
+		free(box_set);
+		if (rc)
+			return rc;
+	} else if (h->any[bi]) {
+		return bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': box '%s' is listed twice",
+			       rs->file, rp->slots_line, rp->name, name);
+	} else {
+		h->whole[bi] = true;
+	}
+	h->any[bi] = true;
+	p->slots = xgrow(p->slots, cap, p->n_slots + 1, sizeof(*p->slots));
+	conf_slot *s = &p->slots[p->n_slots++];
+	s->box = xstrdup(name);
+	s->gpus = gpus ? xstrdup(gpus) : (b->gpus ? xstrdup(b->gpus) : NULL);
+	return 0;
+}
+
+static void split_slots(const char *s, char ***v, size_t *n)
+{
+	/* Like nodeset_split(), but blanks separate too. */
+	size_t cap = 0;
+	const char *p = s;
+	while (*p) {
+		while (*p && (*p == ',' || isspace((unsigned char)*p)))
+			p++;
+		const char *b = p;
+		int depth = 0;
+		while (*p && !(depth == 0 && (*p == ',' || isspace((unsigned char)*p)))) {
+			if (*p == '[')
+				depth++;
+			else if (*p == ']' && depth > 0)
+				depth--;
+			p++;
+		}
+		if (p > b) {
+			*v = xgrow(*v, &cap, *n + 1, sizeof(**v));
+			(*v)[(*n)++] = xstrndup(b, (size_t)(p - b));
+		}
+	}
+}
+
+static int resolve_pool(resolver *rs, const conf_raw_pool *rp, conf_pool *p)
+{
+	int rc = 0;
+	char **tok = NULL;
+	size_t n_tok = 0, cap = 0;
+	held h;
+	h.gpus = xcalloc(rs->c->n_boxes * CONF_MAX_GPUS, sizeof(bool));
+	h.whole = xcalloc(rs->c->n_boxes, sizeof(bool));
+	h.any = xcalloc(rs->c->n_boxes, sizeof(bool));
+	memset(p, 0, sizeof(*p));
+	p->name = xstrdup(rp->name);
+	p->file = xstrdup(rs->file);
+	p->line = rp->line;
+	if (!rp->slots) {
+		rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s' has no slots = BOX:GPUS, ...",
+			     rs->file, rp->line, rp->name);
+		goto out;
+	}
+	split_slots(rp->slots, &tok, &n_tok);
+	/* "local:0,2,5" splits at its commas: join the bare GPU pieces back. */
+	for (size_t i = 0; i < n_tok && rc == 0; i++) {
+		strbuf gpus = STRBUF_INIT;
+		char *name = tok[i];
+		char *colon = strchr(name, ':');
+		if (colon) {
+			*colon = '\0';
+			strbuf_addstr(&gpus, colon + 1);
+			while (i + 1 < n_tok && all_digits_range(tok[i + 1])) {
+				strbuf_addch(&gpus, ',');
+				strbuf_addstr(&gpus, tok[++i]);
+			}
+		}
+		char **names = NULL;
+		size_t n_names = 0;
+		bg_err e2;
+		if (name[0] == '\0') {
+			rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': a slot lacks its box name",
+				     rs->file, rp->slots_line, rp->name);
+		} else if (nodeset_expand(name, &names, &n_names, &e2) != 0) {
+			rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': %s", rs->file, rp->slots_line,
+				     rp->name, e2.msg);
+		}
+		for (size_t j = 0; j < n_names && rc == 0; j++)
+			rc = add_slot(rs, rp, p, &cap, &h, names[j], colon ? strbuf_str(&gpus) : NULL);
+		nodeset_free(names, n_names);
+		strbuf_release(&gpus);
+	}
+	if (rc == 0 && p->n_slots == 0)
+		rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s' has no slots", rs->file,
+			     rp->slots_line, rp->name);
+out:
+	conf_strv_free(tok, n_tok);
+	free(h.gpus);
+	free(h.whole);
+	free(h.any);
+	return rc;
+}
+
+static void add_verify(conf *c, size_t *cap, const char *pattern, const char *command,
+		       const char *file, int line)
+{
+	c->verify = xgrow(c->verify, cap, c->n_verify + 1, sizeof(*c->verify));
+	conf_verify *v = &c->verify[c->n_verify++];
+	v->pattern = xstrdup(pattern);
+	v->command = xstrdup(command);
+	v->file = xstrdup(file);
+	v->line = line;
+}
+
+int conf_resolve(conf *c, conf_raw *raw, bg_err *err)
+{
+	int rc = 0;
+	resolver rs = { c, raw, raw->file ? raw->file : "(built-in)", conf_home(), NULL, err };
+	char *home = xstrdup(rs.home);
+	rs.home = home;
+	rs.local_user = xstrdup(conf_local_user());
+	const char *v = raw->defaults.kv[K_SSH_CONFIG].value;
+	c->ssh_config = v ? conf_expand_path(v, home, c->root) : xasprintf("%s/.ssh/config", home);
+
+	bool file_local = false;
+	for (size_t i = 0; i < raw->n_boxes; i++)
+		if (strcmp(raw->boxes[i].name, "local") == 0)
+			file_local = true;
+	size_t n = raw->n_boxes + (file_local ? 0 : 1);
+	c->boxes = xcalloc(n, sizeof(*c->boxes));
+	if (!file_local) {
+		rc = resolve_box(&rs, NULL, &c->boxes[c->n_boxes++]);
+		if (rc)
+			goto out;
+	}
+	for (size_t i = 0; i < raw->n_boxes; i++) {
+		rc = resolve_box(&rs, &raw->boxes[i], &c->boxes[c->n_boxes++]);
+		if (rc)
+			goto out;
+	}
+
+	c->pools = xcalloc(raw->n_pools ? raw->n_pools : 1, sizeof(*c->pools));
+	for (size_t i = 0; i < raw->n_pools; i++) {
+		rc = resolve_pool(&rs, &raw->pools[i], &c->pools[c->n_pools++]);
+		if (rc)
+			goto out;
+	}
+
+	size_t cap = 0;
+	for (size_t i = 0; i < raw->n_verify; i++)
+		add_verify(c, &cap, raw->verify[i].pattern, raw->verify[i].command,
+			   raw->verify[i].file, raw->verify[i].line);
+	add_verify(c, &cap, ".py",
+		   "{python} -c \"import ast,sys; ast.parse(open(sys.argv[1],'rb').read(), sys.argv[1])\" {}",
+		   "(built-in)", 0);
+	add_verify(c, &cap, ".sh", "bash -n {}", "(built-in)", 0);
+	add_verify(c, &cap, ".json",
+		   "{python} -c \"import json,sys; json.load(open(sys.argv[1],'rb'))\" {}",
+		   "(built-in)", 0);
+out:
+	free(home);
+	free(rs.local_user);
+	return rc;
+}
