@@ -28,7 +28,11 @@ trap cleanup EXIT
 
 # show CMD...: print the command, run it, print its output and exit status; RC holds it.
 show() {
-  printf '\n$'; printf ' %q' "$@"; printf '\n'
+  local a line='$'
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./=:,@%+-]+$ ]]; then line+=" $a"; else line+=" '${a//\'/\'\\\'\'}'"; fi
+  done
+  printf '\n%s\n' "$line"
   "$@" >"$T/o" 2>&1
   RC=$?
   cat "$T/o"
