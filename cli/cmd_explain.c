@@ -1,0 +1,86 @@
+/* boxgate explain: the exact remote command a run would use; runs nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+#include "cli/gate_args.h"
+#include "shim/shim.h"
+
+static const char explain_help[] =
+	"usage: boxgate explain BOX [--gpu LIST] [--timeout S] -- GATE ARGS...\n"
+	"\n"
+	"Prints where each gate argument goes (passed to the entry point, turned into an\n"
+	"environment variable by an env rule, or a flag's value) and the exact command line\n"
+	"'boxgate run' would start on the box. Connects to nothing; a flag the box would\n"
+	"refuse is refused here too (exit 2).\n";
+
+static const char *route_name(shim_route r)
+{
+	switch (r) {
+	case SHIM_PASS: return "pass";
+	case SHIM_ENV: return "env";
+	case SHIM_VALUE: return "value";
+	}
+	return "?";
+}
+
+static int run_explain(cli_ctx *ctx, int argc, char **argv)
+{
+	gate_args ga;
+	int code = gate_args_parse(ctx, &cli_cmd_explain, argc, argv, &ga);
+	if (code) {
+		gate_args_release(&ga);
+		return code;
+	}
+	char rel[128];
+	char *agent;
+	if (ga.box->transport == CONF_TRANSPORT_LOCAL) {
+		strbuf q = STRBUF_INIT;
+		shim_quote(&q, ga.agent.binary);
+		agent = strbuf_detach(&q);
+	} else {
+		strbuf q = STRBUF_INIT;
+		snprintf(rel, sizeof(rel), "~/.cache/boxgate/agent-%.16s", ga.agent.sha);
+		shim_quote_path(&q, rel);
+		agent = strbuf_detach(&q);
+	}
+	char *gpus = NULL;
+	if (!ga.spec.gpus && ga.box->gpus) {
+		size_t n = strspn(ga.box->gpus, "0123456789");
+		ga.spec.gpus = gpus = n ? xstrndup(ga.box->gpus, n) : NULL;
+	}
+	ga.spec.agent = agent;
+	printf("box:     %s (%s, defined at %s:%d)\n", ga.box->name,
+	       ga.box->transport == CONF_TRANSPORT_LOCAL ? "local" : ga.box->hostname, ga.box->file,
+	       ga.box->line);
+	printf("gate:    %s (in %s)\n", ga.entry, ga.box->repo ? ga.box->repo : ".");
+	printf("slot:    %s%s\n", ga.spec.gpus ? "GPU " : "CPU",
+	       ga.spec.gpus ? ga.spec.gpus
+			    : (ga.box->transport == CONF_TRANSPORT_LOCAL ? " (GPU 0 if this machine has one)" : ""));
+	printf("timeout: %d s (grace %d s, heartbeat %d s)\n", ga.spec.timeout_s, ga.spec.grace_s,
+	       ga.spec.heartbeat_s);
+	printf("arguments:\n");
+	for (size_t i = 0; i < ga.shim.n_words; i++) {
+		const shim_word *w = &ga.shim.words[i];
+		if (w->route == SHIM_ENV && w->rule)
+			printf("  %-24s -> env %s   (%s:%d)\n", w->arg, w->env, w->rule->file, w->rule->line);
+		else if (w->route == SHIM_ENV)
+			printf("  %-24s -> env %s\n", w->arg, w->env ? w->env : "");
+		else
+			printf("  %-24s -> %s\n", w->arg, route_name(w->route));
+	}
+	char *cmd = gate_command_line(&ga.spec);
+	printf("remote command:\n  %s\n", cmd);
+	free(cmd);
+	free(agent);
+	free(gpus);
+	gate_args_release(&ga);
+	return 0;
+}
+
+const cli_cmd cli_cmd_explain = {
+	.name = "explain",
+	.summary = "show the exact remote command of a run, and which flag went where",
+	.help = explain_help,
+	.run = run_explain,
+};

@@ -1,0 +1,199 @@
+/* boxgate run: one gate on one box, under the on-box watchdog agent. */
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/lines.h"
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
+#include "cli/gate_args.h"
+
+static const char run_help[] =
+	"usage: boxgate run BOX [--gpu LIST] [--timeout S] [--bar R] [--json] -- GATE ARGS...\n"
+	"\n"
+	"Runs the box's gate (gate = ..., relative to its repo; the built-in local box runs the\n"
+	"demo gate) under boxgate-agent, the watchdog that lives on the box. GATE ARGS go\n"
+	"through the box's shim first: flags on its allowlist (allow = ...) pass, flags with an\n"
+	"env rule (env --flag = NAME=VALUE) become environment variables, any other flag is\n"
+	"refused before anything connects (exit 2). The agent is installed on demand\n"
+	"(content-addressed under ~/.cache/boxgate; see 'boxgate bootstrap').\n"
+	"\n"
+	"The agent takes the slot's lock, refuses a GPU another process computes on (INVALID),\n"
+	"starts the gate with CUDA_VISIBLE_DEVICES set, streams every line back, and at the\n"
+	"timeout kills the gate's whole process tree, confirms the GPU is free and reports\n"
+	"TIMEOUT_HANG. Every FAITHFUL_RESULT line is parsed and judged again by boxgate\n"
+	"(cos >= 0.99, slowCTA ratio against the bar, anti-sloughing on sumCTA).\n"
+	"\n"
+	"  --gpu LIST     slot GPUs (\"3\", \"0,1\"); default: the first of the box's gpus, on the\n"
+	"                 local box GPU 0 when one exists, else a CPU slot\n"
+	"  --timeout S    watchdog timeout (default: MPK_GATE_TIMEOUT_S given through the shim,\n"
+	"                 else the box's gate_timeout_s, 420)\n"
+	"  --bar R        slowCTA ratio base/candidate needed to pass (default 1.0, or the\n"
+	"                 gate's own \"bar\" field)\n"
+	"  --json         one JSON object per line on stdout: gate lines and judged results\n"
+	"\n"
+	"Ctrl-C stops the gate on the box cleanly (exit 130). If the client dies or the link\n"
+	"is cut, the agent stops the gate after heartbeat_timeout_s (default 15 s) without a\n"
+	"heartbeat, then the kill grace; the client itself notices a dead link after about\n"
+	"3 x keepalive_s.\n"
+	"Exit: 0 PASS_GATE, 1 BELOW_BAR or the gate failed or the slot is busy, 2 usage,\n"
+	"3 connection, 124 TIMEOUT_HANG, 125 INVALID (contended GPU, no or bad result line).\n";
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+struct run_view {
+	const gate_args *ga;
+	bool color;
+};
+
+static void print_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
+{
+	struct run_view *v = arg;
+	if (v->ga->json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "box", v->ga->box->name);
+		cJSON_AddStringToObject(o, "stream", s == REMOTE_STDOUT ? "stdout" : "stderr");
+		cli_json_add_bytes(o, line, len);
+		if (flags & LINE_PARTIAL)
+			cJSON_AddBoolToObject(o, "partial", 1);
+		cli_print_json(o);
+		cJSON_Delete(o);
+		return;
+	}
+	bool result = s == REMOTE_STDOUT && gate_is_result_line(line, len);
+	if (result && v->color) {
+		strbuf b = STRBUF_INIT;
+		strbuf_addstr(&b, "\033[1m");
+		strbuf_add(&b, line, len);
+		strbuf_addstr(&b, "\033[0m");
+		cli_print_line(stdout, NULL, b.buf, b.len);
+		strbuf_release(&b);
+		return;
+	}
+	cli_print_line(s == REMOTE_STDOUT ? stdout : stderr, NULL, line, len);
+}
+
+static void print_result(void *arg, const gate_result *r)
+{
+	struct run_view *v = arg;
+	if (v->ga->json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "box", v->ga->box->name);
+		cJSON_AddStringToObject(o, "event", "result");
+		cJSON_AddStringToObject(o, "verdict", gate_verdict_name(r->verdict));
+		cJSON_AddStringToObject(o, "stated_verdict", gate_verdict_name(r->stated));
+		cJSON_AddBoolToObject(o, "disagrees", r->disagrees);
+		if (r->problems[0])
+			cJSON_AddStringToObject(o, "problems", r->problems);
+		if (r->json)
+			cJSON_AddItemToObject(o, "result", cJSON_Duplicate(r->json, 1));
+		else
+			cJSON_AddStringToObject(o, "raw", r->raw);
+		cli_print_json(o);
+		cJSON_Delete(o);
+		return;
+	}
+	const char *col = "";
+	if (v->color)
+		col = r->verdict == VERDICT_PASS_GATE ? "\033[1;32m" : "\033[1;31m";
+	if (r->base.present && r->verdict != VERDICT_INVALID)
+		fprintf(stderr, "boxgate: %s%s%s  slowCTA %.3f us (baseline %.3f us, ratio %.3f)  wall %.3f us  sumCTA %.3f us  cos %.5f%s%s\n",
+			col, gate_verdict_name(r->verdict), v->color ? "\033[0m" : "", r->cand.slowCTA_us,
+			r->base.slowCTA_us, r->base.slowCTA_us / r->cand.slowCTA_us, r->cand.wall_us,
+			r->cand.sumCTA_us, r->cand.cos, r->problems[0] ? "  -- " : "", r->problems);
+	else
+		fprintf(stderr, "boxgate: %s%s%s%s%s\n", col, gate_verdict_name(r->verdict),
+			v->color ? "\033[0m" : "", r->problems[0] ? ": " : "", r->problems);
+	fflush(stderr);
+}
+
+/* The slot when --gpu is not given. */
+static char *default_gpus(remote_conn *c, const gate_args *ga)
+{
+	const conf_box *b = ga->box;
+	if (b->gpus) {
+		size_t n = strspn(b->gpus, "0123456789");
+		return n ? xstrndup(b->gpus, n) : NULL;
+	}
+	if (b->transport != CONF_TRANSPORT_LOCAL)
+		return NULL;
+	/* The local box: GPU 0 when this machine has one, else a CPU slot. */
+	char *out = NULL, *cmd = xasprintf("%s gpus", ga->agent.binary);
+	bg_err err = {0};
+	char *gpus = NULL;
+	if (remote_capture(c, cmd, 65536, 30000, &out, NULL, NULL, &err) == 0 && strncmp(out, "gpu 0 ", 6) == 0)
+		gpus = xstrdup("0");
+	free(out);
+	free(cmd);
+	return gpus;
+}
+
+static int run_run(cli_ctx *ctx, int argc, char **argv)
+{
+	gate_args ga;
+	remote_conn *c = NULL;
+	char *agent = NULL, *cmdline = NULL, *gpus = NULL;
+	gate_agent_how how;
+	gate_outcome out = {0};
+	bg_err err = {0};
+	char why[700];
+	int code = gate_args_parse(ctx, &cli_cmd_run, argc, argv, &ga);
+	if (code)
+		goto out;
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	remote_connect_opts co = {.log = cli_log_warning};
+	int rc = remote_connect(ga.box, &co, &c, &err);
+	if (rc == 0)
+		rc = gate_agent_ensure(c, &ga.agent, false, &agent, &how, &err);
+	if (rc < 0) {
+		cli_error("%s", err.msg);
+		code = bg_exit_code(rc);
+		goto out;
+	}
+	if (how == AGENT_UPLOADED || how == AGENT_COMPILED)
+		fprintf(stderr, "boxgate: %s: agent %s\n", ga.box->name, gate_agent_how_name(how));
+	if (!ga.spec.gpus)
+		ga.spec.gpus = gpus = default_gpus(c, &ga);
+	ga.spec.agent = agent;
+	cmdline = gate_command_line(&ga.spec);
+	gate_policy policy = GATE_POLICY_DEFAULT;
+	if (ga.bar > 0)
+		policy.bar = ga.bar;
+	struct run_view view = {&ga, ctx->color && !ga.json};
+	gate_callbacks cb = {print_line, print_result, &view};
+	rc = gate_run(c, cmdline, &policy, &cb, &stop_requested, &out, &err);
+	if (rc < 0)
+		cli_error("%s", err.msg);
+	code = gate_outcome_exit_code(&out, why, sizeof(why));
+	/* A judged result already said why; anything else is said here. */
+	if (code && (out.n_results == 0 || ga.json || out.interrupted || out.status.how == REMOTE_LOST))
+		cli_error("%s: %s", ga.box->name, why);
+out:
+	remote_close(c);
+	free(agent);
+	free(cmdline);
+	free(gpus);
+	gate_args_release(&ga);
+	return code;
+}
+
+const cli_cmd cli_cmd_run = {
+	.name = "run",
+	.summary = "run a gate on a box under the watchdog agent",
+	.help = run_help,
+	.run = run_run,
+};

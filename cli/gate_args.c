@@ -1,0 +1,157 @@
+#include "cli/gate_args.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/xmalloc.h"
+
+static int seconds(const char *cmd, const char *flag, const char *v, int *out)
+{
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (*end || n < 0 || n > 7 * 86400) {
+		cli_error("%s: %s wants a number of seconds, got '%s'", cmd, flag, v);
+		return 2;
+	}
+	*out = (int)n;
+	return 0;
+}
+
+/* MPK_GATE_TIMEOUT_S passed through the shim sets the agent's watchdog too. */
+static int timeout_from_shim(const shim_result *r)
+{
+	static const char key[] = "MPK_GATE_TIMEOUT_S=";
+	for (size_t i = 0; i < r->n_env; i++)
+		if (strncmp(r->env[i], key, sizeof(key) - 1) == 0)
+			return atoi(r->env[i] + sizeof(key) - 1);
+	return 0;
+}
+
+/* The value of option `opt` at argv[*i] ("--opt V" or "--opt=V"), or NULL
+ * when argv[*i] is not that option; *i is advanced past what was used. */
+static const char *opt_value(int argc, char **argv, int *i, const char *opt, bool *missing)
+{
+	size_t n = strlen(opt);
+	const char *a = argv[*i];
+	if (strncmp(a, opt, n) != 0)
+		return NULL;
+	if (a[n] == '=') {
+		(*i)++;
+		return a + n + 1;
+	}
+	if (a[n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = true;
+		return NULL;
+	}
+	*i += 2;
+	return argv[*i - 1];
+}
+
+int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gate_args *ga)
+{
+	bg_err err = {0};
+	const char *name = NULL, *v;
+	int i = 1, code;
+
+	memset(ga, 0, sizeof(*ga));
+	/* BOX and boxgate's options, in any order, up to "--"; the gate's after it. */
+	while (i < argc && strcmp(argv[i], "--") != 0) {
+		bool missing = false;
+		if (argv[i][0] != '-') {
+			if (name) {
+				cli_error("%s: put '--' before the gate's arguments (boxgate %s %s -- %s ...)",
+					  cmd->name, cmd->name, name, argv[i]);
+				return 2;
+			}
+			name = argv[i++];
+		} else if ((v = opt_value(argc, argv, &i, "--gpu", &missing))) {
+			ga->gpu_opt = v;
+		} else if ((v = opt_value(argc, argv, &i, "--timeout", &missing))) {
+			if ((code = seconds(cmd->name, "--timeout", v, &ga->timeout_s)))
+				return code;
+		} else if ((v = opt_value(argc, argv, &i, "--bar", &missing))) {
+			char *end;
+			ga->bar = strtod(v, &end);
+			if (*end || ga->bar <= 0) {
+				cli_error("%s: --bar wants a positive ratio such as 1.2, got '%s'", cmd->name, v);
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--json") == 0) {
+			ga->json = true;
+			i++;
+		} else {
+			cli_error("%s: %s '%s' (gate flags go after '--')", cmd->name,
+				  missing ? "missing value for" : "unknown option", argv[i]);
+			return cli_usage(cmd, stderr, 2);
+		}
+	}
+	if (!name) {
+		cli_error("%s: which box? (boxgate %s BOX -- GATE ARGS...)", cmd->name, cmd->name);
+		return 2;
+	}
+	int first = i < argc ? i + 1 : i; /* the gate's first argument */
+	if ((code = cli_load_conf(ctx)))
+		return code;
+	ga->box = conf_find_box(&ctx->conf, name);
+	if (!ga->box) {
+		const conf_box **sel = NULL;
+		size_t n = 0;
+		if (conf_select(&ctx->conf, name, false, &sel, &n, &err) < 0) {
+			cli_error("%s", err.msg);
+			return 2;
+		}
+		free(sel);
+		cli_error("%s: '%s' names several boxes; run takes one", cmd->name, name);
+		return 2;
+	}
+	if (shim_translate(ga->box, (const char *const *)argv + first, (size_t)(argc - first), &ga->shim,
+			   &err) < 0) {
+		cli_error("%s", err.msg);
+		return 2;
+	}
+	if (gate_agent_locate(&ga->agent, &err) < 0) {
+		cli_error("%s", err.msg);
+		return 1;
+	}
+	if (ga->box->gate)
+		ga->entry = xstrdup(ga->box->gate);
+	else if (ga->box->transport == CONF_TRANSPORT_LOCAL)
+		ga->entry = xasprintf("%s/boxgate-demo-gate", ga->agent.libexec);
+	else {
+		cli_error("%s: box %s has no gate (set gate = PATH under [box %s] in %s)", cmd->name,
+			  ga->box->name, ga->box->name, ga->box->file);
+		return 2;
+	}
+	if (!ga->timeout_s)
+		ga->timeout_s = timeout_from_shim(&ga->shim);
+	if (!ga->timeout_s)
+		ga->timeout_s = ga->box->gate_timeout_s > 0 ? ga->box->gate_timeout_s : 420;
+	char host[256] = "?";
+	gethostname(host, sizeof(host) - 1);
+	const char *user = getenv("USER");
+	ga->tag = xasprintf("%s@%s:%d", user ? user : "boxgate", host, (int)getpid());
+	ga->spec = (gate_spec){
+		.box = ga->box,
+		.entry = ga->entry,
+		.gpus = ga->gpu_opt,
+		.shim = &ga->shim,
+		.timeout_s = ga->timeout_s,
+		.grace_s = ga->box->kill_grace_s > 0 ? ga->box->kill_grace_s : 5,
+		.heartbeat_s = ga->box->heartbeat_timeout_s > 0 ? ga->box->heartbeat_timeout_s : 15,
+		.lock_wait_s = ga->box->lock_wait_s,
+		.require_gpu = ga->box->gpu_policy == CONF_GPU_REQUIRED,
+		.tag = ga->tag,
+	};
+	return 0;
+}
+
+void gate_args_release(gate_args *ga)
+{
+	shim_result_release(&ga->shim);
+	gate_agent_release(&ga->agent);
+	free(ga->entry);
+	free(ga->tag);
+}

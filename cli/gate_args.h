@@ -1,0 +1,28 @@
+/* What `run` and `explain` share: BOX [options] -- GATE ARGS, the shim
+ * translation and the gate spec. */
+#ifndef BG_CLI_GATE_ARGS_H
+#define BG_CLI_GATE_ARGS_H
+
+#include "cli/cli.h"
+#include "gate/agent_install.h"
+#include "gate/run.h"
+
+typedef struct gate_args {
+	const conf_box *box;
+	const char *gpu_opt; /* --gpu */
+	int timeout_s;       /* --timeout, else MPK_GATE_TIMEOUT_S from the shim, else the box's */
+	bool json;
+	double bar;          /* --bar, 0 = default */
+	shim_result shim;
+	gate_agent agent;
+	char *entry;         /* owned */
+	char *tag;           /* owned */
+	gate_spec spec;
+} gate_args;
+
+/* Parses and translates; prints errors and returns an exit code (0 = ok).
+ * Nothing connects: a refused flag is reported before any network use. */
+int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gate_args *ga);
+void gate_args_release(gate_args *ga);
+
+#endif

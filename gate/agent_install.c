@@ -1,0 +1,196 @@
+#include "gate/agent_install.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/sha256.h"
+#include "base/strbuf.h"
+#include "base/timer.h"
+#include "base/xmalloc.h"
+#include "shim/shim.h"
+
+static bool is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int gate_agent_locate(gate_agent *a, bg_err *err)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	memset(a, 0, sizeof(*a));
+	if (n <= 0)
+		return bg_fail(err, BG_EIO, "cannot find the boxgate binary: %s", strerror(errno));
+	exe[n] = '\0';
+	char *dir = dirname(exe);
+	/* An installed boxgate: PREFIX/bin/boxgate with PREFIX/libexec/boxgate/;
+	 * a build tree: build/boxgate with the source one level up. */
+	char *cands[][2] = {
+		{xasprintf("%s/../libexec/boxgate", dir), xasprintf("%s/../libexec/boxgate/boxgate-agent.c", dir)},
+		{xstrdup(dir), xasprintf("%s/../gate/agent/boxgate-agent.c", dir)},
+	};
+	int rc = 0;
+	for (size_t i = 0; i < 2; i++) {
+		char *bin = xasprintf("%s/boxgate-agent", cands[i][0]);
+		if (!a->binary && is_file(bin) && is_file(cands[i][1])) {
+			a->binary = bin;
+			a->source = cands[i][1];
+			a->libexec = cands[i][0];
+			cands[i][0] = cands[i][1] = NULL;
+		} else {
+			free(bin);
+		}
+		free(cands[i][0]);
+		free(cands[i][1]);
+	}
+	if (!a->binary)
+		return bg_fail(err, BG_ENOTFOUND,
+			       "boxgate-agent and its source were not found beside %s (run make, or make install)",
+			       exe);
+	rc = bg_sha256_file(a->source, a->sha, err);
+	if (rc < 0)
+		gate_agent_release(a);
+	return rc;
+}
+
+void gate_agent_release(gate_agent *a)
+{
+	free(a->binary);
+	free(a->source);
+	free(a->libexec);
+	memset(a, 0, sizeof(*a));
+}
+
+const char *gate_agent_how_name(gate_agent_how how)
+{
+	switch (how) {
+	case AGENT_PRESENT: return "present";
+	case AGENT_UPLOADED: return "installed (prebuilt)";
+	case AGENT_COMPILED: return "installed (compiled on the box)";
+	case AGENT_LOCAL: return "local";
+	}
+	return "?";
+}
+
+static int read_file(const char *path, strbuf *out, bg_err *err)
+{
+	char buf[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bg_fail(err, BG_EIO, "%s: %s", path, strerror(errno));
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		strbuf_add(out, buf, (size_t)n);
+	close(fd);
+	return n < 0 ? bg_fail(err, BG_EIO, "%s: read error", path) : 0;
+}
+
+/* Runs `script` with `input` on stdin; returns the exit code (or negative). */
+static int run_with_input(remote_conn *c, const char *script, const strbuf *input, strbuf *errout,
+			  bg_err *err)
+{
+	remote_exec *e = NULL;
+	remote_status st = {0};
+	int rc = remote_exec_start(c, script, NULL, &e, err);
+	if (rc < 0)
+		return rc;
+	(void)errout;
+	if (input)
+		remote_exec_write(e, input->buf, input->len);
+	remote_exec_close_stdin(e);
+	rc = remote_exec_wait(e, bg_deadline_ms(120000), &st, err);
+	remote_exec_free(e);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return bg_fail(err, BG_ETIMEOUT, "%s: installing the agent timed out", remote_box(c)->name);
+	return st.how == REMOTE_EXITED ? st.code : 128;
+}
+
+int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **path,
+		      gate_agent_how *how, bg_err *err)
+{
+	const conf_box *b = remote_box(c);
+	strbuf p = STRBUF_INIT, s = STRBUF_INIT, data = STRBUF_INIT;
+	char rel[128];
+	int rc = 0;
+
+	*path = NULL;
+	if (b->transport == CONF_TRANSPORT_LOCAL) {
+		shim_quote(&p, a->binary);
+		*path = strbuf_detach(&p);
+		*how = AGENT_LOCAL;
+		return 0;
+	}
+	snprintf(rel, sizeof(rel), "~/.cache/boxgate/agent-%.16s", a->sha);
+	shim_quote_path(&p, rel);
+	const char *ap = strbuf_str(&p);
+
+	/* One round trip when the right agent is already there. */
+	if (!force) {
+		strbuf_addf(&s, "test -x %s && %s version >/dev/null 2>&1", ap, ap);
+		remote_status st;
+		rc = remote_run(c, s.buf, NULL, NULL, 30000, &st, err);
+		if (rc < 0)
+			goto out;
+		if (st.how == REMOTE_EXITED && st.code == 0) {
+			*how = AGENT_PRESENT;
+			goto done;
+		}
+	}
+	/* Upload to a temp file, prove it runs, rename over: never half an agent. */
+	strbuf_reset(&s);
+	strbuf_addf(&s,
+		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && t=$(mktemp \"$HOME/.cache/boxgate/.agent.XXXXXX\") "
+		    "&& cat >\"$t\" && chmod 755 \"$t\" && \"$t\" version >/dev/null 2>&1 && mv -f \"$t\" %s "
+		    "|| { rm -f \"$t\"; exit 3; }",
+		    ap);
+	rc = read_file(a->binary, &data, err);
+	if (rc < 0)
+		goto out;
+	rc = run_with_input(c, s.buf, &data, NULL, err);
+	if (rc < 0)
+		goto out;
+	if (rc == 0) {
+		*how = AGENT_UPLOADED;
+		goto done;
+	}
+	/* Another architecture or libc: build it there from the same source. */
+	strbuf_reset(&s);
+	strbuf_reset(&data);
+	strbuf_addf(&s,
+		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && d=$(mktemp -d \"$HOME/.cache/boxgate/.build.XXXXXX\") "
+		    "&& cat >\"$d/a.c\" && ${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -o \"$d/a\" \"$d/a.c\" -ldl -lm "
+		    "&& \"$d/a\" version >/dev/null && mv -f \"$d/a\" %s; r=$?; rm -rf \"$d\"; exit $r",
+		    ap);
+	rc = read_file(a->source, &data, err);
+	if (rc < 0)
+		goto out;
+	rc = run_with_input(c, s.buf, &data, NULL, err);
+	if (rc < 0)
+		goto out;
+	if (rc != 0) {
+		rc = bg_fail(err, BG_EREMOTE,
+			     "%s: the prebuilt agent does not run there and compiling it with the box's cc "
+			     "failed (exit %d); install a C compiler on the box",
+			     b->name, rc);
+		goto out;
+	}
+	*how = AGENT_COMPILED;
+done:
+	rc = 0;
+	*path = strbuf_detach(&p);
+out:
+	strbuf_release(&p);
+	strbuf_release(&s);
+	strbuf_release(&data);
+	return rc;
+}

@@ -1,0 +1,33 @@
+/* Installing the on-box agent: content-addressed under ~/.cache/boxgate on
+ * the box, the prebuilt binary when it runs there, else compiled on the box
+ * from the same source with its cc. */
+#ifndef BG_GATE_AGENT_INSTALL_H
+#define BG_GATE_AGENT_INSTALL_H
+
+#include <stdbool.h>
+
+#include "base/error.h"
+#include "remote/remote.h"
+
+typedef struct gate_agent {
+	char *binary; /* the local prebuilt agent (owned) */
+	char *source; /* its one C file (owned) */
+	char *libexec; /* the directory boxgate's helpers live in (owned) */
+	char sha[65]; /* SHA-256 of the source: the content address */
+} gate_agent;
+
+/* Finds the agent beside the running boxgate (build/ or libexec/boxgate/). */
+int gate_agent_locate(gate_agent *a, bg_err *err);
+void gate_agent_release(gate_agent *a);
+
+typedef enum { AGENT_PRESENT, AGENT_UPLOADED, AGENT_COMPILED, AGENT_LOCAL } gate_agent_how;
+
+/* Makes sure the agent is on the box; *path is the command word to run it
+ * (owned; "$HOME"-relative and already quoted for the remote shell). `force`
+ * reinstalls even when the right version is there. */
+int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **path,
+		      gate_agent_how *how, bg_err *err);
+
+const char *gate_agent_how_name(gate_agent_how how);
+
+#endif

@@ -1,0 +1,25 @@
+#!/bin/sh
+# A stand-in gate for boxgate's run tests: --mode picks a behaviour, every other
+# argument is echoed so the tests can see what crossed the shim.
+mode=pass
+tag=0
+for a in "$@"; do
+  case $prev in --mode) mode=$a ;; --tag) tag=$a ;; esac
+  prev=$a
+done
+printf 'argv:'; printf ' [%s]' "$@"; echo
+echo "env: MPK_GG_DECODE_M1=${MPK_GG_DECODE_M1-unset} MPK_GATE_TIMEOUT_S=${MPK_GATE_TIMEOUT_S-unset} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-unset} PYTHONUNBUFFERED=${PYTHONUNBUFFERED-unset} cwd=$(pwd)"
+side() { printf '{"slowCTA_us":%s,"wall_us":%s,"sumCTA_us":%s,"cos":%s,"status":"PASS"}' "$1" "$2" "$3" "$4"; }
+result() { printf 'FAITHFUL_RESULT {"kind":"gemv_m1","shape":"q_b","num_workers":8,"candidate":%s,"baseline_in_tree":%s,"slowCTA_ratio_base_over_cand":%s,"verdict":"%s"}\n' "$1" "$2" "$3" "$4"; }
+case $mode in
+  pass) echo "progress line on stderr" >&2; result "$(side 4.0 5.0 400 0.9999)" "$(side 5.2 6.1 402 1.0)" 1.3 PASS_GATE ;;
+  below) result "$(side 6.0 7.0 400 0.9999)" "$(side 5.2 6.1 402 1.0)" 0.8667 BELOW_BAR ;;
+  liar) result "$(side 4.0 5.0 400 0.2)" "$(side 5.2 6.1 402 1.0)" 1.3 PASS_GATE ;;
+  garbage) echo 'FAITHFUL_RESULT {"verdict": PASS_GATE oops' ;;
+  none) echo "no result here" ;;
+  fail) echo "boom" >&2; exit 3 ;;
+  sleep) echo $$ >"/tmp/bg-fake-$tag.pid"; exec sleep "100$tag.5" ;;
+  ignore-term) trap '' TERM; while :; do sleep "10$tag.25"; done ;;
+  escape) setsid sh -c "exec sleep 200$tag.5" & ( ( sleep "300$tag.5" & ) & ); sleep "400$tag.5" ;;
+  slow) sleep 4; result "$(side 4.0 5.0 400 0.9999)" "$(side 5.2 6.1 402 1.0)" 1.3 PASS_GATE ;;
+esac

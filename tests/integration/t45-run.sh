@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# boxgate run over real sshd: the shim, the agent installed on demand, live lines,
+# verdicts judged again, and the watchdog: hangs, a killed client, a cut link,
+# Ctrl-C, two clients on one slot. Processes are checked through /proc (the test
+# hosts share this machine's pid namespace).
+source "$(dirname "$0")/lib.sh"
+HOSTS=$BG_ROOT/tests/hosts/hosts
+
+D=$("$HOSTS" up --n 2) || { not_ok "test hosts came up"; finish; exit 1; }
+trap '"$HOSTS" down "$D" >/dev/null 2>&1; rm -rf "$BG_TMP"' EXIT
+source "$D/env.sh"
+cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_HOST_1_ROOT/repo/gate.sh"
+cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_HOST_2_ROOT/repo/gate.sh"
+rm -rf "$BG_HOST_1_ROOT/.cache" "$BG_HOST_2_ROOT/.cache"
+INI=$BG_TMP/run.ini
+cat "$BG_CONFIG" >"$INI"
+for i in 1 2; do cat >>"$INI" <<EOF2
+
+[box g$i]
+host = h$i
+repo = /root/repo
+gate = gate.sh
+require_gpu = no
+heartbeat_timeout_s = 4
+kill_grace_s = 1
+keepalive_s = 1
+allow = --kind --shape --num-workers --configs --mode --tag
+env --decode-m1 = MPK_GG_DECODE_M1=1
+env --gate-timeout = MPK_GATE_TIMEOUT_S={}
+EOF2
+done
+bg() { "$BOXGATE" --config "$INI" "$@"; }
+# gone PATTERN: no process on this machine has PATTERN in its command line.
+gone() { ! grep -qaE -- "$1" /proc/[0-9]*/cmdline 2>/dev/null; }
+wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep 0.25; done; return 1; }
+
+# --- the shim, before anything connects ---
+printf '[box far]\nhost = %s\nport = %s\nconnect_timeout_s = 30\nrepo = /root/repo\ngate = gate.sh\nrequire_gpu = no\nallow = --kind\n' \
+  "$BG_BLACKHOLE_ADDR" "$BG_BLACKHOLE_PORT" >>"$INI"
+start=$(date +%s%N)
+expect_rc 2 "a disallowed flag is refused with exit 2" bg run far -- --kind x --decode-m1
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+has "$ERR_FILE" "far.*--decode-m1" "the refusal names the box and the flag"
+[ "$ms" -lt 3000 ] && ok "refused before connecting (the box is unreachable; took ${ms} ms)" || not_ok "took ${ms} ms: it connected first"
+expect_rc 2 "--configs must match --shape" bg run g1 -- --shape q_b --configs q_a
+has "$ERR_FILE" "one shape per invocation|--configs" "the policy refusal explains itself"
+expect_rc 2 "run without a box is a usage error" bg run
+
+# --- explain ---
+expect_rc 0 "explain prints the plan" bg explain g1 -- --kind gemv_m1 --decode-m1 --shape q_b --gate-timeout 9
+has "$OUT_FILE" '--decode-m1 +-> env MPK_GG_DECODE_M1=1' "explain: --decode-m1 goes to the environment"
+has "$OUT_FILE" "--kind +-> pass" "explain: --kind passes"
+has "$OUT_FILE" "agent-[0-9a-f]{16} run .*--timeout 9 .*--env 'MPK_GG_DECODE_M1=1'.* -- ./gate.sh --kind gemv_m1 --shape q_b" "explain: the exact remote command"
+[ ! -d "$BG_HOST_1_ROOT/.cache/boxgate" ] && ok "explain touched nothing on the box" || not_ok "explain installed something"
+
+# --- a passing run: agent installed on demand, lines live, env translated ---
+expect_rc 0 "a passing gate exits 0" bg run g1 -- --kind gemv_m1 --shape q_b --configs q_b --decode-m1 --mode pass
+has "$ERR_FILE" "agent installed \(prebuilt\)" "the agent was installed on first use"
+has "$OUT_FILE" '^argv: \[--kind\] \[gemv_m1\] \[--shape\] \[q_b\] \[--configs\] \[q_b\] \[--mode\] \[pass\]$' "the gate got exactly the allowed arguments"
+has "$OUT_FILE" 'MPK_GG_DECODE_M1=1 ' "--decode-m1 arrived as MPK_GG_DECODE_M1=1"
+has "$OUT_FILE" 'PYTHONUNBUFFERED=1 cwd=/root/repo' "the gate ran in the repo with PYTHONUNBUFFERED=1"
+has "$OUT_FILE" '^FAITHFUL_RESULT \{.*"verdict":"PASS_GATE"\}$' "the result line arrived verbatim"
+has "$ERR_FILE" 'progress line on stderr' "stderr lines arrive on stderr"
+has "$ERR_FILE" 'boxgate: PASS_GATE +slowCTA 4.000 us \(baseline 5.200 us, ratio 1.300\)' "boxgate judged the result itself"
+ls "$BG_HOST_1_ROOT"/.cache/boxgate/agent-* >/dev/null 2>&1 && ok "the agent is content-addressed under ~/.cache/boxgate" || not_ok "agent path"
+expect_rc 0 "a second run finds the agent present" bg run g1 -- --mode pass
+hasnt "$ERR_FILE" "agent installed" "no second install"
+expect_rc 0 "bootstrap reports the agent present" bg bootstrap --boxes g1,g2
+has "$OUT_FILE" '^g1: agent present' "bootstrap: present on g1"
+has "$OUT_FILE" '^g2: agent installed \(prebuilt\)' "bootstrap: installed on g2"
+expect_rc 0 "bootstrap --force reinstalls" bg bootstrap --force --boxes g2
+has "$OUT_FILE" '^g2: agent installed' "bootstrap --force installed again"
+
+# --- verdicts ---
+expect_rc 1 "BELOW_BAR exits 1" bg run g1 -- --mode below
+expect_rc 125 "a result that lies about its numbers is INVALID" bg run g1 -- --mode liar
+has "$ERR_FILE" 'INVALID.*cos' "the lie is named"
+expect_rc 125 "an unparseable result line is INVALID" bg run g1 -- --mode garbage
+has "$OUT_FILE" 'FAITHFUL_RESULT \{"verdict": PASS_GATE oops' "the bad line is kept verbatim"
+expect_rc 125 "a gate without a result line is INVALID" bg run g1 -- --mode none
+expect_rc 1 "a failing gate exits 1" bg run g1 -- --mode fail
+expect_rc 0 "--json" bg run --json g1 -- --mode pass
+python3 - "$OUT_FILE" <<'PY' && ok "--json: gate lines and the judged result are JSON" || not_ok "--json output"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+res = [e for e in ev if e.get('event') == 'result']
+assert res and res[0]['verdict'] == 'PASS_GATE' and res[0]['result']['candidate']['cos'] == 0.9999, ev
+assert any(e.get('stream') == 'stdout' and e.get('line', '').startswith('argv:') for e in ev)
+PY
+
+# --- the watchdog over ssh: hangs ---
+expect_rc 124 "a sleeping gate times out (exit 124)" bg run g1 --timeout 2 -- --mode sleep --tag 1
+has "$OUT_FILE" '"verdict":"TIMEOUT_HANG"' "a TIMEOUT_HANG line was printed"
+wait_gone 'sleep.1001\.5' && ok "the sleeping gate is gone" || not_ok "sleep 1001.5 survived"
+expect_rc 124 "a gate ignoring SIGTERM times out" bg run g1 --timeout 2 -- --mode ignore-term --tag 2
+wait_gone 'sleep.102\.25' && ok "the SIGTERM-ignoring gate is gone" || not_ok "ignore-term survived"
+expect_rc 124 "a gate whose children escaped (setsid, double fork) times out" bg run g1 --timeout 2 -- --mode escape --tag 3
+wait_gone 'sleep.(2003|3003|4003)\.5' && ok "setsid grandchild and double-forked child are gone" || not_ok "escapees survived"
+expect_rc 124 "MPK_GATE_TIMEOUT_S through the shim sets the watchdog" bg run g1 -- --mode sleep --tag 4 --gate-timeout 2
+wait_gone 'sleep.1004\.5' && ok "gate gone after the shim-given timeout" || not_ok "sleep 1004.5 survived"
+
+# --- the client goes away ---
+"$BOXGATE" --config "$INI" run g1 --timeout 300 -- --mode sleep --tag 5 >"$BG_TMP/k.out" 2>&1 &
+cpid=$!
+for i in $(seq 1 40); do gone 'sleep.1005\.5' || break; sleep 0.25; done
+kill -KILL $cpid; wait $cpid 2>/dev/null
+t0=$(date +%s)
+wait_gone 'sleep.1005\.5' 60 && ok "SIGKILLed client: the remote gate is gone within $(( $(date +%s) - t0 )) s (bound: heartbeat 4 s + grace 1 s)" \
+  || not_ok "SIGKILLed client: gate survived"
+"$BOXGATE" --config "$INI" run g2 --timeout 300 -- --mode sleep --tag 6 >"$BG_TMP/l.out" 2>&1 &
+cpid=$!
+for i in $(seq 1 40); do gone 'sleep.1006\.5' || break; sleep 0.25; done
+"$HOSTS" link "$D" 2 down
+t0=$(date +%s)
+wait_gone 'sleep.1006\.5' 60 && ok "cut link: the remote gate is gone within $(( $(date +%s) - t0 )) s (bound: heartbeat 4 s + grace 1 s)" \
+  || not_ok "cut link: gate survived"
+wait $cpid; rc=$?
+[ "$rc" = 3 ] && ok "the client reports the lost connection (exit 3)" || not_ok "client exit $rc after the cut"
+"$HOSTS" link "$D" 2 up
+"$BOXGATE" --config "$INI" run g1 --timeout 300 -- --mode sleep --tag 7 >"$BG_TMP/c.out" 2>&1 &
+cpid=$!
+for i in $(seq 1 40); do gone 'sleep.1007\.5' || break; sleep 0.25; done
+kill -INT $cpid; wait $cpid; rc=$?
+[ "$rc" = 130 ] && ok "Ctrl-C: the client exits 130" || not_ok "Ctrl-C: exit $rc"
+wait_gone 'sleep.1007\.5' 8 && ok "Ctrl-C: the remote gate was killed" || not_ok "Ctrl-C: gate survived"
+
+# --- two clients, one slot ---
+"$BOXGATE" --config "$INI" run g1 -- --mode slow >"$BG_TMP/first.out" 2>&1 &
+first=$!
+for i in $(seq 1 40); do grep -q '^argv' "$BG_TMP/first.out" && break; sleep 0.25; done
+expect_rc 1 "a second client on a held slot is refused" bg run g1 -- --mode pass
+has "$ERR_FILE" 'busy: held by [^ ]+@[^ ]+ pid [0-9]+ since' "the refusal names the holder's tag, pid and start time"
+hasnt "$OUT_FILE" '^argv' "the second gate never started"
+wait $first; rc=$?
+[ "$rc" = 0 ] && ok "the first client's gate finished normally" || not_ok "first client exit $rc"
+expect_rc 0 "the slot is free again afterwards" bg run g1 -- --mode pass
+finish
