@@ -11,6 +11,7 @@
  * Prints "ready" on stderr once the queue is bound. On SIGTERM/SIGINT it accepts what it
  * holds and exits; the rules use --queue-bypass, so traffic then flows undelayed.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <linux/netfilter.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>

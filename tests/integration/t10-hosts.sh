@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# The test-host harness itself: real sshds with their own addresses, private /root, host-key
+# changes, link cuts, added delay, concurrent instances, and a teardown that leaves nothing.
+source "$(dirname "$0")/lib.sh"
+HOSTS=$BG_ROOT/tests/hosts/hosts
+[ -x /usr/sbin/sshd ] || skip_all "no /usr/sbin/sshd (tests/install-deps)"
+
+D8='' D2='' D1=''
+cleanup() {
+  local d
+  for d in "$D8" "$D2" "$D1"; do [ -z "$d" ] || "$HOSTS" down "$d" >/dev/null 2>&1; done
+  rm -rf "$BG_TMP"
+}
+trap cleanup EXIT
+
+# leftovers K DIR: prints whatever of instance K / DIR still exists (nothing when clean).
+leftovers() {
+  local k=$1 dir=$2
+  [ -e "$dir" ] && echo "dir $dir"
+  [ -e "/run/boxgate-hosts/$k" ] && echo "claim /run/boxgate-hosts/$k"
+  if [ "$(id -u)" = 0 ]; then
+    ip netns list 2>/dev/null | grep -E "^bg${k}h" | sed 's/^/netns /'
+    ip -o link show 2>/dev/null | grep -E ": bg${k}(br|v)" | sed 's/^/link /'
+    iptables -w -t raw -S 2>/dev/null | grep -F -- "bg${k}br" | sed 's/^/iptables /'
+  fi
+  return 0
+}
+
+# alive_pids PID...: those still running (a zombie counts as gone).
+alive_pids() {
+  local p s
+  for p in "$@"; do
+    s=$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null) || continue
+    case $s in Z|X|'') ;; *) echo "$p" ;; esac
+  done
+}
+
+ssh8() { ssh -F "$BG_SSH_CONFIG" "$@"; }
+
+# ---- 8 hosts --------------------------------------------------------------------------
+t0=$EPOCHREALTIME
+if D8=$("$HOSTS" up --n 8 2>"$BG_TMP/up.err"); then ok "up --n 8"; else
+  not_ok "up --n 8"; diag "$(cat "$BG_TMP/up.err")"; finish; exit
+fi
+diag "up --n 8 took $(python3 -c "print('%.2f' % ($EPOCHREALTIME - $t0))") s"
+. "$D8/env.sh"
+K8=$(sed -n 's/^K=//p' "$D8/state")
+diag "mode $BG_HOSTS_MODE, instance $K8, dir $D8"
+
+check "env.sh names 8 hosts and the client files" \
+  test "$BG_HOSTS_N" = 8 -a -f "$BG_SSH_CONFIG" -a -f "$BG_KNOWN_HOSTS" -a -f "$BG_KEY" -a -f "$BG_CONFIG"
+check "boxgate.ini has 8 boxes and the pool" \
+  sh -c "[ \$(grep -c '^\[box h' '$BG_CONFIG') = 8 ] && grep -qx 'slots = h1, h2, h3, h4, h5, h6, h7, h8' '$BG_CONFIG' &&
+         grep -qx 'host_key_check = strict' '$BG_CONFIG'"
+
+bad=''
+for i in $(seq 1 8); do
+  a=BG_HOST_${i}_ADDR p=BG_HOST_${i}_PORT
+  got=$(ssh8 "h$i" 'set -- $SSH_CONNECTION; echo "$3 $4"' 2>&1) || true
+  [ "$got" = "${!a} ${!p}" ] || bad="$bad h$i:'$got'"
+done
+if [ -z "$bad" ]; then ok "each of 8 hosts answers plain ssh at its own address"; else
+  not_ok "each of 8 hosts answers plain ssh at its own address"; diag "$bad"
+fi
+if [ "$BG_HOSTS_MODE" = netns ]; then
+  bad=''
+  for i in 1 5 8; do
+    a=BG_HOST_${i}_ADDR
+    "$HOSTS" exec "$D8" "$i" ip -o -4 addr show dev eth0 | grep -qF " ${!a}/24 " || bad="$bad h$i"
+  done
+  if [ -z "$bad" ]; then ok "hosts exec runs inside each host's network namespace"; else
+    not_ok "hosts exec runs inside each host's network namespace"; diag "$bad"; fi
+fi
+
+expect_rc 7 "a remote exit code comes back" ssh8 h3 'exit 7'
+expect_rc 0 "a session prints nothing of its own (no rc files, no pyenv)" ssh8 h2 true
+check "... stdout and stderr empty" test ! -s "$OUT_FILE" -a ! -s "$ERR_FILE"
+expect_rc 0 "python3, dash, bash and cc are on the hosts' PATH" \
+  ssh8 h4 'command -v python3 && command -v dash && command -v bash && command -v cc && test -d /root/repo'
+has "$OUT_FILE" '^/usr/bin/python3$' "python3 is /usr/bin/python3"
+
+# Private /root.
+ssh8 h1 'echo from-h1 >/root/marker' >/dev/null 2>&1
+check "a file written in h1's /root lands in BG_HOST_1_ROOT" grep -qx from-h1 "$BG_HOST_1_ROOT/marker"
+expect_rc 1 "... and is not in h2's /root" ssh8 h2 'test -e /root/marker'
+check "... nor in the machine's own /root" test ! -e /root/marker
+check "hosts exec sees the host's private /root" \
+  sh -c "'$HOSTS' exec '$D8' 1 cat /root/marker | grep -qx from-h1 && ! '$HOSTS' exec '$D8' 2 test -e /root/marker"
+
+# Changed host key.
+old=$("$HOSTS" knownhost "$D8" 4)
+if "$HOSTS" rekey "$D8" 4 2>"$BG_TMP/rekey.err"; then ok "rekey h4"; else
+  not_ok "rekey h4"; diag "$(cat "$BG_TMP/rekey.err")"; fi
+new=$("$HOSTS" knownhost "$D8" 4)
+check "rekey gives a different key" test "$old" != "$new"
+expect_rc 255 "strict ssh refuses h4's changed host key" ssh8 h4 true
+has "$ERR_FILE" 'IDENTIFICATION HAS CHANGED|Host key verification failed' "... saying the key changed"
+printf '%s\n' "$new" >"$BG_TMP/kh4"
+expect_rc 0 "h4 is accepted with its new key" ssh8 -o UserKnownHostsFile="$BG_TMP/kh4" h4 true
+
+# Stop / start.
+"$HOSTS" stop "$D8" 5
+expect_rc 255 "a stopped sshd refuses connections" ssh8 h5 true
+"$HOSTS" start "$D8" 5
+expect_rc 0 "a started sshd answers again" ssh8 h5 true
+
+# Link cut.
+if "$HOSTS" link "$D8" 6 down 2>/dev/null; then
+  t0=$EPOCHREALTIME
+  expect_rc 255 "a host with its link down is unreachable" ssh8 -o ConnectTimeout=2 h6 true
+  diag "unreachable after $(python3 -c "print('%.2f' % ($EPOCHREALTIME - $t0))") s: $(head -c 200 "$ERR_FILE")"
+  expect_rc 0 "the other hosts still answer" ssh8 h7 true
+  "$HOSTS" link "$D8" 6 up
+  expect_rc 0 "the link restored, h6 answers again" ssh8 -o ConnectTimeout=5 h6 true
+else
+  rc=$?
+  check "link exits 77 when it cannot cut links" test "$rc" = 77
+fi
+
+# Refused and black-holed addresses.
+probe() {
+  python3 - "$1" "$2" <<'EOF'
+import socket, sys
+s = socket.socket(); s.settimeout(1.5)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2]))); print("connected")
+except ConnectionRefusedError: print("refused")
+except (socket.timeout, TimeoutError): print("timeout")
+except OSError as e: print("error", e)
+EOF
+}
+check "BG_REFUSED_ADDR:PORT refuses" test "$(probe "$BG_REFUSED_ADDR" "$BG_REFUSED_PORT")" = refused
+if [ -n "${BG_BLACKHOLE_ADDR:-}" ]; then
+  check "BG_BLACKHOLE_ADDR:PORT drops SYNs (connect times out)" \
+    test "$(probe "$BG_BLACKHOLE_ADDR" "$BG_BLACKHOLE_PORT")" = timeout
+  check "BG_CLOSED is the black hole" test "$BG_CLOSED_ADDR:$BG_CLOSED_PORT" = "$BG_BLACKHOLE_ADDR:$BG_BLACKHOLE_PORT"
+fi
+
+# A second instance beside the first.
+if D1=$("$HOSTS" up --n 1 2>"$BG_TMP/up1.err"); then
+  ok "a second instance comes up beside the first"
+  a1=$(. "$D1/env.sh"; echo "$BG_HOST_1_ADDR:$BG_HOST_1_PORT")
+  check "... on its own address" test "$a1" != "$BG_HOST_1_ADDR:$BG_HOST_1_PORT"
+  check "... and both answer" sh -c "ssh -F '$D1/ssh_config' h1 true && ssh -F '$BG_SSH_CONFIG' h1 true"
+  K1=$(sed -n 's/^K=//p' "$D1/state")
+  "$HOSTS" down "$D1"
+  check "taking it down leaves the first running" ssh8 h8 true
+  check "... and nothing of its own" test -z "$(leftovers "$K1" "$D1")"
+  D1=''
+else
+  not_ok "a second instance comes up beside the first"; diag "$(cat "$BG_TMP/up1.err")"
+fi
+
+# Teardown, with a session still running.
+ssh8 h3 'sleep 300' >/dev/null 2>&1 &
+sshpid=$!
+for _ in $(seq 1 100); do
+  [ "$("$HOSTS" pids "$D8" 3 | wc -l)" -ge 4 ] && break
+  sleep 0.05
+done
+pids=$(for i in $(seq 1 8); do "$HOSTS" pids "$D8" "$i"; done | tr '\n' ' ')
+check "hosts pids lists the running session" test "$("$HOSTS" pids "$D8" 3 | wc -l)" -ge 4
+claimpids=$(awk '$1 == "pid" {print $2}' "/run/boxgate-hosts/$K8" 2>/dev/null | tr '\n' ' ')
+t0=$EPOCHREALTIME
+expect_rc 0 "down" "$HOSTS" down "$D8"
+diag "down took $(python3 -c "print('%.2f' % ($EPOCHREALTIME - $t0))") s"
+wait "$sshpid" 2>/dev/null
+check "down leaves no process of the hosts (sessions included)" test -z "$(alive_pids $pids $claimpids)"
+left=$(leftovers "$K8" "$D8")
+check "down leaves no namespace, link, rule, claim or dir" test -z "$left"
+[ -z "$left" ] || diag "$left"
+expect_rc 0 "down again is a no-op" "$HOSTS" down "$D8"
+D8=''
+
+# A crashed test: DIR gone, its hosts still running; down DIR still cleans up.
+if D1=$("$HOSTS" up --n 2 --delay 3 2>"$BG_TMP/up1.err"); then
+  K1=$(sed -n 's/^K=//p' "$D1/state")
+  cpids=$(awk '$1 == "pid" {print $2}' "/run/boxgate-hosts/$K1" | tr '\n' ' ')
+  rm -rf "$D1"
+  expect_rc 0 "down of an instance whose DIR was deleted" "$HOSTS" down "$D1"
+  check "... stops its processes" test -z "$(alive_pids $cpids)"
+  check "... and leaves nothing" test -z "$(leftovers "$K1" "$D1")"
+  D1=''
+else
+  not_ok "up --n 2 --delay 3"; diag "$(cat "$BG_TMP/up1.err")"
+fi
+
+# ---- 2 hosts with 10 ms added each way --------------------------------------------------
+if D2=$("$HOSTS" up --n 2 --delay 10 2>"$BG_TMP/up2.err"); then ok "up --n 2 --delay 10"; else
+  not_ok "up --n 2 --delay 10"; diag "$(cat "$BG_TMP/up2.err")"; finish; exit
+fi
+. "$D2/env.sh"
+K2=$(sed -n 's/^K=//p' "$D2/state")
+read -r conn exch < <("$HOSTS" rtt "$D2" 1 9)
+diag "delay 10 ms each way: TCP connect $conn ms, SSH id/KEXINIT exchange $exch ms (median of 9)"
+if [ "$BG_HOSTS_MODE" = netns ]; then
+  check "the round trip is about 20 ms (TCP connect 18..100 ms)" \
+    python3 -c "import sys; sys.exit(not 18 <= $conn <= 100)"
+fi
+check "the SSH-level round trip is at least 20 ms" python3 -c "import sys; sys.exit(not 20 <= $exch)"
+t0=$EPOCHREALTIME
+expect_rc 0 "ssh through the delay works" ssh -F "$BG_SSH_CONFIG" h2 true
+diag "ssh h2 true at 10 ms: $(python3 -c "print('%.3f' % ($EPOCHREALTIME - $t0))") s"
+n=$(ssh -F "$BG_SSH_CONFIG" h1 'head -c 8000000 /dev/zero' | wc -c)
+check "8 MB stream through the delay arrives whole" test "$n" = 8000000
+"$HOSTS" down "$D2"
+check "down of the delayed instance leaves nothing (rules included)" test -z "$(leftovers "$K2" "$D2")"
+D2=''
+
+finish
