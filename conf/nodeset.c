@@ -87,8 +87,12 @@ static int expand_group(const char *b, const char *e, strv *out, bg_err *err)
 		if (!parse_num(&p, e, &lo, &width))
 			return bg_fail(err, BG_EUSAGE, "expected a number in '[%.*s]'", (int)(e - b), b);
 		hi = lo;
+		while (p < e && isspace((unsigned char)*p))
+			p++;
 		if (p < e && *p == '-') {
 			p++;
+			while (p < e && isspace((unsigned char)*p))
+				p++;
 			if (!parse_num(&p, e, &hi, &hw))
 				return bg_fail(err, BG_EUSAGE, "expected a number after '-' in '[%.*s]'",
 					       (int)(e - b), b);
@@ -187,6 +191,9 @@ int nodeset_expand(const char *spec, char ***out, size_t *n_out, bg_err *err)
 	nodeset_split(spec, &items, &n_items);
 	for (size_t i = 0; i < n_items; i++) {
 		rc = expand_item(items[i], &r, err);
+		if (rc == 0 && r.n > NODESET_MAX)
+			rc = bg_fail(err, BG_EUSAGE, "'%s' expands to more than %d names", spec,
+				     NODESET_MAX);
 		if (rc)
 			goto out;
 	}

@@ -259,7 +259,9 @@ int conf_read_lines(const char *path, conf_lines *out, bg_err *err)
 	lines splitter;
 	memset(out, 0, sizeof(*out));
 	lines_init(&splitter, CONF_MAX_LINE, on_line, &ctx);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Non-blocking: a FIFO or terminal named by mistake (or by an Include
+	 * glob) must not hang the load. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		rc = bg_fail(err, errno == ENOENT ? BG_ENOTFOUND : BG_EIO, "%s: %s", path,
 			     strerror(errno));
@@ -277,6 +279,10 @@ int conf_read_lines(const char *path, conf_lines *out, bg_err *err)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN) {
+				rc = bg_fail(err, BG_EIO, "%s: not a regular file", path);
+				goto out;
+			}
 			rc = bg_fail(err, BG_EIO, "%s: %s", path, strerror(errno));
 			goto out;
 		}

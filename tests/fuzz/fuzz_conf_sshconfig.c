@@ -1,0 +1,100 @@
+/* libFuzzer target for conf/sshconfig: the input's first line is the host
+ * to look up, the rest is an ssh_config.
+ *
+ * Invariants checked: sshcfg_lookup never crashes or leaks; it returns 0,
+ * BG_ECONFIG with "FILE:LINE: " in its message, or BG_EIO; on success a port
+ * is 0 or 1-65535, the timeout -1 or >= 0, and sshcfg_expand of every value
+ * returns a string.
+ *
+ * Build and run:
+ *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+ *     tests/fuzz/fuzz_conf_sshconfig.c conf/?*.c base/?*.c -linih -lcrypto -o build/fuzz_conf_sshconfig
+ *   build/fuzz_conf_sshconfig -max_total_time=60 -max_len=4096 */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/xmalloc.h"
+#include "conf/sshconfig.h"
+
+#define CHECK(cond)                                                                         \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			fprintf(stderr, "fuzz_conf_sshconfig: invariant failed: %s (line %d)\n", \
+				#cond, __LINE__);                                           \
+			abort();                                                            \
+		}                                                                           \
+	} while (0)
+
+static char dir[64];
+static char path[128];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	snprintf(dir, sizeof(dir), "/tmp/bg-fuzz-sshcfg-XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(path, sizeof(path), "%s/config", dir);
+	return 0;
+}
+
+/* "FILE:LINE: " (FILE is this config or one it includes, and may itself
+ * hold a ':'). */
+static int names_a_line(const char *msg)
+{
+	for (const char *p = strchr(msg, ':'); p; p = strchr(p + 1, ':')) {
+		const char *q = p + 1;
+		if (*q < '0' || *q > '9')
+			continue;
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q[0] == ':' && q[1] == ' ')
+			return 1;
+	}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *nl = memchr(data, '\n', size);
+	size_t hl = nl ? (size_t)(nl - data) : size;
+	char *host = xstrndup((const char *)data, hl);
+	FILE *f = fopen(path, "wb");
+	CHECK(f != NULL);
+	if (nl && size > hl + 1)
+		CHECK(fwrite(nl + 1, 1, size - hl - 1, f) == size - hl - 1);
+	fclose(f);
+
+	sshcfg_host h;
+	bg_err e = { 0 };
+	/* `dir` as home: relative Includes look under dir/.ssh, which is empty. */
+	int rc = sshcfg_lookup(path, host, dir, &h, &e);
+	CHECK(rc == 0 || rc == BG_ECONFIG || rc == BG_EIO);
+	if (rc == BG_ECONFIG)
+		CHECK(names_a_line(e.msg));
+	if (rc == 0) {
+		CHECK(h.port == 0 || (h.port >= 1 && h.port <= 65535));
+		CHECK(h.connect_timeout_s >= -1);
+		sshcfg_tokens t = { host, host, "me", h.user ? h.user : "me", dir, h.port ? h.port : 22 };
+		for (size_t i = 0; i < h.n_identities; i++) {
+			char *s = sshcfg_expand(h.identities[i], &t, true);
+			CHECK(s != NULL);
+			free(s);
+		}
+		if (h.hostname) {
+			char *s = sshcfg_expand(h.hostname, &t, false);
+			CHECK(s != NULL);
+			free(s);
+		}
+		sshcfg_host_release(&h);
+	}
+	free(host);
+	return 0;
+}
