@@ -27,6 +27,7 @@ struct remote_conn {
 	LIBSSH2_SFTP *sftp;
 	int64_t last_rx_ms; /* stamped by the recv hook: silence means a dead peer */
 	int keepalive_s;
+	bool dead; /* the peer is gone: never wait on it again */
 };
 
 struct remote_exec {
@@ -69,6 +70,17 @@ int remote_auth(remote_conn *c, bg_err *err);
 void remote_sha256_fingerprint(const unsigned char *hash, char *out, size_t n);
 /* libssh2's last error message for the session. */
 const char *remote_ssh_errmsg(LIBSSH2_SESSION *s);
+
+/* Marks the connection dead and shuts its socket, so libssh2's closing
+ * calls fail at once instead of waiting on a peer that cannot answer (and
+ * libssh2_session_free then frees everything). */
+void remote_ssh_mark_dead(remote_conn *c);
+
+/* The exec half of the ssh transport (ssh_exec.c). */
+int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err);
+int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err);
+int remote_ssh_exec_signal(remote_exec *e, int sig, bg_err *err);
+void remote_ssh_exec_free(remote_exec *e);
 
 /* Waits for the session's socket in the directions libssh2 asks for. */
 int remote_ssh_wait_socket(remote_conn *c, int64_t deadline);

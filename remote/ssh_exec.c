@@ -47,6 +47,7 @@ out:
 
 static void lost(remote_exec *e)
 {
+	remote_ssh_mark_dead(e->conn);
 	remote_exec_finish_streams(e);
 	e->st.how = REMOTE_LOST;
 	e->done = true;

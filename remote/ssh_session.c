@@ -164,6 +164,13 @@ int remote_ssh_wait_socket(remote_conn *c, int64_t deadline)
 	return 0;
 }
 
+void remote_ssh_mark_dead(remote_conn *c)
+{
+	if (!c->dead && c->sock >= 0)
+		shutdown(c->sock, SHUT_RDWR);
+	c->dead = true;
+}
+
 static void ssh_close(remote_conn *c)
 {
 	if (c->sftp) {
@@ -175,7 +182,8 @@ static void ssh_close(remote_conn *c)
 	if (c->session) {
 		libssh2_session_set_blocking(c->session, 1);
 		libssh2_session_set_timeout(c->session, 2000);
-		libssh2_session_disconnect(c->session, "boxgate done");
+		if (!c->dead)
+			libssh2_session_disconnect(c->session, "boxgate done");
 		libssh2_session_free(c->session);
 		c->session = NULL;
 	}
@@ -184,11 +192,6 @@ static void ssh_close(remote_conn *c)
 	c->sock = -1;
 }
 
-/* The exec half lives in ssh_exec.c. */
-int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err);
-int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err);
-int remote_ssh_exec_signal(remote_exec *e, int sig, bg_err *err);
-void remote_ssh_exec_free(remote_exec *e);
 
 const struct remote_ops remote_ssh_ops = {
 	.exec_start = remote_ssh_exec_start,
