@@ -208,6 +208,12 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 		b->gpu_policy = ssh ? CONF_GPU_REQUIRED : CONF_GPU_OPTIONAL;
 	if ((v = pick_str(L, D, K_ALLOW))) {
 		conf_split_list(v, &b->allow, &b->n_allow);
+	} else if (!ssh && !b->gate) {
+		/* A local box without its own gate runs the demo gate: its flags. */
+		conf_split_list("--kind --shape --num-workers --configs --variant --iters --warmup "
+				"--baseline --dtype --bar --slough-tol --seed --l2 --timer --rows --split "
+				"--cta-warps --list-shapes --probe",
+				&b->allow, &b->n_allow);
 	}
 	if ((v = pick_str(L, D, K_NUM_WORKERS_ENV)))
 		b->num_workers_env = xstrdup(v);
