@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `true` on 8 test hosts at an added one-way delay of 0 and 10 ms: boxgate exec against a
+# sequential OpenSSH loop, OpenSSH all at once, parallel-ssh, clush and ansible -m raw;
+# boxgate on 1 host gives the latency floor (8 hosts should cost about what 1 does).
+source "$(dirname "$0")/lib.sh"
+N=8
+DELAYS=${BENCH_DELAYS:-0 10}
+
+hostlist=$BENCH_TMP/hosts.txt
+seq -f 'h%g' 1 "$N" >"$hostlist"
+
+tool_boxgate() { "$BOXGATE" --config "$BG_CONFIG" exec --all -- true; }
+tool_boxgate1() { "$BOXGATE" --config "$BG_CONFIG" exec --boxes h1 -- true; }
+tool_ssh1() { ssh -F "$BG_SSH_CONFIG" h1 true; }
+tool_sshseq() {
+  local i
+  for i in $(seq 1 "$N"); do ssh -F "$BG_SSH_CONFIG" "h$i" true || return 1; done
+}
+tool_sshpar() {
+  local i pids=() rc=0
+  for i in $(seq 1 "$N"); do ssh -F "$BG_SSH_CONFIG" "h$i" true & pids+=($!); done
+  for i in "${pids[@]}"; do wait "$i" || rc=1; done
+  return $rc
+}
+tool_pssh() { parallel-ssh -h "$hostlist" -x "-F $BG_SSH_CONFIG" -p "$N" -t 60 true; }
+tool_clush() { clush -S -f "$N" -w "h[1-$N]" -o "-F $BG_SSH_CONFIG" true; }
+ansible_inventory() {
+  {
+    echo "[all]"
+    cat "$hostlist"
+    echo "[all:vars]"
+    echo "ansible_connection=ssh"
+    echo "ansible_user=root"
+    echo "ansible_ssh_common_args='-F $BG_SSH_CONFIG'"
+  } >"$BENCH_TMP/inventory"
+}
+export ANSIBLE_LOCAL_TEMP=$BENCH_TMP/ansible-tmp ANSIBLE_NOCOLOR=1 ANSIBLE_DEPRECATION_WARNINGS=False \
+  ANSIBLE_SSH_CONTROL_PATH_DIR=$BENCH_TMP/ansible-cp ANSIBLE_HOME=$BENCH_TMP/ansible-home
+# Cold: no ControlMaster, every run pays every handshake (as the other tools do).
+tool_ansible() {
+  ANSIBLE_SSH_ARGS='-o ControlMaster=no -o ControlPath=none' \
+    ansible all -i "$BENCH_TMP/inventory" -m raw -a true -f "$N" -o
+}
+# Warm: ansible's default ControlPersist, masters kept from the warm-up run on.
+tool_ansiblecp() {
+  ANSIBLE_SSH_ARGS="-o ControlMaster=auto -o ControlPersist=60s -o ControlPath=$BENCH_TMP/cp-%C" \
+    ansible all -i "$BENCH_TMP/inventory" -m raw -a true -f "$N" -o
+}
+
+bench_label boxgate "boxgate exec --all ($N hosts)"
+bench_label boxgate1 "boxgate exec (1 host)"
+bench_label ssh1 "OpenSSH ssh (1 host)"
+bench_label sshseq "OpenSSH ssh, sequential loop"
+bench_label sshpar "OpenSSH ssh, all at once"
+bench_label pssh "parallel-ssh"
+bench_label clush "clush"
+bench_label ansible "ansible -m raw (no ControlPersist)"
+bench_label ansiblecp "ansible -m raw (ControlPersist warm)"
+TOOLS="boxgate boxgate1 ssh1 sshseq sshpar pssh clush ansible ansiblecp"
+
+keys=''
+for d in $DELAYS; do
+  key="${d}ms"
+  keys="$keys $key"
+  bench_up "$N" "$d"
+  ansible_inventory
+  read -r conn exch < <(bench_rtt 1)
+  bench_note "added delay $d ms each way: measured TCP connect $conn ms, SSH id->KEXINIT round trip $exch ms (medians of 9)"
+  bench_log "delay $d ms: hosts up in $BG_HOSTS_DIR ($BG_HOSTS_MODE), rtt $conn / $exch ms"
+  bench_measure "$key" "$BENCH_RUNS" $TOOLS
+  bench_down
+done
+
+bench_table "true on $N hosts: median of $BENCH_RUNS runs, seconds (added one-way delay)" "$keys" $TOOLS
+printf '\nratios\n'
+bench_ratio "boxgate / parallel-ssh" boxgate pssh "$keys" "<= 0.8x at 10 ms"
+bench_ratio "boxgate / clush" boxgate clush "$keys" "<= 0.8x at 10 ms"
+bench_ratio "boxgate / ansible -m raw (cold)" boxgate ansible "$keys"
+bench_ratio "boxgate $N hosts / boxgate 1 host" boxgate boxgate1 "$keys" "<= 1.5x"
+bench_ratio "OpenSSH all at once / OpenSSH 1 host" sshpar ssh1 "$keys"
+bench_note "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; every handshake is CPU-bound here"
+bench_notes
