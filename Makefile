@@ -73,6 +73,19 @@ install: all
 	if [ -f doc/boxgate.1 ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1; \
 	  install -m 644 doc/boxgate.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
 
+# Fuzz targets (libFuzzer, clang): `make fuzz FUZZ_SECONDS=60` builds and runs each.
+FUZZ_SECONDS ?= 30
+FUZZ_LIB_SRC := $(filter-out cli/%,$(LIB_SRC))
+fuzz:
+	@mkdir -p $(BUILD)/fuzz/artifacts
+	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
+	  echo "== $$n"; \
+	  clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	    -o $(BUILD)/fuzz/$$n $$f $(FUZZ_LIB_SRC) $(PKG_LIBS) || exit 1; \
+	  $(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	    -artifact_prefix=$(BUILD)/fuzz/artifacts/$$n- 2>&1 | tail -3 || exit 1; \
+	done
+
 format:
 	clang-format -i $(LIB_SRC) cli/main.c $(UNIT_SRC) gate/agent/*.c $(wildcard */*.h)
 

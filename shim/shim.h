@@ -29,7 +29,7 @@ typedef enum { SHIM_PASS, SHIM_ENV, SHIM_VALUE } shim_route;
 typedef struct shim_word {
 	char *arg;       /* the user's argument, verbatim */
 	shim_route route;
-	char *env;       /* "NAME=value" for SHIM_ENV */
+	char *env;       /* "NAME=value" for SHIM_ENV (and for a PASS word also exported via num_workers_env) */
 	const conf_env_rule *rule; /* the rule that translated it (borrowed) */
 } shim_word;
 
