@@ -1,0 +1,83 @@
+/* Moving files to a box: SFTP over the connection's own SSH session (ssh
+ * boxes) or plain file I/O (the local box), behind one interface.
+ *
+ * Every call works on absolute paths on the box and has a deadline
+ * (base/timer.h ms; BG_NEVER for none). The SFTP channel is opened on first
+ * use and lives as long as the connection; calls run the session in
+ * non-blocking mode, as the exec channels do, so SFTP and exec channels can
+ * be used one after the other on the same connection (one call at a time:
+ * a connection belongs to one thread).
+ *
+ * Errors: BG_ECONNECT when the connection is lost, BG_ETIMEOUT when the
+ * deadline passes, BG_EREMOTE when the box refused (the message names the
+ * box, the path and the reason), BG_EIO for local read errors. */
+#ifndef BG_REMOTE_SFTP_H
+#define BG_REMOTE_SFTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "remote/remote.h"
+
+/* Opens the SFTP subsystem if it is not open yet (a no-op for the local box). */
+int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err);
+
+typedef enum {
+	REMOTE_FS_MISSING = 0,
+	REMOTE_FS_FILE,
+	REMOTE_FS_DIR,
+	REMOTE_FS_LINK,
+	REMOTE_FS_OTHER
+} remote_fs_type;
+
+typedef struct remote_fs_stat {
+	remote_fs_type type;
+	unsigned mode; /* permission bits (07777) */
+	uint64_t size;
+} remote_fs_stat;
+
+/* lstat(2) on the box; a missing path is not an error (type MISSING). */
+int remote_fs_lstat(remote_conn *c, const char *path, remote_fs_stat *st, int64_t deadline,
+		    bg_err *err);
+/* mkdir(2) with `mode`; an existing directory is success. */
+int remote_fs_mkdir(remote_conn *c, const char *path, unsigned mode, int64_t deadline, bg_err *err);
+/* unlink(2); a missing path is success. */
+int remote_fs_unlink(remote_conn *c, const char *path, int64_t deadline, bg_err *err);
+/* Free bytes for unprivileged users and whether the file system is
+ * read-only, for the file system holding `path`. */
+int remote_fs_space(remote_conn *c, const char *path, uint64_t *avail, bool *read_only,
+		    int64_t deadline, bg_err *err);
+
+/* Progress of one upload: bytes the box has acknowledged so far. */
+typedef void (*remote_progress_cb)(void *ctx, uint64_t done, uint64_t total);
+
+typedef struct remote_put_opts {
+	unsigned mode;  /* the file's final permission bits */
+	bool fsync;     /* fsync the file on the box before closing it */
+	/* Bytes kept in flight (rounded down to 30000-byte packets); 0: the
+	 * default (REMOTE_PUT_WINDOW). */
+	size_t window;
+	/* Give up when the box acknowledges nothing for this long; 0: 60 s. */
+	int stall_ms;
+	remote_progress_cb progress;
+	void *progress_ctx;
+} remote_put_opts;
+
+/* About 2 MB: what OpenSSH's sftp keeps in flight, and its channel window.
+ * libssh2_sftp_write() sends what it is given as 30000-byte packets and
+ * returns when the first is acknowledged, so this is the pipeline depth. */
+#define REMOTE_PUT_WINDOW (69 * 30000)
+
+/* Creates `path` on the box exclusively (it must not exist), mode 0600 while
+ * it is written, copies `size` bytes of the local file `fd` from offset 0
+ * into it with pipelined writes, sets opts->mode, optionally fsyncs, and
+ * closes it. On any failure the partial file is removed (best effort) and,
+ * when the box stopped accepting data, the message says whether its disk is
+ * full or read-only. BG_EEXIST-like collisions come back as BG_EREMOTE with
+ * *exists set, so the caller can pick another name. */
+int remote_put_file(remote_conn *c, int fd, uint64_t size, const char *path,
+		    const remote_put_opts *opts, bool *exists, bg_err *err);
+
+#endif

@@ -1,0 +1,62 @@
+/* What sync/ shares inside itself: the remote scripts and their protocol. */
+#ifndef BG_SYNC_INTERNAL_H
+#define BG_SYNC_INTERNAL_H
+
+#include "base/strbuf.h"
+#include "sync/sync.h"
+
+/* A remote command stays well under Linux's 128 KiB limit for one argument
+ * (sshd hands the whole command to the shell as one). */
+#define SYNC_SCRIPT_MAX (96 * 1024)
+
+/* Every script prints its results as lines "@NONCE WORD ..." on stdout; the
+ * nonce is random per connection, so no file name or verifier output can
+ * forge a result line. */
+
+typedef struct sync_probe_opts {
+	const char *repo;  /* as configured ("~/x" allowed) */
+	const char *nonce;
+	bool lock;         /* take the push lock (flock on the repo directory) */
+	int lock_wait_s;   /* wait for it this long; 0: do not wait */
+	bool fail_busy;    /* stop when another push holds it */
+	bool clean;        /* remove stale temporary files when the lock is ours */
+	bool stats;        /* report mode and size of every regular target */
+	bool hold;         /* keep the lock until stdin ends (the push ends) */
+} sync_probe_opts;
+
+/* Probe for plan items idx[0..n): type, .bak, parent, writability, stale
+ * temporary files (removed when asked), SHA-256. Lines:
+ *   repo PATH | norepo | lock o|b|n
+ *   f I TYPE BAKTYPE PARENT(i|o|e) WRITABLE(0|1) DIREXISTS(0|1)
+ *   t I r|k HEX.tmp          (r: removed, k: kept)
+ *   stats K + K lines "MODE SIZE"      (regular targets, in order)
+ *   hashes K + K lines of sha256sum    (regular targets below SYNC_BIG_FILE)
+ *   H I HASH... | S I SIZE   (big targets: hash, or the differing size)
+ *   end */
+char *sync_script_probe(const sync_probe_opts *o, const sync_plan *p, const size_t *idx, size_t n);
+/* Lists targets with a .bak or a temporary file beside them (NUL-separated
+ * find output between "scan" and "end"). */
+char *sync_script_scan(const char *repo, const char *nonce);
+
+enum { SYNC_DO_VERIFY = 1, SYNC_DO_SWAP = 2, SYNC_DO_ROLLBACK = 4 };
+
+typedef struct sync_apply_file {
+	size_t index;
+	const char *target;   /* relative to the repo */
+	const char *temp;     /* relative to the repo */
+	const char *bak_temp; /* for a copied .bak */
+	const char *sha;      /* expected SHA-256 of temp; NULL: report only */
+	bool big;
+	const char *verifier; /* substituted command; NULL: none */
+} sync_apply_file;
+
+/* Verify and/or swap (or roll back) files. Lines:
+ *   h I HASH              the temporary file's SHA-256
+ *   x I hash|bak|mv|nobak|copy   a step failed; the temporary file is gone
+ *   v I RC + the verifier's output + vend I
+ *   vok I                 verified
+ *   ok I created|replaced swapped in */
+char *sync_script_apply(const char *repo, const char *nonce, const char *box,
+			const sync_apply_file *f, size_t n, unsigned what);
+
+#endif

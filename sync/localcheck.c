@@ -1,0 +1,83 @@
+/* The local pre-check: a built-in verifier (Python's ast, bash -n, a JSON
+ * parse) runs on the local file before any box is touched, so a syntax
+ * error fails fast. User-configured verifiers may need the box's own
+ * environment (importing the repo, CUDA), so they run on the boxes only. */
+#include "sync/sync.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/lines.h"
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
+#include "shim/shim.h"
+
+#define LOCAL_CHECK_TIMEOUT_MS 120000
+#define LOCAL_OUTPUT_MAX (64 * 1024)
+
+static void collect(void *ctx, remote_stream s, const char *line, size_t len, int flags)
+{
+	(void)s;
+	strbuf *sb = ctx;
+	if (sb->len + len + 1 > LOCAL_OUTPUT_MAX)
+		return;
+	strbuf_add(sb, line, len);
+	if (!(flags & LINE_PARTIAL))
+		strbuf_addch(sb, '\n');
+}
+
+static const char *local_python(const conf *c)
+{
+	for (size_t i = 0; i < c->n_boxes; i++)
+		if (c->boxes[i].builtin && c->boxes[i].python)
+			return c->boxes[i].python;
+	return "python3";
+}
+
+int sync_local_check(const conf *c, const sync_plan *p, const sync_item *it, bool *ran, int *rc_out,
+		     char **output, bg_err *err)
+{
+	*ran = false;
+	*rc_out = 0;
+	*output = NULL;
+	if (!it->verifier || !it->verifier_builtin || !it->local)
+		return 0;
+	conf_box local = {.name = "local", .transport = CONF_TRANSPORT_LOCAL};
+	remote_conn *conn = NULL;
+	int rc = remote_connect(&local, NULL, &conn, err);
+	if (rc < 0)
+		return rc;
+	strbuf cmd = STRBUF_INIT;
+	strbuf_addstr(&cmd, "cd ");
+	shim_quote(&cmd, p->root);
+	strbuf_addstr(&cmd, " && ");
+	char *v = sync_verifier_command(it->verifier, it->local, local_python(c));
+	strbuf_addstr(&cmd, v);
+	free(v);
+	strbuf out = STRBUF_INIT;
+	remote_status st = {0};
+	rc = remote_run(conn, strbuf_str(&cmd), collect, &out, LOCAL_CHECK_TIMEOUT_MS, &st, err);
+	remote_close(conn);
+	strbuf_release(&cmd);
+	if (rc == BG_ETIMEOUT) {
+		*ran = true;
+		*rc_out = 124;
+		strbuf_addstr(&out, "the local check timed out\n");
+		*output = strbuf_detach(&out);
+		return 0;
+	}
+	if (rc < 0) {
+		strbuf_release(&out);
+		return rc;
+	}
+	int code = st.how == REMOTE_EXITED ? st.code : 128;
+	if (code == 127) {
+		/* The interpreter is not installed here: the box decides alone. */
+		strbuf_release(&out);
+		return 0;
+	}
+	*ran = true;
+	*rc_out = code;
+	*output = strbuf_detach(&out);
+	return 0;
+}

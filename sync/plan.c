@@ -1,0 +1,330 @@
+/* Push plans: which local file goes to which target, refused when a path
+ * escapes the repo; local hashes and verifiers; temporary file names. */
+#include "sync/sync.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/xmalloc.h"
+#include "shim/shim.h"
+
+int sync_plan_init(sync_plan *p, const char *root, bg_err *err)
+{
+	memset(p, 0, sizeof(*p));
+	char *real = realpath(root, NULL);
+	if (!real)
+		return bg_fail(err, BG_EUSAGE, "repo root %s: %s", root, strerror(errno));
+	struct stat st;
+	if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		free(real);
+		return bg_fail(err, BG_EUSAGE, "repo root %s is not a directory", root);
+	}
+	p->root = real;
+	return 0;
+}
+
+void sync_plan_release(sync_plan *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->items[i].arg);
+		free(p->items[i].local);
+		free(p->items[i].rel);
+	}
+	free(p->items);
+	free(p->root);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Splits `path` into components and resolves "." and ".." lexically onto
+ * `out` (components joined by '/'). Returns false when ".." climbs above
+ * the start. */
+static bool resolve_components(strbuf *out, const char *path)
+{
+	const char *s = path;
+	while (*s) {
+		while (*s == '/')
+			s++;
+		if (!*s)
+			break;
+		const char *e = strchr(s, '/');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		if (len == 1 && s[0] == '.') {
+			;
+		} else if (len == 2 && s[0] == '.' && s[1] == '.') {
+			if (out->len == 0)
+				return false;
+			char *slash = strrchr(out->buf, '/');
+			size_t keep = slash ? (size_t)(slash - out->buf) : 0;
+			out->len = keep;
+			out->buf[keep] = '\0';
+		} else {
+			if (out->len)
+				strbuf_addch(out, '/');
+			strbuf_add(out, s, len);
+		}
+		s += len;
+	}
+	return true;
+}
+
+int sync_normalize_rel(const char *in, char **out, bg_err *err)
+{
+	*out = NULL;
+	if (!in || !*in)
+		return bg_fail(err, BG_EUSAGE, "an empty path");
+	if (in[0] == '/')
+		return bg_fail(err, BG_EUSAGE, "%s: an absolute path (targets are relative to the box's repo)", in);
+	strbuf sb = STRBUF_INIT;
+	if (!resolve_components(&sb, in)) {
+		strbuf_release(&sb);
+		return bg_fail(err, BG_EUSAGE, "%s: escapes the repo ('..' above its top)", in);
+	}
+	if (sb.len == 0) {
+		strbuf_release(&sb);
+		return bg_fail(err, BG_EUSAGE, "%s: names the repo itself, not a file in it", in);
+	}
+	*out = strbuf_detach(&sb);
+	return 0;
+}
+
+/* "/a/b" under root "/a" gives "b"; NULL when not strictly inside. */
+static const char *inside(const char *root, const char *abs)
+{
+	size_t rl = strlen(root);
+	if (rl == 1 && root[0] == '/')
+		return abs[1] ? abs + 1 : NULL;
+	if (strncmp(abs, root, rl) != 0 || abs[rl] != '/' || !abs[rl + 1])
+		return NULL;
+	return abs + rl + 1;
+}
+
+/* The absolute, lexically normalised form of local path `path`. */
+static char *local_abs(const sync_plan *p, const char *path)
+{
+	strbuf sb = STRBUF_INIT;
+	char cwd[PATH_MAX];
+	const char *base = p->root;
+	if (path[0] == '/') {
+		base = "";
+	} else if (getcwd(cwd, sizeof(cwd))) {
+		char *rc = realpath(cwd, NULL);
+		if (rc && (strcmp(rc, p->root) == 0 || inside(p->root, rc)))
+			base = cwd;
+		free(rc);
+	}
+	char *joined = xasprintf("%s/%s", base, path);
+	bool ok = resolve_components(&sb, joined);
+	free(joined);
+	if (!ok) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	char *out = xasprintf("/%s", strbuf_str(&sb));
+	strbuf_release(&sb);
+	return out;
+}
+
+static int add_item(sync_plan *p, char *arg, char *local, char *rel, bg_err *err)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		if (strcmp(p->items[i].rel, rel) == 0) {
+			int rc = bg_fail(err, BG_EUSAGE, "%s: the same target as %s", arg, p->items[i].arg);
+			free(arg);
+			free(local);
+			free(rel);
+			return rc;
+		}
+	}
+	p->items = xgrow(p->items, &p->cap, p->n + 1, sizeof(*p->items));
+	sync_item *it = &p->items[p->n++];
+	memset(it, 0, sizeof(*it));
+	it->arg = arg;
+	it->local = local;
+	it->rel = rel;
+	return 0;
+}
+
+int sync_plan_add(sync_plan *p, const char *arg, unsigned flags, bg_err *err)
+{
+	char *lpart = NULL, *rpart = NULL, *abs = NULL, *real = NULL, *rel = NULL;
+	int rc = 0;
+	struct stat st;
+	const char *eq = strchr(arg, '=');
+	char *whole = eq ? local_abs(p, arg) : NULL;
+	bool split = eq && (!whole || lstat(whole, &st) < 0);
+	free(whole);
+	if (split) {
+		lpart = xstrndup(arg, (size_t)(eq - arg));
+		rpart = xstrdup(eq + 1);
+		if (!*lpart || !*rpart) {
+			rc = bg_fail(err, BG_EUSAGE, "%s: LOCAL=REMOTE wants both sides", arg);
+			goto out;
+		}
+	} else {
+		lpart = xstrdup(arg);
+	}
+	abs = local_abs(p, lpart);
+	const char *lrel = abs ? inside(p->root, abs) : NULL;
+	if (!lrel) {
+		rc = bg_fail(err, BG_EUSAGE, "%s: outside the repo root %s", lpart, p->root);
+		goto out;
+	}
+	bool have_local = false;
+	if (lstat(abs, &st) == 0) {
+		real = realpath(abs, NULL);
+		if (!real) {
+			rc = bg_fail(err, BG_EUSAGE, "%s: %s", lpart, strerror(errno));
+			goto out;
+		}
+		if (!inside(p->root, real)) {
+			rc = bg_fail(err, BG_EUSAGE, "%s: a symlink that leads out of the repo root (to %s)",
+				     lpart, real);
+			goto out;
+		}
+		if (stat(real, &st) < 0 || !S_ISREG(st.st_mode)) {
+			rc = bg_fail(err, BG_EUSAGE, "%s: not a regular file", lpart);
+			goto out;
+		}
+		have_local = true;
+	} else if (flags & SYNC_ADD_NEED_LOCAL) {
+		rc = bg_fail(err, BG_EUSAGE, "%s: %s", lpart, strerror(errno));
+		goto out;
+	}
+	if (rpart) {
+		size_t rl = strlen(rpart);
+		char *want = NULL;
+		if (rpart[rl - 1] == '/') {
+			const char *b = strrchr(lrel, '/');
+			want = xasprintf("%s%s", rpart, b ? b + 1 : lrel);
+		} else {
+			want = xstrdup(rpart);
+		}
+		rc = sync_normalize_rel(want, &rel, err);
+		free(want);
+		if (rc < 0)
+			goto out;
+	} else {
+		rel = xstrdup(lrel);
+	}
+	rc = add_item(p, xstrdup(arg), have_local ? real : NULL, rel, err);
+	if (have_local)
+		real = NULL;
+	rel = NULL;
+out:
+	free(lpart);
+	free(rpart);
+	free(abs);
+	free(real);
+	free(rel);
+	return rc;
+}
+
+int sync_plan_add_rel(sync_plan *p, const char *relpath, bg_err *err)
+{
+	char *rel = NULL;
+	int rc = sync_normalize_rel(relpath, &rel, err);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->items[i].rel, rel) == 0) {
+			free(rel);
+			return 0;
+		}
+	char *abs = xasprintf("%s/%s", p->root, rel);
+	char *real = realpath(abs, NULL);
+	struct stat st;
+	if (real && (!inside(p->root, real) || stat(real, &st) < 0 || !S_ISREG(st.st_mode))) {
+		free(real);
+		real = NULL;
+	}
+	free(abs);
+	return add_item(p, xstrdup(rel), real, rel, err);
+}
+
+/* Whether `cmd` (returned by conf_verify_for) is one of the built-in rules. */
+static bool builtin_rule(const conf *c, const char *cmd)
+{
+	for (size_t i = 0; i < c->n_verify; i++)
+		if (c->verify[i].command == cmd)
+			return c->verify[i].file && strcmp(c->verify[i].file, "(built-in)") == 0;
+	return false;
+}
+
+int sync_plan_finish(sync_plan *p, const conf *c, bg_err *err)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		sync_item *it = &p->items[i];
+		it->verifier = c ? conf_verify_for(c, it->rel) : NULL;
+		it->verifier_builtin = it->verifier && builtin_rule(c, it->verifier);
+		if (!it->local)
+			continue;
+		struct stat st;
+		if (stat(it->local, &st) < 0)
+			return bg_fail(err, BG_EIO, "%s: %s", it->arg, strerror(errno));
+		it->size = (uint64_t)st.st_size;
+		it->mode = st.st_mode & 0777;
+		int rc = bg_sha256_file(it->local, it->sha, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Room for ".", ".boxgate-", 16 hex and ".tmp" within NAME_MAX. */
+#define TEMP_EXTRA (1 + 9 + 16 + 4)
+
+char *sync_temp_name(const char *rel, const char *hex)
+{
+	const char *slash = strrchr(rel, '/');
+	const char *base = slash ? slash + 1 : rel;
+	size_t dirlen = slash ? (size_t)(slash - rel) + 1 : 0;
+	size_t blen = strlen(base);
+	if (blen > NAME_MAX - TEMP_EXTRA)
+		blen = NAME_MAX - TEMP_EXTRA;
+	return xasprintf("%.*s.%.*s.boxgate-%.16s.tmp", (int)dirlen, rel, (int)blen, base, hex);
+}
+
+void sync_random_hex(char out[17])
+{
+	unsigned char r[8];
+	size_t got = 0;
+	while (got < sizeof(r)) {
+		ssize_t n = getrandom(r + got, sizeof(r) - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			abort(); /* no kernel randomness: nothing sensible to do */
+		got += (size_t)n;
+	}
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 0; i < 8; i++) {
+		out[2 * i] = hex[r[i] >> 4];
+		out[2 * i + 1] = hex[r[i] & 15];
+	}
+	out[16] = '\0';
+}
+
+char *sync_verifier_command(const char *tmpl, const char *file, const char *python)
+{
+	strbuf sb = STRBUF_INIT;
+	for (const char *s = tmpl; *s;) {
+		if (strncmp(s, "{}", 2) == 0) {
+			shim_quote_path(&sb, file);
+			s += 2;
+		} else if (strncmp(s, "{python}", 8) == 0) {
+			shim_quote_path(&sb, python && *python ? python : "python3");
+			s += 8;
+		} else {
+			strbuf_addch(&sb, *s++);
+		}
+	}
+	return strbuf_detach(&sb);
+}

@@ -1,0 +1,259 @@
+/* The shell scripts push, status and rollback run on a box. POSIX sh only
+ * (they run under /bin/sh whatever the login shell is), every path quoted
+ * through shim_quote, results printed as nonce-tagged lines (internal.h).
+ * They avoid extra processes where a builtin does: on a busy box each fork
+ * costs more than a round trip. */
+#include "sync/internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+#include "shim/shim.h"
+
+static void q(strbuf *sb, const char *s)
+{
+	shim_quote(sb, s);
+}
+
+/* The common start: enter the repo or say it is not there. */
+static void prelude(strbuf *sb, const char *repo, const char *nonce)
+{
+	strbuf_addstr(sb, "cd -- ");
+	shim_quote_path(sb, repo);
+	strbuf_addf(sb, " 2>/dev/null || { echo '@%s norepo'; exit 3; }\n", nonce);
+	/* The fastest SHA-256 the box has, for big files. */
+	strbuf_addstr(sb, "if command -v openssl >/dev/null 2>&1; then bh() { openssl dgst -sha256 -r; }; "
+			  "else bh() { sha256sum; }; fi\n");
+}
+
+/* The directory of `rel` ("." at the top) and the temporary-file glob
+ * matching sync_temp_name() for it. */
+static void dir_and_glob(const char *rel, strbuf *dir, strbuf *glob)
+{
+	const char *slash = strrchr(rel, '/');
+	const char *base = slash ? slash + 1 : rel;
+	if (slash) {
+		char *d = xstrndup(rel, (size_t)(slash - rel));
+		q(dir, d);
+		free(d);
+	} else {
+		q(dir, ".");
+	}
+	char *t = sync_temp_name(rel, "0000000000000000");
+	/* t = "dir/.NAME.boxgate-0000000000000000.tmp": quote up to the hex. */
+	const char *tb = strrchr(t, '/');
+	tb = tb ? tb + 1 : t;
+	size_t plen = strlen(tb) - 16 - 4;
+	char *prefix = xstrndup(tb, plen);
+	strbuf_addstr(glob, strbuf_str(dir));
+	strbuf_addch(glob, '/');
+	q(glob, prefix);
+	for (int i = 0; i < 16; i++)
+		strbuf_addstr(glob, "[0-9a-f]");
+	q(glob, ".tmp");
+	free(prefix);
+	free(t);
+	(void)base;
+}
+
+char *sync_script_probe(const sync_probe_opts *o, const sync_plan *p, const size_t *idx, size_t n)
+{
+	strbuf sb = STRBUF_INIT;
+	const char *N = o->nonce;
+	prelude(&sb, o->repo, N);
+	strbuf_addstr(&sb, "cd -P . || exit 3\nR=$PWD\n");
+	strbuf_addf(&sb, "printf '@%s repo %%s\\n' \"$R\"\nL=n\n", N);
+	if (o->lock) {
+		strbuf_addstr(&sb, "if command -v flock >/dev/null 2>&1; then exec 9<.; ");
+		if (o->lock_wait_s > 0)
+			strbuf_addf(&sb, "if flock -w %d 9; ", o->lock_wait_s);
+		else
+			strbuf_addstr(&sb, "if flock -n 9; ");
+		strbuf_addstr(&sb, "then L=o; else L=b; fi; fi\n");
+	}
+	strbuf_addf(&sb, "echo \"@%s lock $L\"\n", N);
+	if (o->fail_busy)
+		strbuf_addstr(&sb, "[ \"$L\" = b ] && exit 4\n");
+	strbuf_addf(&sb, "C=%d; [ \"$L\" = b ] && C=0\n", o->clean ? 1 : 0);
+	strbuf_addf(&sb,
+		    "bgp() {\n"
+		    " i=$1 f=$2 d=$3; shift 3\n"
+		    " t=M\n"
+		    " if [ -L \"$f\" ]; then t=L; elif [ -d \"$f\" ]; then t=D; elif [ -f \"$f\" ]; then"
+		    " if [ -r \"$f\" ]; then t=F; else t=U; fi; elif [ -e \"$f\" ]; then t=O; fi\n"
+		    " k=-; if [ -L \"$f.bak\" ]; then k=L; elif [ -f \"$f.bak\" ]; then k=F;"
+		    " elif [ -e \"$f.bak\" ]; then k=O; fi\n"
+		    " a=$d; while [ ! -d \"$a\" ]; do case $a in */*) a=${a%%/*};; *) a=.;; esac; done\n"
+		    " e=1; [ \"$a\" = \"$d\" ] || e=0\n"
+		    " w=0; [ -w \"$a\" ] && w=1\n"
+		    " p=e; if cd -P -- \"$a\" 2>/dev/null; then case $PWD/ in \"$R\"/*) p=i;; *) p=o;; esac;"
+		    " cd -- \"$R\" || exit 3; fi\n"
+		    " echo \"@%s f $i $t $k $p $w $e\"\n"
+		    " eval \"T$i=\\$t\"\n"
+		    " for g in \"$@\"; do\n"
+		    "  [ -e \"$g\" ] || [ -L \"$g\" ] || continue\n"
+		    "  if [ \"$C\" = 1 ] && rm -f -- \"$g\"; then r=r; else r=k; fi\n"
+		    "  echo \"@%s t $i $r ${g##*.boxgate-}\"\n"
+		    " done\n"
+		    "}\n",
+		    N, N);
+	for (size_t k = 0; k < n; k++) {
+		const sync_item *it = &p->items[idx[k]];
+		strbuf dir = STRBUF_INIT, glob = STRBUF_INIT;
+		dir_and_glob(it->rel, &dir, &glob);
+		strbuf_addf(&sb, "bgp %zu ", idx[k]);
+		q(&sb, it->rel);
+		strbuf_addf(&sb, " %s %s\n", strbuf_str(&dir), strbuf_str(&glob));
+		strbuf_release(&dir);
+		strbuf_release(&glob);
+	}
+	if (o->stats) {
+		strbuf_addstr(&sb, "set --\n");
+		for (size_t k = 0; k < n; k++) {
+			strbuf_addf(&sb, "[ \"$T%zu\" = F ] && set -- \"$@\" ", idx[k]);
+			q(&sb, p->items[idx[k]].rel);
+			strbuf_addch(&sb, '\n');
+		}
+		strbuf_addf(&sb, "echo \"@%s stats $#\"\n[ $# = 0 ] || stat -c '%%a %%s' -- \"$@\"\n", N);
+	}
+	strbuf_addstr(&sb, "set --\n");
+	for (size_t k = 0; k < n; k++) {
+		const sync_item *it = &p->items[idx[k]];
+		if (it->local && it->size >= SYNC_BIG_FILE)
+			continue;
+		strbuf_addf(&sb, "[ \"$T%zu\" = F ] && set -- \"$@\" ", idx[k]);
+		q(&sb, it->rel);
+		strbuf_addch(&sb, '\n');
+	}
+	strbuf_addf(&sb, "echo \"@%s hashes $#\"\n[ $# = 0 ] || sha256sum -- \"$@\"\n", N);
+	for (size_t k = 0; k < n; k++) {
+		const sync_item *it = &p->items[idx[k]];
+		if (!(it->local && it->size >= SYNC_BIG_FILE))
+			continue;
+		strbuf f = STRBUF_INIT;
+		q(&f, it->rel);
+		strbuf_addf(&sb,
+			    "if [ \"$T%zu\" = F ]; then s=$(stat -c %%s -- %s); "
+			    "if [ \"$s\" = %llu ]; then printf '@%s H %zu '; bh < %s || echo; "
+			    "else echo \"@%s S %zu $s\"; fi; fi\n",
+			    idx[k], strbuf_str(&f), (unsigned long long)it->size, N, idx[k], strbuf_str(&f), N,
+			    idx[k]);
+		strbuf_release(&f);
+	}
+	strbuf_addf(&sb, "echo '@%s end'\n", N);
+	if (o->hold)
+		strbuf_addstr(&sb, "[ \"$L\" = o ] && while read -r _; do :; done\n");
+	strbuf_addstr(&sb, "exit 0\n");
+	return strbuf_detach(&sb);
+}
+
+char *sync_script_scan(const char *repo, const char *nonce)
+{
+	strbuf sb = STRBUF_INIT;
+	prelude(&sb, repo, nonce);
+	strbuf_addf(&sb,
+		    "echo '@%s scan'\n"
+		    "find . -name .git -prune -o -type f \\( -name '*.bak' -o -name '.*.boxgate-*.tmp' \\) -print0\n"
+		    "printf '\\n@%s end\\n'\n",
+		    nonce, nonce);
+	return strbuf_detach(&sb);
+}
+
+/* "./" + path, quoted: no path can start with '-' for any tool. */
+static void qdot(strbuf *sb, const char *rel)
+{
+	char *p = xasprintf("./%s", rel);
+	q(sb, p);
+	free(p);
+}
+
+char *sync_script_apply(const char *repo, const char *nonce, const char *box,
+			const sync_apply_file *f, size_t n, unsigned what)
+{
+	strbuf sb = STRBUF_INIT;
+	const char *N = nonce;
+	prelude(&sb, repo, N);
+	strbuf_addstr(&sb, "BOXGATE_BOX=");
+	q(&sb, box);
+	strbuf_addstr(&sb, "; export BOXGATE_BOX\n");
+	/* bgv INDEX TEMP EXPECTED-SHA BIG VERIFIER-FUNCTION TARGET */
+	strbuf_addf(&sb,
+		    "bgv() {\n"
+		    " if [ \"$4\" = 1 ]; then h=$(bh < \"$2\"); else h=$(sha256sum < \"$2\"); fi\n"
+		    " h=${h%%%% *}\n"
+		    " echo \"@%s h $1 $h\"\n"
+		    " if [ -n \"$3\" ] && [ \"$h\" != \"$3\" ]; then rm -f -- \"$2\"; echo \"@%s x $1 hash\"; return 1; fi\n"
+		    " if [ -z \"$5\" ]; then echo \"@%s vok $1\"; return 0; fi\n"
+		    " BOXGATE_TARGET=$6; export BOXGATE_TARGET\n"
+		    " o=$(\"$5\" 2>&1 </dev/null; echo \"@rc $?\")\n"
+		    " r=${o##*@rc }; o=${o%%@rc *}\n"
+		    " if [ \"$r\" != 0 ]; then printf '@%s v %%s %%s\\n%%s\\n@%s vend %%s\\n' \"$1\" \"$r\" \"$o\" \"$1\";"
+		    " rm -f -- \"$2\"; return 1; fi\n"
+		    " echo \"@%s vok $1\"\n"
+		    "}\n",
+		    N, N, N, N, N, N);
+	/* bgs INDEX TEMP TARGET BAK-TEMP: TARGET.bak becomes the current target
+	 * (a hard link, or a full copy renamed into place), then TEMP replaces
+	 * TARGET by rename(2). At no instant is TARGET anything but the old or
+	 * the new file, nor TARGET.bak a partial one. */
+	strbuf_addf(&sb,
+		    "bgs() {\n"
+		    " w=created\n"
+		    " if [ -e \"$3\" ] || [ -L \"$3\" ]; then\n"
+		    "  w=replaced\n"
+		    "  if [ \"$3\" -ef \"$3.bak\" ]; then :\n"
+		    "  elif ln -f -- \"$3\" \"$3.bak\" 2>/dev/null; then :\n"
+		    "  elif cp -p -- \"$3\" \"$4\" && mv -f -- \"$4\" \"$3.bak\"; then :\n"
+		    "  else rm -f -- \"$2\" \"$4\"; echo \"@%s x $1 bak\"; return 1; fi\n"
+		    " fi\n"
+		    " if mv -f -- \"$2\" \"$3\"; then echo \"@%s ok $1 $w\"; else rm -f -- \"$2\"; echo \"@%s x $1 mv\"; return 1; fi\n"
+		    "}\n",
+		    N, N, N);
+	if (what & SYNC_DO_ROLLBACK)
+		/* bgr INDEX TARGET TEMP: TEMP becomes a second name of TARGET.bak. */
+		strbuf_addf(&sb,
+			    "bgr() {\n"
+			    " if [ ! -f \"$2.bak\" ] || [ -L \"$2.bak\" ]; then echo \"@%s x $1 nobak\"; return 1; fi\n"
+			    " ln -- \"$2.bak\" \"$3\" 2>/dev/null || cp -p -- \"$2.bak\" \"$3\" ||"
+			    " { rm -f -- \"$3\"; echo \"@%s x $1 copy\"; return 1; }\n"
+			    "}\n",
+			    N, N);
+	for (size_t k = 0; k < n; k++) {
+		const sync_apply_file *a = &f[k];
+		if ((what & (SYNC_DO_VERIFY | SYNC_DO_ROLLBACK)) && a->verifier)
+			/* The verifier on lines of its own: a trailing comment in it
+			 * cannot swallow the closing brace. */
+			strbuf_addf(&sb, "bgv%zu() {\n%s\n}\n", a->index, a->verifier);
+		strbuf t = STRBUF_INIT, x = STRBUF_INIT, xb = STRBUF_INIT;
+		qdot(&t, a->target);
+		qdot(&x, a->temp);
+		qdot(&xb, a->bak_temp ? a->bak_temp : a->temp);
+		bool first = true;
+		if (what & SYNC_DO_ROLLBACK) {
+			strbuf_addf(&sb, "bgr %zu %s %s", a->index, strbuf_str(&t), strbuf_str(&x));
+			first = false;
+		}
+		if (what & (SYNC_DO_VERIFY | SYNC_DO_ROLLBACK)) {
+			strbuf_addf(&sb, "%sbgv %zu %s %s %d ", first ? "" : " && ", a->index, strbuf_str(&x),
+				    a->sha ? a->sha : "''", a->big ? 1 : 0);
+			if (a->verifier)
+				strbuf_addf(&sb, "bgv%zu ", a->index);
+			else
+				strbuf_addstr(&sb, "'' ");
+			q(&sb, a->target);
+			first = false;
+		}
+		if (what & (SYNC_DO_SWAP | SYNC_DO_ROLLBACK))
+			strbuf_addf(&sb, "%sbgs %zu %s %s %s", first ? "" : " && ", a->index, strbuf_str(&x),
+				    strbuf_str(&t), strbuf_str(&xb));
+		strbuf_addch(&sb, '\n');
+		strbuf_release(&t);
+		strbuf_release(&x);
+		strbuf_release(&xb);
+	}
+	strbuf_addstr(&sb, "exit 0\n");
+	return strbuf_detach(&sb);
+}

@@ -1,0 +1,245 @@
+/* Pushing files to the boxes' own repo copies, safely: push plans, hashing,
+ * verification on the box, `.bak`, atomic swap, rollback and drift status.
+ *
+ * A push of a file to a box, in order, over one connection:
+ *   1. probe (one exec round trip for every file): take the box's push lock
+ *      (flock on the repo directory, held by that exec until the push ends),
+ *      remove stale temporary files left by interrupted pushes, report each
+ *      target's type and SHA-256 (sizes first for big files);
+ *   2. unchanged files stop here; each changed one is uploaded over SFTP
+ *      into a new file created exclusively in the target's directory,
+ *      `.NAME.boxgate-<16 hex>.tmp`, given its final mode and fsynced;
+ *   3. one exec runs, per file: the SHA-256 of the temporary file must equal
+ *      the local one, the verifier configured for the path must accept it,
+ *      then TARGET.bak becomes the current target (a hard link, or a full
+ *      copy renamed into place: never partial) and `mv -f` renames the
+ *      temporary file over the target (rename(2): atomic). A failure removes
+ *      the temporary file and leaves the box as it was.
+ * With all-or-nothing, step 3 stops before the swap on every box, and the
+ * swaps run only when every box passed.
+ *
+ * Nothing here prints: results come back in sync_box/sync_file, progress
+ * through a callback. */
+#ifndef BG_SYNC_H
+#define BG_SYNC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "base/sha256.h"
+#include "base/strbuf.h"
+#include "conf/conf.h"
+#include "remote/remote.h"
+
+/* Files at least this big have their size compared before they are hashed on
+ * the box, and are hashed there with the fastest tool present. */
+#define SYNC_BIG_FILE (16u << 20)
+
+/* ---- plans ---- */
+
+typedef struct sync_item {
+	char *arg;   /* the argument as written (owned) */
+	char *local; /* absolute local path, owned; NULL when there is no local file */
+	char *rel;   /* the target, relative to the box's repo, normalised (owned) */
+	uint64_t size;
+	unsigned mode;                     /* local permission bits (0777) */
+	char sha[BG_SHA256_HEX_LEN + 1];  /* local SHA-256, "" when no local file */
+	const char *verifier;              /* borrowed from the conf; NULL: none */
+	bool verifier_builtin;             /* one of boxgate's defaults: runnable here too */
+} sync_item;
+
+typedef struct sync_plan {
+	char *root; /* the local repo root, a real path (owned) */
+	sync_item *items;
+	size_t n, cap;
+} sync_plan;
+
+/* `root` is the local repo root (made absolute and resolved). */
+int sync_plan_init(sync_plan *p, const char *root, bg_err *err);
+void sync_plan_release(sync_plan *p);
+
+enum {
+	/* The local file must exist (push, status). Without it the argument
+	 * names a target only (rollback); a local file is still used if found. */
+	SYNC_ADD_NEED_LOCAL = 1,
+};
+
+/* Adds `arg`: PATH or LOCAL=REMOTE (split at the first '=' only when no
+ * file named `arg` exists). PATH and LOCAL are local paths, relative to the
+ * current directory when that lies inside the root, else to the root; an
+ * absolute one must lie inside the root. REMOTE is relative to the box's
+ * repo; ending in '/', it is a directory the local file's name is added to.
+ * Refused (BG_EUSAGE, the message says why): a path escaping the root or the
+ * repo (`..`), an absolute REMOTE, a local symlink that leads out of the
+ * root, a local path that is not a regular file, a target given twice. */
+int sync_plan_add(sync_plan *p, const char *arg, unsigned flags, bg_err *err);
+/* Adds a target found on a box (status scan): `rel` is relative to the repo;
+ * the local file root/rel is used when it exists. Never fails on a missing
+ * local file; refuses names that do not normalise. */
+int sync_plan_add_rel(sync_plan *p, const char *rel, bg_err *err);
+/* Hashes every local file and looks up each target's verifier. */
+int sync_plan_finish(sync_plan *p, const conf *c, bg_err *err);
+
+/* Lexically normalises a relative path: drops empty and "." components,
+ * resolves ".." and refuses one that climbs above the start, an absolute
+ * path and the empty path. *out is owned. */
+int sync_normalize_rel(const char *in, char **out, bg_err *err);
+
+/* "dir/.NAME.boxgate-HEX.tmp" for target "dir/NAME" (NAME shortened so the
+ * result fits NAME_MAX); `hex` is 16 lowercase hex digits. Owned. */
+char *sync_temp_name(const char *rel, const char *hex);
+/* 16 random lowercase hex digits (getrandom). */
+void sync_random_hex(char out[17]);
+
+/* The verifier command for one file: `{}` becomes `file` and `{python}` the
+ * interpreter, both quoted for the shell (shim_quote_path). Owned. */
+char *sync_verifier_command(const char *tmpl, const char *file, const char *python);
+
+/* Runs a built-in verifier on the local file, in the root, with the local
+ * box's interpreter. *ran is false when the item has none that can run here
+ * (then nothing else is set); else *rc is the verifier's exit status (or
+ * 127 when it could not start) and *output its stdout and stderr (owned). */
+int sync_local_check(const conf *c, const sync_plan *p, const sync_item *it, bool *ran, int *rc,
+		     char **output, bg_err *err);
+
+/* ---- boxes ---- */
+
+typedef enum sync_state {
+	SYNC_PENDING = 0,
+	SYNC_UNCHANGED,      /* push: the box already has this content */
+	SYNC_UPDATED,        /* push: replaced; the previous one is TARGET.bak */
+	SYNC_CREATED,        /* push: there was no target before */
+	SYNC_WOULD_UPDATE,   /* --dry-run */
+	SYNC_WOULD_CREATE,   /* --dry-run */
+	SYNC_VERIFIED,       /* all-or-nothing: uploaded, verified, not swapped yet */
+	SYNC_NOT_APPLIED,    /* all-or-nothing: verified, discarded because another failed */
+	SYNC_VERIFY_FAILED,  /* the verifier refused it; the box is as it was */
+	SYNC_FAILED,         /* anything else (code, msg) */
+	SYNC_ROLLED_BACK,    /* rollback: the .bak is the target again */
+	SYNC_WOULD_ROLL_BACK,
+	SYNC_SAME,           /* status: the box has the local content */
+	SYNC_DIFFERS,        /* status */
+	SYNC_MISSING,        /* status: no such target on the box */
+	SYNC_NO_LOCAL,       /* status: on the box, but no local file to compare */
+} sync_state;
+
+typedef struct sync_file {
+	sync_state state;
+	int code;         /* BG_E* for FAILED and VERIFY_FAILED */
+	char *msg;        /* owned: what went wrong, naming box and path */
+	char *verify_out; /* owned: the verifier's own output */
+	int verify_rc;
+	/* What the box had before: 'F' file, 'M' missing, 'D' directory,
+	 * 'L' symlink, 'O' other, 'U' unreadable, 0 unknown. */
+	char rtype;
+	char btype; /* TARGET.bak: '-' none, 'F', 'L', 'O' */
+	char rsha[BG_SHA256_HEX_LEN + 1]; /* the box's target before ("" unknown) */
+	char nsha[BG_SHA256_HEX_LEN + 1]; /* what the box has now, when checked */
+	bool have_stat;
+	unsigned rmode;
+	uint64_t rsize;
+	int stale_found;   /* temporary files of interrupted pushes found */
+	int stale_removed; /* ... and removed */
+	bool bak_after;    /* TARGET.bak exists afterwards */
+	/* private to sync/ */
+	char parent;       /* 'i' inside the repo, 'o' outside, 'e' cannot tell */
+	bool dir_exists, writable;
+	char *temp, *bak_temp;
+	bool uploaded;
+	unsigned push_mode;
+	char done;       /* apply: 'v' verified, 'x' a step failed, 'k' swapped, 'r' verify refused */
+	char why[8];     /* apply: the failed step */
+	bool replaced;   /* apply: there was a target before the swap */
+	bool hashed;     /* apply: nsha holds the temporary file's hash */
+} sync_file;
+
+struct sync_box;
+typedef void (*sync_progress_cb)(void *ctx, const struct sync_box *b, const sync_item *it,
+				 uint64_t done, uint64_t total);
+
+typedef struct sync_opts {
+	const conf *conf;
+	bool dry_run;
+	bool keep_mode;      /* the replaced file's mode instead of the local one */
+	bool all_or_nothing; /* stop before the swap; sync_push_commit/abort decide */
+	bool accept_new;     /* record unknown host keys */
+	bool clean;          /* status: remove stale temporary files (push always does) */
+	bool fsync;          /* fsync uploads before the rename (default on) */
+	int verify_timeout_s; /* the verify (and swap) step on one box; 0: 300 */
+	int lock_wait_s;     /* wait this long for another push on the box; 0: 30 */
+	remote_log_cb log;
+	void *log_ctx;
+	sync_progress_cb progress;
+	void *progress_ctx;
+} sync_opts;
+
+typedef struct sync_box {
+	const conf_box *box;
+	size_t index;
+	sync_plan *plan;     /* borrowed, or &own_plan after a status scan */
+	const sync_opts *opts;
+	sync_file *files;    /* one per plan item */
+	/* Box-level failure: connect, host key, lock busy, no repo (BG_E*, err). */
+	int rc;
+	bg_err err;
+	char *repo_abs;      /* the repo on the box, absolute and resolved */
+	/* private to sync/ */
+	sync_plan own_plan;
+	remote_conn *conn;
+	remote_exec *holder; /* the probe that holds the push lock */
+	char lock;           /* 'o' ours, 'b' busy, 'n' no flock on the box */
+	char nonce[17];
+	strbuf errtail;      /* the last stderr lines of the box's commands */
+	/* output parsing */
+	const size_t *batch; /* the plan indexes the running script covers */
+	size_t batch_n;
+	int block;           /* 0 none, 1 stats, 2 hashes */
+	size_t *block_idx;   /* plan indexes the block's lines belong to */
+	size_t block_n, block_pos;
+	long vfile;          /* collecting verifier output for this index, -1 none */
+	strbuf vbuf;
+	bool in_scan;
+	strbuf scan;
+	bool end, norepo, proto_err;
+} sync_box;
+
+void sync_box_init(sync_box *b, const conf_box *box, size_t index, sync_plan *plan,
+		   const sync_opts *o);
+/* Closes the connection and frees everything; accepts a zeroed box. */
+void sync_box_release(sync_box *b);
+
+/* Push: connect, probe, upload, verify and (unless dry run or
+ * all-or-nothing) swap. Returns b->rc (0 even when single files failed:
+ * see b->files). */
+int sync_push_box(sync_box *b);
+/* All-or-nothing, after every box returned from sync_push_box: swap each
+ * VERIFIED file (state UPDATED/CREATED, or FAILED) ... */
+int sync_push_commit(sync_box *b);
+/* ... or remove their temporary files (state NOT_APPLIED). */
+void sync_push_abort(sync_box *b);
+/* Status: compare each target with the local file. A plan without items
+ * scans the box's repo for targets with a .bak or a temporary file beside
+ * them (b->plan then points to the box's own plan). */
+int sync_status_box(sync_box *b);
+/* Rollback: verify TARGET.bak with the target's verifier, then make it the
+ * target again; the replaced target becomes the new TARGET.bak. */
+int sync_rollback_box(sync_box *b);
+
+/* ---- reporting helpers (no printing) ---- */
+
+/* "unchanged", "updated", "would update", "verify failed", ... */
+const char *sync_state_name(sync_state s);
+/* True for the states that count as failures. */
+bool sync_state_failed(sync_state s);
+/* A path as a person should see it: as is when printable UTF-8 without
+ * quotes or backslashes, else in double quotes with C escapes (\n, \", \\,
+ * \xNN for bytes that are not UTF-8). Owned. */
+char *sync_path_display(const char *path);
+/* The process exit code for a set of boxes: 4 if a verifier refused a file,
+ * else 3 if a box could not be reached (connect, host key, auth), else 1 if
+ * anything else failed, else 0. */
+int sync_exit_code(const sync_box *boxes, size_t n);
+
+#endif
