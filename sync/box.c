@@ -66,6 +66,19 @@ void sync_box_release(sync_box *b)
 	memset(b, 0, sizeof(*b));
 }
 
+void sync_box_unlock(sync_box *b)
+{
+	remote_exec_free(b->holder);
+	b->holder = NULL;
+}
+
+void sync_box_disconnect(sync_box *b)
+{
+	sync_box_unlock(b);
+	remote_close(b->conn);
+	b->conn = NULL;
+}
+
 static const sync_item *item(const sync_box *b, size_t i)
 {
 	return &b->plan->items[i];

@@ -1,7 +1,10 @@
 /* Words and codes for results, so every command reports them the same way. */
 #include "sync/sync.h"
 
+#include <cjson/cJSON.h>
+#include <openssl/evp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/xmalloc.h"
@@ -125,4 +128,159 @@ int sync_exit_code(const sync_box *boxes, size_t n)
 		}
 	}
 	return verify ? 4 : conn ? 3 : other ? 1 : 0;
+}
+
+static bool text_utf8(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; u[i];) {
+		size_t n = utf8_len(u + i);
+		if (n == 0)
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+/* Adds `s` as KEY when it is UTF-8, else base64 as KEY_b64. */
+static void json_add_bytes(cJSON *o, const char *key, const char *s)
+{
+	if (text_utf8(s)) {
+		cJSON_AddStringToObject(o, key, s);
+		return;
+	}
+	size_t len = strlen(s);
+	unsigned char *b = xmalloc(4 * ((len + 2) / 3) + 1);
+	EVP_EncodeBlock(b, (const unsigned char *)s, (int)len);
+	char *k = xasprintf("%s_b64", key);
+	cJSON_AddStringToObject(o, k, (char *)b);
+	free(k);
+	free(b);
+}
+
+char *sync_file_describe(const sync_box *b, size_t i)
+{
+	const sync_item *it = &b->plan->items[i];
+	const sync_file *f = &b->files[i];
+	strbuf sb = STRBUF_INIT;
+	char *shown = sync_path_display(it->rel);
+	strbuf_addf(&sb, "%s: %s", shown, sync_state_name(f->state));
+	free(shown);
+	const char *sep = " (";
+#define NOTE(...)                                  \
+	do {                                       \
+		strbuf_addstr(&sb, sep);           \
+		strbuf_addf(&sb, __VA_ARGS__);     \
+		sep = ", ";                        \
+	} while (0)
+	switch (f->state) {
+	case SYNC_UPDATED:
+	case SYNC_CREATED:
+	case SYNC_ROLLED_BACK:
+		if (f->nsha[0])
+			NOTE("sha256 %.12s confirmed on the box", f->nsha);
+		if (f->bak_after)
+			NOTE("%s.bak kept", f->state == SYNC_ROLLED_BACK ? "the replaced file is" : "previous as");
+		break;
+	case SYNC_UNCHANGED:
+	case SYNC_SAME:
+		NOTE("sha256 %.12s", it->sha);
+		break;
+	case SYNC_WOULD_UPDATE:
+		NOTE("differs: %.12s on the box, %.12s here", f->rsha[0] ? f->rsha : "size", it->sha);
+		break;
+	case SYNC_DIFFERS:
+		if (f->msg)
+			NOTE("%s", f->msg);
+		else if (f->rsha[0])
+			NOTE("%.12s on the box, %.12s here", f->rsha, it->sha);
+		else
+			NOTE("%llu bytes on the box, %llu here", (unsigned long long)f->rsize,
+			     (unsigned long long)it->size);
+		break;
+	case SYNC_NO_LOCAL:
+		if (f->rsha[0])
+			NOTE("sha256 %.12s on the box", f->rsha);
+		break;
+	default:
+		break;
+	}
+	if ((f->state == SYNC_SAME || f->state == SYNC_DIFFERS || f->state == SYNC_MISSING ||
+	     f->state == SYNC_NO_LOCAL || f->state == SYNC_UNCHANGED || f->state == SYNC_WOULD_UPDATE) &&
+	    f->btype == 'F')
+		NOTE(".bak present");
+	if (f->have_stat && f->state != SYNC_FAILED && it->local && (f->rmode & 0777) != it->mode &&
+	    (f->state == SYNC_SAME || f->state == SYNC_DIFFERS))
+		NOTE("mode %03o on the box, %03o here", f->rmode & 0777, it->mode);
+	if (f->stale_removed)
+		NOTE("%d stale temporary file%s removed", f->stale_removed, f->stale_removed == 1 ? "" : "s");
+	if (f->stale_found > f->stale_removed)
+		NOTE("%d temporary file%s of an interrupted or running push", f->stale_found - f->stale_removed,
+		     f->stale_found - f->stale_removed == 1 ? "" : "s");
+#undef NOTE
+	if (strcmp(sep, ", ") == 0)
+		strbuf_addch(&sb, ')');
+	return strbuf_detach(&sb);
+}
+
+cJSON *sync_file_json(const sync_box *b, size_t i)
+{
+	const sync_item *it = &b->plan->items[i];
+	const sync_file *f = &b->files[i];
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "box", b->box->name);
+	json_add_bytes(o, "path", it->rel);
+	if (it->local)
+		json_add_bytes(o, "local", it->local);
+	cJSON_AddStringToObject(o, "state", sync_state_name(f->state));
+	if (it->sha[0])
+		cJSON_AddStringToObject(o, "sha256", it->sha);
+	if (f->rsha[0])
+		cJSON_AddStringToObject(o, "box_sha256", f->rsha);
+	if (f->nsha[0] && (f->state == SYNC_UPDATED || f->state == SYNC_CREATED || f->state == SYNC_ROLLED_BACK))
+		cJSON_AddStringToObject(o, "confirmed_sha256", f->nsha);
+	if (f->rtype) {
+		const char *t = "unknown";
+		switch (f->rtype) {
+		case 'F': t = "file"; break;
+		case 'M': t = "missing"; break;
+		case 'D': t = "directory"; break;
+		case 'L': t = "symlink"; break;
+		case 'U': t = "unreadable"; break;
+		case 'O': t = "other"; break;
+		}
+		cJSON_AddStringToObject(o, "box_type", t);
+	}
+	cJSON_AddBoolToObject(o, "bak", f->state == SYNC_PENDING ? f->btype == 'F' : f->bak_after);
+	if (f->have_stat) {
+		char m[8];
+		snprintf(m, sizeof(m), "%04o", f->rmode);
+		cJSON_AddStringToObject(o, "box_mode", m);
+		cJSON_AddNumberToObject(o, "box_size", (double)f->rsize);
+	}
+	if (it->local) {
+		char m[8];
+		snprintf(m, sizeof(m), "%04o", it->mode);
+		cJSON_AddStringToObject(o, "mode", m);
+		cJSON_AddNumberToObject(o, "size", (double)it->size);
+	}
+	cJSON_AddNumberToObject(o, "stale_found", f->stale_found);
+	cJSON_AddNumberToObject(o, "stale_removed", f->stale_removed);
+	if (f->msg)
+		json_add_bytes(o, sync_state_failed(f->state) ? "error" : "note", f->msg);
+	else if (sync_state_failed(f->state) && b->rc < 0)
+		json_add_bytes(o, "error", b->err.msg);
+	if (f->state == SYNC_VERIFY_FAILED) {
+		cJSON_AddNumberToObject(o, "verify_exit", f->verify_rc);
+		json_add_bytes(o, "verify_output", f->verify_out ? f->verify_out : "");
+	}
+	return o;
+}
+
+void sync_count(const sync_box *boxes, size_t n, size_t counts[SYNC_STATE_COUNT])
+{
+	memset(counts, 0, sizeof(size_t) * SYNC_STATE_COUNT);
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; boxes[i].files && k < boxes[i].plan->n; k++)
+			counts[boxes[i].files[k].state]++;
 }

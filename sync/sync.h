@@ -124,6 +124,7 @@ typedef enum sync_state {
 	SYNC_MISSING,        /* status: no such target on the box */
 	SYNC_NO_LOCAL,       /* status: on the box, but no local file to compare */
 } sync_state;
+#define SYNC_STATE_COUNT (SYNC_NO_LOCAL + 1)
 
 typedef struct sync_file {
 	sync_state state;
@@ -210,6 +211,11 @@ void sync_box_init(sync_box *b, const conf_box *box, size_t index, sync_plan *pl
 /* Closes the connection and frees everything; accepts a zeroed box. */
 void sync_box_release(sync_box *b);
 
+/* Ends the probe that holds the box's push lock (its part is done). */
+void sync_box_unlock(sync_box *b);
+/* Closes the connection, keeping the results. */
+void sync_box_disconnect(sync_box *b);
+
 /* Push: connect, probe, upload, verify and (unless dry run or
  * all-or-nothing) swap. Returns b->rc (0 even when single files failed:
  * see b->files). */
@@ -241,5 +247,14 @@ char *sync_path_display(const char *path);
  * else 3 if a box could not be reached (connect, host key, auth), else 1 if
  * anything else failed, else 0. */
 int sync_exit_code(const sync_box *boxes, size_t n);
+/* One line about file i on box b, without the box name: "PATH: updated
+ * (sha256 ... confirmed on the box, previous as .bak kept)". Owned. */
+char *sync_file_describe(const sync_box *b, size_t i);
+/* The same as one JSON object {box, path|path_b64, state, ...}; owned by
+ * the caller (cJSON_Delete). */
+struct cJSON;
+struct cJSON *sync_file_json(const sync_box *b, size_t i);
+/* How many files across the boxes are in each state. */
+void sync_count(const sync_box *boxes, size_t n, size_t counts[SYNC_STATE_COUNT]);
 
 #endif
