@@ -17,7 +17,7 @@ trap cleanup EXIT
 leftovers() {
   local k=$1 dir=$2
   [ -e "$dir" ] && echo "dir $dir"
-  [ -e "/run/boxgate-hosts/$k" ] && echo "claim /run/boxgate-hosts/$k"
+  [ -e "$STATE_ROOT/$k" ] && echo "claim $STATE_ROOT/$k"
   if [ "$(id -u)" = 0 ]; then
     ip netns list 2>/dev/null | grep -E "^bg${k}h" | sed 's/^/netns /'
     ip -o link show 2>/dev/null | grep -E ": bg${k}(br|v)" | sed 's/^/link /'
@@ -45,6 +45,9 @@ fi
 diag "up --n 8 took $(python3 -c "print('%.2f' % ($EPOCHREALTIME - $t0))") s"
 . "$D8/env.sh"
 K8=$(sed -n 's/^K=//p' "$D8/state")
+STATE_ROOT=$(sed -n 's/^STATE_ROOT=//p' "$D8/state")
+private=yes
+[ "$BG_HOSTS_MODE" = nonroot ] && private=''   # no mount namespaces without root
 diag "mode $BG_HOSTS_MODE, instance $K8, dir $D8"
 
 check "env.sh names 8 hosts and the client files" \
@@ -76,16 +79,20 @@ expect_rc 7 "a remote exit code comes back" ssh8 h3 'exit 7'
 expect_rc 0 "a session prints nothing of its own (no rc files, no pyenv)" ssh8 h2 true
 check "... stdout and stderr empty" test ! -s "$OUT_FILE" -a ! -s "$ERR_FILE"
 expect_rc 0 "python3, dash, bash and cc are on the hosts' PATH" \
-  ssh8 h4 'command -v python3 && command -v dash && command -v bash && command -v cc && test -d /root/repo'
+  ssh8 h4 'command -v python3 && command -v dash && command -v bash && command -v cc'
 has "$OUT_FILE" '^/usr/bin/python3$' "python3 is /usr/bin/python3"
+repo=$(sed -n '/^\[box h4\]/,/^$/s/^repo = //p' "$BG_CONFIG")
+expect_rc 0 "h4 has the repo directory boxgate.ini names ($repo)" ssh8 h4 "test -d $repo"
 
 # Private /root.
+if [ -n "$private" ]; then
 ssh8 h1 'echo from-h1 >/root/marker' >/dev/null 2>&1
 check "a file written in h1's /root lands in BG_HOST_1_ROOT" grep -qx from-h1 "$BG_HOST_1_ROOT/marker"
 expect_rc 1 "... and is not in h2's /root" ssh8 h2 'test -e /root/marker'
 check "... nor in the machine's own /root" test ! -e /root/marker
 check "hosts exec sees the host's private /root" \
   sh -c "'$HOSTS' exec '$D8' 1 cat /root/marker | grep -qx from-h1 && ! '$HOSTS' exec '$D8' 2 test -e /root/marker"
+fi
 
 # Changed host key.
 old=$("$HOSTS" knownhost "$D8" 4)
@@ -160,7 +167,7 @@ for _ in $(seq 1 100); do
 done
 pids=$(for i in $(seq 1 8); do "$HOSTS" pids "$D8" "$i"; done | tr '\n' ' ')
 check "hosts pids lists the running session" test "$("$HOSTS" pids "$D8" 3 | wc -l)" -ge 4
-claimpids=$(awk '$1 == "pid" {print $2}' "/run/boxgate-hosts/$K8" 2>/dev/null | tr '\n' ' ')
+claimpids=$(awk '$1 == "pid" {print $2}' "$STATE_ROOT/$K8" 2>/dev/null | tr '\n' ' ')
 t0=$EPOCHREALTIME
 expect_rc 0 "down" "$HOSTS" down "$D8"
 diag "down took $(python3 -c "print('%.2f' % ($EPOCHREALTIME - $t0))") s"
@@ -175,7 +182,7 @@ D8=''
 # A crashed test: DIR gone, its hosts still running; down DIR still cleans up.
 if D1=$("$HOSTS" up --n 2 --delay 3 2>"$BG_TMP/up1.err"); then
   K1=$(sed -n 's/^K=//p' "$D1/state")
-  cpids=$(awk '$1 == "pid" {print $2}' "/run/boxgate-hosts/$K1" | tr '\n' ' ')
+  cpids=$(awk '$1 == "pid" {print $2}' "$STATE_ROOT/$K1" | tr '\n' ' ')
   rm -rf "$D1"
   expect_rc 0 "down of an instance whose DIR was deleted" "$HOSTS" down "$D1"
   check "... stops its processes" test -z "$(alive_pids $cpids)"
