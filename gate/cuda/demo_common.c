@@ -174,7 +174,8 @@ static void usage(FILE *f, const struct demo_backend *be)
 		be->default_iters, be->default_warmup,
 		be->gpu_knobs ? "  --timer      auto|globaltimer|clock64 (auto: %globaltimer when its step\n"
 				"               is at most 64 ns, else clock64 for spans)\n"
-				"  --rows R --split S --cta-warps 8|16: fix the candidate's plan\n"
+				"  --rows 1|2|4 --split S --depth 8|16: fix the candidate's plan (rows per\n"
+				"               warp, split-K factor, 16-byte loads in flight per lane)\n"
 				"  --tune       first time every candidate plan (TUNE lines on stdout)\n"
 			      : "",
 		be->gpu_knobs ? ", 69 no usable GPU (nothing printed)" : "");
@@ -292,7 +293,7 @@ static int parse_args(int argc, char **argv, const struct demo_backend *be,
 		static const char *const valued[] = {
 			"--kind", "--shape", "--num-workers", "--variant", "--iters", "--warmup",
 			"--configs", "--dtype", "--bar", "--slough-tol", "--seed", "--l2",
-			"--timer", "--rows", "--split", "--cta-warps", NULL};
+			"--timer", "--rows", "--split", "--depth", NULL};
 		int known = 0;
 		for (int b = 0; valued[b]; b++)
 			if (strcmp(flag, valued[b]) == 0)
@@ -371,7 +372,7 @@ static int parse_args(int argc, char **argv, const struct demo_backend *be,
 								 : "auto (the CPU twin has one clock)",
 						   val);
 		} else {
-			/* --rows, --split, --cta-warps */
+			/* --rows, --split, --depth */
 			if (!be->gpu_knobs)
 				return usage_error("%s: only the CUDA build has it", flag);
 			if (strcmp(flag, "--rows") == 0) {
@@ -381,9 +382,9 @@ static int parse_args(int argc, char **argv, const struct demo_backend *be,
 			} else if (strcmp(flag, "--split") == 0) {
 				rc = parse_int(flag, val, 1, 64, &o->force_split);
 			} else {
-				rc = parse_int(flag, val, 8, 16, &o->cta_warps);
-				if (!rc && o->cta_warps != 8 && o->cta_warps != 16)
-					return usage_error("--cta-warps: expected 8 or 16, got '%s'", val);
+				rc = parse_int(flag, val, 8, 16, &o->force_depth);
+				if (!rc && o->force_depth != 8 && o->force_depth != 16)
+					return usage_error("--depth: expected 8 or 16, got '%s'", val);
 			}
 		}
 		if (rc)
@@ -482,7 +483,8 @@ static void jb_impl(struct jbuf *b, const char *key, const struct demo_impl *m)
 		  fin(m->relerr), m->nonfinite, m->below_res ? "true" : "false", fin(m->gbps),
 		  fin(m->bw_frac));
 	if (m->rows)
-		jb_printf(b, ",\"rows_per_warp\":%d,\"split_k\":%d", m->rows, m->split);
+		jb_printf(b, ",\"rows_per_warp\":%d,\"split_k\":%d,\"load_depth\":%d", m->rows, m->split,
+			  m->depth);
 	jb_printf(b, "}");
 }
 

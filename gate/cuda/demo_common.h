@@ -63,7 +63,7 @@ struct demo_opts {
 	int seed_given;
 	int l2_cold; /* rotate weight copies so every launch reads device memory */
 	enum demo_timer timer;
-	int force_rows, force_split, cta_warps; /* CUDA tuning knobs, 0 = automatic */
+	int force_rows, force_split, force_depth; /* CUDA tuning knobs, 0 = automatic */
 	int tune; /* --tune: also time every candidate plan (TUNE lines) */
 };
 
@@ -76,7 +76,7 @@ struct demo_impl {
 	double cos, cos_after, relerr;
 	long nonfinite; /* outputs left unwritten (poisoned) or not finite */
 	int below_res;
-	int rows, split; /* the candidate's plan; 0 when it has none */
+	int rows, split, depth; /* the candidate's plan; 0 when it has none */
 	double gbps, bw_frac;
 };
 
@@ -103,7 +103,7 @@ struct demo_backend {
 	const char *name;
 	int default_iters, default_warmup;
 	int max_workers;
-	int gpu_knobs; /* accepts --timer, --rows, --split, --cta-warps, --tune */
+	int gpu_knobs; /* accepts --timer, --rows, --split, --depth, --tune */
 	int (*default_workers)(void);
 	/* --probe: 0 when this backend can run here, else DEMO_EXIT_NODEV. */
 	int (*probe)(void);

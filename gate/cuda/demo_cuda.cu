@@ -510,16 +510,16 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 
 	// the implementations
 	const int nimpl = o->baseline_only ? 1 : 2;
-	const int warps = o->cta_warps ? o->cta_warps : 16;
 	Impl impl[2];
-	impl[0] = Impl{DEMO_V_BASELINE, bgk::Plan{0, 0, 8}, ybuf, prof, &rep->base};
-	impl[1] = Impl{o->variant, bgk::Plan{0, 0, warps}, ybuf + n, prof + (size_t)slices * nw * 4, &rep->cand};
+	impl[0] = Impl{DEMO_V_BASELINE, bgk::Plan{0, 0, 0}, ybuf, prof, &rep->base};
+	impl[1] = Impl{o->variant, bgk::Plan{0, 0, 0}, ybuf + n, prof + (size_t)slices * nw * 4, &rep->cand};
 	if (o->variant == DEMO_V_CANDIDATE || o->variant == DEMO_V_HALFK || o->variant == DEMO_V_NOSPLIT) {
 		int kb_used = o->variant == DEMO_V_HALFK ? kb / 2 : kb;
-		impl[1].plan = bgk::choose_plan(n, kb_used, nw, warps, o->force_rows,
-						o->variant == DEMO_V_NOSPLIT ? 1 : o->force_split);
+		impl[1].plan = bgk::choose_plan(n, kb_used, nw, o->force_rows,
+						o->variant == DEMO_V_NOSPLIT ? 1 : o->force_split, o->force_depth);
 		rep->cand.rows = impl[1].plan.rows;
 		rep->cand.split = impl[1].plan.splits;
+		rep->cand.depth = impl[1].plan.depth;
 	}
 	long long launches = 0;
 	auto launch = [&](const Impl &m, unsigned long long *slice) -> cudaError_t {
@@ -545,9 +545,9 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 		default: return bgk::launch_candidate(a, fp8, m.plan, nw, 0);
 		}
 	};
-	fprintf(stderr, "boxgate-demo-gate-cuda: %s %s nw=%d candidate=%s rows=%d split=%d warps=%d copies=%d timer=%s\n",
+	fprintf(stderr, "boxgate-demo-gate-cuda: %s %s nw=%d candidate=%s rows=%d split=%d depth=%d copies=%d timer=%s\n",
 		o->shape->name, fp8 ? "fp8" : "bf16", nw, demo_variant_name(o->variant), impl[1].plan.rows,
-		impl[1].plan.splits, impl[1].plan.warps, copies, rep->timer);
+		impl[1].plan.splits, impl[1].plan.depth, copies, rep->timer);
 
 	// correctness on poisoned outputs (0xFFFF is a bf16 NaN)
 	std::vector<uint16_t> hy(n);
@@ -602,13 +602,13 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 	if (o->tune) {
 		static const int svals[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48, 64};
 		const int twarm = 10, titers = 30;
-		const bgk::Plan autop = bgk::choose_plan(n, kb, nw, 16, 0, 0);
-		for (int tw : {8, 16})
-			for (int R : {1, 2, 4})
+		const bgk::Plan autop = bgk::choose_plan(n, kb, nw, 0, 0);
+		for (int R : {1, 2, 4})
+			for (int D : {8, 16})
 				for (int S : svals) {
-					if (S > kb || n % R)
+					if (S > kb || n % R || (D == 16 && R != 4))
 						continue;
-					Impl t{DEMO_V_CANDIDATE, bgk::Plan{R, S, tw}, impl[1].y, impl[1].prof, nullptr};
+					Impl t{DEMO_V_CANDIDATE, bgk::Plan{R, S, D}, impl[1].y, impl[1].prof, nullptr};
 					CK(cudaMemset(t.y, 0xFF, (size_t)n * 2));
 					CK(launch(t, nullptr));
 					CK(cudaDeviceSynchronize());
@@ -621,10 +621,11 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 					CK(cudaDeviceSynchronize());
 					if (spans(t.prof, twarm, titers, &tr))
 						return -1;
-					printf("TUNE {\"shape\":\"%s\",\"dtype\":\"%s\",\"nw\":%d,\"warps\":%d,\"rows\":%d,\"split\":%d,"
+					printf("TUNE {\"shape\":\"%s\",\"dtype\":\"%s\",\"nw\":%d,\"depth\":%d,\"rows\":%d,\"split\":%d,"
 					       "\"slowCTA_us\":%.4f,\"wall_us\":%.4f,\"sumCTA_us\":%.3f,\"rsd_pct\":%.2f,\"cos\":%.7f,\"auto\":%s}\n",
-					       o->shape->name, fp8 ? "fp8" : "bf16", nw, tw, R, S, tr.slow_us, tr.wall_us, tr.sum_us,
-					       tr.rsd_pct, tr.cos, (autop.rows == R && autop.splits == S && tw == 16) ? "true" : "false");
+					       o->shape->name, fp8 ? "fp8" : "bf16", nw, D, R, S, tr.slow_us, tr.wall_us, tr.sum_us,
+					       tr.rsd_pct, tr.cos,
+					       (autop.rows == R && autop.splits == S && autop.depth == D) ? "true" : "false");
 				}
 		fflush(stdout);
 	}

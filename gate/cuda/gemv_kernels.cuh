@@ -172,30 +172,79 @@ __global__ void __launch_bounds__(256) gemv_baseline(Args a)
 // ---- the candidate: 16-byte loads, R rows per warp, split-K over the grid ----
 //
 // A work unit is (row group g of R rows, K chunk s of S): a warp reduces its R rows over
-// its chunk, U blocks at a time with every load of a batch in flight before the first
-// use. A tile is WARPS consecutive units, one per warp. With S > 1 each warp writes its R
-// fp32 partials and bumps the group's arrival counter; the warp that arrives last sums
-// the S partials in a fixed order (deterministic), writes y and re-arms the counter.
-// Nothing waits for anything, so an early-exiting CTA can never deadlock another.
+// its chunk in batches of U = D / R blocks, the D 16-byte weight loads of a batch all in
+// flight before the first use (a last, partial batch is predicated, so it too issues all
+// its loads at once). A tile is WARPS consecutive units, one per warp. With S > 1 each warp
+// writes its R fp32 partials and bumps the group's arrival counter; the warp that arrives
+// last sums the S partials in a fixed order (deterministic), writes y and re-arms the
+// counter. Nothing waits for anything, so an early-exiting CTA can never deadlock another.
+constexpr int kWarps = 16;
+
 template <bool FP8>
 struct Blk {
 	static constexpr int elems = FP8 ? 512 : 256; // K elements a warp covers per 16 B lane load
 };
 
-template <bool FP8, int R, int WARPS>
-__global__ void __launch_bounds__(WARPS * 32) gemv_candidate(Args a)
+// One batch of U blocks starting at block kb; with PRED, blocks at or past kb1 read nothing
+// and contribute zeros.
+template <bool PRED, int R, int U>
+__device__ __forceinline__ void batch_bf16(const uint16_t *w, const uint16_t *x, int k, int kb, int kb1, float (&acc)[R])
 {
-	constexpr int U = (8 / R) > 0 ? (8 / R) : 1;
-	constexpr int E = Blk<FP8>::elems;
+	constexpr int E = Blk<false>::elems;
+	uint4 xv[U], wv[U][R];
+#pragma unroll
+	for (int j = 0; j < U; j++)
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			wv[j][r] = (!PRED || kb + j < kb1) ? ld_stream(w + (size_t)r * k + (size_t)(kb + j) * E) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+	for (int j = 0; j < U; j++)
+		xv[j] = (!PRED || kb + j < kb1) ? ld_ro(x + (size_t)(kb + j) * E) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+	for (int j = 0; j < U; j++)
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			acc[r] = dot8_bf16(wv[j][r], xv[j], acc[r]);
+}
+
+template <bool PRED, int R, int U>
+__device__ __forceinline__ void batch_fp8(const uint8_t *w, const uint16_t *x, const float *sc, int k, int kb, int kb1, float (&acc)[R])
+{
+	constexpr int E = Blk<true>::elems;
+	uint4 wv[U][R], x0[U], x1[U];
+	float sv[U];
+#pragma unroll
+	for (int j = 0; j < U; j++)
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			wv[j][r] = (!PRED || kb + j < kb1) ? ld_stream(w + (size_t)r * k + (size_t)(kb + j) * E) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+	for (int j = 0; j < U; j++) {
+		const bool v = !PRED || kb + j < kb1;
+		x0[j] = v ? ld_ro(x + (size_t)(kb + j) * E) : make_uint4(0, 0, 0, 0);
+		x1[j] = v ? ld_ro(x + (size_t)(kb + j) * E + 8) : make_uint4(0, 0, 0, 0);
+		sv[j] = v ? __ldg(sc + (kb + j) * (E / BG_FP8_BLOCK)) : 0.0f;
+	}
+#pragma unroll
+	for (int j = 0; j < U; j++)
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			acc[r] = fmaf(dot16_fp8(wv[j][r], x0[j], x1[j]), sv[j], acc[r]);
+}
+
+template <bool FP8, int R, int D>
+__global__ void __launch_bounds__(kWarps * 32, 1) gemv_candidate(Args a)
+{
+	constexpr int U = D / R;
 	Prof p;
 	prof_begin(a, p);
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	const int S = a.splits;
 	const int groups = a.n / R;
 	const int units = groups * S;
-	const int ntiles = (units + WARPS - 1) / WARPS;
+	const int ntiles = (units + kWarps - 1) / kWarps;
 	for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
-		const int u = t * WARPS + warp;
+		const int u = t * kWarps + warp;
 		if (u >= units)
 			continue;
 		const int g = u / S, s = u - g * S;
@@ -210,70 +259,20 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_candidate(Args a)
 		if (!FP8) {
 			const uint16_t *w = static_cast<const uint16_t *>(a.w) + (size_t)row0 * a.k + lane * 8;
 			const uint16_t *x = a.x + lane * 8;
-			for (; kb + U <= kb1; kb += U) {
-				uint4 xv[U], wv[U][R];
-#pragma unroll
-				for (int j = 0; j < U; j++)
-#pragma unroll
-					for (int r = 0; r < R; r++)
-						wv[j][r] = ld_stream(w + (size_t)r * a.k + (size_t)(kb + j) * E);
-#pragma unroll
-				for (int j = 0; j < U; j++)
-					xv[j] = ld_ro(x + (size_t)(kb + j) * E);
-#pragma unroll
-				for (int j = 0; j < U; j++)
-#pragma unroll
-					for (int r = 0; r < R; r++)
-						acc[r] = dot8_bf16(wv[j][r], xv[j], acc[r]);
-			}
-			for (; kb < kb1; kb++) {
-				uint4 wv[R];
-#pragma unroll
-				for (int r = 0; r < R; r++)
-					wv[r] = ld_stream(w + (size_t)r * a.k + (size_t)kb * E);
-				uint4 xv = ld_ro(x + (size_t)kb * E);
-#pragma unroll
-				for (int r = 0; r < R; r++)
-					acc[r] = dot8_bf16(wv[r], xv, acc[r]);
-			}
+			for (; kb + U <= kb1; kb += U)
+				batch_bf16<false, R, U>(w, x, a.k, kb, kb1, acc);
+			if (kb < kb1)
+				batch_bf16<true, R, U>(w, x, a.k, kb, kb1, acc);
 		} else {
 			// A lane's 16 weights lie in one 128-wide scale block; R divides 128, so the
 			// R rows of a group share their scales too.
 			const uint8_t *w = static_cast<const uint8_t *>(a.w) + (size_t)row0 * a.k + lane * 16;
 			const uint16_t *x = a.x + lane * 16;
-			const int ks = a.k / BG_FP8_BLOCK;
-			const float *sc = a.scales + (size_t)(row0 / BG_FP8_BLOCK) * ks + lane / 8;
-			for (; kb + U <= kb1; kb += U) {
-				uint4 wv[U][R], x0[U], x1[U];
-				float sv[U];
-#pragma unroll
-				for (int j = 0; j < U; j++)
-#pragma unroll
-					for (int r = 0; r < R; r++)
-						wv[j][r] = ld_stream(w + (size_t)r * a.k + (size_t)(kb + j) * E);
-#pragma unroll
-				for (int j = 0; j < U; j++) {
-					x0[j] = ld_ro(x + (size_t)(kb + j) * E);
-					x1[j] = ld_ro(x + (size_t)(kb + j) * E + 8);
-					sv[j] = __ldg(sc + (kb + j) * (E / BG_FP8_BLOCK));
-				}
-#pragma unroll
-				for (int j = 0; j < U; j++)
-#pragma unroll
-					for (int r = 0; r < R; r++)
-						acc[r] = fmaf(dot16_fp8(wv[j][r], x0[j], x1[j]), sv[j], acc[r]);
-			}
-			for (; kb < kb1; kb++) {
-				uint4 wv[R];
-#pragma unroll
-				for (int r = 0; r < R; r++)
-					wv[r] = ld_stream(w + (size_t)r * a.k + (size_t)kb * E);
-				uint4 x0 = ld_ro(x + (size_t)kb * E), x1 = ld_ro(x + (size_t)kb * E + 8);
-				float sv = __ldg(sc + kb * (E / BG_FP8_BLOCK));
-#pragma unroll
-				for (int r = 0; r < R; r++)
-					acc[r] = fmaf(dot16_fp8(wv[r], x0, x1), sv, acc[r]);
-			}
+			const float *sc = a.scales + (size_t)(row0 / BG_FP8_BLOCK) * (a.k / BG_FP8_BLOCK) + lane / 8;
+			for (; kb + U <= kb1; kb += U)
+				batch_fp8<false, R, U>(w, x, sc, a.k, kb, kb1, acc);
+			if (kb < kb1)
+				batch_fp8<true, R, U>(w, x, sc, a.k, kb, kb1, acc);
 		}
 		float mine = 0.0f;
 #pragma unroll
@@ -327,62 +326,71 @@ __global__ void gemv_hang(const volatile int *never)
 		__nanosleep(1000);
 }
 
-// ---- the plan: rows per warp and split-K for a shape and a grid ----
+// ---- the plan: rows per warp, split-K and load depth for a shape and a grid ----
 struct Plan {
-	int rows, splits, warps;
+	int rows, splits, depth;
 };
 
-// Chooses (R, S) to minimise the slowest CTA's work: tiles per CTA times (blocks per unit
-// plus a fixed per-unit cost for the latency of its first loads and its reduction), plus
-// the cost of the split-K handoff. Costs are in 16-byte-per-lane block loads.
-inline Plan choose_plan(int n, int kb, int nw, int warps, int force_rows, int force_split,
-			double unit_cost = 4.0, double split_cost = 2.0)
+// The model behind the plan, fitted to a sweep of every plan on an H200 (gate/cuda/README.md):
+// a CTA's time is its tile count times the cost of one unit, where a unit costs its block
+// loads (each dearer when fewer rows share the load of x) plus a fixed cost for the latency
+// of its first loads and its reduction; splitting K adds a handoff. Units of 16-byte lane
+// loads.
+struct PlanModel {
+	double unit_cost = 8.0, split_cost = 4.0, x_cost = 0.4;
+};
+
+inline Plan choose_plan(int n, int kb, int nw, int force_rows, int force_split, int force_depth = 0,
+			PlanModel m = PlanModel())
 {
-	Plan best{4, 1, warps};
+	Plan best{1, 1, 8};
 	double best_cost = 1e300;
 	const int rows_opts[3] = {4, 2, 1};
 	for (int ri = 0; ri < 3; ri++) {
 		const int R = rows_opts[ri];
-		if (force_rows && R != force_rows)
-			continue;
-		if (n % R)
+		if ((force_rows && R != force_rows) || n % R)
 			continue;
 		const int smax = kb < 64 ? kb : 64;
 		for (int S = 1; S <= smax; S++) {
 			if (force_split && S != force_split)
 				continue;
 			const long long units = (long long)(n / R) * S;
-			const long long ntiles = (units + warps - 1) / warps;
+			const long long ntiles = (units + kWarps - 1) / kWarps;
 			const long long per_cta = (ntiles + nw - 1) / nw;
 			const int chunk = (kb + S - 1) / S;
-			const double cost = (double)per_cta * (R * chunk + unit_cost) + (S > 1 ? split_cost : 0.0);
+			const double cost = (double)per_cta * (R * chunk * (1.0 + m.x_cost / R) + m.unit_cost) +
+					    (S > 1 ? m.split_cost : 0.0);
 			if (cost < best_cost) {
 				best_cost = cost;
-				best = Plan{R, S, warps};
+				// a deeper batch only where one batch of 8 does not cover the unit
+				int depth = (R == 4 && R * chunk > 8) ? 16 : 8;
+				if (force_depth && R == 4)
+					depth = force_depth;
+				best = Plan{R, S, depth};
 			}
 		}
 	}
 	return best;
 }
 
-template <bool FP8, int WARPS>
-inline cudaError_t launch_candidate_w(const Args &a, int rows, int nw, cudaStream_t st)
+template <bool FP8>
+inline cudaError_t launch_candidate_t(const Args &a, const Plan &pl, int nw, cudaStream_t st)
 {
-	switch (rows) {
-	case 1: gemv_candidate<FP8, 1, WARPS><<<nw, WARPS * 32, 0, st>>>(a); break;
-	case 2: gemv_candidate<FP8, 2, WARPS><<<nw, WARPS * 32, 0, st>>>(a); break;
-	default: gemv_candidate<FP8, 4, WARPS><<<nw, WARPS * 32, 0, st>>>(a); break;
-	}
+	const dim3 block(kWarps * 32);
+	if (pl.rows == 1)
+		gemv_candidate<FP8, 1, 8><<<nw, block, 0, st>>>(a);
+	else if (pl.rows == 2)
+		gemv_candidate<FP8, 2, 8><<<nw, block, 0, st>>>(a);
+	else if (pl.depth == 16)
+		gemv_candidate<FP8, 4, 16><<<nw, block, 0, st>>>(a);
+	else
+		gemv_candidate<FP8, 4, 8><<<nw, block, 0, st>>>(a);
 	return cudaGetLastError();
 }
 
 inline cudaError_t launch_candidate(const Args &a, bool fp8, const Plan &pl, int nw, cudaStream_t st)
 {
-	if (fp8)
-		return pl.warps == 8 ? launch_candidate_w<true, 8>(a, pl.rows, nw, st)
-				     : launch_candidate_w<true, 16>(a, pl.rows, nw, st);
-	return pl.warps == 8 ? launch_candidate_w<false, 8>(a, pl.rows, nw, st)
-			     : launch_candidate_w<false, 16>(a, pl.rows, nw, st);
+	return fp8 ? launch_candidate_t<true>(a, pl, nw, st) : launch_candidate_t<false>(a, pl, nw, st);
 }
 
 inline cudaError_t launch_baseline(const Args &a, bool fp8, int nw, cudaStream_t st)

@@ -47,7 +47,7 @@ def sweep(paths):
             slow = [x["slowCTA_us"] for x in xs]
             extra = ""
             if impl == "candidate" and xs[0].get("rows_per_warp"):
-                extra = " (R%d S%d)" % (xs[0]["rows_per_warp"], xs[0]["split_k"])
+                extra = " (R%d S%d D%d)" % (xs[0]["rows_per_warp"], xs[0]["split_k"], xs[0].get("load_depth", 8))
             print("| %s | %s | %d | %s%s | %.2f | %.2f | %.1f | %.0f | %.0f%% | %.6f | %.2f | %d |" % (
                 key[0], key[1], key[2], name, extra, st.median(slow),
                 st.median([x["wall_us"] for x in xs]), st.median([x["sumCTA_us"] for x in xs]),
@@ -68,7 +68,7 @@ def tune(paths):
     groups = {}
     for d in lines(paths, "TUNE"):
         groups.setdefault((d["dtype"], d["shape"], d["nw"]), []).append(d)
-    print("| dtype | shape | nw | best plan (warps R S) | best slowCTA us | auto plan | auto slowCTA us | auto/best |")
+    print("| dtype | shape | nw | best plan (R S depth) | best slowCTA us | auto plan | auto slowCTA us | auto/best |")
     print("|---|---|---|---|---|---|---|---|")
     for key in sorted(groups, key=lambda k: (k[0], ORDER.get(k[1], 9), k[2])):
         g = [d for d in groups[key] if d["cos"] >= 0.99]
@@ -78,8 +78,8 @@ def tune(paths):
         auto = [d for d in g if d["auto"]]
         a = auto[0] if auto else None
         print("| %s | %s | %d | %d %d %d | %.2f | %s | %s | %s |" % (
-            key[0], key[1], key[2], best["warps"], best["rows"], best["split"], best["slowCTA_us"],
-            "%d %d %d" % (a["warps"], a["rows"], a["split"]) if a else "-",
+            key[0], key[1], key[2], best["rows"], best["split"], best.get("depth", 8), best["slowCTA_us"],
+            "%d %d %d" % (a["rows"], a["split"], a.get("depth", 8)) if a else "-",
             "%.2f" % a["slowCTA_us"] if a else "-",
             "%.2f" % (a["slowCTA_us"] / best["slowCTA_us"]) if a else "-"))
 

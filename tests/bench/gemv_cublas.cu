@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 			       sn.c_str(), cold ? "cold" : "hot", row.cub[cold], row.bytes / (row.cub[cold] * 1e3), cub_cos, nc);
 			row.ours[cold] = 1e30;
 			for (int nw : nws) {
-				const bgk::Plan pl = bgk::choose_plan(n, kb, nw, 16, 0, 0);
+				const bgk::Plan pl = bgk::choose_plan(n, kb, nw, 0, 0);
 				auto ours = [&](int i) {
 					bgk::Args a;
 					a.w = (const char *)w + (size_t)(i % nc) * wbytes;
@@ -233,9 +233,9 @@ int main(int argc, char **argv)
 				CK(cudaMemcpy(hy.data(), y, n * 2, cudaMemcpyDeviceToHost));
 				const double our_cos = cosine(hy, href);
 				const double us = time_us(ours, iters);
-				printf("GEMV_BENCH {\"shape\":\"%s\",\"l2\":\"%s\",\"impl\":\"candidate\",\"nw\":%d,\"rows\":%d,\"split\":%d,"
+				printf("GEMV_BENCH {\"shape\":\"%s\",\"l2\":\"%s\",\"impl\":\"candidate\",\"nw\":%d,\"rows\":%d,\"split\":%d,\"depth\":%d,"
 				       "\"us\":%.3f,\"gbps\":%.1f,\"cos\":%.7f,\"copies\":%d}\n",
-				       sn.c_str(), cold ? "cold" : "hot", nw, pl.rows, pl.splits, us, row.bytes / (us * 1e3), our_cos, nc);
+				       sn.c_str(), cold ? "cold" : "hot", nw, pl.rows, pl.splits, pl.depth, us, row.bytes / (us * 1e3), our_cos, nc);
 				if (us < row.ours[cold]) {
 					row.ours[cold] = us;
 					row.best_nw[cold] = nw;
@@ -252,13 +252,13 @@ int main(int argc, char **argv)
 		cudaFree(counters);
 	}
 	printf("\n%s, cuBLAS %d, copy %.2f TB/s (read+write), %d launches per timing, median of 3\n", prop.name, ver, copy_tbs, iters);
-	printf("| shape | L2 | cuBLAS us | cuBLAS TB/s | candidate us | candidate TB/s | nw | R x S | cuBLAS/candidate |\n");
+	printf("| shape | L2 | cuBLAS us | cuBLAS TB/s | candidate us | candidate TB/s | nw | R x S x depth | cuBLAS/candidate |\n");
 	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (auto &r : rows)
 		for (int c = 0; c < 2; c++)
-			printf("| %s | %s | %.2f | %.2f | %.2f | %.2f | %d | %dx%d | %.2fx |\n", r.shape.c_str(), c ? "cold" : "hot", r.cub[c],
+			printf("| %s | %s | %.2f | %.2f | %.2f | %.2f | %d | %dx%dx%d | %.2fx |\n", r.shape.c_str(), c ? "cold" : "hot", r.cub[c],
 			       r.bytes / (r.cub[c] * 1e6), r.ours[c], r.bytes / (r.ours[c] * 1e6), r.best_nw[c], r.plan[c].rows,
-			       r.plan[c].splits, r.cub[c] / r.ours[c]);
+			       r.plan[c].splits, r.plan[c].depth, r.cub[c] / r.ours[c]);
 	cublasDestroy(h);
 	return 0;
 }
