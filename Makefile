@@ -60,7 +60,7 @@ asan:
 	@tests/install-deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS='-O1 -g -fno-omit-frame-pointer' \
 	  EXTRA_CFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=undefined' all unit-bins
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 tests/run build-asan
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=8 UBSAN_OPTIONS=print_stacktrace=1 tests/run build-asan
 
 bench: all
 	@tests/bench/run
