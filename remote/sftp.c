@@ -282,9 +282,8 @@ static void explain_write_failure(remote_conn *c, const char *path, uint64_t lef
 			bg_fail(err, BG_EREMOTE, "%s: writing %s: the file system is read-only", c->box->name,
 				path);
 		else if (avail < left + 65536)
-			bg_fail(err, BG_EREMOTE,
-				"%s: writing %s: no space left on the box's disk (%llu bytes free in %s, %llu more needed)",
-				c->box->name, path, (unsigned long long)avail, dir, (unsigned long long)left);
+			bg_fail(err, BG_EREMOTE, "%s: writing %s: no space left on the box's disk (%llu bytes free in %s)",
+				c->box->name, path, (unsigned long long)avail, dir);
 	}
 	free(dir);
 }

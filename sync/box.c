@@ -79,6 +79,19 @@ void sync_box_disconnect(sync_box *b)
 	b->conn = NULL;
 }
 
+/* BOXGATE_TRACE=1: phase timings on stderr, for tuning. */
+static void trace(const sync_box *b, const char *phase)
+{
+	static int on = -1;
+	static int64_t t0;
+	if (on < 0) {
+		on = getenv("BOXGATE_TRACE") != NULL;
+		t0 = bg_now_ms();
+	}
+	if (on)
+		fprintf(stderr, "boxgate-trace: %6lld ms %s %s\n", (long long)(bg_now_ms() - t0), b->box->name, phase);
+}
+
 static const sync_item *item(const sync_box *b, size_t i)
 {
 	return &b->plan->items[i];
@@ -597,7 +610,9 @@ static int make_parents(sync_box *b, size_t i)
 		int rc = remote_fs_mkdir(b->conn, dir, 0755, deadline, &e);
 		free(dir);
 		if (rc < 0) {
-			file_fail(b, i, rc, "cannot create its directory: %s", e.msg);
+			size_t bl = strlen(b->box->name);
+			const char *why = strncmp(e.msg, b->box->name, bl) == 0 && e.msg[bl] == ':' ? e.msg + bl + 2 : e.msg;
+			file_fail(b, i, rc, "cannot create its directory: %s", why);
 			return rc;
 		}
 	}
@@ -644,8 +659,10 @@ static int upload(sync_box *b, size_t i)
 		free(temp);
 		if (exists)
 			continue;
-		/* e.msg names the box and the remote path already. */
-		file_fail(b, i, rc, "upload failed: %s", e.msg);
+		/* e.msg starts with the box's name, which file_fail adds too. */
+		size_t bl = strlen(b->box->name);
+		const char *why = strncmp(e.msg, b->box->name, bl) == 0 && e.msg[bl] == ':' ? e.msg + bl + 2 : e.msg;
+		file_fail(b, i, rc, "upload failed: %s", why);
 		break;
 	}
 	close(fd);
@@ -781,10 +798,13 @@ static int apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uplo
 int sync_push_box(sync_box *b)
 {
 	const sync_opts *o = b->opts;
+	trace(b, "start");
 	int rc = connect_box(b);
+	trace(b, "connected");
 	if (rc < 0)
 		return box_fail(b, rc);
 	rc = probe(b, o->dry_run ? PROBE_DRY : PROBE_PUSH);
+	trace(b, "probed");
 	if (rc < 0)
 		return box_fail(b, rc);
 	bool any = false;
@@ -804,8 +824,10 @@ int sync_push_box(sync_box *b)
 			return box_fail(b, rc);
 		}
 	}
+	trace(b, "uploaded");
 	rc = apply(b, o->all_or_nothing ? SYNC_DO_VERIFY : SYNC_DO_VERIFY | SYNC_DO_SWAP, SYNC_PENDING,
 		   true);
+	trace(b, "applied");
 	if (rc < 0 && rc != BG_ETIMEOUT)
 		b->rc = rc;
 	return b->rc;
@@ -876,7 +898,7 @@ static int scan_targets(sync_box *b)
 		char *tag = strstr(base, ".boxgate-");
 		if (pl > 4 && strcmp(p + pl - 4, ".bak") == 0) {
 			target = xstrndup(p, pl - 4);
-		} else if (base[0] == '.' && tag && strlen(tag) == 9 + 16 + 4) {
+		} else if (base[0] == '.' && tag && strncmp(tag + 9 + 16, ".tmp", 4) == 0) {
 			target = xasprintf("%.*s%.*s", (int)(base - p), p, (int)(tag - base - 1), base + 1);
 		}
 		if (target) {

@@ -50,7 +50,7 @@ int sync_local_check(const conf *c, const sync_plan *p, const sync_item *it, boo
 	strbuf cmd = STRBUF_INIT;
 	strbuf_addstr(&cmd, "cd ");
 	shim_quote(&cmd, p->root);
-	strbuf_addstr(&cmd, " && ");
+	strbuf_addstr(&cmd, " && PYTHONDONTWRITEBYTECODE=1 && export PYTHONDONTWRITEBYTECODE && ");
 	char *v = sync_verifier_command(it->verifier, it->local, local_python(c));
 	strbuf_addstr(&cmd, v);
 	free(v);

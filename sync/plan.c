@@ -281,15 +281,31 @@ int sync_plan_finish(sync_plan *p, const conf *c, bg_err *err)
 /* Room for ".", ".boxgate-", 16 hex and ".tmp" within NAME_MAX. */
 #define TEMP_EXTRA (1 + 9 + 16 + 4)
 
+/* The target's extension (".py"), kept at the end of the temporary name so
+ * verifiers that load the file by its suffix (importlib) still can. */
+static size_t ext_len(const char *base, size_t blen)
+{
+	for (size_t k = blen; k-- > 1;) {
+		char ch = base[k];
+		if (ch == '.')
+			return blen - k <= 16 ? blen - k : 0;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'))
+			return 0;
+	}
+	return 0;
+}
+
 char *sync_temp_name(const char *rel, const char *hex)
 {
 	const char *slash = strrchr(rel, '/');
 	const char *base = slash ? slash + 1 : rel;
 	size_t dirlen = slash ? (size_t)(slash - rel) + 1 : 0;
 	size_t blen = strlen(base);
-	if (blen > NAME_MAX - TEMP_EXTRA)
-		blen = NAME_MAX - TEMP_EXTRA;
-	return xasprintf("%.*s.%.*s.boxgate-%.16s.tmp", (int)dirlen, rel, (int)blen, base, hex);
+	size_t el = ext_len(base, blen);
+	const char *ext = base + blen - el;
+	if (blen > NAME_MAX - TEMP_EXTRA - el)
+		blen = NAME_MAX - TEMP_EXTRA - el;
+	return xasprintf("%.*s.%.*s.boxgate-%.16s.tmp%s", (int)dirlen, rel, (int)blen, base, hex, ext);
 }
 
 void sync_random_hex(char out[17])

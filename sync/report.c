@@ -180,7 +180,7 @@ char *sync_file_describe(const sync_box *b, size_t i)
 		if (f->nsha[0])
 			NOTE("sha256 %.12s confirmed on the box", f->nsha);
 		if (f->bak_after)
-			NOTE("%s.bak kept", f->state == SYNC_ROLLED_BACK ? "the replaced file is" : "previous as");
+			NOTE("%s", f->state == SYNC_ROLLED_BACK ? "the replaced file is the .bak" : "old one kept as .bak");
 		break;
 	case SYNC_UNCHANGED:
 	case SYNC_SAME:

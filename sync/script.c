@@ -43,17 +43,17 @@ static void dir_and_glob(const char *rel, strbuf *dir, strbuf *glob)
 		q(dir, ".");
 	}
 	char *t = sync_temp_name(rel, "0000000000000000");
-	/* t = "dir/.NAME.boxgate-0000000000000000.tmp": quote up to the hex. */
+	/* t = "dir/.NAME.boxgate-0000000000000000.tmp[.EXT]": quote around the hex. */
 	const char *tb = strrchr(t, '/');
 	tb = tb ? tb + 1 : t;
-	size_t plen = strlen(tb) - 16 - 4;
-	char *prefix = xstrndup(tb, plen);
+	const char *hex = strstr(tb, ".boxgate-0000000000000000.tmp") + 9;
+	char *prefix = xstrndup(tb, (size_t)(hex - tb));
 	strbuf_addstr(glob, strbuf_str(dir));
 	strbuf_addch(glob, '/');
 	q(glob, prefix);
 	for (int i = 0; i < 16; i++)
 		strbuf_addstr(glob, "[0-9a-f]");
-	q(glob, ".tmp");
+	q(glob, hex + 16);
 	free(prefix);
 	free(t);
 	(void)base;
@@ -156,7 +156,7 @@ char *sync_script_scan(const char *repo, const char *nonce)
 	prelude(&sb, repo, nonce);
 	strbuf_addf(&sb,
 		    "echo '@%s scan'\n"
-		    "find . -name .git -prune -o -type f \\( -name '*.bak' -o -name '.*.boxgate-*.tmp' \\) -print0\n"
+		    "find . -name .git -prune -o -type f \\( -name '*.bak' -o -name '.*.boxgate-????????????????.tmp*' \\) -print0\n"
 		    "printf '\\n@%s end\\n'\n",
 		    nonce, nonce);
 	return strbuf_detach(&sb);
@@ -178,7 +178,9 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 	prelude(&sb, repo, N);
 	strbuf_addstr(&sb, "BOXGATE_BOX=");
 	q(&sb, box);
-	strbuf_addstr(&sb, "; export BOXGATE_BOX\n");
+	/* Verifiers that import the file must not leave bytecode named after
+	 * the temporary file. */
+	strbuf_addstr(&sb, "; PYTHONDONTWRITEBYTECODE=1; export BOXGATE_BOX PYTHONDONTWRITEBYTECODE\n");
 	/* bgv INDEX TEMP EXPECTED-SHA BIG VERIFIER-FUNCTION TARGET */
 	strbuf_addf(&sb,
 		    "bgv() {\n"
