@@ -4,7 +4,7 @@
 # and candidate in each run), the cuBLAS comparison, the fp8 sweep, a hang-and-kill check
 # and a memcheck pass. Results go to $OUT (default ./device-out), at most 8 files.
 # usage: gate/cuda/device-run.sh [PHASE...]   (default: every phase, in this order)
-#   phases: build timers sass tune sweep bench fp8 hang memcheck
+#   phases: build timers sass tune sweep bench fp8 hang memcheck diag
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -87,6 +87,28 @@ for ph in $phases; do
 		for a in "--shape kv_a --num-workers 132" "--shape kv_a --num-workers 66 --dtype fp8" "--shape q_b --num-workers 8"; do
 			timeout 120 compute-sanitizer --tool memcheck $G $a --iters 3 --warmup 1 2>&1 | grep -E "ERROR SUMMARY|FAITHFUL" | cut -c1-200
 		done >>"$summary" 2>&1
+		;;
+	diag)
+		say "diag: o_proj nw128 stability of plans across processes"
+		: >"$out/diag.jsonl"
+		for rep in 1 2 3 4 5; do
+			for cfg in "auto" "--rows 1 --split 1" "--rows 4 --split 1 --depth 8" "--l2 hot"; do
+				a=$cfg; [ "$a" = auto ] && a=
+				echo "DIAG [$cfg] $($G --shape o_proj --num-workers 128 $a 2>>"$misc" | grep FAITHFUL_RESULT)" >>"$out/diag.jsonl"
+			done
+		done
+		python3 - "$out/diag.jsonl" <<'PY' | tee -a "$summary"
+import json, statistics as st, sys
+g = {}
+for l in open(sys.argv[1]):
+    lab = l[l.index("[") + 1:l.index("]")]
+    d = json.loads(l[l.index("FAITHFUL_RESULT {") + 16:])
+    g.setdefault(lab, []).append(d["candidate"])
+for lab, xs in g.items():
+    v = [x["slowCTA_us"] for x in xs]
+    print("%-32s slowCTA %s  median %.2f  CV %.2f%%  in-run rsd %s" % (lab, " ".join("%.2f" % x for x in v), st.median(v),
+          100 * st.stdev(v) / st.mean(v), " ".join("%.1f" % x["rsd_pct"] for x in xs)))
+PY
 		;;
 	*)
 		say "unknown phase $ph"

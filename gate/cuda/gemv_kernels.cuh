@@ -173,8 +173,7 @@ __global__ void __launch_bounds__(256) gemv_baseline(Args a)
 //
 // A work unit is (row group g of R rows, K chunk s of S): a warp reduces its R rows over
 // its chunk in batches of U = D / R blocks, the D 16-byte weight loads of a batch all in
-// flight before the first use (a last, partial batch is predicated, so it too issues all
-// its loads at once). A tile is WARPS consecutive units, one per warp. With S > 1 each warp
+// flight before the first use; the tail goes in batches of U/2, U/4, ... blocks. A tile is WARPS consecutive units, one per warp. With S > 1 each warp
 // writes its R fp32 partials and bumps the group's arrival counter; the warp that arrives
 // last sums the S partials in a fixed order (deterministic), writes y and re-arms the
 // counter. Nothing waits for anything, so an early-exiting CTA can never deadlock another.
@@ -256,13 +255,23 @@ __global__ void __launch_bounds__(kWarps * 32, 1) gemv_candidate(Args a)
 		for (int r = 0; r < R; r++)
 			acc[r] = 0.0f;
 		int kb = kb0;
+		// Full batches of U blocks, then the tail in unpredicated batches of U/2, U/4, ...
+		// blocks, so that every batch issues all its loads before its first use.
 		if (!FP8) {
 			const uint16_t *w = static_cast<const uint16_t *>(a.w) + (size_t)row0 * a.k + lane * 8;
 			const uint16_t *x = a.x + lane * 8;
 			for (; kb + U <= kb1; kb += U)
 				batch_bf16<false, R, U>(w, x, a.k, kb, kb1, acc);
+			if (U >= 8 && kb + 4 <= kb1) {
+				batch_bf16<false, R, (U >= 8 ? 4 : 1)>(w, x, a.k, kb, kb1, acc);
+				kb += (U >= 8 ? 4 : 1);
+			}
+			if (U >= 4 && kb + 2 <= kb1) {
+				batch_bf16<false, R, (U >= 4 ? 2 : 1)>(w, x, a.k, kb, kb1, acc);
+				kb += (U >= 4 ? 2 : 1);
+			}
 			if (kb < kb1)
-				batch_bf16<true, R, U>(w, x, a.k, kb, kb1, acc);
+				batch_bf16<false, R, 1>(w, x, a.k, kb, kb1, acc);
 		} else {
 			// A lane's 16 weights lie in one 128-wide scale block; R divides 128, so the
 			// R rows of a group share their scales too.
@@ -271,8 +280,16 @@ __global__ void __launch_bounds__(kWarps * 32, 1) gemv_candidate(Args a)
 			const float *sc = a.scales + (size_t)(row0 / BG_FP8_BLOCK) * (a.k / BG_FP8_BLOCK) + lane / 8;
 			for (; kb + U <= kb1; kb += U)
 				batch_fp8<false, R, U>(w, x, sc, a.k, kb, kb1, acc);
+			if (U >= 8 && kb + 4 <= kb1) {
+				batch_fp8<false, R, (U >= 8 ? 4 : 1)>(w, x, sc, a.k, kb, kb1, acc);
+				kb += (U >= 8 ? 4 : 1);
+			}
+			if (U >= 4 && kb + 2 <= kb1) {
+				batch_fp8<false, R, (U >= 4 ? 2 : 1)>(w, x, sc, a.k, kb, kb1, acc);
+				kb += (U >= 4 ? 2 : 1);
+			}
 			if (kb < kb1)
-				batch_fp8<true, R, U>(w, x, sc, a.k, kb, kb1, acc);
+				batch_fp8<false, R, 1>(w, x, sc, a.k, kb, kb1, acc);
 		}
 		float mine = 0.0f;
 #pragma unroll
@@ -331,20 +348,22 @@ struct Plan {
 	int rows, splits, depth;
 };
 
-// The model behind the plan, fitted to a sweep of every plan on an H200 (gate/cuda/README.md):
-// a CTA's time is its tile count times the cost of one unit, where a unit costs its block
-// loads (each dearer when fewer rows share the load of x) plus a fixed cost for the latency
-// of its first loads and its reduction; splitting K adds a handoff. Units of 16-byte lane
-// loads.
+// The model behind the plan, fitted to a run of every plan on every shape and grid on an
+// H200 (gate/cuda/README.md): a roofline per CTA. A unit costs a fixed latency (its first
+// loads and its reduction) plus its bytes at one SM's streaming rate; a CTA's time is its
+// tile count times that, but never less than the whole matrix at the device's rate;
+// splitting K adds a handoff. Among plans the model ties, the least busy CTA wins.
 struct PlanModel {
-	double unit_cost = 8.0, split_cost = 4.0, x_cost = 0.4;
+	double unit_us = 1.5, split_us = 0.5, sm_gbps = 80.0, hbm_gbps = 3500.0;
 };
 
 inline Plan choose_plan(int n, int kb, int nw, int force_rows, int force_split, int force_depth = 0,
 			PlanModel m = PlanModel())
 {
+	const double blk = 512.0; // bytes one warp moves per block: 32 lanes x 16 B
 	Plan best{1, 1, 8};
-	double best_cost = 1e300;
+	double best_cost = 1e300, best_busy = 1e300;
+	const double floor_us = (double)n * kb * blk / (m.hbm_gbps * 1e3);
 	const int rows_opts[3] = {4, 2, 1};
 	for (int ri = 0; ri < 3; ri++) {
 		const int R = rows_opts[ri];
@@ -358,12 +377,15 @@ inline Plan choose_plan(int n, int kb, int nw, int force_rows, int force_split, 
 			const long long ntiles = (units + kWarps - 1) / kWarps;
 			const long long per_cta = (ntiles + nw - 1) / nw;
 			const int chunk = (kb + S - 1) / S;
-			const double cost = (double)per_cta * (R * chunk * (1.0 + m.x_cost / R) + m.unit_cost) +
-					    (S > 1 ? m.split_cost : 0.0);
-			if (cost < best_cost) {
+			const double tile_us = (double)R * chunk * kWarps * blk / (m.sm_gbps * 1e3) + m.unit_us;
+			const double busy = (double)per_cta * tile_us + (S > 1 ? m.split_us : 0.0);
+			const double cost = (per_cta * tile_us > floor_us ? per_cta * tile_us : floor_us) +
+					    (S > 1 ? m.split_us : 0.0);
+			if (cost < best_cost - 1e-9 || (cost < best_cost + 1e-9 && busy < best_busy)) {
 				best_cost = cost;
-				// a deeper batch only where one batch of 8 does not cover the unit
-				int depth = (R == 4 && R * chunk > 8) ? 16 : 8;
+				best_busy = busy;
+				// four rows deep: 16 loads in flight once a unit has a full batch of 4 blocks
+				int depth = (R == 4 && chunk >= 4) ? 16 : 8;
 				if (force_depth && R == 4)
 					depth = force_depth;
 				best = Plan{R, S, depth};
