@@ -102,14 +102,14 @@ wait_gone 'sleep.1004\.5' && ok "gate gone after the shim-given timeout" || not_
 # --- the client goes away ---
 "$BOXGATE" --config "$INI" run g1 --timeout 300 -- --mode sleep --tag 5 >"$BG_TMP/k.out" 2>&1 &
 cpid=$!
-for i in $(seq 1 40); do gone 'sleep.1005\.5' || break; sleep 0.25; done
+for i in $(seq 1 120); do gone 'sleep.1005\.5' || break; sleep 0.25; done
 kill -KILL $cpid; wait $cpid 2>/dev/null
 t0=$(date +%s)
 wait_gone 'sleep.1005\.5' 60 && ok "SIGKILLed client: the remote gate is gone within $(( $(date +%s) - t0 )) s (bound: heartbeat 4 s + grace 1 s)" \
   || not_ok "SIGKILLed client: gate survived"
 "$BOXGATE" --config "$INI" run g2 --timeout 300 -- --mode sleep --tag 6 >"$BG_TMP/l.out" 2>&1 &
 cpid=$!
-for i in $(seq 1 40); do gone 'sleep.1006\.5' || break; sleep 0.25; done
+for i in $(seq 1 120); do gone 'sleep.1006\.5' || break; sleep 0.25; done
 "$HOSTS" link "$D" 2 down
 t0=$(date +%s)
 wait_gone 'sleep.1006\.5' 60 && ok "cut link: the remote gate is gone within $(( $(date +%s) - t0 )) s (bound: heartbeat 4 s + grace 1 s)" \
@@ -119,7 +119,7 @@ wait $cpid; rc=$?
 "$HOSTS" link "$D" 2 up
 "$BOXGATE" --config "$INI" run g1 --timeout 300 -- --mode sleep --tag 7 >"$BG_TMP/c.out" 2>&1 &
 cpid=$!
-for i in $(seq 1 40); do gone 'sleep.1007\.5' || break; sleep 0.25; done
+for i in $(seq 1 120); do gone 'sleep.1007\.5' || break; sleep 0.25; done
 kill -INT $cpid; wait $cpid; rc=$?
 [ "$rc" = 130 ] && ok "Ctrl-C: the client exits 130" || not_ok "Ctrl-C: exit $rc"
 wait_gone 'sleep.1007\.5' 8 && ok "Ctrl-C: the remote gate was killed" || not_ok "Ctrl-C: gate survived"
@@ -127,7 +127,7 @@ wait_gone 'sleep.1007\.5' 8 && ok "Ctrl-C: the remote gate was killed" || not_ok
 # --- two clients, one slot ---
 "$BOXGATE" --config "$INI" run g1 -- --mode slow >"$BG_TMP/first.out" 2>&1 &
 first=$!
-for i in $(seq 1 40); do grep -q '^argv' "$BG_TMP/first.out" && break; sleep 0.25; done
+for i in $(seq 1 120); do grep -q '^argv' "$BG_TMP/first.out" && break; sleep 0.25; done
 expect_rc 1 "a second client on a held slot is refused" bg run g1 -- --mode pass
 has "$ERR_FILE" 'busy: held by [^ ]+@[^ ]+ pid [0-9]+ since' "the refusal names the holder's tag, pid and start time"
 hasnt "$OUT_FILE" '^argv' "the second gate never started"
