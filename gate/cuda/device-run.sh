@@ -4,7 +4,7 @@
 # and candidate in each run), the cuBLAS comparison, the fp8 sweep, a hang-and-kill check
 # and a memcheck pass. Results go to $OUT (default ./device-out), at most 8 files.
 # usage: gate/cuda/device-run.sh [PHASE...]   (default: every phase, in this order)
-#   phases: build timers sass tune sweep bench fp8 hang memcheck diag
+#   phases: build timers sass tune sweep bench fp8 hang memcheck diag evidence
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -87,6 +87,15 @@ for ph in $phases; do
 		for a in "--shape kv_a --num-workers 132" "--shape kv_a --num-workers 66 --dtype fp8" "--shape q_b --num-workers 8"; do
 			timeout 120 compute-sanitizer --tool memcheck $G $a --iters 3 --warmup 1 2>&1 | grep -E "ERROR SUMMARY|FAITHFUL" | cut -c1-200
 		done >>"$summary" 2>&1
+		;;
+	evidence)
+		say "evidence: stub and drop-half-K judged by the gate itself"
+		for a in "--variant stub" "--variant halfk" "--variant halfk --dtype fp8" "--variant nosplit --shape kv_a" "--baseline"; do
+			$G --shape q_b --num-workers 128 $a 2>>"$misc" | python3 -c 'import json,sys
+l=sys.stdin.read(); d=json.loads(l[l.index("{"):])
+c=d["candidate"]; print("%-28s rc-verdict %-9s cand %-9s cos %.4f status %s slowCTA %.2f ratio %.2f | %s" % (sys.argv[1], d["verdict"], c["variant"], c["cos"], c["status"], c["slowCTA_us"], d["slowCTA_ratio_base_over_cand"], d["reason"]))' "$a"
+			echo "   exit ${PIPESTATUS[0]}"
+		done 2>&1 | tee -a "$summary"
 		;;
 	diag)
 		say "diag: o_proj nw128 stability of plans across processes"
