@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises demo-gate runs: FAITHFUL_RESULT lines (the sweep) and TUNE lines (plans).
 
-usage: sweep_table.py [--tune] FILE...
+usage: sweep_table.py [--tune | --wide] FILE...
 
 For the sweep, one row per (dtype, shape, num_workers) over the repeats: medians of
 slowCTA, wall, sumCTA and GB/s for baseline and candidate, the coefficient of variation
@@ -64,6 +64,27 @@ def sweep(paths):
         print("| %s | %s | %d | %.2fx | %s | %d | %.7f |" % (key[0], key[1], key[2], r, ",".join(v), thr, cbc))
 
 
+def wide(paths):
+    """One row per point: baseline and candidate side by side."""
+    groups = {}
+    for d in lines(paths, "FAITHFUL_RESULT"):
+        groups.setdefault((d.get("dtype", "bf16"), d["shape"], d["num_workers"]), []).append(d)
+    print("| shape | nw | base slowCTA | base wall | base sumCTA | cand plan | cand slowCTA | cand wall | cand sumCTA | cand GB/s | of copy | cos min | CV base | CV cand | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for key in sorted(groups, key=lambda k: (k[0], ORDER.get(k[1], 9), k[2])):
+        runs = groups[key]
+        b = [r["baseline_in_tree"] for r in runs]
+        c = [r["candidate"] for r in runs]
+        plan = "R%d S%d D%d" % (c[0].get("rows_per_warp", 0), c[0].get("split_k", 0), c[0].get("load_depth", 8))
+        med = lambda xs, f: st.median([x[f] for x in xs])
+        cmin = min(min(x["cos"], x.get("cos_after", 1)) for x in b + c)
+        print("| %s | %d | %.2f | %.2f | %.0f | %s | %.2f | %.2f | %.0f | %.0f | %.0f%% | %.6f | %.2f%% | %.2f%% | %.2fx |" % (
+            key[1], key[2], med(b, "slowCTA_us"), med(b, "wall_us"), med(b, "sumCTA_us"), plan,
+            med(c, "slowCTA_us"), med(c, "wall_us"), med(c, "sumCTA_us"), med(c, "gbps"),
+            100 * med(c, "bw_frac"), cmin, cv([x["slowCTA_us"] for x in b]), cv([x["slowCTA_us"] for x in c]),
+            st.median([r["slowCTA_ratio_base_over_cand"] for r in runs])))
+
+
 def tune(paths):
     groups = {}
     for d in lines(paths, "TUNE"):
@@ -88,5 +109,7 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if args and args[0] == "--tune":
         tune(args[1:])
+    elif args and args[0] == "--wide":
+        wide(args[1:])
     else:
         sweep(args)
