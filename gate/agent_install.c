@@ -94,15 +94,13 @@ static int read_file(const char *path, strbuf *out, bg_err *err)
 }
 
 /* Runs `script` with `input` on stdin; returns the exit code (or negative). */
-static int run_with_input(remote_conn *c, const char *script, const strbuf *input, strbuf *errout,
-			  bg_err *err)
+static int run_with_input(remote_conn *c, const char *script, const strbuf *input, bg_err *err)
 {
 	remote_exec *e = NULL;
 	remote_status st = {0};
 	int rc = remote_exec_start(c, script, NULL, &e, err);
 	if (rc < 0)
 		return rc;
-	(void)errout;
 	if (input)
 		remote_exec_write(e, input->buf, input->len);
 	remote_exec_close_stdin(e);
@@ -156,7 +154,7 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 	rc = read_file(a->binary, &data, err);
 	if (rc < 0)
 		goto out;
-	rc = run_with_input(c, s.buf, &data, NULL, err);
+	rc = run_with_input(c, s.buf, &data, err);
 	if (rc < 0)
 		goto out;
 	if (rc == 0) {
@@ -174,7 +172,7 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 	rc = read_file(a->source, &data, err);
 	if (rc < 0)
 		goto out;
-	rc = run_with_input(c, s.buf, &data, NULL, err);
+	rc = run_with_input(c, s.buf, &data, err);
 	if (rc < 0)
 		goto out;
 	if (rc != 0) {
