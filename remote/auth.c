@@ -84,20 +84,6 @@ int remote_auth(remote_conn *c, bg_err *err)
 	struct tried t = {STRBUF_INIT, 0, 0};
 	int rc = 0;
 
-	char *methods = libssh2_userauth_list(c->session, user, (unsigned)strlen(user));
-	if (!methods) {
-		if (libssh2_userauth_authenticated(c->session))
-			goto out;
-		rc = bg_fail(err, BG_EAUTH, "%s: the server gave no authentication methods for user %s: %s",
-			     b->name, user, remote_ssh_errmsg(c->session));
-		goto out;
-	}
-	if (!strstr(methods, "publickey")) {
-		rc = bg_fail(err, BG_EAUTH,
-			     "%s: the server does not accept public keys for user %s (it offers: %s)",
-			     b->name, user, methods);
-		goto out;
-	}
 	if (try_agent(c, user, &t))
 		goto out;
 	for (size_t i = 0; i < b->n_identities; i++) {
@@ -117,7 +103,13 @@ int remote_auth(remote_conn *c, bg_err *err)
 				 path, remote_ssh_errmsg(c->session));
 		note(&t, what, rsa);
 	}
-	if (t.total == 0) {
+	/* Asking for the method list costs a round trip: only on failure, to say why. */
+	char *methods = libssh2_userauth_list(c->session, user, (unsigned)strlen(user));
+	if (methods && !strstr(methods, "publickey")) {
+		rc = bg_fail(err, BG_EAUTH,
+			     "%s: the server does not accept public keys for user %s (it offers: %s)",
+			     b->name, user, methods);
+	} else if (t.total == 0) {
 		rc = bg_fail(err, BG_EAUTH,
 			     "%s: no key to offer for %s@%s: no ssh-agent keys and no identity file found "
 			     "(set identity = ~/.ssh/id_ed25519 for the box)",
