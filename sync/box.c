@@ -299,6 +299,7 @@ static void marker(sync_box *b, const char *m)
 		f->done = 'r';
 		f->verify_rc = atoi(rest);
 		strbuf_reset(&b->vbuf);
+		b->vpartial = false;
 		b->vfile = (long)i;
 	} else if (strcmp(word, "vend") == 0) {
 		if (b->vfile == (long)i)
@@ -355,10 +356,21 @@ static void on_line(void *ctx, remote_stream s, const char *line, size_t len, in
 		}
 		return;
 	}
-	if (b->vfile >= 0 && b->vbuf.len + len + 1 <= VERIFY_OUT_MAX) {
-		strbuf_add(&b->vbuf, line, len);
-		if (whole)
-			strbuf_addch(&b->vbuf, '\n');
+	if (b->vfile >= 0) {
+		/* Verifier output: every line was given a leading '|' on the box. */
+		bool start = !b->vpartial;
+		b->vpartial = !whole;
+		if (start) {
+			if (len == 0 || line[0] != '|')
+				return;
+			line++;
+			len--;
+		}
+		if (b->vbuf.len + len + 1 <= VERIFY_OUT_MAX) {
+			strbuf_add(&b->vbuf, line, len);
+			if (whole)
+				strbuf_addch(&b->vbuf, '\n');
+		}
 	}
 	/* Anything else (a chatty login shell) is ignored. */
 }

@@ -192,7 +192,9 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 		    " BOXGATE_TARGET=$6; export BOXGATE_TARGET\n"
 		    " o=$(\"$5\" 2>&1 </dev/null; echo \"@rc $?\")\n"
 		    " r=${o##*@rc }; o=${o%%@rc *}\n"
-		    " if [ \"$r\" != 0 ]; then printf '@%s v %%s %%s\\n%%s\\n@%s vend %%s\\n' \"$1\" \"$r\" \"$o\" \"$1\";"
+		    /* Each output line starts with '|': none can pass for a result line. */
+		    " if [ \"$r\" != 0 ]; then printf '@%s v %%s %%s\\n' \"$1\" \"$r\";"
+		    " printf '%%s\\n' \"$o\" | sed 's/^/|/'; printf '@%s vend %%s\\n' \"$1\";"
 		    " rm -f -- \"$2\"; return 1; fi\n"
 		    " echo \"@%s vok $1\"\n"
 		    "}\n",

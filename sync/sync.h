@@ -201,6 +201,7 @@ typedef struct sync_box {
 	size_t block_n, block_pos;
 	long vfile;          /* collecting verifier output for this index, -1 none */
 	strbuf vbuf;
+	bool vpartial;       /* the last verifier line came in pieces */
 	bool in_scan;
 	strbuf scan;
 	bool end, norepo, proto_err;

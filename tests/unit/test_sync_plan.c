@@ -1,0 +1,295 @@
+/* sync plans: path normalisation and refusals, LOCAL=REMOTE, symlinks out of
+ * the root, temporary names, verifier substitution, display of odd names,
+ * exit codes. Real files in a temporary directory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/sha256.h"
+#include "base/xmalloc.h"
+#include "sync/sync.h"
+
+static char base[PATH_MAX];
+static char root[PATH_MAX];
+static char outside[PATH_MAX];
+
+static void write_file(const char *path, const char *content, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(content, f);
+	fclose(f);
+	chmod(path, mode);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	char tmpl[] = "/tmp/bgsyncXXXXXX";
+	assert_non_null(mkdtemp(tmpl));
+	char *real = realpath(tmpl, NULL);
+	snprintf(base, sizeof(base), "%s", real);
+	snprintf(root, sizeof(root), "%s/repo", real);
+	snprintf(outside, sizeof(outside), "%s/outside.py", real);
+	free(real);
+	assert_int_equal(mkdir(root, 0755), 0);
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/scripts", root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/scripts/a.py", root);
+	write_file(p, "print('a')\n", 0750);
+	snprintf(p, sizeof(p), "%s/x=y.py", root);
+	write_file(p, "x = 1\n", 0644);
+	write_file(outside, "secret\n", 0644);
+	snprintf(p, sizeof(p), "%s/scripts/out.py", root);
+	assert_int_equal(symlink(outside, p), 0);
+	snprintf(p, sizeof(p), "%s/scripts/in.py", root);
+	assert_int_equal(symlink("a.py", p), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void expect_norm(const char *in, const char *want)
+{
+	char *out = NULL;
+	bg_err err = {0};
+	int rc = sync_normalize_rel(in, &out, &err);
+	if (want) {
+		if (rc != 0 || strcmp(out, want) != 0)
+			fail_msg("normalize(%s) = %d [%s], wanted [%s]", in, rc, out ? out : "", want);
+	} else if (rc != BG_EUSAGE) {
+		fail_msg("normalize(%s) = %d [%s], wanted a refusal", in, rc, out ? out : "");
+	}
+	free(out);
+}
+
+static void test_normalize(void **state)
+{
+	(void)state;
+	expect_norm("a/b.py", "a/b.py");
+	expect_norm("./a//b/", "a/b");
+	expect_norm("a/./c/../b.py", "a/b.py");
+	expect_norm("a b/$x'\"/\n.py", "a b/$x'\"/\n.py");
+	expect_norm("../a.py", NULL);
+	expect_norm("a/../../b.py", NULL);
+	expect_norm("/etc/passwd", NULL);
+	expect_norm("", NULL);
+	expect_norm(".", NULL);
+	expect_norm("a/..", NULL);
+}
+
+static void test_temp_names(void **state)
+{
+	(void)state;
+	char *t = sync_temp_name("scripts/a.py", "0123456789abcdef");
+	assert_string_equal(t, "scripts/.a.py.boxgate-0123456789abcdef.tmp.py");
+	free(t);
+	t = sync_temp_name("Makefile", "0123456789abcdef");
+	assert_string_equal(t, ".Makefile.boxgate-0123456789abcdef.tmp");
+	free(t);
+	t = sync_temp_name("d/.bashrc", "0123456789abcdef");
+	assert_string_equal(t, "d/..bashrc.boxgate-0123456789abcdef.tmp");
+	free(t);
+	t = sync_temp_name("d/x.weird ext", "0123456789abcdef");
+	assert_string_equal(t, "d/.x.weird ext.boxgate-0123456789abcdef.tmp");
+	free(t);
+	/* A name at NAME_MAX: the temporary name still fits. */
+	char longname[NAME_MAX + 1];
+	memset(longname, 'n', NAME_MAX - 3);
+	memcpy(longname + NAME_MAX - 3, ".py", 4);
+	t = sync_temp_name(longname, "0123456789abcdef");
+	assert_true(strlen(t) <= NAME_MAX);
+	assert_non_null(strstr(t, ".boxgate-0123456789abcdef.tmp.py"));
+	free(t);
+	char a[17], b[17];
+	sync_random_hex(a);
+	sync_random_hex(b);
+	assert_int_equal(strlen(a), 16);
+	assert_int_equal(strspn(a, "0123456789abcdef"), 16);
+	assert_string_not_equal(a, b);
+}
+
+static void test_plan_paths(void **state)
+{
+	(void)state;
+	sync_plan p;
+	bg_err err = {0};
+	char cwd[PATH_MAX];
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir("/"), 0);
+	assert_int_equal(sync_plan_init(&p, root, &err), 0);
+
+	/* cwd outside the root: relative to the root. */
+	assert_int_equal(sync_plan_add(&p, "scripts/a.py", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_string_equal(p.items[0].rel, "scripts/a.py");
+	assert_int_equal(sync_plan_add(&p, "scripts/a.py=deploy/", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_string_equal(p.items[1].rel, "deploy/a.py");
+	assert_int_equal(sync_plan_add(&p, "scripts/a.py=other/b.py", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_string_equal(p.items[2].rel, "other/b.py");
+	/* An existing file whose name has '=' is not split. */
+	assert_int_equal(sync_plan_add(&p, "x=y.py", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_string_equal(p.items[3].rel, "x=y.py");
+	/* A symlink inside the root: the content of its target, at its own name. */
+	assert_int_equal(sync_plan_add(&p, "scripts/in.py", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_string_equal(p.items[4].rel, "scripts/in.py");
+	assert_non_null(strstr(p.items[4].local, "/scripts/a.py"));
+	/* An absolute path inside the root. */
+	char abs[PATH_MAX + 32];
+	snprintf(abs, sizeof(abs), "%s/scripts/../scripts/a.py=abs.py", root);
+	assert_int_equal(sync_plan_add(&p, abs, SYNC_ADD_NEED_LOCAL, &err), 0);
+
+	/* Refusals. */
+	assert_int_equal(sync_plan_add(&p, "../outside.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_non_null(strstr(err.msg, "outside the repo root"));
+	assert_int_equal(sync_plan_add(&p, outside, SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "scripts/out.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_non_null(strstr(err.msg, "symlink that leads out"));
+	assert_int_equal(sync_plan_add(&p, "scripts", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "scripts/a.py=/etc/x", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "scripts/a.py=a/../../x", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "scripts/a.py=", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "nope.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "x=y.py=scripts/a.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "./scripts//a.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_non_null(strstr(err.msg, "the same target"));
+	/* A target only (rollback): no local file needed, still no escape. */
+	assert_int_equal(sync_plan_add(&p, "gone/z.py", 0, &err), 0);
+	assert_null(p.items[p.n - 1].local);
+	assert_int_equal(sync_plan_add(&p, "../z.py", 0, &err), BG_EUSAGE);
+	size_t n = p.n;
+
+	/* cwd inside the root: relative to the cwd. */
+	char sub[PATH_MAX + 16];
+	snprintf(sub, sizeof(sub), "%s/scripts", root);
+	assert_int_equal(chdir(sub), 0);
+	assert_int_equal(sync_plan_add(&p, "a.py=cwd.py", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_string_equal(p.items[n].rel, "cwd.py");
+	assert_non_null(strstr(p.items[n].local, "/scripts/a.py"));
+	assert_int_equal(sync_plan_add(&p, "../x=y.py=top.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+
+	assert_int_equal(sync_plan_finish(&p, NULL, &err), 0);
+	char want[BG_SHA256_HEX_LEN + 1];
+	bg_sha256_hex("print('a')\n", 11, want);
+	assert_string_equal(p.items[0].sha, want);
+	assert_int_equal(p.items[0].size, 11);
+	assert_int_equal(p.items[0].mode, 0750);
+	assert_null(p.items[0].verifier);
+	sync_plan_release(&p);
+	assert_int_equal(chdir(cwd), 0);
+}
+
+static void test_plan_add_rel(void **state)
+{
+	(void)state;
+	sync_plan p;
+	bg_err err = {0};
+	assert_int_equal(sync_plan_init(&p, root, &err), 0);
+	assert_int_equal(sync_plan_add_rel(&p, "scripts/a.py", &err), 0);
+	assert_non_null(p.items[0].local);
+	assert_int_equal(sync_plan_add_rel(&p, "scripts/a.py", &err), 0); /* duplicates fold */
+	assert_int_equal(p.n, 1);
+	assert_int_equal(sync_plan_add_rel(&p, "scripts/out.py", &err), 0);
+	assert_null(p.items[1].local); /* leads out: not compared */
+	assert_int_equal(sync_plan_add_rel(&p, "only/on/box.py", &err), 0);
+	assert_null(p.items[2].local);
+	assert_int_equal(sync_plan_add_rel(&p, "../up.py", &err), BG_EUSAGE);
+	sync_plan_release(&p);
+	assert_int_equal(sync_plan_init(&p, "/nonexistent/root", &err), BG_EUSAGE);
+}
+
+static void test_verifier_command(void **state)
+{
+	(void)state;
+	char *c = sync_verifier_command("{python} -c \"import ast\" {}", "./a b/it's.py", "python3");
+	assert_string_equal(c, "python3 -c \"import ast\" './a b/it'\\''s.py'");
+	free(c);
+	c = sync_verifier_command("{python} {} {}", "./x", "~/venv/bin/python");
+	assert_string_equal(c, "\"$HOME\"/venv/bin/python ./x ./x");
+	free(c);
+	c = sync_verifier_command("bash -n {}", "./$x.sh", NULL);
+	assert_string_equal(c, "bash -n './$x.sh'");
+	free(c);
+	c = sync_verifier_command("test -s {", "./x", NULL);
+	assert_string_equal(c, "test -s {");
+	free(c);
+}
+
+static void expect_display(const char *in, const char *want)
+{
+	char *got = sync_path_display(in);
+	if (strcmp(got, want) != 0)
+		fail_msg("display(%s) = [%s], wanted [%s]", in, got, want);
+	free(got);
+}
+
+static void test_display(void **state)
+{
+	(void)state;
+	expect_display("scripts/a.py", "scripts/a.py");
+	expect_display("a b/$x's.py", "a b/$x's.py");
+	expect_display("caf\xc3\xa9.py", "caf\xc3\xa9.py");
+	expect_display("new\nline", "\"new\\nline\"");
+	expect_display("q\"uote", "\"q\\\"uote\"");
+	expect_display("back\\slash", "\"back\\\\slash\"");
+	expect_display("\xff\xfe.txt", "\"\\xff\\xfe.txt\"");
+	expect_display("caf\xc3\xa9\x01", "\"caf\xc3\xa9\\x01\"");
+}
+
+static void test_exit_codes(void **state)
+{
+	(void)state;
+	sync_plan p = {0};
+	p.n = 1;
+	conf_box box = {.name = "b"};
+	sync_file f[4][1];
+	sync_box b[4];
+	memset(f, 0, sizeof(f));
+	memset(b, 0, sizeof(b));
+	for (int i = 0; i < 4; i++) {
+		b[i].plan = &p;
+		b[i].box = &box;
+		b[i].files = f[i];
+		f[i][0].state = SYNC_UPDATED;
+	}
+	assert_int_equal(sync_exit_code(b, 4), 0);
+	f[0][0].state = SYNC_FAILED;
+	f[0][0].code = BG_EREMOTE;
+	assert_int_equal(sync_exit_code(b, 4), 1);
+	b[1].rc = BG_ECONNECT;
+	f[1][0].state = SYNC_FAILED;
+	f[1][0].code = BG_ECONNECT;
+	assert_int_equal(sync_exit_code(b, 4), 3);
+	f[2][0].state = SYNC_VERIFY_FAILED;
+	assert_int_equal(sync_exit_code(b, 4), 4);
+	assert_int_equal(sync_exit_code(b + 3, 1), 0);
+	assert_string_equal(sync_state_name(SYNC_WOULD_UPDATE), "would update");
+	assert_true(sync_state_failed(SYNC_VERIFY_FAILED));
+	assert_false(sync_state_failed(SYNC_UNCHANGED));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_normalize),	 cmocka_unit_test(test_temp_names),
+		cmocka_unit_test(test_plan_paths),	 cmocka_unit_test(test_plan_add_rel),
+		cmocka_unit_test(test_verifier_command), cmocka_unit_test(test_display),
+		cmocka_unit_test(test_exit_codes),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
