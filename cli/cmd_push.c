@@ -152,6 +152,8 @@ static void on_progress(void *ctx, const sync_box *b, const sync_item *it, uint6
  * the verifier's output on stderr). */
 static void report_box(struct push_job *job, const sync_box *b)
 {
+	/* Big files' hashes may still be in the making when a box failed early. */
+	sync_plan_wait(b->plan, NULL);
 	pthread_mutex_lock(&job->mu);
 	if (job->tty)
 		erase_bars(job);

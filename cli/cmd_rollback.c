@@ -41,6 +41,8 @@ struct rollback_job {
 
 static void report_box(struct rollback_job *job, const sync_box *b)
 {
+	/* Big files' hashes may still be in the making when a box failed early. */
+	sync_plan_wait(b->plan, NULL);
 	pthread_mutex_lock(&job->mu);
 	if (b->rc < 0 && !job->json)
 		cli_error("%s", b->err.msg);
@@ -179,6 +181,7 @@ static int run_rollback(cli_ctx *ctx, int argc, char **argv)
 
 	code = sync_exit_code(job.boxes, n);
 	size_t cnt[SYNC_STATE_COUNT];
+	sync_plan_wait(&job.plan, NULL);
 	sync_count(job.boxes, n, cnt);
 	if (job.json) {
 		cJSON *o = cJSON_CreateObject();

@@ -45,6 +45,8 @@ struct status_job {
 
 static void report_box(struct status_job *job, const sync_box *b)
 {
+	/* Big files' hashes may still be in the making when a box failed early. */
+	sync_plan_wait(b->plan, NULL);
 	pthread_mutex_lock(&job->mu);
 	if (b->rc < 0 && !job->json)
 		cli_error("%s", b->err.msg);
@@ -151,6 +153,7 @@ static int run_status(cli_ctx *ctx, int argc, char **argv)
 	remote_fanout((const conf_box *const *)sel, n, 0, status_one, &job);
 
 	size_t cnt[SYNC_STATE_COUNT];
+	sync_plan_wait(&job.plan, NULL);
 	sync_count(job.boxes, n, cnt);
 	code = sync_exit_code(job.boxes, n);
 	if (code == 0 && exit_code && (cnt[SYNC_DIFFERS] || cnt[SYNC_MISSING]))

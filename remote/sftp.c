@@ -302,6 +302,8 @@ static int local_put(remote_conn *c, int fd, uint64_t size, const char *path,
 	uint64_t done = 0;
 	off_t in_off = 0;
 	char *buf = NULL;
+	if (o->created)
+		o->created(o->created_ctx);
 	while (done < size) {
 		ssize_t n = copy_file_range(fd, &in_off, out, NULL, (size_t)(size - done > (1 << 24) ? 1 << 24 : size - done), 0);
 		if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
@@ -410,6 +412,8 @@ int remote_put_file(remote_conn *c, int fd, uint64_t size, const char *path,
 			goto out;
 	}
 	created = true;
+	if (o->created)
+		o->created(o->created_ctx);
 
 	size_t window = o->window ? o->window : REMOTE_PUT_WINDOW;
 	window -= window % PACKET;

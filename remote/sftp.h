@@ -63,6 +63,10 @@ typedef struct remote_put_opts {
 	int stall_ms;
 	remote_progress_cb progress;
 	void *progress_ctx;
+	/* Called once the file exists on the box, before any data is written
+	 * (the caller may start a command that reads it as it grows). */
+	void (*created)(void *ctx);
+	void *created_ctx;
 } remote_put_opts;
 
 /* About 2 MB: what OpenSSH's sftp keeps in flight, and its channel window.

@@ -541,6 +541,11 @@ static bool decide_push(sync_box *b, size_t i)
 {
 	const sync_item *it = item(b, i);
 	sync_file *f = &b->files[i];
+	bg_err herr = {0};
+	if (is_big(it) && f->rtype == 'F' && f->rsha[0] && sync_plan_wait(b->plan, &herr) < 0) {
+		file_fail(b, i, BG_EIO, "cannot hash the local file: %s", herr.msg);
+		return false;
+	}
 	switch (f->rtype) {
 	case 'F':
 		if (f->rsha[0] && strcmp(f->rsha, it->sha) == 0) {
@@ -631,6 +636,71 @@ static int make_parents(sync_box *b, size_t i)
 	return 0;
 }
 
+/* A big upload is hashed on the box while it arrives (sync_script_follow). */
+struct follower {
+	sync_box *b;
+	size_t i;
+	const char *temp;
+	remote_exec *e;
+	char hash[BG_SHA256_HEX_LEN + 1];
+};
+
+static void follow_line(void *ctx, remote_stream s, const char *line, size_t len, int flags)
+{
+	struct follower *fw = ctx;
+	(void)flags;
+	if (s == REMOTE_STDOUT && len == BG_SHA256_HEX_LEN)
+		hex64(line, fw->hash);
+}
+
+static void start_follower(void *ctx)
+{
+	struct follower *fw = ctx;
+	sync_box *b = fw->b;
+	char *script = sync_script_follow(b->box->repo, b->box->python, fw->temp, item(b, fw->i)->size);
+	strbuf cmd = STRBUF_INIT;
+	strbuf_addstr(&cmd, "exec /bin/sh -c ");
+	shim_quote(&cmd, script);
+	free(script);
+	remote_exec_opts eo = {.on_line = follow_line, .ctx = fw};
+	bg_err ignored = {0};
+	/* Without it, the verify step hashes the file instead. */
+	if (remote_exec_start(b->conn, strbuf_str(&cmd), &eo, &fw->e, &ignored) < 0)
+		fw->e = NULL;
+	strbuf_release(&cmd);
+}
+
+/* The follower's verdict: 1 the hash matches, 0 no hash (fall back), -1 a
+ * mismatch (the temporary file is removed, the file failed). */
+static int finish_follower(sync_box *b, struct follower *fw, const char *abs)
+{
+	size_t i = fw->i;
+	remote_status st = {0};
+	bg_err e = {0};
+	int64_t deadline = bg_deadline_ms(30000 + (int64_t)(item(b, i)->size / 20000));
+	int r = 0;
+	while ((r = remote_exec_wait(fw->e, deadline, &st, &e)) == 0 && bg_now_ms() < deadline)
+		;
+	remote_exec_free(fw->e);
+	fw->e = NULL;
+	if (r != 1 || st.how != REMOTE_EXITED || st.code != 0 || !fw->hash[0])
+		return 0;
+	bg_err herr = {0};
+	if (sync_plan_wait(b->plan, &herr) < 0)
+		return 0;
+	if (strcmp(fw->hash, item(b, i)->sha) != 0) {
+		bg_err ignored = {0};
+		remote_fs_unlink(b->conn, abs, bg_deadline_ms(10000), &ignored);
+		file_fail(b, i, BG_EREMOTE,
+			  "the uploaded file's SHA-256 on the box (%.12s...) is not the local one "
+			  "(did the local file change during the push?); the box is unchanged",
+			  fw->hash);
+		return -1;
+	}
+	memcpy(b->files[i].nsha, fw->hash, sizeof(fw->hash));
+	return 1;
+}
+
 /* Uploads file i into a new temporary file beside its target. */
 static int upload(sync_box *b, size_t i)
 {
@@ -659,11 +729,25 @@ static int upload(sync_box *b, size_t i)
 		char *abs = xasprintf("%s/%s", b->repo_abs, temp);
 		bool exists = false;
 		bg_err e = {0};
+		struct follower fw = {.b = b, .i = i, .temp = temp};
+		if (is_big(it)) {
+			po.created = start_follower;
+			po.created_ctx = &fw;
+		}
 		rc = remote_put_file(b->conn, fd, it->size, abs, &po, &exists, &e);
+		int followed = 0;
+		if (fw.e && rc == 0)
+			followed = finish_follower(b, &fw, abs);
+		remote_exec_free(fw.e);
 		free(abs);
+		if (rc == 0 && followed < 0) {
+			free(temp);
+			break;
+		}
 		if (rc == 0) {
 			f->temp = temp;
 			f->uploaded = true;
+			f->prehashed = followed > 0;
 			sync_random_hex(hex);
 			f->bak_temp = sync_temp_name(it->rel, hex);
 			break;
@@ -685,6 +769,13 @@ static int upload(sync_box *b, size_t i)
 static int apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uploaded)
 {
 	size_t n = b->plan->n, k = 0;
+	bg_err herr = {0};
+	if (sync_plan_wait(b->plan, &herr) < 0) {
+		for (size_t i = 0; i < n; i++)
+			if (b->files[i].state == sel_state && b->files[i].uploaded)
+				file_fail(b, i, BG_EIO, "cannot hash the local file: %s", herr.msg);
+		return 0;
+	}
 	sync_apply_file *af = xcalloc(n ? n : 1, sizeof(*af));
 	char **verifiers = xcalloc(n ? n : 1, sizeof(char *));
 	uint64_t big = 0;
@@ -701,6 +792,7 @@ static int apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uplo
 		a->bak_temp = f->bak_temp;
 		a->sha = (what & SYNC_DO_ROLLBACK) ? NULL : it->sha;
 		a->big = (what & SYNC_DO_ROLLBACK) ? f->rsize >= SYNC_BIG_FILE : is_big(it);
+		a->prehashed = f->prehashed && !(what & SYNC_DO_ROLLBACK);
 		if (it->verifier && (what & (SYNC_DO_VERIFY | SYNC_DO_ROLLBACK))) {
 			char *dotted = xasprintf("./%s", f->temp);
 			verifiers[i] = sync_verifier_command(it->verifier, dotted, b->box->python);
@@ -943,6 +1035,8 @@ int sync_status_box(sync_box *b)
 	rc = probe(b, PROBE_STATUS);
 	if (rc < 0)
 		return box_fail(b, rc);
+	if (sync_plan_wait(b->plan, &b->err) < 0)
+		return box_fail(b, BG_EIO);
 	for (size_t i = 0; i < b->plan->n; i++) {
 		const sync_item *it = item(b, i);
 		sync_file *f = &b->files[i];

@@ -38,6 +38,12 @@ char *sync_script_probe(const sync_probe_opts *o, const sync_plan *p, const size
  * find output between "scan" and "end"). */
 char *sync_script_scan(const char *repo, const char *nonce);
 
+/* Hashes TEMP (relative to the repo) with the box's python as it is being
+ * written, until SIZE bytes were read: prints the SHA-256 as 64 hex digits.
+ * Gives up when its stdin ends (the client went away) or the file stops
+ * growing for a minute. */
+char *sync_script_follow(const char *repo, const char *python, const char *temp, uint64_t size);
+
 enum { SYNC_DO_VERIFY = 1, SYNC_DO_SWAP = 2, SYNC_DO_ROLLBACK = 4 };
 
 typedef struct sync_apply_file {
@@ -47,6 +53,7 @@ typedef struct sync_apply_file {
 	const char *bak_temp; /* for a copied .bak */
 	const char *sha;      /* expected SHA-256 of temp; NULL: report only */
 	bool big;
+	bool prehashed;       /* sha was already checked on the box while uploading */
 	const char *verifier; /* substituted command; NULL: none */
 } sync_apply_file;
 

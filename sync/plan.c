@@ -17,6 +17,9 @@
 int sync_plan_init(sync_plan *p, const char *root, bg_err *err)
 {
 	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->hashed = true;
 	char *real = realpath(root, NULL);
 	if (!real)
 		return bg_fail(err, BG_EUSAGE, "repo root %s: %s", root, strerror(errno));
@@ -31,8 +34,12 @@ int sync_plan_init(sync_plan *p, const char *root, bg_err *err)
 
 void sync_plan_release(sync_plan *p)
 {
-	if (!p)
+	if (!p || !p->root)
 		return;
+	if (p->hashing)
+		pthread_join(p->hasher, NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
 	for (size_t i = 0; i < p->n; i++) {
 		free(p->items[i].arg);
 		free(p->items[i].local);
@@ -258,8 +265,28 @@ static bool builtin_rule(const conf *c, const char *cmd)
 	return false;
 }
 
+static void *hash_big(void *arg)
+{
+	sync_plan *p = arg;
+	int rc = 0;
+	bg_err err = {0};
+	for (size_t i = 0; i < p->n && rc == 0; i++) {
+		sync_item *it = &p->items[i];
+		if (it->local && it->size >= SYNC_BIG_FILE)
+			rc = bg_sha256_file(it->local, it->sha, &err);
+	}
+	pthread_mutex_lock(&p->mu);
+	p->hash_rc = rc;
+	p->hash_err = err;
+	p->hashed = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
 int sync_plan_finish(sync_plan *p, const conf *c, bg_err *err)
 {
+	bool big = false;
 	for (size_t i = 0; i < p->n; i++) {
 		sync_item *it = &p->items[i];
 		it->verifier = c ? conf_verify_for(c, it->rel) : NULL;
@@ -271,11 +298,35 @@ int sync_plan_finish(sync_plan *p, const conf *c, bg_err *err)
 			return bg_fail(err, BG_EIO, "%s: %s", it->arg, strerror(errno));
 		it->size = (uint64_t)st.st_size;
 		it->mode = st.st_mode & 0777;
+		if (it->size >= SYNC_BIG_FILE) {
+			big = true;
+			continue;
+		}
 		int rc = bg_sha256_file(it->local, it->sha, err);
 		if (rc < 0)
 			return rc;
 	}
+	if (big && !p->hashing) {
+		p->hashed = false;
+		if (pthread_create(&p->hasher, NULL, hash_big, p) != 0) {
+			hash_big(p);
+			return p->hash_rc;
+		}
+		p->hashing = true;
+	}
 	return 0;
+}
+
+int sync_plan_wait(sync_plan *p, bg_err *err)
+{
+	pthread_mutex_lock(&p->mu);
+	while (!p->hashed)
+		pthread_cond_wait(&p->cv, &p->mu);
+	int rc = p->hash_rc;
+	if (rc < 0 && err)
+		*err = p->hash_err;
+	pthread_mutex_unlock(&p->mu);
+	return rc;
 }
 
 /* Room for ".", ".boxgate-", 16 hex and ".tmp" within NAME_MAX. */

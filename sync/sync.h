@@ -23,6 +23,7 @@
 #ifndef BG_SYNC_H
 #define BG_SYNC_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +55,14 @@ typedef struct sync_plan {
 	char *root; /* the local repo root, a real path (owned) */
 	sync_item *items;
 	size_t n, cap;
+	/* Big files are hashed by a thread of their own, so hashing overlaps
+	 * connecting and uploading; sync_plan_wait() joins it. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t hasher;
+	bool hashing, hashed;
+	int hash_rc;
+	bg_err hash_err;
 } sync_plan;
 
 /* `root` is the local repo root (made absolute and resolved). */
@@ -79,8 +88,12 @@ int sync_plan_add(sync_plan *p, const char *arg, unsigned flags, bg_err *err);
  * the local file root/rel is used when it exists. Never fails on a missing
  * local file; refuses names that do not normalise. */
 int sync_plan_add_rel(sync_plan *p, const char *rel, bg_err *err);
-/* Hashes every local file and looks up each target's verifier. */
+/* Hashes every local file and looks up each target's verifier. Files of
+ * SYNC_BIG_FILE bytes or more are hashed in the background: their sha is
+ * valid only after sync_plan_wait(). */
 int sync_plan_finish(sync_plan *p, const conf *c, bg_err *err);
+/* Waits for the background hashing (any thread may call it); its result. */
+int sync_plan_wait(sync_plan *p, bg_err *err);
 
 /* Lexically normalises a relative path: drops empty and "." components,
  * resolves ".." and refuses one that climbs above the start, an absolute
@@ -154,6 +167,7 @@ typedef struct sync_file {
 	char why[8];     /* apply: the failed step */
 	bool replaced;   /* apply: there was a target before the swap */
 	bool hashed;     /* apply: nsha holds the temporary file's hash */
+	bool prehashed;  /* upload: the box hashed the file as it arrived */
 } sync_file;
 
 struct sync_box;

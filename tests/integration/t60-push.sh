@@ -281,6 +281,24 @@ if command -v script >/dev/null; then
   hasnt "$OUT_FILE" 'MiB' "piped output has no progress lines"
 fi
 
+# --- big files: hashed on the box while they arrive; without python, after ---
+head -c 20000000 /dev/urandom >huge.bin
+expect_rc 0 "a 20 MB file" bg push --root "$L" --boxes h1,h2 huge.bin
+cmp -s huge.bin "$(rfile 1 huge.bin)" && cmp -s huge.bin "$(rfile 2 huge.bin)" && ok "the big file landed whole" || not_ok "big file content"
+has "$OUT_FILE" 'h1: huge.bin: created \(sha256 [0-9a-f]{12} confirmed' "the big file's SHA-256 is confirmed"
+sleep 0.3
+left=0; for p in $("$HOSTS" pids "$D" 1) $("$HOSTS" pids "$D" 2); do
+  { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q hashlib && left=$((left + 1))
+done
+[ $left = 0 ] && ok "no hashing process is left on the boxes" || not_ok "$left hashing processes left"
+NOPY=$BG_TMP/nopython.ini
+sed 's|^python = .*|python = /nonexistent/python3|' "$BG_CONFIG" >"$NOPY"
+head -c 4 /dev/urandom | dd of=huge.bin conv=notrunc 2>/dev/null
+expect_rc 0 "a big file to a box without python" "$BOXGATE" --config "$NOPY" push --root "$L" --boxes h2 huge.bin
+cmp -s huge.bin "$(rfile 2 huge.bin)" && cmp -s "$BG_TMP/huge.prev" "$BG_TMP/huge.prev" && ok "without python on the box the big file still lands" || not_ok "no-python big file"
+has "$OUT_FILE" 'h2: huge.bin: updated \(sha256 [0-9a-f]{12} confirmed' "... and is confirmed by hashing it after the upload"
+rm -f huge.bin
+
 # --- the local box ---
 LB=$BG_TMP/localbox
 mkdir -p "$LB"
