@@ -295,7 +295,7 @@ NOPY=$BG_TMP/nopython.ini
 sed 's|^python = .*|python = /nonexistent/python3|' "$BG_CONFIG" >"$NOPY"
 head -c 4 /dev/urandom | dd of=huge.bin conv=notrunc 2>/dev/null
 expect_rc 0 "a big file to a box without python" "$BOXGATE" --config "$NOPY" push --root "$L" --boxes h2 huge.bin
-cmp -s huge.bin "$(rfile 2 huge.bin)" && cmp -s "$BG_TMP/huge.prev" "$BG_TMP/huge.prev" && ok "without python on the box the big file still lands" || not_ok "no-python big file"
+cmp -s huge.bin "$(rfile 2 huge.bin)" && ok "without python on the box the big file still lands" || not_ok "no-python big file"
 has "$OUT_FILE" 'h2: huge.bin: updated \(sha256 [0-9a-f]{12} confirmed' "... and is confirmed by hashing it after the upload"
 rm -f huge.bin
 
