@@ -516,7 +516,7 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 	if (o->variant == DEMO_V_CANDIDATE || o->variant == DEMO_V_HALFK || o->variant == DEMO_V_NOSPLIT) {
 		int kb_used = o->variant == DEMO_V_HALFK ? kb / 2 : kb;
 		impl[1].plan = bgk::choose_plan(n, kb_used, nw, o->force_rows,
-						o->variant == DEMO_V_NOSPLIT ? 1 : o->force_split, o->force_depth);
+						o->variant == DEMO_V_NOSPLIT ? 1 : o->force_split, o->force_depth, fp8);
 		rep->cand.rows = impl[1].plan.rows;
 		rep->cand.split = impl[1].plan.splits;
 		rep->cand.depth = impl[1].plan.depth;
@@ -602,7 +602,7 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 	if (o->tune) {
 		static const int svals[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48, 64};
 		const int twarm = 10, titers = 30;
-		const bgk::Plan autop = bgk::choose_plan(n, kb, nw, 0, 0);
+		const bgk::Plan autop = bgk::choose_plan(n, kb, nw, 0, 0, 0, fp8);
 		for (int R : {1, 2, 4})
 			for (int D : {8, 16})
 				for (int S : svals) {

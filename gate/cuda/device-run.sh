@@ -4,7 +4,8 @@
 # and candidate in each run), the cuBLAS comparison, the fp8 sweep, a hang-and-kill check
 # and a memcheck pass. Results go to $OUT (default ./device-out), at most 8 files.
 # usage: gate/cuda/device-run.sh [PHASE...]   (default: every phase, in this order)
-#   phases: build timers sass tune sweep bench fp8 hang memcheck diag evidence
+#   phases: build timers sass tune sweep bench fp8 hang memcheck diag evidence diag4
+#   SHAPES="..." NWS="..." narrow tune, sweep and fp8 to those shapes and grids
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -13,11 +14,29 @@ mkdir -p "$out"
 B=${BUILD:-build-dev}
 G=$B/boxgate-demo-gate-cuda
 phases=${*:-build timers sass tune sweep bench fp8 hang memcheck}
-shapes="q_a q_b kv_a o_proj"
-nws="8 64 66 128 132"
+shapes=${SHAPES:-q_a q_b kv_a o_proj}
+nws=${NWS:-8 64 66 128 132}
 summary=$out/summary.txt
 misc=$out/misc.txt
 say() { echo "== $(date +%T) $*" | tee -a "$summary"; }
+diag_table() {
+	python3 - "$1" <<'PY' | tee -a "$summary"
+import json, statistics as st, sys
+g = {}
+for l in open(sys.argv[1]):
+    lab = l[l.index("[") + 1:l.index("]")]
+    if "FAITHFUL_RESULT {" not in l:
+        continue
+    d = json.loads(l[l.index("FAITHFUL_RESULT {") + 16:])
+    g.setdefault(lab, []).append(d["candidate"])
+for lab, xs in g.items():
+    v = [x["slowCTA_us"] for x in xs]
+    cv = 100 * st.stdev(v) / st.mean(v) if len(v) > 1 else 0.0
+    print("%-44s R%d S%d D%d slowCTA %s  median %.2f  CV %.2f%%  GB/s %.0f  in-run rsd %s" % (lab, xs[0]["rows_per_warp"], xs[0]["split_k"],
+          xs[0]["load_depth"], " ".join("%.2f" % x for x in v), st.median(v), cv, st.median([x["gbps"] for x in xs]),
+          " ".join("%.1f" % x["rsd_pct"] for x in xs)))
+PY
+}
 t0=$(date +%s)
 
 for ph in $phases; do
@@ -106,18 +125,22 @@ c=d["candidate"]; print("%-28s rc-verdict %-9s cand %-9s cos %.4f status %s slow
 				echo "DIAG [$cfg] $($G --shape o_proj --num-workers 128 $a 2>>"$misc" | grep FAITHFUL_RESULT)" >>"$out/diag.jsonl"
 			done
 		done
-		python3 - "$out/diag.jsonl" <<'PY' | tee -a "$summary"
-import json, statistics as st, sys
-g = {}
-for l in open(sys.argv[1]):
-    lab = l[l.index("[") + 1:l.index("]")]
-    d = json.loads(l[l.index("FAITHFUL_RESULT {") + 16:])
-    g.setdefault(lab, []).append(d["candidate"])
-for lab, xs in g.items():
-    v = [x["slowCTA_us"] for x in xs]
-    print("%-32s slowCTA %s  median %.2f  CV %.2f%%  in-run rsd %s" % (lab, " ".join("%.2f" % x for x in v), st.median(v),
-          100 * st.stdev(v) / st.mean(v), " ".join("%.1f" % x["rsd_pct"] for x in xs)))
-PY
+		diag_table "$out/diag.jsonl"
+		;;
+	diag4)
+		say "diag4: plan stability across processes, q_a nw128/132 and o_proj nw64"
+		: >"$out/diag4.jsonl"
+		for rep in 1 2 3 4 5; do
+			for sn in "q_a 128" "q_a 132" "o_proj 64"; do
+				set -- $sn
+				for cfg in "auto" "--rows 1 --split 1" "--rows 4 --split 5 --depth 8" "--rows 4 --split 1 --depth 16" "--rows 4 --split 1 --depth 8"; do
+					a=$cfg; [ "$a" = auto ] && a=
+					echo "DIAG [$1 nw$2 $cfg] $($G --shape $1 --num-workers $2 $a 2>>"$misc" | grep FAITHFUL_RESULT)" >>"$out/diag4.jsonl"
+				done
+			done
+		done
+		set --
+		diag_table "$out/diag4.jsonl"
 		;;
 	*)
 		say "unknown phase $ph"
