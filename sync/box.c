@@ -255,6 +255,8 @@ static void marker(sync_box *b, const char *m)
 	} else if (strcmp(word, "end") == 0) {
 		b->end = true;
 		b->in_scan = false;
+	} else if (strcmp(word, "done") == 0) {
+		b->cmd_done = true;
 	} else if (strcmp(word, "scan") == 0) {
 		b->in_scan = true;
 	} else if (strcmp(word, "stats") == 0) {
@@ -386,7 +388,7 @@ static int run_script(sync_box *b, const char *script, int64_t deadline, bool ho
 	strbuf cmd = STRBUF_INIT;
 	strbuf_addstr(&cmd, "exec /bin/sh -c ");
 	shim_quote(&cmd, script);
-	remote_exec_opts eo = {.on_line = on_line, .ctx = b, .killable = !hold};
+	remote_exec_opts eo = {.on_line = on_line, .ctx = b, .killable = true};
 	remote_exec *e = NULL;
 	memset(st, 0, sizeof(*st));
 	b->end = false;
@@ -418,8 +420,7 @@ static int run_script(sync_box *b, const char *script, int64_t deadline, bool ho
 			return 0;
 		}
 		if (bg_now_ms() >= deadline) {
-			if (!hold)
-				remote_exec_kill(e, 2000, st, NULL);
+			remote_exec_kill(e, 2000, st, NULL);
 			rc = bg_fail(&b->err, BG_ETIMEOUT, "%s: the box did not finish in time", b->box->name);
 			break;
 		}
@@ -427,6 +428,55 @@ static int run_script(sync_box *b, const char *script, int64_t deadline, bool ho
 	if (b->vfile >= 0)
 		finish_verify_output(b);
 	remote_exec_free(e);
+	return rc;
+}
+
+/* Runs `script` in the probe's shell that holds the lock. With `last` the
+ * script ends that shell (and the lock) too. */
+static int holder_run(sync_box *b, const char *script, bool last, int64_t deadline, remote_status *st)
+{
+	remote_exec *e = b->holder;
+	char go[32];
+	int rc = 0;
+	bool exited = false;
+	snprintf(go, sizeof(go), "\n@%s go\n", b->nonce);
+	memset(st, 0, sizeof(*st));
+	b->cmd_done = false;
+	b->block = 0;
+	remote_exec_write(e, script, strlen(script));
+	remote_exec_write(e, go, strlen(go));
+	if (last)
+		remote_exec_close_stdin(e);
+	for (;;) {
+		int64_t step = deadline;
+		if (!last) {
+			int64_t soon = bg_now_ms() + 2;
+			if (soon < step)
+				step = soon;
+		}
+		int r = remote_exec_wait(e, step, st, &b->err);
+		if (r < 0) {
+			rc = r;
+			break;
+		}
+		if (r == 1 || (!last && b->cmd_done)) {
+			exited = r == 1;
+			if (r == 0)
+				st->how = REMOTE_EXITED; /* still running, the step is done */
+			break;
+		}
+		if (bg_now_ms() >= deadline) {
+			remote_exec_kill(e, 2000, st, NULL);
+			rc = bg_fail(&b->err, BG_ETIMEOUT, "%s: the box did not finish in time", b->box->name);
+			break;
+		}
+	}
+	if (b->vfile >= 0)
+		finish_verify_output(b);
+	if (rc < 0 || last || exited) {
+		remote_exec_free(e);
+		b->holder = NULL;
+	}
 	return rc;
 }
 
@@ -804,19 +854,27 @@ static int apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uplo
 	int rc = 0;
 	int vt = b->opts->verify_timeout_s > 0 ? b->opts->verify_timeout_s : 300;
 	int64_t deadline = bg_deadline_ms((int64_t)vt * 1000 + (int64_t)(big / 20000));
+	/* Inside the probe's shell when it is there: under the lock, with no
+	 * new channel; the last step ends it. Else as commands of their own. */
+	bool via_holder = b->holder != NULL;
+	bool last = what != SYNC_DO_VERIFY;
 	for (size_t start = 0; start < k && rc == 0;) {
 		/* As many files as fit one command line. */
 		size_t m = k - start;
 		char *script = NULL;
 		for (;;) {
-			script = sync_script_apply(b->box->repo, b->nonce, b->box->name, af + start, m, what);
-			if (strlen(script) <= SYNC_SCRIPT_MAX || m == 1)
+			unsigned flags = what | (via_holder && !last ? SYNC_NO_EXIT : 0);
+			script = sync_script_apply(b->box->repo, b->nonce, b->box->name, af + start, m, flags);
+			if (via_holder || strlen(script) <= SYNC_SCRIPT_MAX || m == 1)
 				break;
 			free(script);
 			m = (m + 1) / 2;
 		}
 		remote_status st;
-		rc = run_script(b, script, deadline, false, &st);
+		if (via_holder)
+			rc = holder_run(b, script, last, deadline, &st);
+		else
+			rc = run_script(b, script, deadline, false, &st);
 		free(script);
 		if (rc == 0 && b->norepo)
 			rc = bg_fail(&b->err, BG_EREMOTE, "%s: the repo %s does not exist on the box",

@@ -32,7 +32,9 @@ typedef struct sync_probe_opts {
  *   stats K + K lines "MODE SIZE"      (regular targets, in order)
  *   hashes K + K lines of sha256sum    (regular targets below SYNC_BIG_FILE)
  *   H I HASH... | S I SIZE   (big targets: hash, or the differing size)
- *   end */
+ *   end
+ * With `hold`, the shell then runs each script sent on its stdin up to a
+ * line "@NONCE go", answering "done" after each, until stdin ends. */
 char *sync_script_probe(const sync_probe_opts *o, const sync_plan *p, const size_t *idx, size_t n);
 /* Lists targets with a .bak or a temporary file beside them (NUL-separated
  * find output between "scan" and "end"). */
@@ -44,7 +46,12 @@ char *sync_script_scan(const char *repo, const char *nonce);
  * growing for a minute. */
 char *sync_script_follow(const char *repo, const char *python, const char *temp, uint64_t size);
 
-enum { SYNC_DO_VERIFY = 1, SYNC_DO_SWAP = 2, SYNC_DO_ROLLBACK = 4 };
+enum {
+	SYNC_DO_VERIFY = 1,
+	SYNC_DO_SWAP = 2,
+	SYNC_DO_ROLLBACK = 4,
+	SYNC_NO_EXIT = 8 /* the script runs inside the probe's shell and more follows */
+};
 
 typedef struct sync_apply_file {
 	size_t index;

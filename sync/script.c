@@ -145,7 +145,17 @@ char *sync_script_probe(const sync_probe_opts *o, const sync_plan *p, const size
 	}
 	strbuf_addf(&sb, "echo '@%s end'\n", N);
 	if (o->hold)
-		strbuf_addstr(&sb, "[ \"$L\" = o ] && while read -r _; do :; done\n");
+		/* Serve the next steps of this push under the lock: each is a
+		 * script on stdin ended by a go line; stdin's end ends it all. */
+		strbuf_addf(&sb,
+			    "while :; do\n"
+			    " s= g=\n"
+			    " while IFS= read -r l; do if [ \"$l\" = '@%s go' ]; then g=1; break; fi; s=\"$s$l\n\"; done\n"
+			    " [ -n \"$g\" ] || exit 0\n"
+			    " eval \"$s\"\n"
+			    " echo '@%s done'\n"
+			    "done\n",
+			    N, N);
 	strbuf_addstr(&sb, "exit 0\n");
 	return strbuf_detach(&sb);
 }
@@ -296,6 +306,7 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 		strbuf_release(&x);
 		strbuf_release(&xb);
 	}
-	strbuf_addstr(&sb, "exit 0\n");
+	if (!(what & SYNC_NO_EXIT))
+		strbuf_addstr(&sb, "exit 0\n");
 	return strbuf_detach(&sb);
 }

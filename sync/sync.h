@@ -218,7 +218,7 @@ typedef struct sync_box {
 	bool vpartial;       /* the last verifier line came in pieces */
 	bool in_scan;
 	strbuf scan;
-	bool end, norepo, proto_err;
+	bool end, norepo, proto_err, cmd_done;
 } sync_box;
 
 void sync_box_init(sync_box *b, const conf_box *box, size_t index, sync_plan *plan,
