@@ -12,30 +12,30 @@
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 
-void cli_error(const char *fmt, ...)
+static void vsay(const char *lead, const char *fmt, va_list ap)
 {
-	va_list ap;
 	pthread_mutex_lock(&out_mu);
-	fputs("boxgate: ", stderr);
-	va_start(ap, fmt);
+	fputs(lead, stderr);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
 	fflush(stderr);
 	pthread_mutex_unlock(&out_mu);
 }
 
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay("boxgate: ", fmt, ap);
+	va_end(ap);
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
-	pthread_mutex_lock(&out_mu);
-	fputs("boxgate: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay("boxgate: warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
-	pthread_mutex_unlock(&out_mu);
 }
 
 void cli_log_warning(void *ctx, const char *box, const char *msg)
