@@ -387,6 +387,7 @@ int remote_put_file(remote_conn *c, int fd, uint64_t size, const char *path,
 	char *buf = NULL;
 	bool created = false;
 	unsigned long fx = 0;
+	int64_t t_open = bg_now_ms();
 	for (;;) {
 		h = libssh2_sftp_open_ex(c->sftp, path, (unsigned)strlen(path),
 					 LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, 0600,
@@ -412,10 +413,19 @@ int remote_put_file(remote_conn *c, int fd, uint64_t size, const char *path,
 			goto out;
 	}
 	created = true;
+	int64_t rtt_ms = bg_now_ms() - t_open;
 	if (o->created)
 		o->created(o->created_ctx);
 
-	size_t window = o->window ? o->window : REMOTE_PUT_WINDOW;
+	size_t window = o->window;
+	if (!window) {
+		/* The bandwidth-delay product of a fast link, within bounds. */
+		window = (size_t)(rtt_ms > 0 ? rtt_ms : 0) * REMOTE_PUT_WINDOW_PER_MS;
+		if (window < REMOTE_PUT_WINDOW_MIN)
+			window = REMOTE_PUT_WINDOW_MIN;
+		if (window > REMOTE_PUT_WINDOW_MAX)
+			window = REMOTE_PUT_WINDOW_MAX;
+	}
 	window -= window % PACKET;
 	if (window < PACKET)
 		window = PACKET;

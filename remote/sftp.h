@@ -56,8 +56,9 @@ typedef void (*remote_progress_cb)(void *ctx, uint64_t done, uint64_t total);
 typedef struct remote_put_opts {
 	unsigned mode;  /* the file's final permission bits */
 	bool fsync;     /* fsync the file on the box before closing it */
-	/* Bytes kept in flight (rounded down to 30000-byte packets); 0: the
-	 * default (REMOTE_PUT_WINDOW). */
+	/* Bytes kept in flight (rounded down to 30000-byte packets); 0: chosen
+	 * from the round trip of the open request, REMOTE_PUT_WINDOW_MIN on a
+	 * fast link up to REMOTE_PUT_WINDOW_MAX on a slow one. */
 	size_t window;
 	/* Give up when the box acknowledges nothing for this long; 0: 60 s. */
 	int stall_ms;
@@ -69,10 +70,14 @@ typedef struct remote_put_opts {
 	void *created_ctx;
 } remote_put_opts;
 
-/* About 2 MB: what OpenSSH's sftp keeps in flight, and its channel window.
- * libssh2_sftp_write() sends what it is given as 30000-byte packets and
- * returns when the first is acknowledged, so this is the pipeline depth. */
-#define REMOTE_PUT_WINDOW (69 * 30000)
+/* libssh2_sftp_write() sends what it is given as 30000-byte packets and
+ * returns when the first is acknowledged, so the window is the pipeline
+ * depth. Measured on 256 MiB uploads: about 1 MB is fastest on a local link
+ * (more only queues behind the server), about 2 MB (what OpenSSH's sftp
+ * keeps in flight, and the server's channel window) at 20 ms round trips. */
+#define REMOTE_PUT_WINDOW_MIN (35 * 30000)
+#define REMOTE_PUT_WINDOW_MAX (69 * 30000)
+#define REMOTE_PUT_WINDOW_PER_MS (150 * 1000)
 
 /* Creates `path` on the box exclusively (it must not exist), mode 0600 while
  * it is written, copies `size` bytes of the local file `fd` from offset 0

@@ -100,6 +100,7 @@ bench_label bgrep "boxgate push (replacing a target)"
 bench_label scp "scp"
 bench_label sftp "sftp put"
 bench_label rsync "rsync"
+for t in bgnew bgrep scp sftp rsync; do bench_label "${t}tp" "${BENCH_LABEL[$t]}"; done
 BIG="bgnew bgrep scp sftp rsync"
 
 keys=''
