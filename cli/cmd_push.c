@@ -76,6 +76,11 @@ struct push_job {
 		uint64_t done, total;
 		int64_t start;
 	} *bars;             /* one per box */
+	/* The local checks run while the boxes connect; boxes wait for them. */
+	pthread_t checker;
+	bool checking, checked;
+	int local_code;
+	pthread_cond_t checked_cv;
 };
 
 /* ---- progress ---- */
@@ -201,12 +206,40 @@ static void report_box(struct push_job *job, const sync_box *b)
 	pthread_mutex_unlock(&job->mu);
 }
 
+static int local_checks(struct push_job *job);
+
+static void *check_thread(void *arg)
+{
+	struct push_job *job = arg;
+	int code = local_checks(job);
+	pthread_mutex_lock(&job->mu);
+	job->local_code = code;
+	job->checked = true;
+	pthread_cond_broadcast(&job->checked_cv);
+	pthread_mutex_unlock(&job->mu);
+	return NULL;
+}
+
+/* sync_opts.ready: the local checks' verdict (0: go on). */
+static int wait_checks(void *arg)
+{
+	struct push_job *job = arg;
+	pthread_mutex_lock(&job->mu);
+	while (!job->checked)
+		pthread_cond_wait(&job->checked_cv, &job->mu);
+	int code = job->local_code;
+	pthread_mutex_unlock(&job->mu);
+	return code;
+}
+
 static void push_one(void *arg, const conf_box *box, size_t i)
 {
 	struct push_job *job = arg;
 	(void)box;
 	sync_box *b = &job->boxes[i];
 	sync_push_box(b);
+	if (wait_checks(job) != 0)
+		return; /* refused here: only the local check's report counts */
 	if (!job->opts.all_or_nothing && !job->opts.dry_run) {
 		/* Done with this box: release its lock while the others finish. */
 		sync_box_unlock(b);
@@ -422,8 +455,6 @@ static int run_push(cli_ctx *ctx, int argc, char **argv)
 		cli_error("push: %s", err.msg);
 		code = bg_exit_code(err.code);
 	}
-	if (!code && !no_local)
-		code = local_checks(&job);
 	if (code) {
 		sync_plan_release(&job.plan);
 		free(sel);
@@ -438,13 +469,29 @@ static int run_push(cli_ctx *ctx, int argc, char **argv)
 		job.opts.progress_ctx = &job;
 	}
 	pthread_mutex_init(&job.mu, NULL);
+	pthread_cond_init(&job.checked_cv, NULL);
+	job.checked = true;
+	if (!no_local) {
+		job.checked = false;
+		if (pthread_create(&job.checker, NULL, check_thread, &job) == 0)
+			job.checking = true;
+		else
+			check_thread(&job);
+		job.opts.ready = wait_checks;
+		job.opts.ready_ctx = &job;
+	}
 	job.boxes = xcalloc(job.n, sizeof(*job.boxes));
 	job.bars = xcalloc(job.n, sizeof(*job.bars));
 	for (size_t i = 0; i < job.n; i++)
 		sync_box_init(&job.boxes[i], sel[i], i, &job.plan, &job.opts);
 
 	remote_fanout((const conf_box *const *)sel, job.n, 0, push_one, &job);
-	if (job.opts.all_or_nothing && !job.opts.dry_run) {
+	if (job.checking)
+		pthread_join(job.checker, NULL);
+	if (job.local_code) {
+		/* A file was refused here: no box was touched. */
+		code = job.local_code;
+	} else if (job.opts.all_or_nothing && !job.opts.dry_run) {
 		bool all_ok = true;
 		for (size_t i = 0; i < job.n && all_ok; i++) {
 			const sync_box *b = &job.boxes[i];
@@ -458,12 +505,14 @@ static int run_push(cli_ctx *ctx, int argc, char **argv)
 			report_box(&job, &job.boxes[i]);
 	}
 	remote_fanout((const conf_box *const *)sel, job.n, 0, release_one, &job);
-	code = summarise(&job, sync_exit_code(job.boxes, job.n));
+	if (!job.local_code)
+		code = summarise(&job, sync_exit_code(job.boxes, job.n));
 
 	for (size_t i = 0; i < job.n; i++)
 		sync_box_release(&job.boxes[i]);
 	free(job.boxes);
 	free(job.bars);
+	pthread_cond_destroy(&job.checked_cv);
 	pthread_mutex_destroy(&job.mu);
 	sync_plan_release(&job.plan);
 	free(sel);

@@ -98,6 +98,21 @@ int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err)
 	}
 }
 
+void remote_sftp_finish(remote_conn *c)
+{
+	if (is_local(c) || !c->sftp)
+		return;
+	LIBSSH2_CHANNEL *ch = libssh2_sftp_get_channel(c->sftp);
+	if (!ch)
+		return;
+	libssh2_session_set_blocking(c->session, 0);
+	int64_t deadline = bg_deadline_ms(2000);
+	bg_err ignored = {0};
+	while (libssh2_channel_send_eof(ch) == LIBSSH2_ERROR_EAGAIN)
+		if (wait_io(c, deadline, "ending SFTP", &ignored) < 0)
+			break;
+}
+
 static remote_fs_type type_of_mode(unsigned long m)
 {
 	if (S_ISREG(m)) return REMOTE_FS_FILE;

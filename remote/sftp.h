@@ -23,6 +23,10 @@
 
 /* Opens the SFTP subsystem if it is not open yet (a no-op for the local box). */
 int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err);
+/* The caller is done with SFTP on this connection: tells the server now
+ * (end of input), so that closing the connection later costs no round trip.
+ * Every later SFTP call on this connection fails. */
+void remote_sftp_finish(remote_conn *c);
 
 typedef enum {
 	REMOTE_FS_MISSING = 0,

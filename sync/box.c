@@ -871,6 +871,9 @@ static int apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uplo
 			m = (m + 1) / 2;
 		}
 		remote_status st;
+		if (via_holder && last && !(what & SYNC_DO_ROLLBACK))
+			/* No SFTP after this step: its channel closes meanwhile. */
+			remote_sftp_finish(b->conn);
 		if (via_holder)
 			rc = holder_run(b, script, last, deadline, &st);
 		else
@@ -965,6 +968,10 @@ int sync_push_box(sync_box *b)
 	trace(b, "connected");
 	if (rc < 0)
 		return box_fail(b, rc);
+	if (o->ready && o->ready(o->ready_ctx) != 0) {
+		bg_fail(&b->err, BG_EVERIFY, "%s: not touched: the local check refused a file", b->box->name);
+		return box_fail(b, BG_EVERIFY);
+	}
 	rc = probe(b, o->dry_run ? PROBE_DRY : PROBE_PUSH);
 	trace(b, "probed");
 	if (rc < 0)

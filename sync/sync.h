@@ -188,6 +188,10 @@ typedef struct sync_opts {
 	void *log_ctx;
 	sync_progress_cb progress;
 	void *progress_ctx;
+	/* Push: called once connected, before the box is touched; nonzero
+	 * leaves the box alone (the local check, running meanwhile, refused). */
+	int (*ready)(void *ctx);
+	void *ready_ctx;
 } sync_opts;
 
 typedef struct sync_box {

@@ -83,10 +83,12 @@ expect_rc 0 "bring every box to v4" bg push --root "$L" --all scripts/a.py
 # --- a syntax error: refused locally first, and on the box ---
 cp "$(rfile 2 scripts/a.py)" "$BG_TMP/before"
 printf 'def broken(:\n    pass\n' >scripts/a.py
-c0=$(count 1 'Accepted publickey')
+x0=$(count 1 'Starting session'); x30=$(count 3 'Starting session')
 expect_rc 4 "a syntax error is refused by the local check (exit 4)" bg push --root "$L" --all scripts/a.py
-c1=$(count 1 'Accepted publickey')
-[ "$c1" = "$c0" ] && ok "the local check fails before any box is touched" || not_ok "a box was contacted"
+sleep 0.2
+x1=$(count 1 'Starting session'); x31=$(count 3 'Starting session')
+[ "$x1" = "$x0" ] && [ "$x31" = "$x30" ] && ok "the local check fails before any box is touched (no command, no SFTP)" || not_ok "a box was touched"
+hasnt "$OUT_FILE" '^h[0-9]: ' "no box reports anything after a local refusal"
 has "$ERR_FILE" 'SyntaxError' "the local check shows the verifier's own error"
 expect_rc 4 "the same error refused on the boxes (--no-local-check)" bg push --root "$L" --all --no-local-check scripts/a.py
 has "$ERR_FILE" '^h3: .*SyntaxError' "the box's verifier output is shown with the box name"
