@@ -626,25 +626,17 @@ static bool decide_push(sync_box *b, size_t i)
 		return false;
 	}
 	if (!f->writable) {
-		if (f->dir_exists)
-			file_fail(b, i, BG_EREMOTE, "its directory on the box is not writable (%s/%s)",
-				  b->repo_abs, strrchr(it->rel, '/') ? "..." : ".");
-		else
+		if (!f->dir_exists) {
 			file_fail(b, i, BG_EREMOTE,
 				  "its directory does not exist on the box and cannot be created there (not writable)");
-		if (f->dir_exists) {
-			/* Name the directory itself. */
-			char *dir = strrchr(it->rel, '/') ? xstrndup(it->rel, (size_t)(strrchr(it->rel, '/') - it->rel))
-							 : xstrdup(".");
-			char *shown = sync_path_display(dir);
-			char *path = sync_path_display(item(b, i)->rel);
-			free(f->msg);
-			f->msg = xasprintf("%s: %s: the directory %s/%s on the box is not writable", b->box->name,
-					   path, b->repo_abs, shown);
-			free(shown);
-			free(path);
-			free(dir);
+			return false;
 		}
+		const char *slash = strrchr(it->rel, '/');
+		char *dir = slash ? xstrndup(it->rel, (size_t)(slash - it->rel)) : xstrdup(".");
+		char *shown = sync_path_display(dir);
+		file_fail(b, i, BG_EREMOTE, "the directory %s/%s on the box is not writable", b->repo_abs, shown);
+		free(shown);
+		free(dir);
 		return false;
 	}
 	f->push_mode = b->opts->keep_mode && f->rtype == 'F' && f->have_stat ? (f->rmode & 07777) : it->mode;

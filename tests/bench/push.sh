@@ -14,6 +14,7 @@ source "$(dirname "$0")/lib.sh"
 N=8
 DELAYS=${BENCH_DELAYS:-0 10}
 BIG_MIB=${BENCH_BIG_MIB:-256}
+PARTS=${BENCH_PUSH_PARTS:-small big} # run only some: BENCH_PUSH_PARTS=big
 # Local checks run python3 from PATH: a pyenv shim would time pyenv, not the push.
 PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/\.pyenv/' | paste -sd:)
 PY=/usr/bin/python3
@@ -112,18 +113,23 @@ for d in $DELAYS; do
   read -r conn exch < <(bench_rtt 1)
   bench_note "added delay $d ms each way: measured TCP connect $conn ms, SSH id->KEXINIT round trip $exch ms (medians of 9)"
   bench_log "delay $d ms: hosts up in $BG_HOSTS_DIR ($BG_HOSTS_MODE), rtt $conn / $exch ms"
-  bench_measure "$key" "$BENCH_RUNS" $SMALL
-  new_big
-  bench_measure "$key" "${BENCH_BIG_RUNS:-5}" $BIG
-  rm -f "$L/big.bin"
+  case " $PARTS " in *" small "*) bench_measure "$key" "$BENCH_RUNS" $SMALL ;; esac
+  case " $PARTS " in *" big "*)
+    new_big
+    bench_measure "$key" "${BENCH_BIG_RUNS:-5}" $BIG
+    rm -f "$L/big.bin" ;;
+  esac
   bench_down
 done
 
+if [[ " $PARTS " == *" small "* ]]; then
 bench_table "64 KiB .py to $N hosts with .bak + ast verify + swap: median of $BENCH_RUNS runs, seconds" "$keys" $SMALL
 printf '\nratios (lower is better for boxgate)\n'
 bench_ratio "boxgate / scp + ssh all at once" boxgate par "$keys"
 bench_ratio "boxgate / parallel-scp + parallel-ssh" boxgate pssh "$keys"
 bench_ratio "boxgate / ansible copy" boxgate ansible "$keys"
+fi
+if [[ " $PARTS " == *" big "* ]]; then
 bench_table "$BIG_MIB MiB to one host: median of ${BENCH_BIG_RUNS:-5} runs, seconds" "$keys" $BIG
 for k in $keys; do
   for t in $BIG; do
@@ -136,6 +142,7 @@ printf '\nthroughput ratios (higher is better for boxgate)\n'
 bench_ratio "boxgate (new) / scp" bgnewtp scptp "$keys" ">= 0.9x"
 bench_ratio "boxgate (new) / sftp" bgnewtp sftptp "$keys" ">= 0.9x"
 bench_ratio "boxgate (new) / rsync" bgnewtp rsynctp "$keys" ">= 0.9x"
+fi
 bench_note "throughput ratios: boxgate MB/s over the peer MB/s"
 bench_note "boxgate's times include hashing the file here, the SHA-256 check of the upload on the box, .bak and rename; the peers only copy"
 bench_note "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; every handshake is CPU-bound here"
