@@ -42,6 +42,12 @@ void cli_log_warning(void *ctx, const char *box, const char *msg);
 int cli_select_boxes(cli_ctx *ctx, const char *spec, const char *pool, bool all,
 		     const conf_box ***out, size_t *n);
 
+/* Parses FLAG's value as whole seconds in [min, max] (base/parse.h); on bad
+ * input prints "CMD: FLAG wants whole seconds from MIN to MAX, got 'V'" and
+ * returns 2 (usage), else 0. */
+int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min, long max,
+		      int *out);
+
 /* Prints a help text for a command and returns `code`. */
 int cli_usage(const cli_cmd *cmd, FILE *to, int code);
 

@@ -228,16 +228,10 @@ static int run_exec(cli_ctx *ctx, int argc, char **argv)
 		case 'b': job.gather = true; break;
 		case 'j': job.json = true; break;
 		case 'N': job.accept_new = true; break;
-		case 't': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > 86400 * 7) {
-				cli_error("exec: --timeout wants a number of seconds, got '%s'", optarg);
+		case 't':
+			if (cli_parse_seconds("exec", "--timeout", optarg, 1, 7 * 86400, &job.timeout_s))
 				return 2;
-			}
-			job.timeout_s = (int)v;
 			break;
-		}
 		default:
 			cli_error("exec: unknown option '%s'", argv[optind - 1]);
 			return cli_usage(&cli_cmd_exec, stderr, 2);

@@ -322,18 +322,6 @@ static int summarise(struct push_job *job, int code)
 	return code;
 }
 
-static bool parse_secs(const char *what, const char *arg, int *out)
-{
-	char *end;
-	long v = strtol(arg, &end, 10);
-	if (*end || v < 0 || v > 86400) {
-		cli_error("push: %s wants a number of seconds, got '%s'", what, arg);
-		return false;
-	}
-	*out = (int)v;
-	return true;
-}
-
 /* Runs the built-in verifiers here; 0 when all passed or none could run. */
 static int local_checks(struct push_job *job)
 {
@@ -421,11 +409,11 @@ static int run_push(cli_ctx *ctx, int argc, char **argv)
 		case O_NEW: job.opts.accept_new = true; break;
 		case O_NOLOCAL: no_local = true; break;
 		case O_VTIMEOUT:
-			if (!parse_secs("--verify-timeout", optarg, &job.opts.verify_timeout_s))
+			if (cli_parse_seconds("push", "--verify-timeout", optarg, 0, 86400, &job.opts.verify_timeout_s))
 				return 2;
 			break;
 		case O_LOCKWAIT:
-			if (!parse_secs("--lock-wait", optarg, &job.opts.lock_wait_s))
+			if (cli_parse_seconds("push", "--lock-wait", optarg, 0, 86400, &job.opts.lock_wait_s))
 				return 2;
 			break;
 		default:

@@ -122,16 +122,11 @@ static int run_rollback(cli_ctx *ctx, int argc, char **argv)
 		case O_ROOT: root = optarg; break;
 		case O_JSON: job.json = true; break;
 		case O_NEW: job.opts.accept_new = true; break;
-		case O_VTIMEOUT: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 0 || v > 86400) {
-				cli_error("rollback: --verify-timeout wants a number of seconds, got '%s'", optarg);
+		case O_VTIMEOUT:
+			if (cli_parse_seconds("rollback", "--verify-timeout", optarg, 0, 86400,
+					      &job.opts.verify_timeout_s))
 				return 2;
-			}
-			job.opts.verify_timeout_s = (int)v;
 			break;
-		}
 		default:
 			cli_error("rollback: unknown option '%s'", argv[optind - 1]);
 			return cli_usage(&cli_cmd_rollback, stderr, 2);

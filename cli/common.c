@@ -3,8 +3,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parse.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+
+int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min, long max,
+		      int *out)
+{
+	long n;
+	if (!bg_parse_seconds(v, min, max, &n)) {
+		cli_error("%s: %s wants whole seconds from %ld to %ld, got '%s'", cmd, flag, min, max, v);
+		return 2;
+	}
+	*out = (int)n;
+	return 0;
+}
 
 const cli_cmd *cli_find(const char *name)
 {

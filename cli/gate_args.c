@@ -6,18 +6,6 @@
 
 #include "base/xmalloc.h"
 
-static int seconds(const char *cmd, const char *flag, const char *v, int *out)
-{
-	char *end;
-	long n = strtol(v, &end, 10);
-	if (*end || n < 0 || n > 7 * 86400) {
-		cli_error("%s: %s wants a number of seconds, got '%s'", cmd, flag, v);
-		return 2;
-	}
-	*out = (int)n;
-	return 0;
-}
-
 /* MPK_GATE_TIMEOUT_S passed through the shim sets the agent's watchdog too. */
 static int timeout_from_shim(const shim_result *r)
 {
@@ -70,7 +58,7 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gat
 		} else if ((v = opt_value(argc, argv, &i, "--gpu", &missing))) {
 			ga->gpu_opt = v;
 		} else if ((v = opt_value(argc, argv, &i, "--timeout", &missing))) {
-			if ((code = seconds(cmd->name, "--timeout", v, &ga->timeout_s)))
+			if ((code = cli_parse_seconds(cmd->name, "--timeout", v, 0, 7 * 86400, &ga->timeout_s)))
 				return code;
 		} else if ((v = opt_value(argc, argv, &i, "--bar", &missing))) {
 			char *end;

@@ -108,7 +108,8 @@ static void box_release(conf_box *b)
 	free(b->hostname);
 	free(b->user);
 	conf_strv_free(b->identities, b->n_identities);
-	free(b->known_hosts);
+	conf_strv_free(b->known_hosts, b->n_known_hosts);
+	conf_strv_free(b->global_known_hosts, b->n_global_known_hosts);
 	free(b->unsupported);
 	free(b->repo);
 	free(b->gate);

@@ -38,7 +38,14 @@ typedef struct conf_box {
 	int port;       /* box key, else ssh_config Port, else 22 */
 	char **identities; /* expanded paths: box `identity`, else ssh_config IdentityFile(s) */
 	size_t n_identities;
-	char *known_hosts; /* expanded path: box key, else UserKnownHostsFile, else defaults */
+	/* User known_hosts files, expanded: box key (a list), else ssh_config's
+	 * UserKnownHostsFile (every file of it), else [defaults], else
+	 * ~/.ssh/known_hosts. All are read; a new key is recorded in the first. */
+	char **known_hosts;
+	size_t n_known_hosts;
+	/* GlobalKnownHostsFile, else /etc/ssh/ssh_known_hosts{,2}: read, never written. */
+	char **global_known_hosts;
+	size_t n_global_known_hosts;
 	conf_hostkey_check host_key_check;
 	int connect_timeout_s; /* box/defaults, else ssh_config ConnectTimeout, else 10 */
 	int keepalive_s;       /* default 5 */

@@ -27,6 +27,16 @@ static void emit(dumper *d, const char *fmt, ...)
 	free(s);
 }
 
+/* `key = a b c` (space-separated, as the known_hosts key takes it). */
+static void emit_list(dumper *d, const char *key, char *const *v, size_t n)
+{
+	strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(&sb, "%s%s", i ? " " : "", v[i]);
+	emit(d, "%s = %s", key, n ? strbuf_str(&sb) : "(none)");
+	strbuf_release(&sb);
+}
+
 static void dump_box(dumper *d, const conf_box *b)
 {
 	bool ssh = b->transport == CONF_TRANSPORT_SSH;
@@ -50,7 +60,8 @@ static void dump_box(dumper *d, const conf_box *b)
 		} else {
 			emit(d, "; identity: none (ssh-agent keys only)");
 		}
-		emit(d, "known_hosts = %s", b->known_hosts);
+		emit_list(d, "known_hosts", b->known_hosts, b->n_known_hosts);
+		emit_list(d, "; global_known_hosts", b->global_known_hosts, b->n_global_known_hosts);
 		emit(d, "host_key_check = %s",
 		     b->host_key_check == CONF_HKC_ACCEPT_NEW ? "accept-new" : "strict");
 		emit(d, "connect_timeout_s = %d", b->connect_timeout_s);

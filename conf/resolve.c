@@ -67,21 +67,29 @@ static void copy_env(conf_box *b, const conf_env_rule *r, size_t *cap)
 	d->line = r->line;
 }
 
-static void add_identity(conf_box *b, size_t *cap, char *owned)
+static void add_path(char ***v, size_t *n, size_t *cap, char *owned)
 {
-	b->identities = xgrow(b->identities, cap, b->n_identities + 1, sizeof(*b->identities));
-	b->identities[b->n_identities++] = owned;
+	*v = xgrow(*v, cap, *n + 1, sizeof(**v));
+	(*v)[(*n)++] = owned;
 }
 
-static void identities_from_list(resolver *rs, conf_box *b, size_t *cap, const char *list)
+static void add_identity(conf_box *b, size_t *cap, char *owned)
+{
+	add_path(&b->identities, &b->n_identities, cap, owned);
+}
+
+/* A list written in boxgate.ini (commas or blanks), each path expanded. */
+static void paths_from_list(resolver *rs, char ***out, size_t *n_out, const char *list)
 {
 	char **v = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = *n_out;
 	conf_split_list(list, &v, &n);
 	for (size_t i = 0; i < n; i++)
-		add_identity(b, cap, conf_expand_path(v[i], rs->home, rs->c->root));
+		add_path(out, n_out, &cap, conf_expand_path(v[i], rs->home, rs->c->root));
 	conf_strv_free(v, n);
 }
+
+
 
 /* The ssh side: ssh_config, then the built-in defaults. */
 static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, conf_box *b)
@@ -117,12 +125,12 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 
 	size_t cap = 0;
 	if ((v = pick_str(L, NULL, K_IDENTITY))) {
-		identities_from_list(rs, b, &cap, v);
+		paths_from_list(rs, &b->identities, &b->n_identities, v);
 	} else if (h.n_identities) {
 		for (size_t i = 0; i < h.n_identities; i++)
 			add_identity(b, &cap, sshcfg_expand(h.identities[i], &t, true));
 	} else if ((v = pick_str(NULL, D, K_IDENTITY))) {
-		identities_from_list(rs, b, &cap, v);
+		paths_from_list(rs, &b->identities, &b->n_identities, v);
 	} else {
 		static const char *const dflt[] = { "id_ed25519", "id_ecdsa", "id_rsa" };
 		for (size_t i = 0; i < 3; i++) {
@@ -134,14 +142,30 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 		}
 	}
 
-	if ((v = pick_str(L, NULL, K_KNOWN_HOSTS)))
-		b->known_hosts = conf_expand_path(v, rs->home, rs->c->root);
-	else if (h.known_hosts)
-		b->known_hosts = sshcfg_expand(h.known_hosts, &t, true);
-	else if ((v = pick_str(NULL, D, K_KNOWN_HOSTS)))
-		b->known_hosts = conf_expand_path(v, rs->home, rs->c->root);
-	else
-		b->known_hosts = conf_expand_path("~/.ssh/known_hosts", rs->home, NULL);
+	cap = 0;
+	if ((v = pick_str(L, NULL, K_KNOWN_HOSTS))) {
+		paths_from_list(rs, &b->known_hosts, &b->n_known_hosts, v);
+	} else if (h.n_known_hosts) {
+		for (size_t i = 0; i < h.n_known_hosts; i++)
+			add_path(&b->known_hosts, &b->n_known_hosts, &cap,
+				 sshcfg_expand(h.known_hosts[i], &t, true));
+	} else if ((v = pick_str(NULL, D, K_KNOWN_HOSTS))) {
+		paths_from_list(rs, &b->known_hosts, &b->n_known_hosts, v);
+	} else {
+		add_path(&b->known_hosts, &b->n_known_hosts, &cap,
+			 conf_expand_path("~/.ssh/known_hosts", rs->home, NULL));
+	}
+	cap = 0;
+	if (h.n_global_known_hosts) {
+		for (size_t i = 0; i < h.n_global_known_hosts; i++)
+			add_path(&b->global_known_hosts, &b->n_global_known_hosts, &cap,
+				 sshcfg_expand(h.global_known_hosts[i], &t, true));
+	} else {
+		add_path(&b->global_known_hosts, &b->n_global_known_hosts, &cap,
+			 xstrdup("/etc/ssh/ssh_known_hosts"));
+		add_path(&b->global_known_hosts, &b->n_global_known_hosts, &cap,
+			 xstrdup("/etc/ssh/ssh_known_hosts2"));
+	}
 
 	if ((v = pick_str(L, D, K_CONNECT_TIMEOUT)))
 		b->connect_timeout_s = atoi(v);

@@ -384,7 +384,9 @@ static int process_line(lookup *lk, const char *file, int lineno, const char *li
 					      sizeof(*o->identities));
 			o->identities[o->n_identities++] = xstrdup(a);
 		} else {
-			o->known_hosts = xstrdup(strcasecmp(a, "none") == 0 ? "/dev/null" : a);
+			o->known_hosts = xmalloc(sizeof(*o->known_hosts));
+			o->known_hosts[0] = xstrdup(strcasecmp(a, "none") == 0 ? "/dev/null" : a);
+			o->n_known_hosts = 1;
 		}
 	}
 out:
@@ -433,7 +435,8 @@ void sshcfg_host_release(sshcfg_host *h)
 	free(h->hostname);
 	free(h->user);
 	conf_strv_free(h->identities, h->n_identities);
-	free(h->known_hosts);
+	conf_strv_free(h->known_hosts, h->n_known_hosts);
+	conf_strv_free(h->global_known_hosts, h->n_global_known_hosts);
 	free(h->unsupported);
 	memset(h, 0, sizeof(*h));
 	h->connect_timeout_s = -1;

@@ -24,7 +24,10 @@ typedef struct sshcfg_host {
 	int port;       /* Port, 0 when not set */
 	char **identities; /* IdentityFile, in order */
 	size_t n_identities;
-	char *known_hosts;     /* first UserKnownHostsFile path; "none" gives /dev/null */
+	char **known_hosts;    /* UserKnownHostsFile paths, in order; "none" gives /dev/null */
+	size_t n_known_hosts;
+	char **global_known_hosts; /* GlobalKnownHostsFile paths */
+	size_t n_global_known_hosts;
 	int connect_timeout_s; /* ConnectTimeout, -1 when not set */
 	char *unsupported;     /* "ProxyJump (FILE:LINE)" */
 } sshcfg_host;

@@ -69,7 +69,7 @@ static void warn(const remote_connect_opts *opts, const conf_box *b, const char 
 static LIBSSH2_KNOWNHOSTS *load(remote_conn *c, const remote_connect_opts *opts, bool quiet)
 {
 	LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(c->session);
-	const char *path = c->box->known_hosts;
+	const char *path = c->box->known_hosts[0];
 	FILE *f = path ? fopen(path, "r") : NULL;
 	char *line = NULL;
 	size_t cap = 0;
@@ -142,7 +142,7 @@ static int record(remote_conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *name, cons
 	struct libssh2_knownhost *store = NULL;
 	char line[16384];
 	size_t outlen = 0;
-	const char *path = c->box->known_hosts;
+	const char *path = c->box->known_hosts[0];
 	if (libssh2_knownhost_addc(kh, name, NULL, key, keylen, NULL, 0, typemask, &store) != 0 ||
 	    libssh2_knownhost_writeline(kh, store, line, sizeof(line), &outlen,
 					LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0)
@@ -198,21 +198,21 @@ int remote_knownhosts_check(remote_conn *c, const remote_connect_opts *opts, bg_
 			     "eavesdropping (a man-in-the-middle attack), or the host key was just changed. "
 			     "Refusing to connect. Once you have verified the new key, remove the old entry "
 			     "with: ssh-keygen -R '%s' -f %s",
-			     b->name, kt->label, name, c->fingerprint, b->known_hosts, name, b->known_hosts);
+			     b->name, kt->label, name, c->fingerprint, b->known_hosts[0], name, b->known_hosts[0]);
 		break;
 	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
 		if (b->host_key_check == CONF_HKC_ACCEPT_NEW || (opts && opts->accept_new)) {
 			rc = record(c, kh, name, key, keylen, typemask, err);
 			if (rc == 0)
 				warn(opts, b, "recorded new %s host key %s for %s in %s", kt->label,
-				     c->fingerprint, name, b->known_hosts);
+				     c->fingerprint, name, b->known_hosts[0]);
 			break;
 		}
 		rc = bg_fail(err, BG_EHOSTKEY,
 			     "%s: host key for %s is not known (%s key %s) in %s; refusing to connect "
 			     "(host_key_check = strict). If this fingerprint is right, accept it with: "
 			     "boxgate check --accept-new %s",
-			     b->name, name, kt->label, c->fingerprint, b->known_hosts ? b->known_hosts : "(none)",
+			     b->name, name, kt->label, c->fingerprint, b->known_hosts[0],
 			     b->name);
 		break;
 	default:

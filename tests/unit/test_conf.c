@@ -156,7 +156,7 @@ static void test_design_example(void **state)
 	assert_string_equal(b->user, "tester");
 	assert_int_equal(b->port, 22);
 	char *kh = xasprintf("%s/.ssh/known_hosts", home);
-	assert_string_equal(b->known_hosts, kh);
+	assert_string_equal(b->known_hosts[0], kh);
 	free(kh);
 	assert_int_equal(b->host_key_check, CONF_HKC_STRICT);
 	assert_int_equal(b->connect_timeout_s, 10);
@@ -583,7 +583,7 @@ static void test_defaults_inheritance(void **state)
 	assert_string_equal(a->user, "ua");
 	assert_int_equal(b->port, 2200); /* [defaults] after the box still applies */
 	assert_string_equal(b->user, "du");
-	assert_string_equal(b->known_hosts, kh); /* relative to the file's directory */
+	assert_string_equal(b->known_hosts[0], kh); /* relative to the file's directory */
 	assert_int_equal(b->host_key_check, CONF_HKC_ACCEPT_NEW);
 	assert_int_equal(b->connect_timeout_s, 3);
 	assert_int_equal(b->keepalive_s, 0);
@@ -930,7 +930,7 @@ static void test_ssh_resolution(void **state)
 	assert_string_equal(lab->identities[1], w);
 	free(w);
 	w = xasprintf("%s/.ssh/kh_n1.lab", home);
-	assert_string_equal(lab->known_hosts, w);
+	assert_string_equal(lab->known_hosts[0], w);
 	free(w);
 	/* [defaults] beats ssh_config for connect_timeout_s */
 	assert_int_equal(lab->connect_timeout_s, 4);
@@ -947,7 +947,7 @@ static void test_ssh_resolution(void **state)
 	free(w);
 	assert_string_equal(mine->identities[2], "/abs/k3");
 	w = xasprintf("%s/kh", home);
-	assert_string_equal(mine->known_hosts, w);
+	assert_string_equal(mine->known_hosts[0], w);
 	free(w);
 	assert_int_equal(mine->connect_timeout_s, 9);
 	/* a negated pattern excludes the whole Host line */
@@ -956,7 +956,7 @@ static void test_ssh_resolution(void **state)
 	w = xasprintf("ProxyCommand (%s:9)", cfg);
 	assert_string_equal(bad->unsupported, w);
 	free(w);
-	assert_string_equal(bad->known_hosts, "/d/kh"); /* no UserKnownHostsFile: [defaults] */
+	assert_string_equal(bad->known_hosts[0], "/d/kh"); /* no UserKnownHostsFile: [defaults] */
 	/* no IdentityFile anywhere: the default keys that exist */
 	assert_int_equal(bad->n_identities, 2);
 	assert_string_equal(bad->identities[0], ed);
@@ -975,7 +975,7 @@ static void test_ssh_resolution(void **state)
 	assert_int_equal(z->port, 22);
 	assert_int_equal(z->connect_timeout_s, 10);
 	w = xasprintf("%s/.ssh/known_hosts", home);
-	assert_string_equal(z->known_hosts, w);
+	assert_string_equal(z->known_hosts[0], w);
 	free(w);
 	conf_release(&c);
 

@@ -167,7 +167,7 @@ static void test_first_match_wins(void **state)
 	assert_int_equal(h.n_identities, 2); /* IdentityFile accumulates */
 	assert_string_equal(h.identities[0], "~/.ssh/a_key");
 	assert_string_equal(h.identities[1], "~/.ssh/b_key");
-	assert_string_equal(h.known_hosts, "~/.ssh/kh1"); /* the first path */
+	assert_string_equal(h.known_hosts[0], "~/.ssh/kh1"); /* the first path */
 	assert_int_equal(h.connect_timeout_s, 7);
 	assert_null(h.unsupported);
 	sshcfg_host_release(&h);
