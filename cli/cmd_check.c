@@ -9,6 +9,7 @@
 #include "base/xmalloc.h"
 #include "cli/cli.h"
 #include "remote/fanout.h"
+#include "remote/hostfile.h"
 #include "remote/remote.h"
 #include "shim/shim.h"
 
@@ -21,7 +22,12 @@ static const char check_help[] =
 	"for every failure follows the table.\n"
 	"\n"
 	"  --json         one JSON object per box\n"
-	"  --accept-new   record unknown host keys in known_hosts (changed keys are refused)\n"
+	"  --accept-new   record unknown host keys in known_hosts (changed or revoked keys\n"
+	"                 are refused)\n"
+	"\n"
+	"Host keys are checked as `ssh -o StrictHostKeyChecking=yes` (or accept-new) checks\n"
+	"them, over every user and global known_hosts file; HOSTKEY says ok, UNKNOWN,\n"
+	"CHANGED, REVOKED (a @revoked line holds the key) or REFUSED.\n"
 	"\n"
 	"Exit: 0 when every box is usable, 3 when one cannot be reached or refused us, 1 when\n"
 	"one lacks python, its repo or (require_gpu = yes) a GPU.\n";
@@ -92,7 +98,9 @@ static void check_box(void *arg, const conf_box *box, size_t i)
 	if (rc < 0) {
 		bool past_tcp = rc == BG_EHOSTKEY || rc == BG_EAUTH;
 		p->reach = past_tcp ? "yes" : "no";
-		p->hostkey = rc == BG_EHOSTKEY ? "REFUSED" : (rc == BG_EAUTH ? "ok" : "-");
+		/* REVOKED, CHANGED, UNKNOWN (or REFUSED): the row says why at a glance. */
+		p->hostkey = rc == BG_EHOSTKEY ? remote_hostkey_verdict(p->err.msg)
+					       : (rc == BG_EAUTH ? "ok" : "-");
 		p->auth = rc == BG_EAUTH ? "FAILED" : "-";
 		p->code = 3;
 		return;

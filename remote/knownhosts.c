@@ -1,37 +1,29 @@
-/* Host-key checking against an OpenSSH known_hosts file, as OpenSSH decides:
- * strict refuses unknown keys, accept-new records them, a changed key is
- * always refused. The file is read line by line so one bad line is skipped
- * with a warning instead of hiding the rest (libssh2's readfile stops). */
+/* Host-key checking exactly as `ssh -o StrictHostKeyChecking=yes|accept-new`
+ * (OpenSSH 9.2 sshconnect.c check_host_key, CheckHostIP off): every user
+ * known_hosts file, then every global one, is read by remote/hostfile.c;
+ * libssh2 only supplies the server's key. Strict refuses an unknown key,
+ * accept-new records it in the first user file; a changed or revoked key is
+ * always refused. One deliberate difference: a key revoked only under the
+ * port-less name of a non-default port is refused (ssh warns, then goes on
+ * as for a new key). */
 #include "remote/internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <openssl/evp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/xmalloc.h"
-
-struct keytype {
-	int hostkey;   /* LIBSSH2_HOSTKEY_TYPE_* */
-	int knownhost; /* LIBSSH2_KNOWNHOST_KEY_* */
-	const char *method;
-	const char *label;
-};
-
-static const struct keytype keytypes[] = {
-	{LIBSSH2_HOSTKEY_TYPE_ED25519, LIBSSH2_KNOWNHOST_KEY_ED25519, "ssh-ed25519", "ED25519"},
-	{LIBSSH2_HOSTKEY_TYPE_ECDSA_256, LIBSSH2_KNOWNHOST_KEY_ECDSA_256, "ecdsa-sha2-nistp256", "ECDSA"},
-	{LIBSSH2_HOSTKEY_TYPE_ECDSA_384, LIBSSH2_KNOWNHOST_KEY_ECDSA_384, "ecdsa-sha2-nistp384", "ECDSA"},
-	{LIBSSH2_HOSTKEY_TYPE_ECDSA_521, LIBSSH2_KNOWNHOST_KEY_ECDSA_521, "ecdsa-sha2-nistp521", "ECDSA"},
-	{LIBSSH2_HOSTKEY_TYPE_RSA, LIBSSH2_KNOWNHOST_KEY_SSHRSA, "ssh-rsa", "RSA"},
-	{LIBSSH2_HOSTKEY_TYPE_DSS, LIBSSH2_KNOWNHOST_KEY_SSHDSS, "ssh-dss", "DSA"},
-};
-#define N_KEYTYPES (sizeof(keytypes) / sizeof(keytypes[0]))
+#include "remote/hostfile.h"
 
 void remote_sha256_fingerprint(const unsigned char *hash, char *out, size_t n)
 {
@@ -40,15 +32,6 @@ void remote_sha256_fingerprint(const unsigned char *hash, char *out, size_t n)
 	while (len > 0 && b64[len - 1] == '=')
 		len--;
 	snprintf(out, n, "SHA256:%.*s", len, (const char *)b64);
-}
-
-/* The name OpenSSH records: `host` on port 22, `[host]:port` otherwise. */
-static void host_entry_name(const conf_box *b, char *out, size_t n)
-{
-	if (b->port == 22)
-		snprintf(out, n, "%s", b->hostname);
-	else
-		snprintf(out, n, "[%s]:%d", b->hostname, b->port);
 }
 
 static void warn(const remote_connect_opts *opts, const conf_box *b, const char *fmt, ...)
@@ -65,101 +48,136 @@ static void warn(const remote_connect_opts *opts, const conf_box *b, const char 
 	opts->log(opts->log_ctx, b->name, msg);
 }
 
-/* Loads `path` into a new collection; a missing file is an empty one. */
-static LIBSSH2_KNOWNHOSTS *load(remote_conn *c, const remote_connect_opts *opts, bool quiet)
-{
-	LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(c->session);
-	const char *path = c->box->known_hosts[0];
-	FILE *f = path ? fopen(path, "r") : NULL;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int lineno = 0;
+struct warn_ctx {
+	const remote_connect_opts *opts;
+	const conf_box *box;
+};
 
-	if (!kh || !f)
-		goto out;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = '\0';
-		const char *p = line;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '\0' || *p == '#')
-			continue;
-		if (*p == '@') {
-			if (!quiet)
-				warn(opts, c->box, "%s:%d: markers such as '%.*s' are not supported; line skipped",
-				     path, lineno, (int)strcspn(p, " \t"), p);
-			continue;
-		}
-		if (libssh2_knownhost_readline(kh, p, strlen(p), LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0 &&
-		    !quiet)
-			warn(opts, c->box, "%s:%d: cannot parse this known_hosts line; skipped", path, lineno);
+static void warn_line(void *ctx, const char *path, int line, const char *why)
+{
+	struct warn_ctx *w = ctx;
+	warn(w->opts, w->box, "%s:%d: cannot parse this known_hosts line (%s); skipped", path, line,
+	     why);
+}
+
+/* The host name ssh looks up: HostName lowercased, or an address in its
+ * canonical numeric form (ssh.c resolve_canonicalize for addresses). */
+static char *lookup_host(const conf_box *b)
+{
+	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *ai = NULL;
+	char ntop[NI_MAXHOST];
+	if (getaddrinfo(b->hostname, NULL, &hints, &ai) == 0) {
+		int r = getnameinfo(ai->ai_addr, ai->ai_addrlen, ntop, sizeof(ntop), NULL, 0,
+				    NI_NUMERICHOST);
+		freeaddrinfo(ai);
+		if (r == 0)
+			return xstrdup(ntop);
 	}
-out:
-	free(line);
-	if (f)
-		fclose(f);
-	return kh;
+	char *h = xstrdup(b->hostname);
+	for (char *p = h; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return h;
+}
+
+/* load_hostkeys over every user file, then every global file. */
+static void load_all(remote_hostfile_set *s, const conf_box *b, const char *name,
+		     struct warn_ctx *w)
+{
+	for (size_t i = 0; i < b->n_known_hosts; i++)
+		remote_hostfile_load(s, name, b->known_hosts[i], w ? warn_line : NULL, w);
+	for (size_t i = 0; i < b->n_global_known_hosts; i++)
+		remote_hostfile_load(s, name, b->global_known_hosts[i], w ? warn_line : NULL, w);
 }
 
 void remote_knownhosts_prefer(remote_conn *c, const remote_connect_opts *opts)
 {
-	char name[300], prefs[256] = "";
-	bool used[N_KEYTYPES] = {false};
-	LIBSSH2_KNOWNHOSTS *kh = load(c, opts, true);
-	if (!kh)
-		return;
-	host_entry_name(c->box, name, sizeof(name));
-	/* A dummy key of each type: MISMATCH means an entry of that type exists. */
-	for (size_t i = 0; i < N_KEYTYPES; i++) {
-		int r = libssh2_knownhost_checkp(kh, name, -1, "x", 1,
-						 LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
-							 keytypes[i].knownhost,
-						 NULL);
-		if (r == LIBSSH2_KNOWNHOST_CHECK_MISMATCH) {
-			used[i] = true;
-			if (*prefs)
-				strcat(prefs, ",");
-			strcat(prefs, keytypes[i].method);
-		}
+	remote_hostfile_set s = REMOTE_HOSTFILE_SET_INIT;
+	char first[256] = "", last[256] = "";
+	char *host = lookup_host(c->box);
+	char *name = remote_hostfile_host_port(host, c->box->port);
+	(void)opts;
+	load_all(&s, c->box, name, NULL);
+	/* order_hostkeyalgs: a known key of the best algorithm keeps the list
+	 * as is; otherwise known types first, in list order. */
+	bool best_known = remote_hostfile_lookup_type(&s, 0) != NULL;
+	for (int t = 0; t < REMOTE_HOSTKEY_N_METHODS; t++) {
+		const char *m = NULL;
+		remote_hostkey_method(t, &m);
+		char *to = best_known || remote_hostfile_lookup_type(&s, t) ? first : last;
+		if (*to)
+			strcat(to, ",");
+		strcat(to, m);
 	}
-	for (size_t i = 0; i < N_KEYTYPES; i++) {
-		if (used[i])
-			continue;
-		if (*prefs)
-			strcat(prefs, ",");
-		strcat(prefs, keytypes[i].method);
-	}
-	libssh2_session_method_pref(c->session, LIBSSH2_METHOD_HOSTKEY, prefs);
-	libssh2_knownhost_free(kh);
+	if (*first && *last)
+		strcat(first, ",");
+	strcat(first, last);
+	libssh2_session_method_pref(c->session, LIBSSH2_METHOD_HOSTKEY, first);
+	remote_hostfile_set_release(&s);
+	free(name);
+	free(host);
 }
 
-static int record(remote_conn *c, LIBSSH2_KNOWNHOSTS *kh, const char *name, const char *key,
-		  size_t keylen, int typemask, bg_err *err)
+/* ssh's ~/.ssh is created when the file to record into lies in it
+ * (hostfile_create_user_ssh_dir). */
+static void create_user_ssh_dir(const char *path)
 {
-	struct libssh2_knownhost *store = NULL;
-	char line[16384];
-	size_t outlen = 0;
-	const char *path = c->box->known_hosts[0];
-	if (libssh2_knownhost_addc(kh, name, NULL, key, keylen, NULL, 0, typemask, &store) != 0 ||
-	    libssh2_knownhost_writeline(kh, store, line, sizeof(line), &outlen,
-					LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0)
-		return bg_fail(err, BG_EHOSTKEY, "%s: cannot format the new known_hosts entry", c->box->name);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return bg_fail(err, BG_EHOSTKEY, "%s: cannot record the host key in %s: %s", c->box->name,
-			       path, strerror(errno));
-	/* Boxes connect in parallel: one whole line per locked append. */
+	const char *slash = strrchr(path, '/');
+	struct passwd pw, *pwp = NULL;
+	char buf[4096];
+	struct stat st;
+	if (!slash || getpwuid_r(getuid(), &pw, buf, sizeof(buf), &pwp) != 0 || !pwp)
+		return;
+	char *dir = xasprintf("%s/.ssh", pw.pw_dir);
+	size_t len = (size_t)(slash - path);
+	if (strlen(dir) <= len && strncmp(path, dir, len) == 0 && stat(dir, &st) != 0 &&
+	    errno == ENOENT)
+		mkdir(dir, 0700);
+	free(dir);
+}
+
+/* add_host_to_hostfile: one whole line per locked append (boxes connect in
+ * parallel), after a newline when the file lacks its last one. */
+static int record(const conf_box *b, const char *name, const remote_hostkey *k, bg_err *err)
+{
+	const char *path = b->known_hosts[0];
+	char *line = remote_hostfile_format_entry(name, k);
+	size_t n = strlen(line);
+	struct stat st;
+	char lastc = '\n';
+	int rc = 0;
+	create_user_ssh_dir(path);
+	int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = bg_fail(err, BG_EHOSTKEY, "%s: cannot record the host key in %s: %s", b->name, path,
+			     strerror(errno));
+		goto out;
+	}
 	flock(fd, LOCK_EX);
-	ssize_t w = write(fd, line, outlen);
+	if (fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &lastc, 1, st.st_size - 1) == 1 &&
+	    lastc != '\n' && write(fd, "\n", 1) != 1)
+		rc = -1;
+	if (rc == 0 && write(fd, line, n) != (ssize_t)n)
+		rc = -1;
 	flock(fd, LOCK_UN);
 	close(fd);
-	if (w != (ssize_t)outlen)
-		return bg_fail(err, BG_EHOSTKEY, "%s: short write recording the host key in %s",
-			       c->box->name, path);
-	return 0;
+	if (rc < 0)
+		rc = bg_fail(err, BG_EHOSTKEY, "%s: short write recording the host key in %s", b->name,
+			     path);
+out:
+	free(line);
+	return rc;
+}
+
+static int fail_revoked(const conf_box *b, const char *label, const char *name, const char *fp,
+			const remote_hostfile_entry *e, const char *extra, bg_err *err)
+{
+	return bg_fail(err, BG_EHOSTKEY,
+		       "%s: @ " REMOTE_HOSTKEY_REVOKED_TEXT " @ The %s host key for %s is marked as "
+		       "revoked (%s; @revoked in %s:%d). This could mean that a stolen key is being "
+		       "used to impersonate this host. %s host key for %s was revoked and you have "
+		       "requested strict checking.%s Host key verification failed.",
+		       b->name, label, name, fp, e->file, e->line, label, name, extra);
 }
 
 int remote_knownhosts_check(remote_conn *c, const remote_connect_opts *opts, bg_err *err)
@@ -170,55 +188,117 @@ int remote_knownhosts_check(remote_conn *c, const remote_connect_opts *opts, bg_
 	const char *key = libssh2_session_hostkey(c->session, &keylen, &type);
 	const unsigned char *hash =
 		(const unsigned char *)libssh2_hostkey_hash(c->session, LIBSSH2_HOSTKEY_HASH_SHA256);
-	const struct keytype *kt = NULL;
-	char name[300];
+	remote_hostfile_set s = REMOTE_HOSTFILE_SET_INIT, s2 = REMOTE_HOSTFILE_SET_INIT;
+	const remote_hostfile_entry *found = NULL;
+	struct warn_ctx w = {opts, b};
+	const char *why = NULL;
+	char *host = NULL, *name = NULL;
 	int rc = 0;
 
-	for (size_t i = 0; i < N_KEYTYPES; i++)
-		if (keytypes[i].hostkey == type)
-			kt = &keytypes[i];
-	if (!key || !hash || !kt)
-		return bg_fail(err, BG_EHOSTKEY, "%s: the server offered a host key type boxgate cannot check",
-			       b->name);
+	if (!key || !hash)
+		return bg_fail(err, BG_EHOSTKEY, "%s: the server sent no host key", b->name);
+	remote_hostkey k = {remote_hostkey_parse_blob((const unsigned char *)key, keylen, &why),
+			    (unsigned char *)key, keylen};
+	if (k.type < 0)
+		return bg_fail(err, BG_EHOSTKEY,
+			       "%s: the server offered a host key boxgate cannot check (%s)", b->name, why);
+	const char *label = remote_hostkey_label(k.type);
 	remote_sha256_fingerprint(hash, c->fingerprint, sizeof(c->fingerprint));
-	host_entry_name(b, name, sizeof(name));
+	host = lookup_host(b);
+	name = remote_hostfile_host_port(host, b->port);
 
-	LIBSSH2_KNOWNHOSTS *kh = load(c, opts, false);
-	if (!kh)
-		return bg_fail(err, BG_EHOSTKEY, "%s: cannot read known_hosts", b->name);
-	int typemask = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | kt->knownhost;
-	int r = libssh2_knownhost_checkp(kh, name, -1, key, keylen, typemask, NULL);
-	switch (r) {
-	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
-		break;
-	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
+	load_all(&s, b, name, &w);
+	switch (remote_hostfile_check(&s, &k, &found)) {
+	case REMOTE_HOSTKEY_OK:
+		goto out;
+	case REMOTE_HOSTKEY_REVOKED:
+		rc = fail_revoked(b, label, name, c->fingerprint, found, "", err);
+		goto out;
+	case REMOTE_HOSTKEY_CHANGED:
 		rc = bg_fail(err, BG_EHOSTKEY,
-			     "%s: WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! The %s host key for %s is "
-			     "now %s, which does not match the key recorded in %s. Someone could be "
-			     "eavesdropping (a man-in-the-middle attack), or the host key was just changed. "
-			     "Refusing to connect. Once you have verified the new key, remove the old entry "
-			     "with: ssh-keygen -R '%s' -f %s",
-			     b->name, kt->label, name, c->fingerprint, b->known_hosts[0], name, b->known_hosts[0]);
+			     "%s: " REMOTE_HOSTKEY_CHANGED_TEXT " The fingerprint for the %s key sent by "
+			     "the remote host is %s; offending %s key in %s:%d. Someone could be "
+			     "eavesdropping on you right now (man-in-the-middle attack), or the host key "
+			     "has just been changed. Host key for %s has changed and you have requested "
+			     "strict checking. Host key verification failed. Once you have verified the "
+			     "new key, remove the old entry with: ssh-keygen -f '%s' -R '%s'",
+			     b->name, label, c->fingerprint, remote_hostkey_label(found->key.type),
+			     found->file, found->line, name, found->file, name);
+		goto out;
+	case REMOTE_HOSTKEY_NEW:
 		break;
-	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
-		if (b->host_key_check == CONF_HKC_ACCEPT_NEW || (opts && opts->accept_new)) {
-			rc = record(c, kh, name, key, keylen, typemask, err);
-			if (rc == 0)
-				warn(opts, b, "recorded new %s host key %s for %s in %s", kt->label,
-				     c->fingerprint, name, b->known_hosts[0]);
+	}
+
+	/* "checking without port identifier": for a non-default port, a key
+	 * recorded under the bare name is accepted; a different one there is
+	 * not a change (ssh stays quiet and goes on as for a new key). */
+	if (b->port != 22 && b->port != 0) {
+		load_all(&s2, b, host, NULL);
+		switch (remote_hostfile_check(&s2, &k, &found)) {
+		case REMOTE_HOSTKEY_OK:
+			goto out;
+		case REMOTE_HOSTKEY_REVOKED: {
+			char extra[160];
+			snprintf(extra, sizeof(extra),
+				 " (Revoked under the port-less name: ssh would go on as for a new key "
+				 "for %s; boxgate refuses.)",
+				 name);
+			rc = fail_revoked(b, label, host, c->fingerprint, found, extra, err);
+			goto out;
+		}
+		default:
 			break;
 		}
-		rc = bg_fail(err, BG_EHOSTKEY,
-			     "%s: host key for %s is not known (%s key %s) in %s; refusing to connect "
-			     "(host_key_check = strict). If this fingerprint is right, accept it with: "
-			     "boxgate check --accept-new %s",
-			     b->name, name, kt->label, c->fingerprint, b->known_hosts[0],
-			     b->name);
-		break;
-	default:
-		rc = bg_fail(err, BG_EHOSTKEY, "%s: host key check failed: %s", b->name,
-			     remote_ssh_errmsg(c->session));
 	}
-	libssh2_knownhost_free(kh);
+
+	/* New. Say so when certificates would have been the way in. */
+	char note[512] = "";
+	const remote_hostfile_entry *ca = remote_hostfile_find_marker(&s, REMOTE_HOSTFILE_MARK_CA);
+	if (!ca)
+		ca = remote_hostfile_find_marker(&s2, REMOTE_HOSTFILE_MARK_CA);
+	if (ca)
+		snprintf(note, sizeof(note),
+			 " A @cert-authority line names this host (%s:%d), but boxgate does not do "
+			 "host certificates: it checks only plain host keys.",
+			 ca->file, ca->line);
+	bool accept_new = b->host_key_check == CONF_HKC_ACCEPT_NEW || (opts && opts->accept_new);
+	const char *unrecordable = NULL;
+	if (b->n_known_hosts == 0)
+		unrecordable = "there is no user known_hosts file to record it in";
+	else if (strcspn(host, "@?*#[]|'\"\\") != strlen(host))
+		unrecordable = "ssh never records a host name with any of @?*#[]|'\"\\ in it";
+	if (accept_new && !unrecordable) {
+		rc = record(b, name, &k, err);
+		if (rc == 0)
+			warn(opts, b,
+			     "Warning: Permanently added '%s' (%s) to the list of known hosts: %s key %s "
+			     "recorded in %s.%s",
+			     name, label, label, c->fingerprint, b->known_hosts[0], note);
+		goto out;
+	}
+	char others[64] = "";
+	size_t n_files = b->n_known_hosts + b->n_global_known_hosts;
+	if (n_files > 1)
+		snprintf(others, sizeof(others), " and %zu other known_hosts file%s", n_files - 1,
+			 n_files > 2 ? "s" : "");
+	if (accept_new)
+		rc = bg_fail(err, BG_EHOSTKEY,
+			     "%s: host key for %s " REMOTE_HOSTKEY_UNKNOWN_TEXT " (%s key %s) and "
+			     "cannot be recorded: %s. Host key verification failed.%s",
+			     b->name, name, label, c->fingerprint, unrecordable, note);
+	else
+		rc = bg_fail(err, BG_EHOSTKEY,
+			     "%s: host key for %s " REMOTE_HOSTKEY_UNKNOWN_TEXT " (%s key %s) in %s%s; "
+			     "refusing to connect (host_key_check = strict). No %s host key is known for "
+			     "%s and you have requested strict checking. Host key verification failed.%s "
+			     "If this fingerprint is right, accept it with: boxgate check --accept-new %s",
+			     b->name, name, label, c->fingerprint,
+			     b->n_known_hosts ? b->known_hosts[0] : "(no file)", others, label, name,
+			     note, b->name);
+out:
+	remote_hostfile_set_release(&s);
+	remote_hostfile_set_release(&s2);
+	free(name);
+	free(host);
 	return rc;
 }

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# Host-key checking against the real OpenSSH client as the oracle: for every
+# known_hosts case and both modes (StrictHostKeyChecking yes / accept-new), ssh
+# and boxgate must both connect or both refuse (for the same reason: unknown,
+# changed, revoked), and leave the same bytes in every known_hosts file. Cases
+# where boxgate deliberately differs are listed in KNOWN with what each does.
+source "$(dirname "$0")/lib.sh"
+HOSTS=$BG_ROOT/tests/hosts/hosts
+command -v ssh >/dev/null && command -v ssh-keygen >/dev/null || skip_all "no OpenSSH client"
+
+D=''
+SSHD2=''
+cleanup() {
+  if [ -n "$SSHD2" ] && [ -r "$SSHD2" ]; then kill "$(cat "$SSHD2")" 2>/dev/null; fi
+  [ -z "$D" ] || "$HOSTS" down "$D" >/dev/null 2>&1
+  rm -rf "$BG_TMP"
+}
+trap cleanup EXIT
+D=$("$HOSTS" up --n 2) || { not_ok "test hosts came up"; finish; exit 1; }
+source "$D/env.sh"
+[ "$BG_HOSTS_MODE" = netns ] || { D_MODE=$BG_HOSTS_MODE; skip_all "needs netns test hosts on port 22 (mode $D_MODE)"; }
+unset SSH_AUTH_SOCK
+
+A=$BG_HOST_1_ADDR
+A2=$BG_HOST_2_ADDR
+NET=${A%.*}
+P=2222
+# A second sshd in host 1 on port 2222, same host key: the non-default port cases.
+SSHD2=$D/h1/sshd2.pidfile
+"$HOSTS" exec "$D" 1 /usr/sbin/sshd -f "$D/h1/sshd_config" -o "ListenAddress=0.0.0.0:$P" \
+  -o "PidFile=$SSHD2" || { not_ok "second sshd on port $P"; finish; exit 1; }
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/$A/$P") 2>/dev/null && break; sleep 0.1; done
+
+# Keys: the hosts' own, and others to pin instead.
+K1=$("$HOSTS" knownhost "$D" 1 | cut -d' ' -f2-)
+K2=$("$HOSTS" knownhost "$D" 2 | cut -d' ' -f2-)
+ssh-keygen -q -t ed25519 -N '' -f "$BG_TMP/kx" && KX=$(cut -d' ' -f1,2 "$BG_TMP/kx.pub")
+ssh-keygen -q -t ecdsa -b 256 -N '' -f "$BG_TMP/ke" && KE=$(cut -d' ' -f1,2 "$BG_TMP/ke.pub")
+ssh-keygen -q -t rsa -b 2048 -N '' -f "$BG_TMP/kr" && KR=$(cut -d' ' -f1,2 "$BG_TMP/kr.pub")
+[ -n "$K1" ] && [ -n "$K2" ] && [ -n "$KX" ] && [ -n "$KE" ] && [ -n "$KR" ] \
+  && ok "keys: the hosts' ed25519 keys, other ed25519, ecdsa and rsa keys" || { not_ok "keys"; finish; exit 1; }
+B1=${K1#* }   # the base64 blob alone
+BE=${KE#* }
+
+# hashed NAME: the name as `ssh-keygen -H` writes it.
+hashed() {
+  printf '%s %s\n' "$1" "$K1" >"$BG_TMP/h.tmp"
+  ssh-keygen -q -H -f "$BG_TMP/h.tmp" >/dev/null 2>&1
+  cut -d' ' -f1 "$BG_TMP/h.tmp"
+  rm -f "$BG_TMP/h.tmp" "$BG_TMP/h.tmp.old"
+}
+HA=$(hashed "$A")
+HAP=$(hashed "[$A]:$P")
+case $HA in "|1|"*) ok "ssh-keygen -H hashes names" ;; *) not_ok "ssh-keygen -H: '$HA'" ;; esac
+
+# ---- the corpus ----
+# newcase NAME TARGET: TARGET is h1 (port 22), h1p (host 1 on port 2222) or h2.
+# u1/u2/g LINE...: lines of the first, second user file and the global file
+# (a file a case never writes does not exist); raw FILE FORMAT...: exact bytes.
+CASEDIR=$BG_TMP/cases
+CASES=()
+newcase() { C=$CASEDIR/$1; mkdir -p "$C"; echo "$2" >"$C/target"; CASES+=("$1"); }
+u1() { printf '%s\n' "$@" >>"$C/u1"; }
+u2() { printf '%s\n' "$@" >>"$C/u2"; }
+g() { printf '%s\n' "$@" >>"$C/g"; }
+raw() { local f=$1; shift; printf "$@" >>"$C/$f"; }
+
+newcase plain-match h1;           u1 "$A $K1"
+newcase empty h1;                 u1
+newcase no-files h1
+newcase other-ed25519 h1;         u1 "$A $KX"
+newcase other-ecdsa h1;           u1 "$A $KE"
+newcase other-rsa h1;             u1 "$A $KR"
+newcase other-then-match h1;      u1 "$A $KX" "$A $KE" "$A $K1"
+newcase ecdsa-and-match h1;       u1 "$A $KE" "$A $K1 with a comment"
+newcase other-host-only h1;       u1 "$A2 $K2" "10.9.9.9 $KX"
+newcase hashed-match h1;          u1 "$HA $K1"
+newcase hashed-other h1;          u1 "$HA $KX"
+newcase hashed-bad h1;            u1 "|1|bm90LWEtc2FsdA==|bm90LWEtaGFzaA== $KX" "|2|abc|def $KX" "|1|x $KX"
+newcase hashed-bad-then-match h1; u1 "|1|eA==|eA== $KX" "$A $K1"
+newcase star-match h1;            u1 "$NET.* $K1"
+newcase qmark-match h1;           u1 "${A%?}? $K1"
+newcase qmark-nomatch h1;         u1 "${A}? $KX"
+newcase star-other h1;            u1 "10.231.*.* $KX"
+newcase star-other-h2 h2;         u1 "$NET.* $K1"
+newcase negated-match h1;         u1 "!$A,$NET.* $K1"
+newcase negated-other h1;         u1 "!$A,$NET.* $KX"
+newcase negated-elsewhere h1;     u1 "!10.9.9.9,$A $K1"
+newcase negated-then-plain h1;    u1 "!$A,$NET.* $KX" "$A $K1"
+newcase comma-list h1;            u1 "gpu-a.example,$A,gpu-b $K1"
+newcase comma-list-other h1;      u1 "gpu-a.example,$A $KX"
+newcase revoked-before h1;        u1 "@revoked $A $K1" "$A $K1"
+newcase revoked-after h1;         u1 "$A $K1" "@revoked $A $K1"
+newcase revoked-only h1;          u1 "@revoked $A $K1"
+newcase revoked-hashed h1;        u1 "@revoked $HA $K1" "$A $K1"
+newcase revoked-star h1;          u1 "$A $K1" "@revoked $NET.* $K1"
+newcase revoked-other-key h1;     u1 "@revoked $A $KX" "$A $K1"
+newcase revoked-tab-marker h1;    u1 "$(printf '@revoked\t%s %s' "$A" "$K1")" "$A $K1"
+newcase revoked-in-global h1;     u1 "$A $K1"; g "@revoked $A $K1"
+newcase bad-marker h1;            u1 "@trusted $A $KX" "@revoked @revoked $A $K1" "$A $K1"
+newcase ca-only h1;               u1 "@cert-authority $A $KX"
+newcase ca-star-only h1;          u1 "@cert-authority $NET.* $KX"
+newcase ca-and-plain h1;          u1 "@cert-authority $A $KX" "$A $K1"
+newcase ca-and-other h1;          u1 "@cert-authority $A $K1" "$A $KX"
+newcase second-file-pin h1;       u1 "10.9.9.9 $KX"; u2 "$A $KX"
+newcase second-file-match h1;     u1 "10.9.9.9 $KX"; u2 "$A $K1"
+newcase first-file-missing h1;    u2 "10.9.9.9 $KX"; rm -f "$C/u1"
+newcase global-pin h1;            u1; g "$A $KE"
+newcase global-match h1;          u1; g "$A $K1"
+newcase global-pin-user-match h1; u1 "$A $K1"; g "$A $KX"
+newcase crlf-match h1;            raw u1 '# crlf file\r\n%s %s\r\n' "$A" "$K1"
+newcase crlf-other h1;            raw u1 '%s %s\r\n\r\n' "$A" "$KX"
+newcase crlf-comment h1;          raw u1 '%s %s a comment\r\n' "$A" "$K1"
+newcase comments-blank h1;        u1 "# known hosts" "" "   " "	# indented comment" "  $A $K1 trailing comment"
+newcase garbage-only h1;          u1 "garbage" "$A" "$A ssh-ed25519" "$A ssh-ed25519 AAAA" "$A ssh-ed25519 !!!notbase64" \
+                                     "$A ssh-foo $B1" "$A ssh-rsa $B1" "$A ecdsa-sha2-nistp384 $BE" "$A ssh-ed25519 ${B1}AAAA" \
+                                     "$A # $K1"
+newcase garbage-then-match h1;    u1 "garbage line" "$A ssh-ed25519 AAAA" "$A $K1"
+newcase garbage-then-other h1;    u1 "$A ssh-rsa $B1" "$A $KR"
+newcase port-bracket-match h1p;   u1 "[$A]:$P $K1"
+newcase port-bare-match h1p;      u1 "$A $K1"
+newcase port-bare-other h1p;      u1 "$A $KX"
+newcase port-bracket-other h1p;   u1 "[$A]:$P $KX" "$A $K1"
+newcase port-other-port-only h1p; u1 "[$A]:2223 $K1"
+newcase port-22-bracket-only h1;  u1 "[$A]:$P $K1"
+newcase port-hashed-match h1p;    u1 "$HAP $K1"
+newcase port-hashed-bare h1p;     u1 "$HA $K1"
+newcase port-star-match h1p;      u1 "[$A]:* $K1"
+newcase port-bare-star h1p;       u1 "$NET.* $K1"
+newcase port-revoked-bracket h1p; u1 "@revoked [$A]:$P $K1" "$A $K1"
+newcase port-revoked-bare h1p;    u1 "@revoked $A $K1"
+newcase port-empty h1p;           u1
+newcase no-final-newline h1;      raw u1 '10.9.9.9 %s' "$KX"
+
+# Cases where boxgate knowingly differs: "MODE NAME" -> "ssh-result | boxgate-result".
+declare -A KNOWN=(
+  # A key revoked under the bare name of a non-default port: ssh 9.2 prints
+  # the REVOKED banner, then treats the key as new (and accept-new records it).
+  # boxgate refuses it as REVOKED in both modes.
+  ["accept-new port-revoked-bare"]="connected recorded | refused:REVOKED unchanged"
+  ["yes port-revoked-bare"]="refused:UNKNOWN unchanged | refused:REVOKED unchanged"
+  # A file without its final newline: ssh 9.2 appends the new line to the last
+  # one (corrupting both); boxgate writes the newline first, as later OpenSSH does.
+  ["accept-new no-final-newline"]="connected recorded | connected recorded"
+)
+
+# ---- one run of each tool ----
+# prepare TOOL CASE MODE: a fresh copy of the case's files in $W (and, for
+# boxgate, its boxgate.ini and ssh_config there); sets ADDR and PORT.
+prepare() {
+  local tool=$1 c=$CASEDIR/$2 mode=$3
+  W=$BG_TMP/run/$tool; rm -rf "$W"; mkdir -p "$W"
+  for f in u1 u2 g; do [ -e "$c/$f" ] && cp "$c/$f" "$W/$f"; done
+  case $(cat "$c/target") in
+    h1) ADDR=$A PORT=22 ;; h1p) ADDR=$A PORT=$P ;; h2) ADDR=$A2 PORT=22 ;;
+  esac
+  [ "$tool" = bg ] || return 0
+  printf 'GlobalKnownHostsFile %s\n' "$W/g" >"$W/ssh_config"
+  local hkc=strict; [ "$mode" = accept-new ] && hkc=accept-new
+  printf '[defaults]\nssh_config = %s\nconnect_timeout_s = 5\nhost_key_check = %s\n[box h1]\nhost = %s\nport = %s\nuser = root\nidentity = %s\nknown_hosts = %s %s\nrepo = /root/repo\nrequire_gpu = no\n' \
+    "$W/ssh_config" "$hkc" "$ADDR" "$PORT" "$BG_KEY" "$W/u1" "$W/u2" >"$W/boxgate.ini"
+}
+
+# run_tool TOOL CASE MODE: runs the tool on a fresh copy, sets SIG
+# ("connected|refused:WHY recorded|unchanged"); its stderr stays in $W/err.
+run_tool() {
+  local tool=$1 name=$2 mode=$3 c=$CASEDIR/$2 rc=0
+  prepare "$tool" "$name" "$mode"
+  if [ "$tool" = ssh ]; then
+    timeout 30 ssh -F none -o BatchMode=yes -o StrictHostKeyChecking="$mode" \
+      -o UserKnownHostsFile="$W/u1 $W/u2" -o GlobalKnownHostsFile="$W/g" \
+      -o HostKeyAlgorithms=ssh-ed25519 -o UpdateHostKeys=no -o CheckHostIP=no \
+      -o ConnectTimeout=5 -o IdentitiesOnly=yes -o PasswordAuthentication=no \
+      -i "$BG_KEY" -p "$PORT" "root@$ADDR" true </dev/null >/dev/null 2>"$W/err" || rc=$?
+  else
+    timeout 30 "$BOXGATE" --config "$W/boxgate.ini" exec --boxes h1 -- true </dev/null >/dev/null 2>"$W/err" || rc=$?
+    # Host-key refusals are BG_EHOSTKEY: exit 3.
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || echo "boxgate exit $rc (wanted 0 or 3)" >"$W/err.bad"
+  fi
+  local why=OTHER
+  if [ "$rc" = 0 ]; then SIG=connected; else
+    if grep -q 'REVOKED HOST KEY DETECTED' "$W/err" && ! grep -q 'No .* host key is known' "$W/err"; then why=REVOKED
+    elif grep -q 'REMOTE HOST IDENTIFICATION HAS CHANGED' "$W/err"; then why=CHANGED
+    elif grep -Eq 'No .* host key is known|is not known' "$W/err"; then why=UNKNOWN; fi
+    SIG=refused:$why
+  fi
+  local changed=unchanged
+  for f in u1 u2 g; do
+    if [ -e "$c/$f" ] || [ -e "$W/$f" ]; then cmp -s "$c/$f" "$W/$f" 2>/dev/null || changed=recorded; fi
+  done
+  SIG="$SIG $changed"
+}
+
+files_of() { for f in u1 u2 g; do [ -e "$1/$f" ] && { printf '%s: ' "$f"; od -c "$1/$f" | head -20; }; done; }
+
+n_agree=0 n_known=0 n_runs=0
+for mode in yes accept-new; do
+  for name in "${CASES[@]}"; do
+    n_runs=$((n_runs + 1))
+    run_tool ssh "$name" "$mode"; ssh_sig=$SIG
+    run_tool bg "$name" "$mode"; bg_sig=$SIG
+    same_files=1
+    for f in u1 u2 g; do
+      a=$BG_TMP/run/ssh/$f b=$BG_TMP/run/bg/$f
+      if [ -e "$a" ] || [ -e "$b" ]; then cmp -s "$a" "$b" 2>/dev/null || same_files=0; fi
+    done
+    bad_rc=$(cat "$BG_TMP/run/bg/err.bad" 2>/dev/null)
+    known=${KNOWN["$mode $name"]:-}
+    if [ -n "$known" ]; then
+      if [ "$ssh_sig | $bg_sig" = "$known" ] && [ -z "$bad_rc" ]; then
+        n_known=$((n_known + 1)); ok "$mode $name: known difference: ssh $ssh_sig, boxgate $bg_sig"
+      else
+        not_ok "$mode $name: wanted '$known', got 'ssh $ssh_sig | boxgate $bg_sig'"
+        diag "ssh: $(cat "$BG_TMP/run/ssh/err")"; diag "boxgate: $(cat "$BG_TMP/run/bg/err")"
+      fi
+    elif [ "$ssh_sig" = "$bg_sig" ] && [ $same_files = 1 ] && [ -z "$bad_rc" ] && [[ $ssh_sig != *OTHER* ]]; then
+      n_agree=$((n_agree + 1)); ok "$mode $name: both $ssh_sig"
+    else
+      not_ok "$mode $name: ssh $ssh_sig, boxgate $bg_sig (same files: $same_files) $bad_rc"
+      diag "case files:"; diag "$(files_of "$CASEDIR/$name")"
+      diag "ssh stderr: $(cat "$BG_TMP/run/ssh/err")"
+      diag "boxgate stderr: $(cat "$BG_TMP/run/bg/err")"
+      [ $same_files = 1 ] || { diag "ssh files:"; diag "$(files_of "$BG_TMP/run/ssh")"; diag "boxgate files:"; diag "$(files_of "$BG_TMP/run/bg")"; }
+    fi
+  done
+done
+[ $((n_agree + n_known)) = "$n_runs" ] \
+  && ok "oracle: ${#CASES[@]} cases x 2 modes: $n_agree agree with ssh, $n_known known differences" \
+  || not_ok "oracle: only $n_agree of $n_runs runs agree with ssh ($n_known known differences)"
+
+# ---- what boxgate says ----
+bgcase() { # CASE MODE ARGS...: boxgate ARGS on a fresh copy of CASE
+  local name=$1 mode=$2; shift 2
+  prepare bg "$name" "$mode"
+  "$BOXGATE" --config "$W/boxgate.ini" "$@" >"$OUT_FILE" 2>"$ERR_FILE"
+}
+bgcase revoked-only yes check h1; rc=$?
+[ $rc = 3 ] && ok "check on a revoked key exits 3" || not_ok "check on a revoked key exits $rc"
+has "$OUT_FILE" '^h1 +yes +REVOKED ' "check shows REVOKED in the HOSTKEY column"
+has "$ERR_FILE" "WARNING: REVOKED HOST KEY DETECTED! @ The ED25519 host key for $A is marked as revoked \(SHA256:[A-Za-z0-9+/]{43}; @revoked in [^ ]*/u1:1\)" \
+  "the refusal uses OpenSSH's words, the fingerprint and FILE:LINE"
+has "$ERR_FILE" 'Host key verification failed' "the refusal ends as ssh's does"
+bgcase revoked-only accept-new check --json h1
+has "$OUT_FILE" '"host_key": *"REVOKED"' "check --json says REVOKED, under accept-new too"
+bgcase other-rsa yes check h1
+has "$OUT_FILE" '^h1 +yes +CHANGED ' "check shows CHANGED for a changed key"
+has "$ERR_FILE" "REMOTE HOST IDENTIFICATION HAS CHANGED.*offending RSA key in [^ ]*/u1:1" "the changed-key refusal names the offending entry"
+bgcase empty yes check h1
+has "$OUT_FILE" '^h1 +yes +UNKNOWN ' "check shows UNKNOWN for an unknown key"
+has "$ERR_FILE" "h1: host key for $A is not known \(ED25519 key SHA256:[A-Za-z0-9+/]{43}\)" "the unknown-key refusal keeps its words"
+has "$ERR_FILE" "No ED25519 host key is known for $A and you have requested strict checking" "... and says it in OpenSSH's words"
+bgcase second-file-pin accept-new exec --boxes h1 -- true; rc=$?
+[ $rc = 3 ] && ok "a pin in the second user file: exec exits 3 (BG_EHOSTKEY)" || not_ok "second-file pin: exit $rc"
+has "$ERR_FILE" "offending ED25519 key in [^ ]*/u2:1" "the pin in the second file is named"
+bgcase ca-only yes exec --boxes h1 -- true
+has "$ERR_FILE" '@cert-authority line names this host .*/u1:1.*boxgate does not do host certificates' \
+  "a host known only by @cert-authority: boxgate says it does not do certificates"
+bgcase garbage-only yes exec --boxes h1 -- true
+[ "$(grep -c 'cannot parse this known_hosts line' "$ERR_FILE")" = 10 ] \
+  && has "$ERR_FILE" 'u1:4: cannot parse this known_hosts line \(.*\); skipped' "every unparsable line is named FILE:LINE" \
+  || { not_ok "unparsable lines warned: $(grep -c 'cannot parse' "$ERR_FILE")"; diag "$(cat "$ERR_FILE")"; }
+bgcase port-empty accept-new exec --boxes h1 -- true
+has "$ERR_FILE" "Permanently added '\[$A\]:$P' \(ED25519\)" "accept-new says what it recorded, as ssh does"
+
+finish
