@@ -1,15 +1,24 @@
 /* boxgate config check: the resolved configuration, or file:line errors. */
+#include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli/cli.h"
 
 static const char config_help[] =
-	"usage: boxgate config check\n"
+	"usage: boxgate config check [--json]\n"
 	"\n"
 	"Loads the configuration (--config FILE, $BOXGATE_CONFIG, ./boxgate.ini,\n"
 	"$XDG_CONFIG_HOME/boxgate/config.ini, ~/.config/boxgate/config.ini), resolves every\n"
 	"box through ssh_config and prints the result as INI, or the first error as\n"
-	"FILE:LINE: what was expected (exit 2).\n";
+	"FILE:LINE: what was expected (exit 2).\n"
+	"\n"
+	"  --json   print the resolved boxes as one JSON object instead: per box its\n"
+	"           hostname, user, port, identities, known_hosts, global_known_hosts,\n"
+	"           connect_timeout_s, ssh_connect_timeout_s (what ssh_config's\n"
+	"           ConnectTimeout says, -1 when nothing) and unsupported (the\n"
+	"           ssh_config setting that makes boxgate refuse the box, or null)\n";
 
 static void print_line(void *ctx, const char *line)
 {
@@ -17,16 +26,71 @@ static void print_line(void *ctx, const char *line)
 	puts(line);
 }
 
+static cJSON *string_array(char *const *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+	return a;
+}
+
+static cJSON *box_json(const conf_box *b)
+{
+	cJSON *o = cJSON_CreateObject();
+	bool ssh = b->transport == CONF_TRANSPORT_SSH;
+	cJSON_AddStringToObject(o, "name", b->name);
+	cJSON_AddStringToObject(o, "transport", ssh ? "ssh" : "local");
+	if (!ssh)
+		return o;
+	cJSON_AddStringToObject(o, "host", b->host);
+	cJSON_AddStringToObject(o, "hostname", b->hostname);
+	cJSON_AddStringToObject(o, "user", b->user);
+	cJSON_AddNumberToObject(o, "port", b->port);
+	cJSON_AddItemToObject(o, "identities", string_array(b->identities, b->n_identities));
+	cJSON_AddItemToObject(o, "known_hosts", string_array(b->known_hosts, b->n_known_hosts));
+	cJSON_AddItemToObject(o, "global_known_hosts",
+			      string_array(b->global_known_hosts, b->n_global_known_hosts));
+	cJSON_AddNumberToObject(o, "connect_timeout_s", b->connect_timeout_s);
+	cJSON_AddNumberToObject(o, "ssh_connect_timeout_s", b->ssh_connect_timeout_s);
+	if (b->unsupported)
+		cJSON_AddStringToObject(o, "unsupported", b->unsupported);
+	else
+		cJSON_AddNullToObject(o, "unsupported");
+	return o;
+}
+
+static void print_json(const conf *c)
+{
+	cJSON *root = cJSON_CreateObject();
+	if (c->path)
+		cJSON_AddStringToObject(root, "config", c->path);
+	else
+		cJSON_AddNullToObject(root, "config");
+	cJSON_AddStringToObject(root, "ssh_config", c->ssh_config);
+	cJSON *boxes = cJSON_AddArrayToObject(root, "boxes");
+	for (size_t i = 0; i < c->n_boxes; i++)
+		cJSON_AddItemToArray(boxes, box_json(&c->boxes[i]));
+	char *s = cJSON_PrintUnformatted(root);
+	if (s)
+		puts(s);
+	free(s);
+	cJSON_Delete(root);
+}
+
 static int run_config(cli_ctx *ctx, int argc, char **argv)
 {
-	if (argc != 2 || strcmp(argv[1], "check") != 0) {
-		cli_error("config: expected 'boxgate config check'");
+	bool json = argc == 3 && strcmp(argv[2], "--json") == 0;
+	if ((argc != 2 && !json) || strcmp(argv[1], "check") != 0) {
+		cli_error("config: expected 'boxgate config check [--json]'");
 		return cli_usage(&cli_cmd_config, stderr, 2);
 	}
 	int code = cli_load_conf(ctx);
 	if (code)
 		return code;
-	conf_dump(&ctx->conf, print_line, NULL);
+	if (json)
+		print_json(&ctx->conf);
+	else
+		conf_dump(&ctx->conf, print_line, NULL);
 	fprintf(stderr, "boxgate: configuration OK: %s (%zu boxes, %zu pools)\n",
 		ctx->conf.path ? ctx->conf.path : "no file, built-in defaults", ctx->conf.n_boxes,
 		ctx->conf.n_pools);

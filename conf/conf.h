@@ -47,7 +47,10 @@ typedef struct conf_box {
 	char **global_known_hosts;
 	size_t n_global_known_hosts;
 	conf_hostkey_check host_key_check;
-	int connect_timeout_s; /* box/defaults, else ssh_config ConnectTimeout, else 10 */
+	int connect_timeout_s; /* box/defaults, else ssh_config ConnectTimeout (not 0), else 10 */
+	/* ConnectTimeout as ssh_config set it (what `ssh -G` prints; 0 is "no
+	 * timeout" to ssh, which boxgate never uses), -1 when it set none. */
+	int ssh_connect_timeout_s;
 	int keepalive_s;       /* default 5 */
 	/* Set when ssh_config asks for something boxgate cannot do (ProxyJump,
 	 * ProxyCommand): "ProxyJump (~/.ssh/config:12)". cli refuses that box. */

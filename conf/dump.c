@@ -65,6 +65,11 @@ static void dump_box(dumper *d, const conf_box *b)
 		emit(d, "host_key_check = %s",
 		     b->host_key_check == CONF_HKC_ACCEPT_NEW ? "accept-new" : "strict");
 		emit(d, "connect_timeout_s = %d", b->connect_timeout_s);
+		if (b->ssh_connect_timeout_s == 0)
+			emit(d, "; ssh_config ConnectTimeout 0 is \"no timeout\" to ssh: boxgate keeps a deadline");
+		else if (b->ssh_connect_timeout_s > 0 && b->ssh_connect_timeout_s != b->connect_timeout_s)
+			emit(d, "; ssh_config ConnectTimeout %d is overridden by connect_timeout_s",
+			     b->ssh_connect_timeout_s);
 		emit(d, "keepalive_s = %d", b->keepalive_s);
 		if (b->unsupported)
 			emit(d, "; unsupported: %s", b->unsupported);

@@ -8,10 +8,11 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "base/parse.h"
 #include "conf/conf.h"
 
 /* GPU indices accepted in `gpus` and pool slots. */
-#define CONF_MAX_GPUS 1024
+#define CONF_MAX_GPUS BG_MAX_GPUS
 
 /* The keys of [defaults] and [box NAME] (env rules are kept apart). */
 enum conf_key {
@@ -88,9 +89,6 @@ int conf_resolve(conf *c, conf_raw *raw, bg_err *err);
  * close. Borrowed from cands. */
 const char *conf_suggest(const char *word, const char *const *cands, size_t n);
 
-/* Parses a GPU list "0-7", "0,2,5", "0-3, 6" into set[CONF_MAX_GPUS].
- * Returns false with *why set (static text) when malformed. */
-bool conf_gpus_parse(const char *s, bool *set, const char **why);
 
 /* [A-Za-z_][A-Za-z0-9_]* */
 bool conf_env_name_ok(const char *s);
@@ -102,6 +100,11 @@ bool conf_box_name_ok(const char *s);
 const char *conf_home(void);
 /* $USER, else the password database name, else "unknown" (same lifetime). */
 const char *conf_local_user(void);
+
+/* The password database's home directory and user name (what ssh takes
+ * for `~`, %d and %u), else $HOME / $USER; same lifetime as above. */
+const char *conf_pw_home(void);
+const char *conf_pw_name(void);
 
 /* "~" and "~/x" become home-relative; a relative path becomes relative to
  * `base` when base is non-NULL. Owned result. */

@@ -295,7 +295,7 @@ static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int
 	case T_GPUS: {
 		bool *set = xcalloc(CONF_MAX_GPUS, sizeof(*set));
 		const char *why = "empty";
-		bool ok = conf_gpus_parse(v, set, &why);
+		bool ok = bg_gpus_parse(v, set, &why);
 		free(set);
 		if (!ok)
 			return fail(lc, line, "gpus must be indices and ranges such as 0-7 or 0,2,5 (at most %d), got '%s': %s",

@@ -3,7 +3,9 @@
  * Precedence, per box:
  *   user, port, identity, known_hosts:  [box] > ssh_config > [defaults] > built-in
  *   (ssh_config speaks about this host, [defaults] about every box)
- *   connect_timeout_s:                  [box] > [defaults] > ssh_config > 10
+ *   connect_timeout_s:                  [box] > [defaults] > ssh_config (not 0) > 10
+ * [box] user and port reach ssh_config as `ssh -l` / `ssh -p` would (Match
+ * user and %r see them); values ssh_config sets are expanded as ssh does.
  *   every other key:                    [box] > [defaults] > built-in
  * Relative local paths (identity, known_hosts, ssh_config, a local box's
  * repo) are relative to the directory holding the configuration file. */
@@ -91,18 +93,34 @@ static void paths_from_list(resolver *rs, char ***out, size_t *n_out, const char
 
 
 
-/* The ssh side: ssh_config, then the built-in defaults. */
+/* One path from ssh_config, expanded as ssh expands it; an error names the
+ * line that wrote it. */
+static int expand_ssh_path(resolver *rs, const conf_box *b, const sshcfg_tokens *t,
+			   const char *kw, const char *raw, const char *where, char **out)
+{
+	bg_err e2;
+	int rc = sshcfg_expand(raw, t, SSHCFG_X_TILDE | SSHCFG_X_DOLLAR, out, &e2);
+	if (rc)
+		return bg_fail(rs->err, rc, "box '%s': %s: %s '%s': %s", b->name, where, kw, raw,
+			       e2.msg);
+	return 0;
+}
+
+/* The ssh side: ssh_config, then the built-in defaults. The box's own
+ * user and port are given to ssh_config as `ssh -l` / `ssh -p` would be. */
 static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, conf_box *b)
 {
+	const char *v;
+	sshcfg_query q = { b->host, pick_str(L, NULL, K_USER), pick_int(L, NULL, K_PORT, 0),
+			   pick_str(NULL, D, K_USER), rs->home };
 	sshcfg_host h;
-	int rc = sshcfg_lookup(rs->c->ssh_config, b->host, rs->home, &h, rs->err);
+	int rc = sshcfg_resolve(rs->c->ssh_config, &q, &h, rs->err);
 	if (rc) {
 		char where[300];
 		snprintf(where, sizeof(where), "box '%s'", b->name);
 		bg_err_prefix(rs->err, where);
 		return rc;
 	}
-	const char *v;
 	if ((v = pick_str(L, NULL, K_USER)))
 		b->user = xstrdup(v);
 	else if (h.user)
@@ -119,16 +137,24 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 	else
 		b->port = pick_int(NULL, D, K_PORT, 22);
 
-	sshcfg_tokens t = { b->host, b->host, rs->local_user, b->user, rs->home, b->port };
-	b->hostname = h.hostname ? sshcfg_expand(h.hostname, &t, false) : xstrdup(b->host);
-	t.hostname = b->hostname;
+	b->hostname = xstrdup(h.hostname);
+	/* ~ and %d are the password database's home and %u its name, as ssh
+	 * takes them (not $HOME / $USER). */
+	char *pw_home = xstrdup(conf_pw_home());
+	char *pw_name = xstrdup(conf_pw_name());
+	sshcfg_tokens t = { b->hostname, b->host, pw_name, b->user, pw_home, b->port };
 
 	size_t cap = 0;
 	if ((v = pick_str(L, NULL, K_IDENTITY))) {
 		paths_from_list(rs, &b->identities, &b->n_identities, v);
 	} else if (h.n_identities) {
-		for (size_t i = 0; i < h.n_identities; i++)
-			add_identity(b, &cap, sshcfg_expand(h.identities[i], &t, true));
+		for (size_t i = 0; i < h.n_identities && rc == 0; i++) {
+			char *p = NULL;
+			rc = expand_ssh_path(rs, b, &t, "IdentityFile", h.identities[i],
+					     h.identities_at[i], &p);
+			if (rc == 0)
+				add_identity(b, &cap, p);
+		}
 	} else if ((v = pick_str(NULL, D, K_IDENTITY))) {
 		paths_from_list(rs, &b->identities, &b->n_identities, v);
 	} else {
@@ -143,23 +169,29 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 	}
 
 	cap = 0;
-	if ((v = pick_str(L, NULL, K_KNOWN_HOSTS))) {
+	if (rc) {
+	} else if ((v = pick_str(L, NULL, K_KNOWN_HOSTS))) {
 		paths_from_list(rs, &b->known_hosts, &b->n_known_hosts, v);
 	} else if (h.n_known_hosts) {
-		for (size_t i = 0; i < h.n_known_hosts; i++)
-			add_path(&b->known_hosts, &b->n_known_hosts, &cap,
-				 sshcfg_expand(h.known_hosts[i], &t, true));
+		for (size_t i = 0; i < h.n_known_hosts && rc == 0; i++) {
+			char *p = NULL;
+			rc = expand_ssh_path(rs, b, &t, "UserKnownHostsFile", h.known_hosts[i],
+					     h.known_hosts_at, &p);
+			if (rc == 0)
+				add_path(&b->known_hosts, &b->n_known_hosts, &cap, p);
+		}
 	} else if ((v = pick_str(NULL, D, K_KNOWN_HOSTS))) {
 		paths_from_list(rs, &b->known_hosts, &b->n_known_hosts, v);
 	} else {
 		add_path(&b->known_hosts, &b->n_known_hosts, &cap,
 			 conf_expand_path("~/.ssh/known_hosts", rs->home, NULL));
 	}
+	/* GlobalKnownHostsFile is used as written: ssh expands nothing in it. */
 	cap = 0;
-	if (h.n_global_known_hosts) {
+	if (h.global_known_hosts_set) {
 		for (size_t i = 0; i < h.n_global_known_hosts; i++)
 			add_path(&b->global_known_hosts, &b->n_global_known_hosts, &cap,
-				 sshcfg_expand(h.global_known_hosts[i], &t, true));
+				 xstrdup(h.global_known_hosts[i]));
 	} else {
 		add_path(&b->global_known_hosts, &b->n_global_known_hosts, &cap,
 			 xstrdup("/etc/ssh/ssh_known_hosts"));
@@ -167,6 +199,10 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 			 xstrdup("/etc/ssh/ssh_known_hosts2"));
 	}
 
+	/* ConnectTimeout 0 is "no timeout" to ssh; a fan-out never waits
+	 * without a deadline, so boxgate keeps its default (config check
+	 * says so). */
+	b->ssh_connect_timeout_s = h.connect_timeout_s;
 	if ((v = pick_str(L, D, K_CONNECT_TIMEOUT)))
 		b->connect_timeout_s = atoi(v);
 	else if (h.connect_timeout_s > 0)
@@ -176,8 +212,10 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 
 	if (h.unsupported)
 		b->unsupported = xstrdup(h.unsupported);
+	free(pw_home);
+	free(pw_name);
 	sshcfg_host_release(&h);
-	return 0;
+	return rc;
 }
 
 /* L is NULL for the built-in local box. */
@@ -186,6 +224,7 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 	const conf_layer *D = &rs->raw->defaults;
 	const char *v;
 	memset(b, 0, sizeof(*b));
+	b->ssh_connect_timeout_s = -1;
 	b->name = xstrdup(L ? L->name : "local");
 	b->builtin = L == NULL;
 	b->file = xstrdup(L ? rs->file : "(built-in)");
@@ -319,14 +358,14 @@ static int add_slot(resolver *rs, const conf_raw_pool *rp, conf_pool *p, size_t 
 		bool *box_set = NULL;
 		const char *why = "empty";
 		int rc = 0;
-		if (!conf_gpus_parse(gpus, set, &why)) {
+		if (!bg_gpus_parse(gpus, set, &why)) {
 			rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': bad GPU list '%s' for box '%s': %s",
 				     rs->file, rp->slots_line, rp->name, gpus, name, why);
 			goto done;
 		}
 		if (b->gpus) {
 			box_set = xcalloc(CONF_MAX_GPUS, sizeof(*box_set));
-			conf_gpus_parse(b->gpus, box_set, &why);
+			bg_gpus_parse(b->gpus, box_set, &why);
 		}
 		for (int g = 0; g < CONF_MAX_GPUS && rc == 0; g++) {
 			if (!set[g])

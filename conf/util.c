@@ -72,72 +72,6 @@ const char *conf_suggest(const char *word, const char *const *cands, size_t n)
 	return NULL;
 }
 
-static bool parse_uint(const char **p, unsigned long *v)
-{
-	const char *s = *p;
-	if (!isdigit((unsigned char)*s))
-		return false;
-	unsigned long x = 0;
-	while (isdigit((unsigned char)*s)) {
-		x = x * 10 + (unsigned long)(*s - '0');
-		if (x > 1000000)
-			return false;
-		s++;
-	}
-	*p = s;
-	*v = x;
-	return true;
-}
-
-bool conf_gpus_parse(const char *s, bool *set, const char **why)
-{
-	memset(set, 0, CONF_MAX_GPUS * sizeof(*set));
-	const char *p = s;
-	bool any = false;
-	for (;;) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		unsigned long lo, hi;
-		if (!parse_uint(&p, &lo)) {
-			*why = "expected a GPU index";
-			return false;
-		}
-		hi = lo;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '-') {
-			p++;
-			while (*p == ' ' || *p == '\t')
-				p++;
-			if (!parse_uint(&p, &hi)) {
-				*why = "expected a GPU index after '-'";
-				return false;
-			}
-			if (hi < lo) {
-				*why = "range goes backwards";
-				return false;
-			}
-		}
-		if (hi >= CONF_MAX_GPUS) {
-			*why = "GPU index too large";
-			return false;
-		}
-		for (unsigned long g = lo; g <= hi; g++)
-			set[g] = true;
-		any = true;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '\0')
-			break;
-		if (*p != ',') {
-			*why = "expected ',' between GPU indices";
-			return false;
-		}
-		p++;
-	}
-	return any;
-}
-
 bool conf_env_name_ok(const char *s)
 {
 	if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
@@ -183,6 +117,29 @@ const char *conf_local_user(void)
 	struct passwd *pw = getpwuid(getuid());
 	snprintf(user_buf, sizeof(user_buf), "%s", pw && pw->pw_name ? pw->pw_name : "unknown");
 	return user_buf;
+}
+
+static char pw_home_buf[4096];
+static char pw_name_buf[256];
+
+const char *conf_pw_home(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	if (pw && pw->pw_dir)
+		snprintf(pw_home_buf, sizeof(pw_home_buf), "%s", pw->pw_dir);
+	else
+		snprintf(pw_home_buf, sizeof(pw_home_buf), "%s", conf_home());
+	return pw_home_buf;
+}
+
+const char *conf_pw_name(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	if (pw && pw->pw_name)
+		snprintf(pw_name_buf, sizeof(pw_name_buf), "%s", pw->pw_name);
+	else
+		snprintf(pw_name_buf, sizeof(pw_name_buf), "%s", conf_local_user());
+	return pw_name_buf;
 }
 
 char *conf_expand_path(const char *path, const char *home, const char *base)

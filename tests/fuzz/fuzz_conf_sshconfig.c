@@ -2,9 +2,10 @@
  * to look up, the rest is an ssh_config.
  *
  * Invariants checked: sshcfg_lookup never crashes or leaks; it returns 0,
- * BG_ECONFIG with "FILE:LINE: " in its message, or BG_EIO; on success a port
- * is 0 or 1-65535, the timeout -1 or >= 0, and sshcfg_expand of every value
- * returns a string.
+ * BG_ECONFIG with "FILE:LINE: " in its message, or BG_EIO; on success the
+ * host name is set, a port is 0 or 1-65535, the timeout -1 or >= 0, every
+ * path has its "FILE:LINE", and sshcfg_expand of every value returns a
+ * string or BG_ECONFIG with a message.
  *
  * Build and run:
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
@@ -61,6 +62,18 @@ static int names_a_line(const char *msg)
 	return 0;
 }
 
+/* Expansion either gives a string or says why not. */
+static void expand_checked(const char *raw, const sshcfg_tokens *t)
+{
+	char *s = NULL;
+	bg_err e = { 0 };
+	int rc = sshcfg_expand(raw, t, SSHCFG_X_TILDE | SSHCFG_X_DOLLAR, &s, &e);
+	CHECK(rc == 0 || rc == BG_ECONFIG);
+	CHECK((rc == 0) == (s != NULL));
+	CHECK(rc == 0 || e.msg[0] != '\0');
+	free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *nl = memchr(data, '\n', size);
@@ -80,19 +93,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == BG_ECONFIG)
 		CHECK(names_a_line(e.msg));
 	if (rc == 0) {
+		CHECK(h.hostname != NULL);
 		CHECK(h.port == 0 || (h.port >= 1 && h.port <= 65535));
 		CHECK(h.connect_timeout_s >= -1);
-		sshcfg_tokens t = { host, host, "me", h.user ? h.user : "me", dir, h.port ? h.port : 22 };
+		CHECK(h.connect_timeout_s == -1 || h.connect_timeout_at != NULL);
+		CHECK(h.n_known_hosts == 0 || h.known_hosts_at != NULL);
+		sshcfg_tokens t = { h.hostname, host, "me", h.user ? h.user : "me", dir,
+				    h.port ? h.port : 22 };
 		for (size_t i = 0; i < h.n_identities; i++) {
-			char *s = sshcfg_expand(h.identities[i], &t, true);
-			CHECK(s != NULL);
-			free(s);
+			CHECK(h.identities_at[i] != NULL);
+			expand_checked(h.identities[i], &t);
 		}
-		if (h.hostname) {
-			char *s = sshcfg_expand(h.hostname, &t, false);
-			CHECK(s != NULL);
-			free(s);
-		}
+		for (size_t i = 0; i < h.n_known_hosts; i++)
+			expand_checked(h.known_hosts[i], &t);
 		sshcfg_host_release(&h);
 	}
 	free(host);

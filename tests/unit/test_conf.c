@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <ftw.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -837,6 +838,13 @@ static char *strip_where(const char *s)
 	return r;
 }
 
+/* ssh takes `~` and %d in ssh_config from the password database, not $HOME. */
+static const char *pw_home(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	return pw ? pw->pw_dir : "/";
+}
+
 static void test_dump(void **state)
 {
 	(void)state;
@@ -855,7 +863,7 @@ static void test_dump(void **state)
 	assert_non_null(strstr(o.text, "; hostname = 10.9.8.7\n"));
 	assert_non_null(strstr(o.text, "user = ubuntu\n"));
 	assert_non_null(strstr(o.text, "port = 2222\n"));
-	want = xasprintf("identity = %s/.ssh/k_ubuntu\n", home);
+	want = xasprintf("identity = %s/.ssh/k_ubuntu\n", pw_home());
 	assert_non_null(strstr(o.text, want));
 	free(want);
 	want = xasprintf("known_hosts = %s/.ssh/known_hosts\n", home);
@@ -923,15 +931,20 @@ static void test_ssh_resolution(void **state)
 	assert_string_equal(lab->user, "labuser");
 	assert_int_equal(lab->port, 2022);
 	assert_int_equal(lab->n_identities, 2);
-	char *w = xasprintf("%s/.ssh/n1.lab_labuser_2022", home);
+	char *w = xasprintf("%s/.ssh/n1.lab_labuser_2022", pw_home());
 	assert_string_equal(lab->identities[0], w);
 	free(w);
-	w = xasprintf("%s/.ssh/second", home);
+	w = xasprintf("%s/.ssh/second", pw_home());
 	assert_string_equal(lab->identities[1], w);
 	free(w);
-	w = xasprintf("%s/.ssh/kh_n1.lab", home);
+	assert_int_equal(lab->n_known_hosts, 2); /* every file of UserKnownHostsFile */
+	w = xasprintf("%s/.ssh/kh_n1.lab", pw_home());
 	assert_string_equal(lab->known_hosts[0], w);
 	free(w);
+	assert_string_equal(lab->known_hosts[1], "other");
+	assert_int_equal(lab->ssh_connect_timeout_s, 60);
+	assert_int_equal(lab->n_global_known_hosts, 2);
+	assert_string_equal(lab->global_known_hosts[0], "/etc/ssh/ssh_known_hosts");
 	/* [defaults] beats ssh_config for connect_timeout_s */
 	assert_int_equal(lab->connect_timeout_s, 4);
 	assert_null(lab->unsupported);
@@ -985,7 +998,39 @@ static void test_ssh_resolution(void **state)
 	char *p = ini_file(ini2);
 	bg_err e = { 0 };
 	assert_int_equal(conf_load_file(&c, p, &e), BG_ECONFIG);
-	w = xasprintf("box 'z': %s:2: Port must be an integer 1-65535, got 'many'", cfg);
+	w = xasprintf("box 'z': %s:2: Bad port 'many'", cfg);
+	assert_string_equal(e.msg, w);
+	free(w);
+	free(p);
+	free(ini2);
+
+	/* The box's user reaches ssh_config as `ssh -l` would: Match user
+	 * sees it; GlobalKnownHostsFile is used as written; ConnectTimeout 0
+	 * ("no timeout" to ssh) keeps boxgate's default; an unset ${VAR}
+	 * names the line. */
+	write_text(cfg, "Match user boxuser\n  HostName via-match\n  ConnectTimeout 0\n"
+			"  GlobalKnownHostsFile ~/g1 /g2\n"
+			"Host envbox\n  IdentityFile ${BG_TEST_CONF_UNSET}/k\n");
+	ini2 = xasprintf("[defaults]\nssh_config = %s\n[box m]\nhost = m\nuser = boxuser\n", cfg);
+	load_ok(&c, ini2, NULL);
+	free(ini2);
+	const conf_box *m = conf_find_box(&c, "m");
+	assert_string_equal(m->hostname, "via-match");
+	assert_int_equal(m->ssh_connect_timeout_s, 0);
+	assert_int_equal(m->connect_timeout_s, 10);
+	assert_int_equal(m->n_global_known_hosts, 2);
+	assert_string_equal(m->global_known_hosts[0], "~/g1");
+	lines_out o = { 0 };
+	conf_dump(&c, collect, &o);
+	assert_non_null(strstr(o.text, "; ssh_config ConnectTimeout 0 is \"no timeout\" to ssh"));
+	free(o.text);
+	conf_release(&c);
+	ini2 = xasprintf("[defaults]\nssh_config = %s\n[box e]\nhost = envbox\n", cfg);
+	p = ini_file(ini2);
+	unsetenv("BG_TEST_CONF_UNSET");
+	assert_int_equal(conf_load_file(&c, p, &e), BG_ECONFIG);
+	w = xasprintf("box 'e': %s:6: IdentityFile '${BG_TEST_CONF_UNSET}/k': ${BG_TEST_CONF_UNSET} is not set",
+		      cfg);
 	assert_string_equal(e.msg, w);
 	free(w);
 	free(p);

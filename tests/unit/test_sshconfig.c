@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <ftw.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ static void test_patterns(void **state)
 	assert_true(sshcfg_match_pattern("*.lab", "n1.lab"));
 	assert_false(sshcfg_match_pattern("*.lab", "n1.lab.org"));
 	assert_true(sshcfg_match_pattern("n*1*", "n0010"));
-	assert_true(sshcfg_match_pattern("B200-A", "b200-a")); /* ssh lowercases the host */
+	assert_false(sshcfg_match_pattern("B200-A", "b200-a")); /* case-sensitive, as ssh */
 	assert_false(sshcfg_match_pattern("", "x"));
 	assert_true(sshcfg_match_pattern("a**b", "ab"));
 
@@ -115,6 +116,13 @@ static void test_patterns(void **state)
 	assert_false(sshcfg_match_host(p3, 2, "x.lab"));
 	char *p4[] = { "a", "b", "c" };
 	assert_true(sshcfg_match_host(p4, 3, "b"));
+
+	/* Match's comma lists */
+	assert_int_equal(sshcfg_match_list("gpu1", "cpu*,gpu*", false), 1);
+	assert_int_equal(sshcfg_match_list("gpu1", "*,!gpu1", false), -1);
+	assert_int_equal(sshcfg_match_list("gpu1", "GPU*", false), 0);
+	assert_int_equal(sshcfg_match_list("gpu1", "GPU*", true), 1);
+	assert_int_equal(sshcfg_match_list("x", "", false), 0);
 }
 
 static void test_split_args(void **state)
@@ -122,15 +130,23 @@ static void test_split_args(void **state)
 	(void)state;
 	char **v;
 	size_t n;
-	assert_true(sshcfg_split_args("  a  \"b c\" 'd e' f\\ g \"h\\\"i\" # comment", &v, &n));
-	assert_int_equal(n, 5);
+	assert_true(sshcfg_split_args("  a  \"b c\" 'd e' f\\ g \"h\\\"i\" x\\q # comment", &v, &n));
+	assert_int_equal(n, 6);
 	assert_string_equal(v[0], "a");
 	assert_string_equal(v[1], "b c");
 	assert_string_equal(v[2], "d e");
 	assert_string_equal(v[3], "f g");
 	assert_string_equal(v[4], "h\"i");
+	assert_string_equal(v[5], "x\\q"); /* an unknown escape keeps its backslash */
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
+	free(v);
+	assert_true(sshcfg_split_args("a#b \"\"", &v, &n)); /* '#' inside a word is kept */
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0], "a#b");
+	assert_string_equal(v[1], "");
+	free(v[0]);
+	free(v[1]);
 	free(v);
 	assert_true(sshcfg_split_args("", &v, &n));
 	assert_int_equal(n, 0);
@@ -155,29 +171,82 @@ static void test_first_match_wins(void **state)
 	       "    User wrong\n"
 	       "    Port 2200\n"
 	       "    IdentityFile ~/.ssh/b_key\n"
+	       "    IdentityFile ~/.ssh/a_key\n"
 	       "    ConnectTimeout 99\n"
 	       "Host *\n"
 	       "    User last\n"
 	       "    Port 22\n"
-	       "    UserKnownHostsFile ~/.ssh/kh1 ~/.ssh/kh2\n",
+	       "    UserKnownHostsFile ~/.ssh/kh1 ~/.ssh/kh2\n"
+	       "    UserKnownHostsFile ~/.ssh/not-this\n",
 	       "b200-a", &h);
 	assert_string_equal(h.hostname, "10.0.0.5");
+	assert_true(h.hostname_set);
 	assert_string_equal(h.user, "ubuntu");
 	assert_int_equal(h.port, 2200);
-	assert_int_equal(h.n_identities, 2); /* IdentityFile accumulates */
+	assert_int_equal(h.n_identities, 2); /* accumulates, a duplicate is dropped */
 	assert_string_equal(h.identities[0], "~/.ssh/a_key");
 	assert_string_equal(h.identities[1], "~/.ssh/b_key");
-	assert_string_equal(h.known_hosts[0], "~/.ssh/kh1"); /* the first path */
+	assert_int_equal(h.n_known_hosts, 2); /* every file of the first line */
+	assert_string_equal(h.known_hosts[0], "~/.ssh/kh1");
+	assert_string_equal(h.known_hosts[1], "~/.ssh/kh2");
 	assert_int_equal(h.connect_timeout_s, 7);
+	assert_false(h.global_known_hosts_set);
 	assert_null(h.unsupported);
 	sshcfg_host_release(&h);
 	sshcfg_host_release(&h); /* twice is harmless */
 
-	lookup("Host b200-a\n  User ubuntu\nHost *\n  User last\n", "other", &h);
+	lookup("Host b200-a\n  User ubuntu\nHost *\n  User last\n", "Other", &h);
 	assert_string_equal(h.user, "last");
-	assert_null(h.hostname);
+	assert_string_equal(h.hostname, "other"); /* ssh lowercases the name */
+	assert_false(h.hostname_set);
 	assert_int_equal(h.port, 0);
 	assert_int_equal(h.connect_timeout_s, -1);
+	sshcfg_host_release(&h);
+}
+
+static void test_values(void **state)
+{
+	(void)state;
+	sshcfg_host h;
+	/* Host is case-sensitive; HostName's %h is the name as given, then
+	 * lowercased */
+	lookup("Host GPU\n  User upper\nHost *\n  HostName %h.Lab\n", "GPU", &h);
+	assert_string_equal(h.user, "upper");
+	assert_string_equal(h.hostname, "gpu.lab");
+	sshcfg_host_release(&h);
+	/* a '%' or ':' makes ssh take the name for an address: not lowercased */
+	lookup("HostName %h.Lab%%\n", "GPU", &h);
+	assert_string_equal(h.hostname, "GPU.Lab%");
+	sshcfg_host_release(&h);
+	lookup("Host GPU\n  User upper\n", "gpu", &h);
+	assert_null(h.user);
+	sshcfg_host_release(&h);
+	/* Port takes service names; ConnectTimeout none leaves it unset */
+	lookup("Port ssh\nConnectTimeout none\nConnectTimeout 0\n", "x", &h);
+	assert_int_equal(h.port, 22);
+	assert_int_equal(h.connect_timeout_s, 0);
+	sshcfg_host_release(&h);
+	/* `none` known hosts files */
+	lookup("UserKnownHostsFile none\nGlobalKnownHostsFile none\n", "x", &h);
+	assert_int_equal(h.n_known_hosts, 1);
+	assert_string_equal(h.known_hosts[0], "/dev/null");
+	assert_true(h.global_known_hosts_set);
+	assert_int_equal(h.n_global_known_hosts, 0);
+	sshcfg_host_release(&h);
+	lookup("GlobalKnownHostsFile /g1 ~/g2\n", "x", &h);
+	assert_int_equal(h.n_global_known_hosts, 2);
+	assert_string_equal(h.global_known_hosts[1], "~/g2");
+	sshcfg_host_release(&h);
+	/* addresses are normalised, not lowercased */
+	lookup("HostName 10.0.0.001\n", "x", &h);
+	assert_string_equal(h.hostname, "10.0.0.1");
+	sshcfg_host_release(&h);
+	lookup("HostName FE80::A\n", "x", &h);
+	assert_string_equal(h.hostname, "FE80::A");
+	sshcfg_host_release(&h);
+	/* unknown keywords are errors unless IgnoreUnknown names them */
+	lookup("IgnoreUnknown Use*\nUseKeychainX yes\nUser u\n", "x", &h);
+	assert_string_equal(h.user, "u");
 	sshcfg_host_release(&h);
 }
 
@@ -191,8 +260,8 @@ static void test_syntax_forms(void **state)
 	       "  pOrT\t= 2022\n"
 	       "  identityfile \"~/.ssh/with space\"\n"
 	       "  ConnectTimeout=1m30s\n"
-	       "  SomethingElse whatever\n"
-	       "  StrictHostKeyChecking no\n",
+	       "  ServerAliveInterval whatever\n"
+	       "  StrictHostKeyChecking no   \n",
 	       "x", &h);
 	assert_string_equal(h.hostname, "real");
 	assert_string_equal(h.user, "u s");
@@ -209,7 +278,7 @@ static void test_syntax_forms(void **state)
 	assert_string_equal(h.user, "any");
 	sshcfg_host_release(&h);
 	lookup("Host *.lab !bad.lab\n  User lab\nHost *\n  User any\n", "ok.LAB", &h);
-	assert_string_equal(h.user, "lab");
+	assert_string_equal(h.user, "any"); /* case-sensitive */
 	sshcfg_host_release(&h);
 }
 
@@ -217,23 +286,116 @@ static void test_match_blocks(void **state)
 {
 	(void)state;
 	sshcfg_host h;
-	lookup("Match host x exec \"true\"\n  User from-match\n"
-	       "Host x\n  Port 2\n"
+	struct passwd *pw = getpwuid(getuid());
+	assert_non_null(pw);
+	char *me = xstrdup(pw->pw_name);
+	/* host sees HostName (expanded), originalhost the name as given */
+	lookup("Host x\n  HostName Real.%h\n"
+	       "Match host real.x originalhost X\n  User both\n"
 	       "Match all\n  IdentityFile all_key\n"
-	       "Match user root\n  IdentityFile never\n",
+	       "Match !all\n  IdentityFile never\n"
+	       "Match user nobody-here\n  IdentityFile never2\n",
 	       "x", &h);
-	assert_null(h.user);
-	assert_int_equal(h.port, 2);
+	assert_string_equal(h.user, "both"); /* both sides lowercased */
+	assert_string_equal(h.hostname, "real.x");
 	assert_int_equal(h.n_identities, 1);
 	assert_string_equal(h.identities[0], "all_key");
 	sshcfg_host_release(&h);
+	lookup("Match originalhost X\n  User orig\n", "X", &h);
+	assert_string_equal(h.user, "orig");
+	sshcfg_host_release(&h);
+	/* user sees User so far, localuser the password database name */
+	char *txt = xasprintf("Match user %s\n  Port 2001\nUser alice\nMatch user alice\n  HostName a\n"
+			      "Match localuser %s\n  ConnectTimeout 4\n",
+			      me, me);
+	lookup(txt, "x", &h);
+	assert_int_equal(h.port, 2001);
+	assert_string_equal(h.hostname, "a");
+	assert_int_equal(h.connect_timeout_s, 4);
+	sshcfg_host_release(&h);
+	free(txt);
+	/* final: a second pass, matching Host against the resolved name;
+	 * canonical only matches then */
+	lookup("Match canonical\n  User canon\n"
+	       "Host s\n  HostName S.Lab\n"
+	       "Match final host s.lab\n  Port 2002\n"
+	       "Host s.lab\n  IdentityFile final_key\n",
+	       "s", &h);
+	assert_string_equal(h.user, "canon");
+	assert_int_equal(h.port, 2002);
+	assert_string_equal(h.hostname, "s.lab");
+	assert_int_equal(h.n_identities, 1);
+	sshcfg_host_release(&h);
+	lookup("Match canonical\n  User canon\nHost s.lab\n  User never\nHost s\n  HostName s.lab\n", "s",
+	       &h);
+	assert_null(h.user); /* no `final` anywhere: no second pass */
+	sshcfg_host_release(&h);
+	free(me);
+}
+
+static void test_match_refusals(void **state)
+{
+	(void)state;
+	sshcfg_host h;
+	char *p = cfg_file("Match host gpu* exec \"true\"\n  User from-exec\n"
+			   "Match tagged x\n  User tagged\n");
+	bg_err e = { 0 };
+	/* exec after a failed criterion decides nothing: only the unknown
+	 * criterion is refused */
+	assert_int_equal(sshcfg_lookup(p, "cpu", home, &h, &e), 0);
+	char *want = xasprintf("Match tagged (%s:3)", p);
+	assert_string_equal(h.unsupported, want);
+	free(want);
+	sshcfg_host_release(&h);
+	assert_int_equal(sshcfg_lookup(p, "gpu1", home, &h, &e), 0);
+	want = xasprintf("Match exec (%s:1)", p);
+	assert_string_equal(h.unsupported, want);
+	free(want);
+	sshcfg_host_release(&h);
+	free(p);
+	p = cfg_file("Host a\n  CanonicalizeHostname yes\nHost b\n  HostKeyAlias k\n");
+	assert_int_equal(sshcfg_lookup(p, "a", home, &h, &e), 0);
+	want = xasprintf("CanonicalizeHostname (%s:2)", p);
+	assert_string_equal(h.unsupported, want);
+	free(want);
+	sshcfg_host_release(&h);
+	assert_int_equal(sshcfg_lookup(p, "b", home, &h, &e), 0);
+	want = xasprintf("HostKeyAlias (%s:4)", p);
+	assert_string_equal(h.unsupported, want);
+	free(want);
+	sshcfg_host_release(&h);
+	free(p);
+}
+
+static void test_query(void **state)
+{
+	(void)state;
+	/* the box's user and port act as ssh -l / -p: ssh_config's do not
+	 * count, Match user sees the box's */
+	char *p = cfg_file("Match user boxuser\n  HostName via-box-user\nUser cfg\nPort 1\n");
+	sshcfg_query q = { "h", "boxuser", 2200, NULL, home };
+	sshcfg_host h;
+	bg_err e = { 0 };
+	assert_int_equal(sshcfg_resolve(p, &q, &h, &e), 0);
+	assert_string_equal(h.hostname, "via-box-user");
+	assert_null(h.user);
+	assert_int_equal(h.port, 0);
+	sshcfg_host_release(&h);
+	/* without one, Match user sees [defaults] user */
+	sshcfg_query q2 = { "h", NULL, 0, "boxuser", home };
+	assert_int_equal(sshcfg_resolve(p, &q2, &h, &e), 0);
+	assert_string_equal(h.hostname, "via-box-user");
+	assert_string_equal(h.user, "cfg");
+	sshcfg_host_release(&h);
+	free(p);
 }
 
 static void test_proxy(void **state)
 {
 	(void)state;
 	sshcfg_host h;
-	char *p = cfg_file("Host a\n  ProxyJump bastion\nHost b\n  ProxyCommand none\nHost *\n  ProxyCommand ssh -W %h:%p j\n");
+	char *p = cfg_file("Host a\n  ProxyJump bastion\nHost b\n  ProxyCommand none\n"
+			   "Host c\n  ProxyJump none\nHost *\n  ProxyCommand ssh -W %h:%p j\n");
 	bg_err e = { 0 };
 	assert_int_equal(sshcfg_lookup(p, "a", home, &h, &e), 0);
 	char *want = xasprintf("ProxyJump (%s:2)", p);
@@ -244,13 +406,14 @@ static void test_proxy(void **state)
 	assert_int_equal(sshcfg_lookup(p, "b", home, &h, &e), 0);
 	assert_null(h.unsupported);
 	sshcfg_host_release(&h);
+	/* ProxyJump none does not stop a later ProxyCommand (ssh 9.2) */
 	assert_int_equal(sshcfg_lookup(p, "c", home, &h, &e), 0);
-	want = xasprintf("ProxyCommand (%s:6)", p);
+	want = xasprintf("ProxyCommand (%s:8)", p);
 	assert_string_equal(h.unsupported, want);
 	free(want);
 	sshcfg_host_release(&h);
 	free(p);
-	/* an ssh escape boxgate does not implement is reported, not fatal */
+	/* an ssh token boxgate does not implement is reported, not fatal */
 	p = cfg_file("Host *\n  IdentityFile ~/.ssh/%C\n");
 	assert_int_equal(sshcfg_lookup(p, "c", home, &h, &e), 0);
 	want = xasprintf("%%C in IdentityFile (%s:2)", p);
@@ -261,30 +424,69 @@ static void test_proxy(void **state)
 	free(p);
 }
 
+static char *expand_ok(const char *s, const sshcfg_tokens *t, int flags)
+{
+	char *out = NULL;
+	bg_err e = { 0 };
+	int rc = sshcfg_expand(s, t, flags, &out, &e);
+	if (rc)
+		print_error("unexpected: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	return out;
+}
+
+static void expand_fails(const char *s, const sshcfg_tokens *t, const char *want)
+{
+	char *out = NULL;
+	bg_err e = { 0 };
+	assert_int_equal(sshcfg_expand(s, t, SSHCFG_X_TILDE | SSHCFG_X_DOLLAR, &out, &e), BG_ECONFIG);
+	assert_null(out);
+	assert_string_equal(e.msg, want);
+}
+
 static void test_expand(void **state)
 {
 	(void)state;
+	const int all = SSHCFG_X_TILDE | SSHCFG_X_DOLLAR;
 	sshcfg_tokens t = { "real.host", "alias", "me", "them", "/home/me", 2222 };
-	char *s = sshcfg_expand("~/.ssh/%h_%n_%u_%r_%p_%d_%%", &t, true);
-	assert_string_equal(s, "/home/me/.ssh/real.host_alias_me_them_2222_/home/me_%");
+	char *s = expand_ok("~/.ssh/%h_%n_%k_%u_%r_%p_%d_%%", &t, all);
+	assert_string_equal(s, "/home/me/.ssh/real.host_alias_alias_me_them_2222_/home/me_%");
 	free(s);
-	s = sshcfg_expand("~/x", &t, false);
+	s = expand_ok("~/x", &t, 0);
 	assert_string_equal(s, "~/x");
 	free(s);
-	s = sshcfg_expand("~", &t, true);
-	assert_string_equal(s, "/home/me");
+	s = expand_ok("~", &t, all); /* ssh's tilde_expand() adds the slash */
+	assert_string_equal(s, "/home/me/");
 	free(s);
-	s = sshcfg_expand("~other/x", &t, true); /* only ~ and ~/ */
-	assert_string_equal(s, "~other/x");
+	s = expand_ok("~//x", &t, all);
+	assert_string_equal(s, "/home/me/x");
 	free(s);
-	s = sshcfg_expand("%i", &t, false);
+	struct passwd *pw = getpwnam("root");
+	if (pw) {
+		char *want = xasprintf("%s%sx", pw->pw_dir, strcmp(pw->pw_dir, "/") ? "/" : "");
+		s = expand_ok("~root/x", &t, all);
+		assert_string_equal(s, want);
+		free(s);
+		free(want);
+	}
+	s = expand_ok("%i", &t, 0);
 	char uid[32];
-	snprintf(uid, sizeof(uid), "%u", (unsigned)getuid());
+	snprintf(uid, sizeof(uid), "%llu", (unsigned long long)getuid());
 	assert_string_equal(s, uid);
 	free(s);
-	s = sshcfg_expand("end%", &t, false);
-	assert_string_equal(s, "end%");
+	setenv("BG_TEST_SSHCFG", "val", 1);
+	s = expand_ok("${BG_TEST_SSHCFG}/a", &t, all);
+	assert_string_equal(s, "val/a");
 	free(s);
+	s = expand_ok("${BG_TEST_SSHCFG}/a", &t, SSHCFG_X_TILDE);
+	assert_string_equal(s, "${BG_TEST_SSHCFG}/a");
+	free(s);
+	expand_fails("${BG_TEST_SSHCFG_UNSET}", &t, "${BG_TEST_SSHCFG_UNSET} is not set");
+	expand_fails("${open", &t, "'${open': no closing '}'");
+	expand_fails("${}", &t, "'${}': an empty variable name");
+	expand_fails("end%", &t, "a '%' ends the value");
+	expand_fails("%q", &t, "unknown token '%q'");
+	expand_fails("~no-such-user-bg/x", &t, "'~no-such-user-bg/x': no such user 'no-such-user-bg'");
 }
 
 static void test_include(void **state)
@@ -297,7 +499,7 @@ static void test_include(void **state)
 	write_text(f2, "Port 9999\nIdentityFile second\n");
 	sshcfg_host h;
 	/* relative Include is under ~/.ssh; globs expand sorted; a missing
-	 * one is fine; an Include in a non-matching block is skipped */
+	 * one is fine; an Include in a non-matching block is parsed only */
 	lookup("Host nomatch\n  Include /nonexistent/zzz\n  Include conf.d/*\n"
 	       "Host inc\n  Include conf.d/* missing-file\n  User too-late\n",
 	       "inc", &h);
@@ -311,13 +513,32 @@ static void test_include(void **state)
 	lookup("Include conf.d/*\nUser after-include\n", "inc", &h);
 	assert_string_equal(h.user, "after-include");
 	sshcfg_host_release(&h);
+	/* an error in an included file counts even in a block that does not
+	 * apply, as in ssh */
+	write_text(f2, "Bogus x\n");
+	bg_err e = { 0 };
+	char *p = cfg_file("Host nomatch\n  Include conf.d/*\n");
+	assert_int_equal(sshcfg_lookup(p, "x", home, &h, &e), BG_ECONFIG);
+	char *want = xasprintf("%s:1: Bad configuration option: bogus", f2);
+	assert_string_equal(e.msg, want);
+	free(want);
+	free(p);
+	/* a group-writable included file is refused, as ssh refuses it */
+	write_text(f2, "");
+	chmod(f2, 0666);
+	p = cfg_file("Include conf.d/*\n");
+	assert_int_equal(sshcfg_lookup(p, "x", home, &h, &e), BG_ECONFIG);
+	want = xasprintf("%s: Bad owner or permissions", f2);
+	assert_string_equal(e.msg, want);
+	free(want);
+	free(p);
+	chmod(f2, 0644);
 	/* a file including itself stops at the depth limit with an error */
 	char *self = xasprintf("%s/self", d);
 	char *txt = xasprintf("Include %s\n", self);
 	write_text(self, txt);
-	bg_err e = { 0 };
 	assert_int_equal(sshcfg_lookup(self, "x", home, &h, &e), BG_ECONFIG);
-	char *want = xasprintf("%s:1: Include nested more than 16 deep", self);
+	want = xasprintf("%s:1: Include nested more than 16 deep", self);
 	assert_string_equal(e.msg, want);
 	free(want);
 	free(txt);
@@ -335,36 +556,46 @@ static void test_missing_and_errors(void **state)
 	char *p = xasprintf("%s/does-not-exist", tmpdir);
 	assert_int_equal(sshcfg_lookup(p, "x", home, &h, &e), 0);
 	assert_null(h.user);
+	assert_string_equal(h.hostname, "x");
 	assert_int_equal(h.connect_timeout_s, -1);
 	sshcfg_host_release(&h);
 	free(p);
 	/* a directory is not a config file */
 	assert_int_equal(sshcfg_lookup(tmpdir, "x", home, &h, &e), BG_EIO);
 
-	expect_error("Host x\n  Port 0\n", "x", "%s:2: Port must be an integer 1-65535, got '0'");
-	expect_error("\n\nHost x\n  Port abc\n", "x", "%s:4: Port must be an integer 1-65535, got 'abc'");
-	expect_error("Host x\n  User \"open\n", "x", "%s:2: unterminated quote");
-	expect_error("Host\n", "x", "%s:1: Host needs at least one pattern");
-	expect_error("Host x\n  HostName\n", "x", "%s:2: HostName needs a value");
-	expect_error("Host x\n  IdentityFile ~/%q\n", "x", "%s:2: unknown escape '%%q' in IdentityFile");
+	expect_error("Host x\n  Port 0\n", "x", "%s:2: Bad port '0'");
+	expect_error("\n\nHost x\n  Port abc\n", "x", "%s:4: Bad port 'abc'");
+	expect_error("Host x\n  User \"open\n", "x", "%s:2: invalid quotes");
+	expect_error("Host\n", "x", "%s:1: no argument after keyword \"host\"");
+	expect_error("Host x\n  HostName\n", "x", "%s:2: no argument after keyword \"hostname\"");
+	expect_error("Host x\n  HostName \"\"\n", "x", "%s:2: HostName: missing argument");
+	expect_error("Host x\n  User a b\n", "x", "%s:2: User: extra arguments at end of line");
+	expect_error("Host x\n  IdentityFile ~/%q\n", "x", "%s:2: IdentityFile: unknown token '%%q'");
 	expect_error("Host x\n  HostName %u.example\n", "x",
 		     "%s:2: HostName accepts only %%h and %%%%, got '%%u'");
 	expect_error("Host x\n  ConnectTimeout soon\n", "x",
-		     "%s:2: ConnectTimeout must be a time such as 10 or 1m, got 'soon'");
-	/* errors in blocks that do not apply are not ours to report */
-	lookup("Host other\n  Port abc\n", "x", &h);
-	assert_int_equal(h.port, 0);
-	sshcfg_host_release(&h);
+		     "%s:2: ConnectTimeout: invalid time value 'soon'");
+	expect_error("Hostnmae x\n", "x", "%s:1: Bad configuration option: hostnmae");
+	expect_error("UserKnownHostsFile none /x\n", "x",
+		     "%s:1: UserKnownHostsFile: \"none\" must appear alone");
+	expect_error("Match all host x\n", "x",
+		     "%s:1: Match 'all' cannot be combined with other criteria");
+	expect_error("Match host\n", "x", "%s:1: Match host needs an argument");
+	expect_error("Match final\nCanonicalizeHostname maybe\n", "x",
+		     "%s:2: CanonicalizeHostname: unsupported option \"maybe\"");
+	/* values are checked in blocks that do not apply too, as ssh does */
+	expect_error("Host other\n  Port abc\n", "x", "%s:2: Bad port 'abc'");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_patterns),      cmocka_unit_test(test_split_args),
-		cmocka_unit_test(test_first_match_wins), cmocka_unit_test(test_syntax_forms),
-		cmocka_unit_test(test_match_blocks),  cmocka_unit_test(test_proxy),
-		cmocka_unit_test(test_expand),        cmocka_unit_test(test_include),
-		cmocka_unit_test(test_missing_and_errors),
+		cmocka_unit_test(test_first_match_wins), cmocka_unit_test(test_values),
+		cmocka_unit_test(test_syntax_forms),  cmocka_unit_test(test_match_blocks),
+		cmocka_unit_test(test_match_refusals), cmocka_unit_test(test_query),
+		cmocka_unit_test(test_proxy),         cmocka_unit_test(test_expand),
+		cmocka_unit_test(test_include),       cmocka_unit_test(test_missing_and_errors),
 	};
 	return cmocka_run_group_tests_name("sshconfig", tests, group_setup, group_teardown);
 }

@@ -1,0 +1,605 @@
+#!/usr/bin/env bash
+# ssh_config resolved as OpenSSH resolves it, with `ssh -G -F FILE HOST` as the oracle.
+# Each case is one ssh_config and the hosts to ask about; for each host, boxgate
+# (`config check --json`, one box `host = HOST`) must print what ssh -G prints for
+# hostname, user, port, identityfile (when ssh_config set one), userknownhostsfile,
+# globalknownhostsfile, connecttimeout and proxyjump/proxycommand (refused by name), or
+# refuse the box naming the keyword it cannot honour, or reject the file when ssh does.
+# No sshd needed.
+source "$(dirname "$0")/lib.sh"
+command -v ssh >/dev/null || skip_all "no ssh client (the oracle)"
+command -v jq >/dev/null || skip_all "no jq"
+cd "$BG_TMP"
+unset BOXGATE_CONFIG SSH_AUTH_SOCK
+# A private $HOME: relative Includes are read under it, as ssh's glob(3) reads them.
+# ssh takes `~` and %d from the password database, and so does boxgate.
+export HOME=$BG_TMP/home XDG_CONFIG_HOME=$BG_TMP/xdg
+PW_NAME=$(id -un)
+PW_HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+export USER=$PW_NAME BG_T11_VAR=from-env
+mkdir -p "$HOME/.ssh/inc" && chmod 700 "$HOME/.ssh"
+SSH_VERSION=$(ssh -V 2>&1)
+diag "oracle: $SSH_VERSION; password-database home $PW_HOME, HOME=$HOME"
+
+DEFAULT_IDS="~/.ssh/id_rsa ~/.ssh/id_ecdsa ~/.ssh/id_ecdsa_sk ~/.ssh/id_ed25519 ~/.ssh/id_ed25519_sk ~/.ssh/id_xmss ~/.ssh/id_dsa"
+
+# ssh's expansion of IdentityFile (ssh -G prints it raw): tilde_expand then %-tokens and
+# ${VAR}. The same expansion ssh -G shows applied to UserKnownHostsFile.
+expand_ssh() {
+  local s=$1 h=$2 r=$3 p=$4 n=$5 u d out='' c i
+  case $s in
+    '~') s=$PW_HOME/ ;;
+    '~/'*) s=${s#\~}; s=$PW_HOME/${s##+(/)}; s=${s//\/\//\/} ;;
+    '~'*) u=${s%%/*}; u=${u#\~}; d=$(getent passwd "$u" | cut -d: -f6)
+          if [[ $s == */* ]]; then s=$d/${s#*/}; else s=$d/; fi ;;
+  esac
+  for ((i = 0; i < ${#s}; i++)); do
+    c=${s:i:1}
+    if [[ $c == '$' && ${s:i+1:1} == '{' ]]; then
+      local rest=${s:i+2} name; name=${rest%%\}*}; out+=${!name}; i=$((i + 2 + ${#name})); continue
+    fi
+    if [[ $c != '%' ]]; then out+=$c; continue; fi
+    i=$((i + 1))
+    case ${s:i:1} in
+      %) out+=% ;; h) out+=$h ;; r) out+=$r ;; p) out+=$p ;; n|k) out+=$n ;;
+      u) out+=$PW_NAME ;; d) out+=$PW_HOME ;; i) out+=$(id -u) ;;
+      l) out+=$(hostname) ;; L) c=$(hostname); out+=${c%%.*} ;;
+    esac
+  done
+  printf '%s' "$out"
+}
+
+# cfg NAME: the ssh_config text on stdin becomes $BG_TMP/NAME.cfg.
+cfg() { cat >"$BG_TMP/$1.cfg"; }
+
+# check_host NAME HOST [refuse:WHAT]: one TAP line.
+check_host() {
+  local name=$1 host=$2 want=${3:-}
+  local file=$BG_TMP/$name.cfg ini=$BG_TMP/$name.ini desc="$name: $host"
+  printf '[defaults]\nssh_config = %s\n[box b]\nhost = %s\n' "$file" "$host" >"$ini"
+  local sshout sshrc=0 bgout bgrc=0 bgerr
+  sshout=$(ssh -G -T -F "$file" "$host" 2>"$BG_TMP/ssh.err" </dev/null) || sshrc=$?
+  bgout=$("$BOXGATE" --config "$ini" config check --json 2>"$BG_TMP/bg.err") || bgrc=$?
+  bgerr=$(cat "$BG_TMP/bg.err")
+  local box=''
+  [ "$bgrc" = 0 ] && box=$(jq -c '.boxes[] | select(.name == "b")' <<<"$bgout")
+  local unsup=''
+  [ -n "$box" ] && unsup=$(jq -r '.unsupported // empty' <<<"$box")
+
+  if [ -n "$want" ]; then
+    want=${want#refuse:}
+    if [ "$bgrc" = 0 ] && [[ $unsup == "$want ("*:[0-9]*")" ]]; then
+      ok "$desc: refused by name: $unsup$([ "$sshrc" = 0 ] || echo " (ssh -G rejects the file)")"
+    else
+      not_ok "$desc: wanted a refusal naming '$want'"
+      diag "boxgate exit $bgrc, unsupported '$unsup': $bgerr"
+    fi
+    return 0
+  fi
+  if [ "$sshrc" != 0 ]; then
+    if [ "$bgrc" != 0 ]; then
+      ok "$desc: rejected by both ($(head -c 150 <<<"$bgerr" | head -1))"
+    else
+      not_ok "$desc: ssh -G rejects the file, boxgate accepts it"
+      diag "ssh: $(cat "$BG_TMP/ssh.err")"
+    fi
+    return 0
+  fi
+  if [ "$bgrc" != 0 ]; then
+    not_ok "$desc: ssh -G accepts the file, boxgate rejects it"; diag "$bgerr"; return 0
+  fi
+
+  local diffs='' g b
+  kv() { sed -n "s/^$1 //p" <<<"$sshout"; }
+  j() { jq -r "$1" <<<"$box"; }
+  local s_host s_user s_port
+  s_host=$(kv hostname); s_user=$(kv user); s_port=$(kv port)
+  [ "$s_host" = "$(j .hostname)" ] || diffs+=" hostname ssh='$s_host' boxgate='$(j .hostname)';"
+  [ "$s_user" = "$(j .user)" ] || diffs+=" user ssh='$s_user' boxgate='$(j .user)';"
+  [ "$s_port" = "$(j .port)" ] || diffs+=" port ssh='$s_port' boxgate='$(j .port)';"
+
+  # identityfile: ssh -G lists its defaults when ssh_config sets none; then boxgate's list
+  # holds only the default keys that exist under $HOME/.ssh (none here).
+  local ids=() line
+  while IFS= read -r line; do ids+=("$line"); done < <(kv identityfile)
+  if [ "${ids[*]}" = "$DEFAULT_IDS" ]; then
+    g=''
+  else
+    g=''
+    for line in "${ids[@]}"; do g+="$(expand_ssh "$line" "$s_host" "$s_user" "$s_port" "$host")"$'\n'; done
+  fi
+  b=$(j '.identities[]' | sed 's/$//'); [ -n "$b" ] && b+=$'\n'
+  [ "$g" = "$b" ] || diffs+=" identityfile ssh='${g//$'\n'/|}' boxgate='${b//$'\n'/|}';"
+
+  # userknownhostsfile: ssh -G prints it expanded. `none` is /dev/null to boxgate; ssh's
+  # default pair is boxgate's own default (~/.ssh/known_hosts under $HOME).
+  g=$(kv userknownhostsfile); b=$(j '.known_hosts | join(" ")')
+  if [ "$g" = "$PW_HOME/.ssh/known_hosts $PW_HOME/.ssh/known_hosts2" ]; then
+    [ "$b" = "$HOME/.ssh/known_hosts" ] || diffs+=" userknownhostsfile (default) boxgate='$b';"
+  elif [ "$g" = none ]; then
+    [ "$b" = /dev/null ] || diffs+=" userknownhostsfile ssh=none boxgate='$b';"
+  else
+    [ "$g" = "$b" ] || diffs+=" userknownhostsfile ssh='$g' boxgate='$b';"
+  fi
+  g=$(kv globalknownhostsfile); b=$(j '.global_known_hosts | join(" ")')
+  [ "$g" = none ] && g=''
+  [ "$g" = "$b" ] || diffs+=" globalknownhostsfile ssh='$g' boxgate='$b';"
+
+  g=$(kv connecttimeout); b=$(j .ssh_connect_timeout_s)
+  [ "$g" = none ] && g=-1
+  [ "$g" = "$b" ] || diffs+=" connecttimeout ssh='$g' boxgate='$b';"
+  local eff; eff=$(j .connect_timeout_s)
+  if [ "$g" -gt 0 ]; then [ "$eff" = "$g" ] || diffs+=" connect_timeout_s '$eff' != $g;"
+  else [ "$eff" = 10 ] || diffs+=" connect_timeout_s '$eff' != 10 (boxgate's default);"; fi
+
+  g=$(kv proxyjump); local pc; pc=$(kv proxycommand)
+  if [ -n "$g" ]; then
+    [[ $unsup == "ProxyJump ("* ]] || diffs+=" proxyjump '$g' not refused (unsupported='$unsup');"
+  elif [ -n "$pc" ] && [ "$pc" != none ]; then
+    [[ $unsup == "ProxyCommand ("* ]] || diffs+=" proxycommand '$pc' not refused (unsupported='$unsup');"
+  elif [ -n "$unsup" ]; then
+    diffs+=" refused ('$unsup') though ssh -G shows no proxy;"
+  fi
+  if [ -z "$diffs" ]; then ok "$desc: hostname $s_host, user $s_user, port $s_port${unsup:+, refused: $unsup}"
+  else not_ok "$desc"; diag "$diffs"; fi
+}
+
+# run NAME HOST...: every host of a case (a trailing refuse:WHAT applies to all).
+run() {
+  local name=$1 h want=''; shift
+  for h in "$@"; do [[ $h == refuse:* ]] && want=$h; done
+  for h in "$@"; do [[ $h == refuse:* ]] || check_host "$name" "$h" "$want"; done
+}
+
+shopt -s extglob
+
+# ---- the corpus -------------------------------------------------------------------
+cfg basic <<'EOF'
+Host b200
+  HostName 10.0.0.5
+  User alice
+  Port 2222
+  IdentityFile ~/.ssh/b200_key
+EOF
+run basic b200 other
+
+cfg host-case <<'EOF'
+# Host patterns are case-sensitive; the name ssh connects to is lowercased.
+Host GPU1
+  User upper
+Host gpu1
+  User lower
+Host *
+  HostName %h.Example.COM
+EOF
+run host-case GPU1 gpu1 Gpu1
+
+cfg hostname-tokens <<'EOF'
+Host tok
+  HostName pre-%h-%%-post
+Host *
+  User %u-not-expanded
+EOF
+run hostname-tokens tok
+
+cfg hostname-percent <<'EOF'
+# A '%' or ':' in the name makes ssh take it for an address: it is not lowercased.
+Host *
+  HostName %h.Lab%%
+EOF
+run hostname-percent GPU
+
+cfg first-wins <<'EOF'
+Host n1
+  User first
+  Port 2001
+Host n*
+  User second
+  Port 2002
+  HostName from-glob.lab
+  ConnectTimeout 5
+Host *
+  HostName last.lab
+  User third
+  ConnectTimeout 9
+EOF
+run first-wins n1 n2 z
+
+cfg identity-accumulate <<'EOF'
+Host acc
+  IdentityFile ~/.ssh/one
+  IdentityFile ~/.ssh/two
+Host a*
+  IdentityFile ~/.ssh/one
+  IdentityFile /abs/three
+Host *
+  IdentityFile ~/.ssh/four
+EOF
+run identity-accumulate acc abc xyz
+
+cfg identity-tokens <<'EOF'
+Host *
+  User ruser
+  Port 2200
+  IdentityFile ~/k_%h_%n_%r_%u_%p_%i_%k_%%
+  IdentityFile %d/.ssh/by_home
+  IdentityFile ${BG_T11_VAR}/k
+  IdentityFile ~root/.ssh/root_key
+EOF
+run identity-tokens Tok.Host
+
+cfg known-hosts-list <<'EOF'
+Host kh
+  UserKnownHostsFile ~/kh1 %d/kh2 ${BG_T11_VAR}/kh3 /x/%h_%p_%r_%n_%u_%i ~root/kh5
+  GlobalKnownHostsFile /etc/g1 ~/g2 %h_g3
+Host *
+  UserKnownHostsFile /never/used
+  GlobalKnownHostsFile /never/used
+EOF
+run known-hosts-list kh other
+
+cfg known-hosts-none <<'EOF'
+Host n
+  UserKnownHostsFile none
+  GlobalKnownHostsFile none
+Host *
+  UserKnownHostsFile /not/this
+EOF
+run known-hosts-none n
+
+cfg connect-timeout <<'EOF'
+Host t1
+  ConnectTimeout none
+Host t1 t2
+  ConnectTimeout 1m30s
+Host t3
+  ConnectTimeout 0
+Host t4
+  ConnectTimeout 2h
+EOF
+run connect-timeout t1 t2 t3 t4 t5
+
+cfg port-forms <<'EOF'
+Host svc
+  Port ssh
+Host alt
+  Port http-alt
+Host plus
+  Port +2022
+Host lead0
+  Port 022
+EOF
+run port-forms svc alt plus lead0
+
+cfg port-bad <<'EOF'
+Host elsewhere
+  Port 0
+EOF
+run port-bad anyhost
+
+cfg port-bad-name <<'EOF'
+Host *
+  Port no-such-service
+EOF
+run port-bad-name h
+
+cfg equals-syntax <<'EOF'
+Host=eq
+  User=equser
+  Port = 2023
+  HostName =real.eq
+  IdentityFile= ~/.ssh/eq_key
+EOF
+run equals-syntax eq
+
+cfg quoting <<'EOF'
+Host "q1" 'q2'
+  User "quoted user"
+  IdentityFile "~/.ssh/my key"
+  IdentityFile ~/.ssh/back\ slash
+  HostName 'single.q'
+Host q3
+  UserKnownHostsFile "/kh/a" '/kh/b'
+EOF
+run quoting q1 q2 q3
+
+cfg comments-case <<'EOF'
+# a comment
+	hOsT	cc   # trailing comment
+    HOSTNAME	tabbed.cc
+  user  mixed # comment after a value
+  PORT 2024
+EOF
+run comments-case cc
+
+cfg host-negation <<'EOF'
+Host * !bastion* !*.lan
+  User general
+Host !only-negated
+  User never
+Host bastion1 x.lan
+  User special
+EOF
+run host-negation gpu7 bastion1 x.lan
+
+cfg host-wildcards <<'EOF'
+Host b200-? node*1*
+  User wild
+Host b200-??
+  User two
+EOF
+run host-wildcards b200-a b200-ab node0010 node
+
+mkdir -p "$HOME/.ssh/inc"
+cat >"$HOME/.ssh/inc/10-a.conf" <<'EOF'
+Host inc1
+  User from-include
+  HostName inc1.internal
+Match all
+  Port 2101
+EOF
+cat >"$HOME/.ssh/inc/20-b.conf" <<'EOF'
+Host *
+  IdentityFile ~/.ssh/from_inc
+EOF
+chmod 644 "$HOME/.ssh/inc/"*.conf
+cfg include-relative <<'EOF'
+Host inc1 other
+  Include inc/*.conf
+  # the Match all inside the include does not leak out: this still belongs to Host
+  ConnectTimeout 3
+Host *
+  Port 2999
+EOF
+run include-relative inc1 other z
+
+cat >"$BG_TMP/abs-inc.conf" <<'EOF'
+User abs-included
+EOF
+chmod 644 "$BG_TMP/abs-inc.conf"
+cfg include-absolute <<EOF
+Include $BG_TMP/abs-inc.conf
+Host never
+  Include $BG_TMP/abs-inc.conf
+Host *
+  User after
+EOF
+run include-absolute h
+
+cfg include-missing <<'EOF'
+Include does-not-exist/*.conf ~/nothing-here
+Host *
+  User still
+EOF
+run include-missing h
+
+cfg match-host <<'EOF'
+Host alias
+  HostName Real.Example
+Match host real.example
+  User via-match-host
+Match host *.example,!bad.example
+  Port 2201
+EOF
+run match-host alias real.example bad.example
+
+cfg match-originalhost <<'EOF'
+Match originalhost gpu-*
+  HostName %h.cluster.lab
+Match originalhost GPU-X
+  User upper-matched
+EOF
+run match-originalhost gpu-1 GPU-X other
+
+cfg match-user <<EOF
+Match user alice
+  Port 2301
+Host h1
+  User alice
+Match user alice
+  Port 2302
+Match localuser $PW_NAME
+  HostName local-user-matched
+Match !localuser $PW_NAME
+  HostName never
+EOF
+run match-user h1 h2
+
+cfg match-all-negate <<'EOF'
+Match !host skip*
+  User not-skipped
+Match all
+  Port 2401
+Match !all
+  Port 9
+EOF
+run match-all-negate skipme keep
+
+cfg match-final <<'EOF'
+Host short
+  HostName Short.Cluster.Lab
+Match final host short.cluster.lab
+  User final-user
+Host short.cluster.lab
+  Port 2501
+  IdentityFile ~/.ssh/final_only
+Host short
+  IdentityFile ~/.ssh/first_pass
+EOF
+run match-final short other
+
+cfg match-canonical <<'EOF'
+Match canonical
+  User canonical-user
+Host c1
+  HostName c1.lab
+Match final
+  Port 2601
+Host c1.lab
+  User from-final-pass
+EOF
+run match-canonical c1
+
+cfg match-canonical-alone <<'EOF'
+# No `final` anywhere and CanonicalizeHostname off: no second pass, canonical never matches.
+Match canonical
+  User never
+Host c1.lab
+  User never
+Host c1
+  HostName c1.lab
+EOF
+run match-canonical-alone c1
+
+cfg match-final-negated <<'EOF'
+Match !final
+  User first-pass
+Match final
+  User final-pass
+  Port 2701
+EOF
+run match-final-negated x
+
+cfg match-exec-decides <<'EOF'
+Match exec "test -e /"
+  HostName from-exec
+EOF
+run match-exec-decides e1 refuse:"Match exec"
+
+cfg match-exec-moot <<'EOF'
+# exec after a criterion that fails: ssh does not even run it, the line is false.
+Match host gpu* exec "false"
+  HostName never
+Host *
+  User plain
+EOF
+run match-exec-moot cpu1
+
+cfg match-unknown <<'EOF'
+Match tagged prod
+  User tagged
+EOF
+run match-unknown t refuse:"Match tagged"
+
+cfg match-bad <<'EOF'
+Match all host x
+  User bad
+EOF
+run match-bad h
+
+cfg proxyjump <<'EOF'
+Host behind
+  ProxyJump bastion.lab
+  ProxyCommand not-this
+Host nojump
+  ProxyJump none
+  ProxyCommand nc %h %p
+Host nojump2
+  ProxyJump none
+  ProxyJump not-this
+Host cmd-first
+  ProxyCommand nc %h %p
+  ProxyJump not-this
+Host *
+  ProxyCommand ssh -W %h:%p gateway
+EOF
+run proxyjump behind nojump nojump2 cmd-first other
+
+cfg proxycommand-none <<'EOF'
+Host direct
+  ProxyCommand none
+Host *
+  ProxyJump bastion
+EOF
+run proxycommand-none direct other
+
+cfg unknown-keyword <<'EOF'
+Host *
+  Hostnmae typo.lab
+EOF
+run unknown-keyword h
+
+cfg ignore-unknown <<'EOF'
+IgnoreUnknown UseFoo,Bar*
+Host *
+  UseFoo yes
+  BarBaz 1
+  User ignored-unknown-ok
+EOF
+run ignore-unknown h
+
+cfg addresses <<'EOF'
+Host v4
+  HostName 10.0.0.001
+Host short4
+  HostName 127.1
+Host v6
+  HostName FE80::A
+Host num
+  HostName 123
+EOF
+run addresses v4 short4 v6 num
+
+cfg canonicalize <<'EOF'
+Host off
+  CanonicalizeHostname no
+Host *
+  CanonicalizeHostname yes
+  CanonicalDomains lab
+EOF
+run canonicalize off
+run canonicalize on refuse:CanonicalizeHostname
+
+cfg hostkeyalias <<'EOF'
+Host *
+  HostKeyAlias shared-key
+EOF
+run hostkeyalias h refuse:HostKeyAlias
+
+cfg token-C <<'EOF'
+Host *
+  IdentityFile ~/.ssh/id_%C
+EOF
+run token-C h refuse:"%C in IdentityFile"
+
+cfg env-unset <<'EOF'
+Host *
+  UserKnownHostsFile ${BG_T11_UNSET_VARIABLE}/kh
+EOF
+run env-unset h
+
+cfg syntax-errors <<'EOF'
+Host ok
+  User "unterminated
+EOF
+run syntax-errors ok
+
+cfg extra-args <<'EOF'
+Host *
+  User a b
+EOF
+run extra-args h
+
+cfg none-not-alone <<'EOF'
+Host *
+  UserKnownHostsFile none /also
+EOF
+run none-not-alone h
+
+cfg hostname-bad-token <<'EOF'
+Host *
+  HostName %r.lab
+EOF
+run hostname-bad-token h
+
+cfg inactive-validation <<'EOF'
+# Values are checked even in blocks that do not apply, as ssh checks them.
+Host never-this
+  ConnectTimeout soon
+EOF
+run inactive-validation h
+
+n_files=$(ls "$BG_TMP"/*.cfg | wc -l)
+if [ "$n_files" -ge 30 ]; then ok "the corpus holds $n_files ssh_config files"; else
+  not_ok "the corpus holds only $n_files ssh_config files"; fi
+finish
