@@ -82,8 +82,11 @@ fuzz:
 	  echo "== $$n"; \
 	  clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	    -o $(BUILD)/fuzz/$$n $$f $(FUZZ_LIB_SRC) $(PKG_LIBS) || exit 1; \
+	  c=tests/fuzz/corpus/$${n#fuzz_}; dirs=; \
+	  if [ -d $$c ]; then mkdir -p $(BUILD)/fuzz/corpus/$$n; dirs="$(BUILD)/fuzz/corpus/$$n $$c"; fi; \
 	  $(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	    -artifact_prefix=$(BUILD)/fuzz/artifacts/$$n- 2>&1 | tail -3 || exit 1; \
+	    -artifact_prefix=$(BUILD)/fuzz/artifacts/$$n- $$dirs >$(BUILD)/fuzz/$$n.log 2>&1; \
+	  rc=$$?; tail -3 $(BUILD)/fuzz/$$n.log; [ $$rc = 0 ] || exit 1; \
 	done
 
 format:

@@ -1,6 +1,8 @@
 #include "base/parse.h"
 
+#include <ctype.h>
 #include <limits.h>
+#include <string.h>
 
 bool bg_parse_seconds(const char *s, long min, long max, long *out)
 {
@@ -18,4 +20,70 @@ bool bg_parse_seconds(const char *s, long min, long max, long *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+static bool parse_uint(const char **p, unsigned long *v)
+{
+	const char *s = *p;
+	if (!isdigit((unsigned char)*s))
+		return false;
+	unsigned long x = 0;
+	while (isdigit((unsigned char)*s)) {
+		x = x * 10 + (unsigned long)(*s - '0');
+		if (x > 1000000)
+			return false;
+		s++;
+	}
+	*p = s;
+	*v = x;
+	return true;
+}
+
+bool bg_gpus_parse(const char *s, bool *set, const char **why)
+{
+	memset(set, 0, BG_MAX_GPUS * sizeof(*set));
+	const char *p = s;
+	bool any = false;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		unsigned long lo, hi;
+		if (!parse_uint(&p, &lo)) {
+			*why = "expected a GPU index";
+			return false;
+		}
+		hi = lo;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '-') {
+			p++;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (!parse_uint(&p, &hi)) {
+				*why = "expected a GPU index after '-'";
+				return false;
+			}
+			if (hi < lo) {
+				*why = "range goes backwards";
+				return false;
+			}
+		}
+		if (hi >= BG_MAX_GPUS) {
+			*why = "GPU index too large";
+			return false;
+		}
+		for (unsigned long g = lo; g <= hi; g++)
+			set[g] = true;
+		any = true;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			break;
+		if (*p != ',') {
+			*why = "expected ',' between GPU indices";
+			return false;
+		}
+		p++;
+	}
+	return any;
 }

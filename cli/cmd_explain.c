@@ -12,7 +12,8 @@ static const char explain_help[] =
 	"Prints where each gate argument goes (passed to the entry point, turned into an\n"
 	"environment variable by an env rule, or a flag's value) and the exact command line\n"
 	"'boxgate run' would start on the box. Connects to nothing; a flag the box would\n"
-	"refuse is refused here too (exit 2).\n";
+	"refuse, a --gpu outside the box's gpus or a bad seconds value is refused here too\n"
+	"(exit 2).\n";
 
 static const char *route_name(shim_route r)
 {
@@ -71,6 +72,8 @@ static int run_explain(cli_ctx *ctx, int argc, char **argv)
 	}
 	char *cmd = gate_command_line(&ga.spec);
 	printf("remote command:\n  %s\n", cmd);
+	printf("agent stdin: 'nonce <random hex>' (new each run; the agent frames its own lines with it),\n"
+	       "  then 'hb' every %d s\n", GATE_HEARTBEAT_MS / 1000);
 	free(cmd);
 	free(agent);
 	free(gpus);

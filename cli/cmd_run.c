@@ -1,5 +1,6 @@
 /* boxgate run: one gate on one box, under the on-box watchdog agent. */
 #include <cjson/cJSON.h>
+#include <openssl/evp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +31,26 @@ static const char run_help[] =
 	"                 local box GPU 0 when one exists, else a CPU slot\n"
 	"  --timeout S    watchdog timeout (default: MPK_GATE_TIMEOUT_S given through the shim,\n"
 	"                 else the box's gate_timeout_s, 420)\n"
-	"  --bar R        slowCTA ratio base/candidate needed to pass (default 1.0, or the\n"
-	"                 gate's own \"bar\" field)\n"
+	"  --bar R        slowCTA ratio base/candidate needed to pass; wins over a \"bar\" the\n"
+	"                 gate prints (default: the gate's \"bar\", else 1.0). A ratio under the\n"
+	"                 bar is BELOW_BAR (exit 1), even when the gate said PASS_GATE\n"
+	"                 against its own bar\n"
 	"  --json         one JSON object per line on stdout: gate lines and judged results\n"
+	"                 (a line that is not valid UTF-8 comes as line_b64)\n"
+	"\n"
+	"A verdict needs a valid result line and a clean end: a gate that prints PASS_GATE and\n"
+	"then exits non-zero, dies of a signal or reports a CUDA error is INVALID. The agent's\n"
+	"own lines (TIMEOUT_HANG, gpu_busy) carry a per-run nonce the gate never sees: a gate\n"
+	"printing them, or exiting 124 itself, is INVALID, not a timeout.\n"
 	"\n"
 	"Ctrl-C stops the gate on the box cleanly (exit 130). If the client dies or the link\n"
 	"is cut, the agent stops the gate after heartbeat_timeout_s (default 15 s) without a\n"
 	"heartbeat, then the kill grace; the client itself notices a dead link after about\n"
-	"3 x keepalive_s.\n"
+	"3 x keepalive_s. A slow reader of boxgate's stdout is not a dead client: output waits\n"
+	"in memory (up to 256 MiB) while the channel is read and heartbeats go on.\n"
 	"Exit: 0 PASS_GATE, 1 BELOW_BAR or the gate failed or the slot is busy, 2 usage,\n"
-	"3 connection, 124 TIMEOUT_HANG, 125 INVALID (contended GPU, no or bad result line).\n";
+	"3 connection, 124 TIMEOUT_HANG, 125 INVALID (contended GPU, no or bad result line,\n"
+	"a crash after the result, a forged agent line).\n";
 
 static volatile sig_atomic_t stop_requested;
 
@@ -47,6 +58,24 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* `key` as a string when the bytes are valid UTF-8 (strictly: what any JSON
+ * reader accepts), else `key`_b64. */
+static void json_add_bytes(cJSON *o, const char *key, const char *s, size_t n)
+{
+	if (gate_utf8_valid(s, n)) {
+		char *z = xstrndup(s, n);
+		cJSON_AddStringToObject(o, key, z);
+		free(z);
+		return;
+	}
+	unsigned char *b = xmalloc(4 * ((n + 2) / 3) + 1);
+	char *k = xasprintf("%s_b64", key);
+	EVP_EncodeBlock(b, (const unsigned char *)s, (int)n);
+	cJSON_AddStringToObject(o, k, (char *)b);
+	free(k);
+	free(b);
 }
 
 struct run_view {
@@ -61,7 +90,7 @@ static void print_line(void *arg, remote_stream s, const char *line, size_t len,
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "box", v->ga->box->name);
 		cJSON_AddStringToObject(o, "stream", s == REMOTE_STDOUT ? "stdout" : "stderr");
-		cli_json_add_bytes(o, line, len);
+		json_add_bytes(o, "line", line, len);
 		if (flags & LINE_PARTIAL)
 			cJSON_AddBoolToObject(o, "partial", 1);
 		cli_print_json(o);
@@ -91,12 +120,17 @@ static void print_result(void *arg, const gate_result *r)
 		cJSON_AddStringToObject(o, "verdict", gate_verdict_name(r->verdict));
 		cJSON_AddStringToObject(o, "stated_verdict", gate_verdict_name(r->stated));
 		cJSON_AddBoolToObject(o, "disagrees", r->disagrees);
+		cJSON_AddStringToObject(o, "from", r->source == GATE_FROM_AGENT ? "agent" : "gate");
+		if (r->forged)
+			cJSON_AddBoolToObject(o, "forged", 1);
+		if (r->bar > 0)
+			cJSON_AddNumberToObject(o, "bar", r->bar);
 		if (r->problems[0])
 			cJSON_AddStringToObject(o, "problems", r->problems);
 		if (r->json)
 			cJSON_AddItemToObject(o, "result", cJSON_Duplicate(r->json, 1));
 		else
-			cJSON_AddStringToObject(o, "raw", r->raw);
+			json_add_bytes(o, "raw", r->raw, strlen(r->raw));
 		cli_print_json(o);
 		cJSON_Delete(o);
 		return;
@@ -171,16 +205,19 @@ static int run_run(cli_ctx *ctx, int argc, char **argv)
 	ga.spec.agent = agent;
 	cmdline = gate_command_line(&ga.spec);
 	gate_policy policy = GATE_POLICY_DEFAULT;
-	if (ga.bar > 0)
+	if (ga.bar > 0) {
 		policy.bar = ga.bar;
+		policy.bar_given = true;
+	}
 	struct run_view view = {&ga, ctx->color && !ga.json};
 	gate_callbacks cb = {print_line, print_result, &view};
 	rc = gate_run(c, cmdline, &policy, &cb, &stop_requested, &out, &err);
 	if (rc < 0)
 		cli_error("%s", err.msg);
-	code = gate_outcome_exit_code(&out, why, sizeof(why));
+	bool said;
+	code = gate_outcome_judge(&out, why, sizeof(why), &said);
 	/* A judged result already said why; anything else is said here. */
-	if (code && (out.n_results == 0 || ga.json || out.interrupted || out.status.how == REMOTE_LOST))
+	if (code && (!said || ga.json))
 		cli_error("%s: %s", ga.box->name, why);
 out:
 	remote_close(c);

@@ -1,18 +1,84 @@
 #include "cli/gate_args.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/parse.h"
+#include "base/strbuf.h"
 #include "base/xmalloc.h"
 
-/* MPK_GATE_TIMEOUT_S passed through the shim sets the agent's watchdog too. */
-static int timeout_from_shim(const shim_result *r)
+#define SECONDS_MAX (7 * 86400)
+
+/* MPK_GATE_TIMEOUT_S passed through the shim sets the agent's watchdog too. It
+ * is parsed as strictly as --timeout (the gate gets the same text), and a bad
+ * value is refused naming the flag that produced it. */
+static int timeout_from_shim(const cli_cmd *cmd, const shim_result *r, int *out)
 {
 	static const char key[] = "MPK_GATE_TIMEOUT_S=";
-	for (size_t i = 0; i < r->n_env; i++)
-		if (strncmp(r->env[i], key, sizeof(key) - 1) == 0)
-			return atoi(r->env[i] + sizeof(key) - 1);
+	*out = 0;
+	for (size_t i = 0; i < r->n_env; i++) {
+		if (strncmp(r->env[i], key, sizeof(key) - 1) != 0)
+			continue;
+		const char *flag = "MPK_GATE_TIMEOUT_S";
+		for (size_t w = 0; w < r->n_words; w++)
+			if (r->words[w].route == SHIM_ENV && r->words[w].env && strcmp(r->words[w].env, r->env[i]) == 0)
+				flag = r->words[w].rule ? r->words[w].rule->flag : r->words[w].arg;
+		int code = cli_parse_seconds(cmd->name, flag, r->env[i] + sizeof(key) - 1, 1, SECONDS_MAX, out);
+		if (code)
+			return code;
+	}
+	return 0;
+}
+
+/* --bar: a plain decimal ratio in (0, GATE_BAR_MAX]; no sign, blank, exponent, hex, inf or nan. */
+static bool parse_bar(const char *v, double *out)
+{
+	size_t n = strlen(v), digits = strspn(v, "0123456789");
+	if (!n || strspn(v, "0123456789.") != n || strchr(v, '.') != strrchr(v, '.') || !digits ||
+	    (v[digits] == '.' && digits == 0))
+		return false;
+	double b = strtod(v, NULL);
+	if (!isfinite(b) || b <= 0 || b > GATE_BAR_MAX)
+		return false;
+	*out = b;
+	return true;
+}
+
+/* --gpu must name GPUs of the box (its `gpus`); normalised to an ascending
+ * comma list for the agent. A box without `gpus` takes --gpu only when it is
+ * the local machine (the agent then checks the GPU exists). */
+static int check_gpus(const cli_cmd *cmd, gate_args *ga)
+{
+	bool want[BG_MAX_GPUS], have[BG_MAX_GPUS];
+	const char *why = NULL;
+	const conf_box *b = ga->box;
+	if (!bg_gpus_parse(ga->gpu_opt, want, &why)) {
+		cli_error("%s: --gpu wants GPU indices such as 3, 0,1 or 2-3, got '%s': %s", cmd->name, ga->gpu_opt, why);
+		return 2;
+	}
+	if (b->gpus) {
+		if (!bg_gpus_parse(b->gpus, have, &why)) {
+			cli_error("%s: box %s: bad gpus '%s': %s", cmd->name, b->name, b->gpus, why);
+			return 2;
+		}
+		for (int g = 0; g < BG_MAX_GPUS; g++)
+			if (want[g] && !have[g]) {
+				cli_error("%s: --gpu %s: GPU %d is not one of box %s's gpus (%s)", cmd->name, ga->gpu_opt, g,
+					  b->name, b->gpus);
+				return 2;
+			}
+	} else if (b->transport != CONF_TRANSPORT_LOCAL) {
+		cli_error("%s: --gpu %s: box %s lists no gpus (set gpus = ... under [box %s] in %s)", cmd->name,
+			  ga->gpu_opt, b->name, b->name, b->file);
+		return 2;
+	}
+	strbuf s = STRBUF_INIT;
+	for (int g = 0; g < BG_MAX_GPUS; g++)
+		if (want[g])
+			strbuf_addf(&s, "%s%d", s.len ? "," : "", g);
+	ga->gpus = strbuf_detach(&s);
 	return 0;
 }
 
@@ -58,13 +124,12 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gat
 		} else if ((v = opt_value(argc, argv, &i, "--gpu", &missing))) {
 			ga->gpu_opt = v;
 		} else if ((v = opt_value(argc, argv, &i, "--timeout", &missing))) {
-			if ((code = cli_parse_seconds(cmd->name, "--timeout", v, 0, 7 * 86400, &ga->timeout_s)))
+			if ((code = cli_parse_seconds(cmd->name, "--timeout", v, 0, SECONDS_MAX, &ga->timeout_s)))
 				return code;
 		} else if ((v = opt_value(argc, argv, &i, "--bar", &missing))) {
-			char *end;
-			ga->bar = strtod(v, &end);
-			if (*end || ga->bar <= 0) {
-				cli_error("%s: --bar wants a positive ratio such as 1.2, got '%s'", cmd->name, v);
+			if (!parse_bar(v, &ga->bar)) {
+				cli_error("%s: --bar wants a positive ratio such as 1.2 (at most %g), got '%s'", cmd->name,
+					  GATE_BAR_MAX, v);
 				return 2;
 			}
 		} else if (strcmp(argv[i], "--json") == 0) {
@@ -113,8 +178,13 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gat
 			  ga->box->name, ga->box->name, ga->box->file);
 		return 2;
 	}
+	if (ga->gpu_opt && (code = check_gpus(cmd, ga)))
+		return code;
+	int shim_timeout;
+	if ((code = timeout_from_shim(cmd, &ga->shim, &shim_timeout)))
+		return code;
 	if (!ga->timeout_s)
-		ga->timeout_s = timeout_from_shim(&ga->shim);
+		ga->timeout_s = shim_timeout;
 	if (!ga->timeout_s)
 		ga->timeout_s = ga->box->gate_timeout_s > 0 ? ga->box->gate_timeout_s : 420;
 	char host[256] = "?";
@@ -124,7 +194,7 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gat
 	ga->spec = (gate_spec){
 		.box = ga->box,
 		.entry = ga->entry,
-		.gpus = ga->gpu_opt,
+		.gpus = ga->gpus,
 		.shim = &ga->shim,
 		.timeout_s = ga->timeout_s,
 		.grace_s = ga->box->kill_grace_s > 0 ? ga->box->kill_grace_s : 5,
@@ -142,4 +212,5 @@ void gate_args_release(gate_args *ga)
 	gate_agent_release(&ga->agent);
 	free(ga->entry);
 	free(ga->tag);
+	free(ga->gpus);
 }

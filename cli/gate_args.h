@@ -9,7 +9,8 @@
 
 typedef struct gate_args {
 	const conf_box *box;
-	const char *gpu_opt; /* --gpu */
+	const char *gpu_opt; /* --gpu, as given */
+	char *gpus;          /* --gpu checked against the box's gpus, "0,1" (owned), NULL without --gpu */
 	int timeout_s;       /* --timeout, else MPK_GATE_TIMEOUT_S from the shim, else the box's */
 	bool json;
 	double bar;          /* --bar, 0 = default */

@@ -3,17 +3,19 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
 #include "base/xmalloc.h"
 
 static const char *const verdict_names[] = {"NONE", "PASS_GATE", "BELOW_BAR", "TIMEOUT_HANG", "INVALID"};
 
 const char *gate_verdict_name(gate_verdict v)
 {
-	return verdict_names[v];
+	return (unsigned)v < sizeof(verdict_names) / sizeof(verdict_names[0]) ? verdict_names[v] : "?";
 }
 
 gate_verdict gate_verdict_from_name(const char *s)
@@ -34,11 +36,423 @@ int gate_verdict_exit_code(gate_verdict v)
 	}
 }
 
+bool gate_exit_clean(gate_verdict stated, int code)
+{
+	if (code == 0)
+		return true;
+	return (stated == VERDICT_BELOW_BAR || stated == VERDICT_INVALID) && code == gate_verdict_exit_code(stated);
+}
+
 bool gate_is_result_line(const char *line, size_t len)
 {
 	size_t n = strlen(RESULT_PREFIX);
 	return len >= n && memcmp(line, RESULT_PREFIX, n) == 0;
 }
+
+/* ---------------------------------------------------------------- UTF-8 */
+
+/* Length of the valid UTF-8 sequence at p (1-4), 0 when it is not one. */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end, uint32_t *cp)
+{
+	unsigned c = p[0];
+	size_t n;
+	uint32_t v, min;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, v = c & 0x1f, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, v = c & 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, v = c & 0x07, min = 0x10000;
+	else
+		return 0;
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		v = (v << 6) | (p[i] & 0x3f);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return n;
+}
+
+bool gate_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	while (p < end) {
+		uint32_t cp;
+		size_t k = utf8_seq(p, end, &cp);
+		if (!k || cp == 0)
+			return false;
+		p += k;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------- strict JSON */
+
+/* A recursive-descent check of RFC 8259 with boxgate's extra rules. cJSON
+ * takes the last of two equal keys, ignores bytes after the value, passes
+ * invalid UTF-8 through and cuts strings at \u0000: each is refused here
+ * before cJSON sees the line. */
+struct jscan {
+	const unsigned char *p, *start, *end;
+	int depth;
+	const char *why;
+	char *buf;
+	size_t bufn;
+};
+
+static bool jfail(struct jscan *j, const char *what)
+{
+	if (!j->why) {
+		snprintf(j->buf, j->bufn, "%s at byte %zu", what, (size_t)(j->p - j->start));
+		j->why = j->buf;
+	}
+	return false;
+}
+
+static void jws(struct jscan *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\r' || *j->p == '\n'))
+		j->p++;
+}
+
+static int hexval(unsigned c)
+{
+	if (c >= '0' && c <= '9')
+		return (int)(c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (int)(c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (int)(c - 'A' + 10);
+	return -1;
+}
+
+static bool jhex4(struct jscan *j, uint32_t *out)
+{
+	uint32_t v = 0;
+	if (j->end - j->p < 4)
+		return jfail(j, "short \\u escape");
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(j->p[i]);
+		if (h < 0)
+			return jfail(j, "bad \\u escape");
+		v = (v << 4) | (uint32_t)h;
+	}
+	j->p += 4;
+	*out = v;
+	return true;
+}
+
+static void put_utf8(strbuf *o, uint32_t cp)
+{
+	char b[4];
+	size_t n;
+	if (cp < 0x80) {
+		b[0] = (char)cp, n = 1;
+	} else if (cp < 0x800) {
+		b[0] = (char)(0xc0 | (cp >> 6)), b[1] = (char)(0x80 | (cp & 0x3f)), n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (char)(0xe0 | (cp >> 12)), b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (cp & 0x3f)), n = 3;
+	} else {
+		b[0] = (char)(0xf0 | (cp >> 18)), b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		b[2] = (char)(0x80 | ((cp >> 6) & 0x3f)), b[3] = (char)(0x80 | (cp & 0x3f)), n = 4;
+	}
+	strbuf_add(o, b, n);
+}
+
+/* A string at j->p ('"'); its decoded bytes are appended to `out` when given. */
+static bool jstring(struct jscan *j, strbuf *out)
+{
+	j->p++;
+	for (;;) {
+		if (j->p >= j->end)
+			return jfail(j, "unterminated string");
+		unsigned c = *j->p;
+		if (c == '"') {
+			j->p++;
+			return true;
+		}
+		if (c < 0x20)
+			return jfail(j, "raw control byte in a string");
+		if (c == '\\') {
+			j->p++;
+			if (j->p >= j->end)
+				return jfail(j, "unterminated escape");
+			unsigned e = *j->p++;
+			const char *simple = strchr("\"\\/bfnrt", (int)e);
+			if (e && simple) {
+				static const char map[] = "\"\\/\b\f\n\r\t";
+				if (out)
+					strbuf_addch(out, map[simple - "\"\\/bfnrt"]);
+				continue;
+			}
+			if (e != 'u')
+				return jfail(j, "bad escape");
+			uint32_t cp;
+			if (!jhex4(j, &cp))
+				return false;
+			if (cp >= 0xdc00 && cp <= 0xdfff)
+				return jfail(j, "lone low surrogate escape");
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				uint32_t lo;
+				if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u')
+					return jfail(j, "lone high surrogate escape");
+				j->p += 2;
+				if (!jhex4(j, &lo))
+					return false;
+				if (lo < 0xdc00 || lo > 0xdfff)
+					return jfail(j, "bad surrogate pair");
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			}
+			if (cp == 0)
+				return jfail(j, "\\u0000 in a string");
+			if (out)
+				put_utf8(out, cp);
+			continue;
+		}
+		uint32_t cp;
+		size_t k = utf8_seq(j->p, j->end, &cp);
+		if (!k)
+			return jfail(j, "invalid UTF-8 in a string");
+		if (out)
+			strbuf_add(out, j->p, k);
+		j->p += k;
+	}
+}
+
+static bool jdigits(struct jscan *j)
+{
+	const unsigned char *s = j->p;
+	while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+		j->p++;
+	return j->p > s;
+}
+
+static bool jnumber(struct jscan *j)
+{
+	const unsigned char *s = j->p;
+	if (*j->p == '-')
+		j->p++;
+	if (j->p < j->end && *j->p == '0')
+		j->p++;
+	else if (j->p >= j->end || *j->p < '1' || *j->p > '9' || !jdigits(j))
+		return jfail(j, "bad number");
+	if (j->p < j->end && *j->p == '.') {
+		j->p++;
+		if (!jdigits(j))
+			return jfail(j, "bad number fraction");
+	}
+	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+		j->p++;
+		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+			j->p++;
+		if (!jdigits(j))
+			return jfail(j, "bad number exponent");
+	}
+	char tmp[128];
+	size_t n = (size_t)(j->p - s);
+	if (n >= sizeof(tmp)) {
+		j->p = s;
+		return jfail(j, "number longer than 127 characters");
+	}
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	if (!isfinite(strtod(tmp, NULL))) {
+		j->p = s;
+		return jfail(j, "number out of range (not finite)");
+	}
+	return true;
+}
+
+static bool jvalue(struct jscan *j);
+
+struct keyref {
+	const char *k;
+	size_t n;
+};
+
+static int keyref_cmp(const void *a, const void *b)
+{
+	const struct keyref *x = a, *y = b;
+	size_t n = x->n < y->n ? x->n : y->n;
+	int c = memcmp(x->k, y->k, n);
+	return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static bool jobject(struct jscan *j)
+{
+	strbuf keys = STRBUF_INIT;   /* decoded keys, back to back */
+	size_t *offs = NULL, nkeys = 0, cap = 0;
+	bool ok = false;
+	j->p++;
+	jws(j);
+	if (j->p < j->end && *j->p == '}') {
+		j->p++;
+		return true;
+	}
+	for (;;) {
+		if (j->p >= j->end || *j->p != '"') {
+			jfail(j, "expected a key");
+			goto out;
+		}
+		offs = xgrow(offs, &cap, nkeys + 2, sizeof(*offs));
+		offs[nkeys] = keys.len;
+		if (!jstring(j, &keys))
+			goto out;
+		offs[++nkeys] = keys.len;
+		jws(j);
+		if (j->p >= j->end || *j->p != ':') {
+			jfail(j, "expected ':'");
+			goto out;
+		}
+		j->p++;
+		if (!jvalue(j))
+			goto out;
+		jws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			jws(j);
+			continue;
+		}
+		if (j->p < j->end && *j->p == '}') {
+			j->p++;
+			break;
+		}
+		jfail(j, "expected ',' or '}'");
+		goto out;
+	}
+	if (nkeys > 1) {
+		struct keyref *v = xmalloc(nkeys * sizeof(*v));
+		for (size_t i = 0; i < nkeys; i++)
+			v[i] = (struct keyref){keys.buf + offs[i], offs[i + 1] - offs[i]};
+		qsort(v, nkeys, sizeof(*v), keyref_cmp);
+		for (size_t i = 1; i < nkeys; i++)
+			if (keyref_cmp(&v[i - 1], &v[i]) == 0) {
+				char what[96];
+				snprintf(what, sizeof(what), "duplicate key \"%.*s\"", (int)(v[i].n > 40 ? 40 : v[i].n),
+					 v[i].k);
+				free(v);
+				jfail(j, what);
+				goto out;
+			}
+		free(v);
+	}
+	ok = true;
+out:
+	strbuf_release(&keys);
+	free(offs);
+	return ok;
+}
+
+static bool jarray(struct jscan *j)
+{
+	j->p++;
+	jws(j);
+	if (j->p < j->end && *j->p == ']') {
+		j->p++;
+		return true;
+	}
+	for (;;) {
+		if (!jvalue(j))
+			return false;
+		jws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (j->p < j->end && *j->p == ']') {
+			j->p++;
+			return true;
+		}
+		return jfail(j, "expected ',' or ']'");
+	}
+}
+
+static bool jliteral(struct jscan *j, const char *word)
+{
+	size_t n = strlen(word);
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0)
+		return jfail(j, "unexpected byte");
+	j->p += n;
+	return true;
+}
+
+static bool jvalue(struct jscan *j)
+{
+	jws(j);
+	if (j->p >= j->end)
+		return jfail(j, "expected a value");
+	bool ok;
+	switch (*j->p) {
+	case '{':
+	case '[':
+		if (++j->depth > GATE_JSON_MAX_DEPTH)
+			return jfail(j, "nested too deep");
+		ok = *j->p == '{' ? jobject(j) : jarray(j);
+		j->depth--;
+		return ok;
+	case '"': return jstring(j, NULL);
+	case 't': return jliteral(j, "true");
+	case 'f': return jliteral(j, "false");
+	case 'n': return jliteral(j, "null");
+	default:
+		if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9'))
+			return jnumber(j);
+		return jfail(j, "unexpected byte");
+	}
+}
+
+const char *gate_json_strict_check(const char *s, size_t n, char *buf, size_t bufn)
+{
+	struct jscan j = {(const unsigned char *)s, (const unsigned char *)s, (const unsigned char *)s + n, 0, NULL,
+			  buf, bufn};
+	jws(&j);
+	if (j.p >= j.end || *j.p != '{') {
+		jfail(&j, "not a JSON object");
+		return j.why;
+	}
+	if (!jvalue(&j))
+		return j.why;
+	jws(&j);
+	if (j.p < j.end) {
+		jfail(&j, "trailing bytes after the object");
+		return j.why;
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- CUDA errors */
+
+bool gate_line_cuda_error(const char *line, size_t len)
+{
+	static const char *const pats[] = {
+		"CUDA error:", "CUDA error at ", "CUDA_ERROR_", "Triton Error [CUDA]",
+		"illegal memory access was encountered", "unspecified launch failure",
+		"device-side assert triggered", "misaligned address",
+	};
+	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
+		if (memmem(line, len, pats[i], strlen(pats[i])))
+			return true;
+	/* cudaErrorIllegalAddress, CUBLAS_STATUS_EXECUTION_FAILED (not ..._SUCCESS). */
+	for (const char *p = line, *end = line + len; (p = memmem(p, (size_t)(end - p), "cudaError", 9)); p += 9)
+		if (p + 9 < end && p[9] >= 'A' && p[9] <= 'Z')
+			return true;
+	for (const char *p = line, *end = line + len; (p = memmem(p, (size_t)(end - p), "CUBLAS_STATUS_", 14)); p += 14)
+		if ((size_t)(end - p) < 21 || memcmp(p + 14, "SUCCESS", 7) != 0)
+			return true;
+	return false;
+}
+
+/* ---------------------------------------------------------------- the result */
 
 static void problem(gate_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void problem(gate_result *r, const char *fmt, ...)
@@ -54,11 +468,18 @@ static void problem(gate_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-static bool number(gate_result *r, const cJSON *obj, const char *side, const char *key, double *out)
+/* A number field; false (with a problem) when missing, not a number or outside [lo, hi]. */
+static bool number_in(gate_result *r, const cJSON *obj, const char *side, const char *key, double lo, double hi,
+		      double *out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
-		problem(r, "%s.%s is %s", side, key, v ? "not a finite number" : "missing");
+		problem(r, "%s%s%s is %s", side, side[0] ? "." : "", key, v ? "not a finite number" : "missing");
+		return false;
+	}
+	if (v->valuedouble < lo || v->valuedouble > hi) {
+		problem(r, "%s%s%s = %g is impossible (outside [%g, %g])", side, side[0] ? "." : "", key,
+			v->valuedouble, lo, hi);
 		return false;
 	}
 	*out = v->valuedouble;
@@ -71,18 +492,23 @@ static bool read_side(gate_result *r, const cJSON *root, const char *key, gate_s
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
 	if (!o)
 		return false;
+	s->present = true;
 	if (!cJSON_IsObject(o)) {
 		problem(r, "%s is not an object", key);
 		return false;
 	}
-	s->present = true;
-	bool ok = number(r, o, key, "slowCTA_us", &s->slowCTA_us);
-	ok &= number(r, o, key, "wall_us", &s->wall_us);
-	ok &= number(r, o, key, "sumCTA_us", &s->sumCTA_us);
-	ok &= number(r, o, key, "cos", &s->cos);
+	/* Spans: positive, at most an hour (the smallest double above 0 still counts as a span). */
+	bool ok = number_in(r, o, key, "slowCTA_us", 0, GATE_SPAN_MAX_US, &s->slowCTA_us);
+	ok &= number_in(r, o, key, "wall_us", 0, GATE_SPAN_MAX_US, &s->wall_us);
+	ok &= number_in(r, o, key, "sumCTA_us", 0, GATE_SPAN_MAX_US * GATE_WORKERS_MAX, &s->sumCTA_us);
+	ok &= number_in(r, o, key, "cos", -1.0 - GATE_COS_SLACK, 1.0 + GATE_COS_SLACK, &s->cos);
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
-	if (cJSON_IsString(st))
+	if (cJSON_IsString(st)) {
 		snprintf(s->status, sizeof(s->status), "%s", st->valuestring);
+	} else if (st) {
+		problem(r, "%s.status is not a string", key);
+		ok = false;
+	}
 	if (ok && (s->slowCTA_us <= 0 || s->wall_us <= 0 || s->sumCTA_us <= 0)) {
 		problem(r, "%s has a non-positive span", key);
 		ok = false;
@@ -94,95 +520,254 @@ static bool read_side(gate_result *r, const cJSON *root, const char *key, gate_s
 	return ok;
 }
 
-/* The verdict the numbers imply. */
-static gate_verdict judge(gate_result *r, const gate_policy *p, bool cand_ok, bool base_ok)
+/* A top-level number in (0, max]; *out untouched when it is not one. */
+static bool positive(gate_result *r, const cJSON *root, const char *key, double max, double *out)
+{
+	double v;
+	if (!number_in(r, root, "", key, 0, max, &v))
+		return false;
+	if (v <= 0) {
+		problem(r, "%s must be positive", key);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* The top-level fields besides the sides: right types, possible values. */
+static bool read_fields(gate_result *r, const cJSON *root)
+{
+	bool ok = true;
+	static const char *const strings[] = {"kind", "shape"};
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, strings[i]);
+		if (v && !cJSON_IsString(v)) {
+			problem(r, "%s is not a string", strings[i]);
+			ok = false;
+		}
+	}
+	double nw = GATE_WORKERS_MAX, na;
+	if (cJSON_GetObjectItemCaseSensitive(root, "num_workers")) {
+		if (!number_in(r, root, "", "num_workers", 1, GATE_WORKERS_MAX, &nw))
+			ok = false, nw = GATE_WORKERS_MAX;
+		else if (nw != floor(nw))
+			problem(r, "num_workers %g is not a whole number", nw), ok = false;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(root, "num_active")) {
+		if (!number_in(r, root, "", "num_active", 0, nw, &na))
+			ok = false;
+		else if (na != floor(na))
+			problem(r, "num_active %g is not a whole number", na), ok = false;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(root, "bar") && !positive(r, root, "bar", GATE_BAR_MAX, &r->gate_bar))
+		ok = false;
+	if (cJSON_GetObjectItemCaseSensitive(root, "slowCTA_ratio_base_over_cand") &&
+	    !positive(r, root, "slowCTA_ratio_base_over_cand", GATE_RATIO_MAX, &r->ratio))
+		ok = false;
+	return ok;
+}
+
+/* The verdict the numbers imply against `bar`; problems recorded when `say`. */
+static gate_verdict judge(gate_result *r, const gate_policy *p, double bar, const char *bar_from, bool cand_ok,
+			  bool base_ok, bool say)
 {
 	if (!cand_ok)
 		return VERDICT_INVALID;
 	if (r->cand.cos < p->min_cos) {
-		problem(r, "candidate cos %.6f < %.2f", r->cand.cos, p->min_cos);
+		if (say)
+			problem(r, "candidate cos %.6f < %.2f", r->cand.cos, p->min_cos);
 		return VERDICT_INVALID;
 	}
-	if (!r->base.present)
-		return VERDICT_PASS_GATE; /* an in-tree-only run: the ratio is 1 by definition */
-	if (!base_ok)
-		return VERDICT_INVALID;
-	if (r->base.cos < p->min_cos) {
-		problem(r, "baseline cos %.6f < %.2f", r->base.cos, p->min_cos);
-		return VERDICT_INVALID;
+	double ratio = 1.0; /* an in-tree-only run: the ratio is 1 by definition */
+	if (r->base.present) {
+		if (!base_ok)
+			return VERDICT_INVALID;
+		if (r->base.cos < p->min_cos) {
+			if (say)
+				problem(r, "baseline cos %.6f < %.2f", r->base.cos, p->min_cos);
+			return VERDICT_INVALID;
+		}
+		ratio = r->base.slowCTA_us / r->cand.slowCTA_us;
 	}
-	double ratio = r->base.slowCTA_us / r->cand.slowCTA_us;
-	if (r->ratio > 0 && fabs(r->ratio - ratio) > 0.01 * ratio + 0.005) {
-		problem(r, "stated slowCTA ratio %.3f but the spans give %.3f", r->ratio, ratio);
-		r->disagrees = true;
-	}
-	if (ratio < p->bar) {
-		problem(r, "slowCTA ratio %.3f below the bar %.2f", ratio, p->bar);
+	if (ratio < bar) {
+		if (say)
+			problem(r, "slowCTA ratio %.3f below the bar %.2f (%s)", ratio, bar, bar_from);
 		return VERDICT_BELOW_BAR;
 	}
 	/* Anti-sloughing: a faster slowest CTA bought with more total CTA time has
 	 * only spread the same work over more CTAs. */
-	if (r->cand.slowCTA_us < r->base.slowCTA_us &&
+	if (r->base.present && r->cand.slowCTA_us < r->base.slowCTA_us &&
 	    r->cand.sumCTA_us > r->base.sumCTA_us * (1.0 + p->sum_tolerance)) {
-		problem(r, "sumCTA rose %.1f%% (> %.0f%%) while slowCTA fell: work spread, not sped up",
-			100.0 * (r->cand.sumCTA_us / r->base.sumCTA_us - 1.0), 100.0 * p->sum_tolerance);
+		if (say)
+			problem(r, "sumCTA rose %.1f%% (> %.0f%%) while slowCTA fell: work spread, not sped up",
+				100.0 * (r->cand.sumCTA_us / r->base.sumCTA_us - 1.0), 100.0 * p->sum_tolerance);
 		return VERDICT_BELOW_BAR;
 	}
 	return VERDICT_PASS_GATE;
 }
 
-void gate_result_parse(gate_result *r, const char *line, size_t len, const gate_policy *policy)
+static bool agent_reason(const char *s)
+{
+	return s && (strcmp(s, "gpu_busy") == 0 || strcmp(s, "no_gpu") == 0);
+}
+
+/* The agent's own lines: TIMEOUT_HANG, or INVALID gpu_busy / no_gpu. */
+static void judge_agent_line(gate_result *r)
+{
+	const cJSON *why = cJSON_GetObjectItemCaseSensitive(r->json, "reason");
+	if (r->stated == VERDICT_TIMEOUT_HANG) {
+		double t;
+		if (number_in(r, r->json, "", "timeout_s", 0, 1e9, &t)) {
+			const cJSON *k = cJSON_GetObjectItemCaseSensitive(r->json, "killed");
+			problem(r, "the watchdog stopped the gate after %g s (%d process%s killed)", t,
+				cJSON_IsNumber(k) ? (int)k->valuedouble : 0,
+				cJSON_IsNumber(k) && k->valuedouble == 1 ? "" : "es");
+			r->verdict = VERDICT_TIMEOUT_HANG;
+		} else {
+			r->verdict = VERDICT_INVALID;
+		}
+		return;
+	}
+	if (r->stated == VERDICT_INVALID && cJSON_IsString(why) && agent_reason(why->valuestring)) {
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(r->json, "detail");
+		const cJSON *pid = cJSON_GetObjectItemCaseSensitive(r->json, "pid");
+		const cJSON *proc = cJSON_GetObjectItemCaseSensitive(r->json, "process");
+		const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(r->json, "gpu");
+		if (cJSON_IsString(d))
+			problem(r, "%s: %.200s", why->valuestring, d->valuestring);
+		else if (cJSON_IsNumber(pid) && cJSON_IsString(proc) && cJSON_IsNumber(gpu))
+			problem(r, "%s: gpu %d has compute process pid %.0f (%.60s)", why->valuestring,
+				(int)gpu->valuedouble, pid->valuedouble, proc->valuestring);
+		else
+			problem(r, "%s", why->valuestring);
+		r->verdict = VERDICT_INVALID;
+		return;
+	}
+	problem(r, "the agent printed a result line boxgate does not know");
+	r->verdict = VERDICT_INVALID;
+}
+
+static void judge_gate_line(gate_result *r, const gate_policy *p)
 {
 	static const gate_policy dflt = GATE_POLICY_DEFAULT;
-	gate_policy p = policy ? *policy : dflt;
-	memset(r, 0, sizeof(*r));
-	r->raw = xstrndup(line, len);
-	size_t skip = strlen(RESULT_PREFIX);
-	const char *body = len >= skip ? r->raw + skip : r->raw;
-	if (memchr(line, '\0', len)) {
-		problem(r, "the line holds a NUL byte");
+	const cJSON *why = cJSON_GetObjectItemCaseSensitive(r->json, "reason");
+	if (r->stated == VERDICT_TIMEOUT_HANG) {
+		problem(r, "forged: a line of the gate's own output claims TIMEOUT_HANG; only boxgate's agent reports a timeout");
+		r->forged = true;
 		r->verdict = VERDICT_INVALID;
 		return;
 	}
-	r->json = cJSON_Parse(body);
-	if (!cJSON_IsObject(r->json)) {
-		problem(r, "not a JSON object");
+	if (cJSON_IsString(why) && agent_reason(why->valuestring)) {
+		problem(r, "forged: a line of the gate's own output claims the agent's verdict '%s'", why->valuestring);
+		r->forged = true;
 		r->verdict = VERDICT_INVALID;
 		return;
 	}
-	r->parsed = true;
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->json, "verdict");
-	if (!cJSON_IsString(v))
-		problem(r, "verdict is missing");
-	else if ((r->stated = gate_verdict_from_name(v->valuestring)) == VERDICT_NONE)
-		problem(r, "unknown verdict '%.40s'", v->valuestring);
-	const cJSON *bar = cJSON_GetObjectItemCaseSensitive(r->json, "bar");
-	if (cJSON_IsNumber(bar) && bar->valuedouble > 0)
-		p.bar = bar->valuedouble; /* the gate states the bar it judged against */
-	const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(r->json, "slowCTA_ratio_base_over_cand");
-	if (cJSON_IsNumber(ratio))
-		r->ratio = ratio->valuedouble;
-
-	/* The agent's watchdog and exclusivity lines carry no spans. */
-	if (r->stated == VERDICT_TIMEOUT_HANG || r->stated == VERDICT_INVALID) {
-		const cJSON *why = cJSON_GetObjectItemCaseSensitive(r->json, "reason");
+	if (r->stated == VERDICT_INVALID) {
 		if (cJSON_IsString(why))
-			problem(r, "%s", why->valuestring);
-		r->verdict = r->stated;
+			problem(r, "%.300s", why->valuestring);
+		else
+			problem(r, "the gate says INVALID");
+		r->verdict = VERDICT_INVALID;
 		return;
 	}
+	bool fields_ok = read_fields(r, r->json);
 	bool cand_ok = read_side(r, r->json, "candidate", &r->cand);
 	if (!r->cand.present)
 		problem(r, "candidate is missing");
 	bool base_ok = read_side(r, r->json, "baseline_in_tree", &r->base);
-	r->verdict = judge(r, &p, cand_ok, base_ok);
-	if (r->stated != VERDICT_NONE && r->stated != r->verdict) {
-		problem(r, "the gate says %s but the numbers say %s", gate_verdict_name(r->stated),
-			gate_verdict_name(r->verdict));
-		r->disagrees = true;
+
+	/* The user's bar wins; without one the gate's stated bar, else the default. */
+	const char *from = p->bar_given ? "--bar" : r->gate_bar > 0 ? "the gate's bar" : "default";
+	r->bar = p->bar_given ? p->bar : r->gate_bar > 0 ? r->gate_bar : p->bar;
+	r->verdict = judge(r, p, r->bar, from, cand_ok, base_ok, true);
+	if (cand_ok && base_ok && r->base.present && r->ratio > 0) {
+		double ratio = r->base.slowCTA_us / r->cand.slowCTA_us;
+		if (fabs(r->ratio - ratio) > 0.01 * ratio + 0.005) {
+			problem(r, "stated slowCTA ratio %.3f but the spans give %.3f", r->ratio, ratio);
+			r->disagrees = true;
+		}
 	}
-	if (r->stated == VERDICT_NONE || r->disagrees)
+	/* The gate's stated verdict is checked against the bar the gate itself
+	 * judged with: a verdict that differs only because --bar differs is not a lie. */
+	if (r->stated != VERDICT_NONE) {
+		double gate_bar = r->gate_bar > 0 ? r->gate_bar : dflt.bar;
+		gate_verdict as_gate = gate_bar == r->bar ? r->verdict
+							  : judge(r, p, gate_bar, "", cand_ok, base_ok, false);
+		if (r->stated != as_gate) {
+			problem(r, "the gate says %s but the numbers say %s", gate_verdict_name(r->stated),
+				gate_verdict_name(as_gate));
+			r->disagrees = true;
+		} else if (r->stated != r->verdict) {
+			problem(r, "the gate says %s against its bar %.2f; --bar %.2f decides", gate_verdict_name(r->stated),
+				gate_bar, r->bar);
+		}
+	}
+	if (r->stated == VERDICT_NONE || r->disagrees || !fields_ok)
 		r->verdict = VERDICT_INVALID;
+}
+
+/* problems is shown on terminals and in JSON: printable ASCII only. */
+static void sanitize_problems(gate_result *r)
+{
+	for (char *c = r->problems; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+			*c = '?';
+}
+
+void gate_result_parse_from(gate_result *r, const char *line, size_t len, const gate_policy *policy,
+			    gate_source source)
+{
+	static const gate_policy dflt = GATE_POLICY_DEFAULT;
+	const gate_policy *p = policy ? policy : &dflt;
+	char why[160];
+	memset(r, 0, sizeof(*r));
+	r->source = source;
+	r->raw = xmalloc(len + 1);
+	memcpy(r->raw, line, len);
+	r->raw[len] = '\0';
+	size_t skip = gate_is_result_line(line, len) ? strlen(RESULT_PREFIX) : 0;
+	const char *body = r->raw + skip;
+	size_t blen = len - skip;
+	r->verdict = VERDICT_INVALID;
+	if (len > GATE_RESULT_MAX_LEN) {
+		problem(r, "the result line is longer than %d bytes", GATE_RESULT_MAX_LEN);
+		goto out;
+	}
+	if (memchr(line, '\0', len)) {
+		problem(r, "the line holds a NUL byte");
+		goto out;
+	}
+	const char *bad = gate_json_strict_check(body, blen, why, sizeof(why));
+	if (bad) {
+		problem(r, "not a valid JSON object: %s", bad);
+		goto out;
+	}
+	const char *end = NULL;
+	r->json = cJSON_ParseWithOpts(body, &end, 1);
+	if (!cJSON_IsObject(r->json)) {
+		problem(r, "not a JSON object");
+		cJSON_Delete(r->json);
+		r->json = NULL;
+		goto out;
+	}
+	r->parsed = true;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->json, "verdict");
+	if (!cJSON_IsString(v))
+		problem(r, "verdict is %s", v ? "not a string" : "missing");
+	else if ((r->stated = gate_verdict_from_name(v->valuestring)) == VERDICT_NONE)
+		problem(r, "unknown verdict '%.40s'", v->valuestring);
+	if (source == GATE_FROM_AGENT)
+		judge_agent_line(r);
+	else
+		judge_gate_line(r, p);
+out:
+	sanitize_problems(r);
+}
+
+void gate_result_parse(gate_result *r, const char *line, size_t len, const gate_policy *policy)
+{
+	gate_result_parse_from(r, line, len, policy, GATE_FROM_GATE);
 }
 
 void gate_result_release(gate_result *r)

@@ -2,7 +2,10 @@
  * recompute the verdict from the numbers with boxgate's own policy.
  *
  * A line that does not parse is kept verbatim and judged INVALID; nothing
- * here can crash or stall on bad input. */
+ * here can crash or stall on bad input. Parsing is strict: one JSON object
+ * (RFC 8259) and nothing after it but blanks, strings in valid UTF-8 without
+ * \u0000, no key twice in any object, finite numbers, no nesting deeper than
+ * GATE_JSON_MAX_DEPTH, and field values that are physically possible. */
 #ifndef BG_GATE_RESULT_H
 #define BG_GATE_RESULT_H
 
@@ -10,6 +13,16 @@
 #include <stddef.h>
 
 #define RESULT_PREFIX "FAITHFUL_RESULT "
+/* A result line longer than this is INVALID (it is still passed on verbatim). */
+#define GATE_RESULT_MAX_LEN (4 * 1024 * 1024)
+#define GATE_JSON_MAX_DEPTH 32
+
+/* Bounds of what a result may claim. */
+#define GATE_SPAN_MAX_US 3.6e9   /* one hour */
+#define GATE_COS_SLACK 1e-6      /* cos must lie in [-1 - slack, 1 + slack] (fp32 rounding) */
+#define GATE_WORKERS_MAX 65536   /* num_workers, num_active */
+#define GATE_BAR_MAX 1000.0
+#define GATE_RATIO_MAX 1e6
 
 typedef enum {
 	VERDICT_NONE = 0,
@@ -23,9 +36,15 @@ typedef struct gate_policy {
 	double min_cos;       /* 0.99 */
 	double bar;           /* slowCTA ratio base/cand to pass; 1.0 */
 	double sum_tolerance; /* anti-sloughing: sumCTA may rise this fraction; 0.10 */
+	bool bar_given;       /* the user chose `bar` (run --bar): it wins over a "bar" the gate states */
 } gate_policy;
 
-#define GATE_POLICY_DEFAULT { 0.99, 1.0, 0.10 }
+#define GATE_POLICY_DEFAULT { 0.99, 1.0, 0.10, false }
+
+/* Who printed a line: the gate (anything on the channel), or the agent (a line
+ * framed with the run's nonce, see gate/run.h). Only the agent may report
+ * TIMEOUT_HANG or the agent's INVALID reasons (gpu_busy, no_gpu). */
+typedef enum { GATE_FROM_GATE = 0, GATE_FROM_AGENT } gate_source;
 
 typedef struct gate_side {
 	bool present;
@@ -35,22 +54,45 @@ typedef struct gate_side {
 
 typedef struct gate_result {
 	char *raw;        /* the line as received, verbatim (owned) */
-	bool parsed;      /* the JSON object parsed */
+	bool parsed;      /* the line passed the strict JSON check and parsed */
+	gate_source source;
 	gate_side cand, base;
 	double ratio;     /* as stated, 0 when absent */
+	double bar;       /* the bar boxgate judged against (0 when not reached) */
+	double gate_bar;  /* the "bar" the gate stated, 0 when absent */
 	gate_verdict stated;
 	gate_verdict verdict; /* boxgate's own */
 	bool disagrees;   /* stated verdict or ratio differs from what the numbers say */
-	char problems[512]; /* why INVALID / BELOW_BAR / disagreement, "; "-joined */
+	bool forged;      /* a gate line claims a verdict only the agent may give */
+	char problems[512]; /* why INVALID / BELOW_BAR / disagreement, "; "-joined, printable ASCII */
 	struct cJSON *json; /* the parsed object (owned), NULL when it did not parse */
 } gate_result;
 
 /* True when `line` (len bytes) is a result line. */
 bool gate_is_result_line(const char *line, size_t len);
 
-/* Parses and judges one result line; `r` is always filled (never fails). */
+/* Parses and judges one result line printed by the gate; `r` is always filled
+ * (never fails). `policy` NULL: GATE_POLICY_DEFAULT. */
 void gate_result_parse(gate_result *r, const char *line, size_t len, const gate_policy *policy);
+/* The same for a line of either source. */
+void gate_result_parse_from(gate_result *r, const char *line, size_t len, const gate_policy *policy,
+			    gate_source source);
 void gate_result_release(gate_result *r);
+
+/* NULL when s[0..n) is exactly one JSON object (optionally surrounded by
+ * blanks) under the strict rules above, else why not (static text, or `buf`). */
+const char *gate_json_strict_check(const char *s, size_t n, char *buf, size_t bufn);
+/* True when s[0..n) is valid UTF-8 (no overlong form, surrogate or code point
+ * above U+10FFFF) without NUL: what JSON readers such as Python's accept. */
+bool gate_utf8_valid(const char *s, size_t n);
+/* True when a line of gate output reports a CUDA error ("CUDA error", a
+ * cudaError / CUDA_ERROR_ name, an illegal memory access, ...). */
+bool gate_line_cuda_error(const char *line, size_t len);
+
+/* True when a gate that printed a result line stating `stated` and then exited
+ * with `code` exited cleanly: 0, or the contract's own code for its stated
+ * verdict (1 BELOW_BAR, 125 INVALID). */
+bool gate_exit_clean(gate_verdict stated, int code);
 
 const char *gate_verdict_name(gate_verdict v);
 gate_verdict gate_verdict_from_name(const char *s);

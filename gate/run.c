@@ -1,8 +1,13 @@
 #include "gate/run.h"
 
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "base/lines.h"
 #include "base/strbuf.h"
@@ -35,7 +40,7 @@ char *gate_command_line(const gate_spec *g)
 	strbuf s = STRBUF_INIT;
 	const conf_box *b = g->box;
 	strbuf_addstr(&s, g->agent);
-	strbuf_addstr(&s, " run");
+	strbuf_addstr(&s, " run --nonce-stdin");
 	if (g->gpus)
 		add_opt(&s, "--gpus", g->gpus);
 	if (g->tag)
@@ -74,37 +79,319 @@ char *gate_command_line(const gate_spec *g)
 	return strbuf_detach(&s);
 }
 
+
+/* ---------------------------------------------------------------- delivery queue */
+
+/* One line or one judged result on its way to the callbacks. */
+struct ev {
+	struct ev *next;
+	gate_result *res; /* a result (owned), else a line */
+	remote_stream s;
+	int flags;
+	size_t len;
+	char line[];
+};
+
+struct evq {
+	pthread_mutex_t mu;
+	pthread_cond_t more, room;
+	struct ev *head, *tail;
+	size_t bytes;
+	bool closing, threaded;
+	pthread_t th;
+	const gate_callbacks *cb;
+};
+
+static void ev_deliver(const gate_callbacks *cb, struct ev *e)
+{
+	if (e->res) {
+		if (cb->on_result)
+			cb->on_result(cb->ctx, e->res);
+		gate_result_release(e->res);
+		free(e->res);
+	} else if (cb->on_line) {
+		cb->on_line(cb->ctx, e->s, e->line, e->len, e->flags);
+	}
+	free(e);
+}
+
+static void *evq_writer(void *arg)
+{
+	struct evq *q = arg;
+	for (;;) {
+		pthread_mutex_lock(&q->mu);
+		while (!q->head && !q->closing)
+			pthread_cond_wait(&q->more, &q->mu);
+		struct ev *e = q->head;
+		if (!e) {
+			pthread_mutex_unlock(&q->mu);
+			return NULL;
+		}
+		q->head = e->next;
+		if (!q->head)
+			q->tail = NULL;
+		q->bytes -= sizeof(*e) + e->len;
+		pthread_cond_signal(&q->room);
+		pthread_mutex_unlock(&q->mu);
+		ev_deliver(q->cb, e);
+	}
+}
+
+static void evq_init(struct evq *q, const gate_callbacks *cb)
+{
+	memset(q, 0, sizeof(*q));
+	q->cb = cb;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->more, NULL);
+	pthread_cond_init(&q->room, NULL);
+	/* The writer starts with the caller's signals blocked, so that Ctrl-C reaches the
+	 * thread that forwards it, never interrupts a write of output. Without a thread the
+	 * callbacks run inline: correct, only not shielded from a slow reader. */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigaddset(&block, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	q->threaded = pthread_create(&q->th, NULL, evq_writer, q) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void evq_push(struct evq *q, struct ev *e)
+{
+	if (!q->threaded) {
+		ev_deliver(q->cb, e);
+		return;
+	}
+	pthread_mutex_lock(&q->mu);
+	while (q->bytes > GATE_OUTQ_MAX)
+		pthread_cond_wait(&q->room, &q->mu);
+	if (q->tail)
+		q->tail->next = e;
+	else
+		q->head = e;
+	q->tail = e;
+	q->bytes += sizeof(*e) + e->len;
+	pthread_cond_signal(&q->more);
+	pthread_mutex_unlock(&q->mu);
+}
+
+static void evq_push_line(struct evq *q, remote_stream s, const char *line, size_t len, int flags)
+{
+	struct ev *e = xmalloc(sizeof(*e) + len + 1);
+	memset(e, 0, sizeof(*e));
+	e->s = s;
+	e->flags = flags;
+	e->len = len;
+	memcpy(e->line, line, len);
+	e->line[len] = '\0';
+	evq_push(q, e);
+}
+
+static void evq_push_result(struct evq *q, gate_result *r)
+{
+	struct ev *e = xcalloc(1, sizeof(*e));
+	e->res = xmalloc(sizeof(*r));
+	*e->res = *r; /* ownership moves to the event */
+	memset(r, 0, sizeof(*r));
+	evq_push(q, e);
+}
+
+/* Delivers everything queued, then stops the writer. */
+static void evq_close(struct evq *q)
+{
+	if (q->threaded) {
+		pthread_mutex_lock(&q->mu);
+		q->closing = true;
+		pthread_cond_signal(&q->more);
+		pthread_mutex_unlock(&q->mu);
+		pthread_join(q->th, NULL);
+	}
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->more);
+	pthread_cond_destroy(&q->room);
+}
+
+/* ---------------------------------------------------------------- the run */
+
+#define AGENT_FRAME "@boxgate-agent "
+
+enum line_class { L_OTHER, L_RESULT, L_AGENT, L_FORGED };
+
 struct run_state {
 	const gate_callbacks *cb;
 	const gate_policy *policy;
 	gate_outcome *out;
-	strbuf pending; /* a result line arriving in pieces */
+	struct evq q;
+	remote_exec *e;
+	volatile sig_atomic_t *stop;
+	bool kill_sent;
+	int64_t next_hb;
+	char frame[80];  /* "@boxgate-agent NONCE " */
+	size_t frame_len;
+	bool midline;    /* the last stdout piece was LINE_PARTIAL */
+	enum line_class cls; /* of the stdout line being received */
+	strbuf pending;  /* a result or agent line arriving in pieces (bounded) */
 };
+
+/* Heartbeat and Ctrl-C. Called from the loop and from every line, so that a gate
+ * flooding the channel (remote_exec_wait then returns late) cannot starve them. */
+static void pump(struct run_state *rs)
+{
+	if (!rs->e)
+		return;
+	if (rs->stop && *rs->stop && !rs->kill_sent) {
+		/* No channel signals in libssh2 1.10: the agent takes "kill" on stdin. */
+		remote_exec_write(rs->e, "kill\n", 5);
+		rs->kill_sent = true;
+		rs->out->interrupted = true;
+	}
+	int64_t now = bg_now_ms();
+	if (now >= rs->next_hb) {
+		remote_exec_write(rs->e, "hb\n", 3);
+		rs->next_hb = now + GATE_HEARTBEAT_MS;
+	}
+}
+
+/* Printable ASCII excerpt of a line. */
+static void excerpt(char *dst, size_t n, const char *line, size_t len)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < len && k + 1 < n; i++)
+		dst[k++] = (unsigned char)line[i] >= 0x20 && (unsigned char)line[i] < 0x7f ? line[i] : '?';
+	dst[k] = '\0';
+}
+
+static void forged(struct run_state *rs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void forged(struct run_state *rs, const char *fmt, ...)
+{
+	if (rs->out->forged)
+		return; /* the first one is named */
+	rs->out->forged = true;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rs->out->forged_why, sizeof(rs->out->forged_why), fmt, ap);
+	va_end(ap);
+}
+
+static void cuda_check(struct run_state *rs, const char *line, size_t len)
+{
+	if (rs->out->cuda_error || !gate_line_cuda_error(line, len))
+		return;
+	rs->out->cuda_error = true;
+	excerpt(rs->out->cuda_line, sizeof(rs->out->cuda_line), line, len);
+}
+
+static void record_result(struct run_state *rs, gate_result *r)
+{
+	gate_outcome *o = rs->out;
+	o->n_results++;
+	o->verdict = r->verdict;
+	snprintf(o->problems, sizeof(o->problems), "%s", r->problems);
+	if (r->source == GATE_FROM_GATE) {
+		o->n_gate_results++;
+		o->stated = r->stated;
+		if (r->forged)
+			forged(rs, "%s", r->problems);
+	} else if (r->verdict == VERDICT_TIMEOUT_HANG) {
+		o->agent_timeout = true;
+	} else if (r->stated == VERDICT_INVALID) {
+		o->agent_invalid = true;
+	}
+	evq_push_result(&rs->q, r);
+}
+
+/* `end {"rc":N,"why":"WORD",...}`: the agent's last line. */
+static void agent_end(struct run_state *rs, const char *json, size_t len)
+{
+	char buf[160];
+	gate_outcome *o = rs->out;
+	if (gate_json_strict_check(json, len, buf, sizeof(buf)))
+		return;
+	char *z = xstrndup(json, len);
+	cJSON *j = cJSON_Parse(z);
+	const cJSON *rc = cJSON_GetObjectItemCaseSensitive(j, "rc");
+	const cJSON *why = cJSON_GetObjectItemCaseSensitive(j, "why");
+	const cJSON *ge = cJSON_GetObjectItemCaseSensitive(j, "gate_exit");
+	const cJSON *gs = cJSON_GetObjectItemCaseSensitive(j, "gate_signal");
+	if (cJSON_IsNumber(rc) && cJSON_IsString(why)) {
+		o->agent_end = true;
+		o->agent_rc = (int)rc->valuedouble;
+		snprintf(o->agent_why, sizeof(o->agent_why), "%s", why->valuestring);
+		o->gate_exit = cJSON_IsNumber(ge) ? (int)ge->valuedouble : -1;
+		o->gate_signal = cJSON_IsNumber(gs) ? (int)gs->valuedouble : -1;
+	}
+	cJSON_Delete(j);
+	free(z);
+}
+
+static void agent_line(struct run_state *rs, const char *line, size_t len)
+{
+	const char *in = line + rs->frame_len;
+	size_t n = len - rs->frame_len;
+	if (gate_is_result_line(in, n)) {
+		gate_result r;
+		evq_push_line(&rs->q, REMOTE_STDOUT, in, n, 0); /* the user sees the line unframed */
+		gate_result_parse_from(&r, in, n, rs->policy, GATE_FROM_AGENT);
+		record_result(rs, &r);
+	} else if (n > 4 && memcmp(in, "end ", 4) == 0) {
+		agent_end(rs, in + 4, n - 4);
+	}
+}
 
 static void on_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
 {
 	struct run_state *rs = arg;
-	if (rs->cb->on_line)
-		rs->cb->on_line(rs->cb->ctx, s, line, len, flags);
-	if (s != REMOTE_STDOUT)
+	pump(rs);
+	if (s != REMOTE_STDOUT) {
+		cuda_check(rs, line, len);
+		evq_push_line(&rs->q, s, line, len, flags);
 		return;
-	/* A result line longer than the line limit is reassembled, never judged in pieces. */
+	}
+	bool start = !rs->midline;
+	if (start) {
+		strbuf_reset(&rs->pending);
+		if (len >= rs->frame_len && memcmp(line, rs->frame, rs->frame_len) == 0)
+			rs->cls = L_AGENT;
+		else if (len >= strlen(AGENT_FRAME) && memcmp(line, AGENT_FRAME, strlen(AGENT_FRAME)) == 0)
+			rs->cls = L_FORGED;
+		else if (gate_is_result_line(line, len))
+			rs->cls = L_RESULT;
+		else
+			rs->cls = L_OTHER;
+	}
+	rs->midline = flags & LINE_PARTIAL;
+	if (rs->cls == L_OTHER || rs->cls == L_FORGED) {
+		if (rs->cls == L_FORGED && start) {
+			char ex[100];
+			excerpt(ex, sizeof(ex), line, len);
+			forged(rs, "forged: the gate printed a line framed as the agent's, without this run's nonce: %s", ex);
+		}
+		cuda_check(rs, line, len);
+		evq_push_line(&rs->q, s, line, len, flags);
+		return;
+	}
+	if (rs->cls == L_RESULT)
+		evq_push_line(&rs->q, s, line, len, flags); /* passed on verbatim, piece by piece */
+	/* A line longer than the line limit is reassembled (up to just past the result
+	 * limit, so that gate_result_parse sees it is too long), never judged in pieces. */
 	if (rs->pending.len || (flags & LINE_PARTIAL)) {
-		strbuf_add(&rs->pending, line, len);
+		size_t room = GATE_RESULT_MAX_LEN + 1 - (rs->pending.len < GATE_RESULT_MAX_LEN + 1 ? rs->pending.len
+												  : GATE_RESULT_MAX_LEN + 1);
+		strbuf_add(&rs->pending, line, len < room ? len : room);
 		if (flags & LINE_PARTIAL)
 			return;
 		line = rs->pending.buf;
 		len = rs->pending.len;
 	}
-	if (gate_is_result_line(line, len)) {
+	if (rs->cls == L_AGENT) {
+		agent_line(rs, line, len);
+	} else {
 		gate_result r;
-		gate_result_parse(&r, line, len, rs->policy);
-		rs->out->verdict = r.verdict;
-		rs->out->n_results++;
-		snprintf(rs->out->problems, sizeof(rs->out->problems), "%s", r.problems);
-		if (rs->cb->on_result)
-			rs->cb->on_result(rs->cb->ctx, &r);
-		gate_result_release(&r);
+		gate_result_parse_from(&r, line, len, rs->policy, GATE_FROM_GATE);
+		record_result(rs, &r);
 	}
 	strbuf_reset(&rs->pending);
 }
@@ -112,31 +399,38 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err)
 {
-	struct run_state rs = {cb, policy, out, STRBUF_INIT};
+	struct run_state rs = {.cb = cb, .policy = policy, .out = out, .stop = stop, .pending = STRBUF_INIT};
 	remote_exec_opts o = {.on_line = on_line, .ctx = &rs, .max_line = 0};
 	remote_exec *e = NULL;
-	bool kill_sent = false;
-	int64_t next_hb = 0;
+	unsigned char rnd[16];
+	char hex[2 * sizeof(rnd) + 1], nonce_line[64];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	out->gate_exit = out->gate_signal = -1;
+	for (size_t got = 0; got < sizeof(rnd);) {
+		ssize_t k = getrandom(rnd + got, sizeof(rnd) - got, 0);
+		if (k < 0 && errno != EINTR)
+			return bg_fail(err, BG_EIO, "cannot draw a nonce: %s", strerror(errno));
+		got += k > 0 ? (size_t)k : 0;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+	snprintf(rs.frame, sizeof(rs.frame), AGENT_FRAME "%s ", hex);
+	rs.frame_len = strlen(rs.frame);
+	snprintf(nonce_line, sizeof(nonce_line), "nonce %s\n", hex);
+
+	evq_init(&rs.q, cb);
 	rc = remote_exec_start(c, cmdline, &o, &e, err);
 	if (rc < 0)
 		goto out;
+	remote_exec_write(e, nonce_line, strlen(nonce_line)); /* before anything else on stdin */
+	rs.e = e;
 	for (;;) {
-		int64_t now = bg_now_ms();
-		if (stop && *stop && !kill_sent) {
-			/* No channel signals in libssh2 1.10: the agent takes "kill" on stdin. */
-			remote_exec_write(e, "kill\n", 5);
-			kill_sent = true;
-			out->interrupted = true;
-		}
-		if (now >= next_hb) {
-			remote_exec_write(e, "hb\n", 3);
-			next_hb = now + GATE_HEARTBEAT_MS;
-		}
+		pump(&rs);
 		/* Short ticks so a Ctrl-C is forwarded at once. */
-		int64_t tick = now + 250 < next_hb ? now + 250 : next_hb;
+		int64_t now = bg_now_ms();
+		int64_t tick = now + 250 < rs.next_hb ? now + 250 : rs.next_hb;
 		rc = remote_exec_wait(e, tick, &out->status, err);
 		if (rc != 0)
 			break;
@@ -146,35 +440,103 @@ int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 out:
 	if (e)
 		remote_exec_free(e);
+	evq_close(&rs.q);
 	strbuf_release(&rs.pending);
 	return rc;
 }
 
-int gate_outcome_exit_code(const gate_outcome *o, char *why, size_t n)
+/* ---------------------------------------------------------------- the verdict */
+
+static int say(char *why, size_t n, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int say(char *why, size_t n, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static void gate_end_text(const gate_outcome *o, char *buf, size_t n)
+{
+	if (o->gate_signal > 0)
+		snprintf(buf, n, "was killed by signal %d", o->gate_signal);
+	else
+		snprintf(buf, n, "exited %d", o->gate_exit);
+}
+
+int gate_outcome_judge(const gate_outcome *o, char *why, size_t n, bool *from_result)
 {
 	const remote_status *st = &o->status;
-	if (o->interrupted) {
-		snprintf(why, n, "stopped on request; the gate was killed on the box");
-		return 130;
-	}
-	if (st->how == REMOTE_LOST) {
-		snprintf(why, n, "connection lost; the agent kills the gate when the heartbeat stops");
-		return 3;
-	}
-	if (st->how == REMOTE_EXITED && st->code == 75) {
-		snprintf(why, n, "the GPU slot is busy");
-		return 1;
-	}
-	if (o->n_results > 0) {
-		snprintf(why, n, "%s%s%s", gate_verdict_name(o->verdict), o->problems[0] ? ": " : "", o->problems);
-		return gate_verdict_exit_code(o->verdict);
-	}
-	if (st->how == REMOTE_EXITED && st->code == 0) {
-		snprintf(why, n, "INVALID: the gate exited 0 without a FAITHFUL_RESULT line");
-		return 125;
-	}
-	char how[96];
+	char how[96], gend[48];
+	bool dummy;
+	if (!from_result)
+		from_result = &dummy;
+	*from_result = false;
 	remote_status_describe(st, how, sizeof(how));
-	snprintf(why, n, "the gate failed (%s) without a FAITHFUL_RESULT line", how);
-	return st->how == REMOTE_EXITED && st->code == 2 ? 2 : 1;
+	if (o->interrupted)
+		return say(why, n, 130, "stopped on request; the gate was killed on the box");
+	if (st->how == REMOTE_LOST)
+		return say(why, n, 3, "connection lost; the agent kills the gate when the heartbeat stops");
+	if (o->forged)
+		return say(why, n, 125, "INVALID: %s", o->forged_why);
+	if (!o->agent_end) {
+		/* Without the agent's report an exit code could be the gate's or a crashed
+		 * agent's: it is not read as an agent verdict, nor a result as final. */
+		bool ended = st->how == REMOTE_EXITED || st->how == REMOTE_SIGNALED;
+		if (st->how == REMOTE_EXITED && st->code == 2 && o->n_results == 0)
+			return say(why, n, 2, "the agent refused its arguments (exit 2)");
+		if (o->n_results > 0 || (st->how == REMOTE_EXITED && st->code == 0) ||
+		    (ended && (st->code == 75 || st->code == 124 || st->code == 125 || st->code == 129 ||
+			       st->code == 130)))
+			return say(why, n, 125, "INVALID: the agent ended (%s) without its final report; its exit and any result are not trusted",
+				   how);
+		return say(why, n, 1, "the agent failed (%s) before reporting", how);
+	}
+	/* A transport may report an exit status above 128 as the signal it stands for
+	 * (the code is kept): the agent exiting 139 for a gate killed by SIGSEGV. */
+	if ((st->how != REMOTE_EXITED && st->how != REMOTE_SIGNALED) || st->code != o->agent_rc)
+		return say(why, n, 125, "INVALID: the agent reported exit %d but the box says %s", o->agent_rc, how);
+	if (o->agent_timeout != (strcmp(o->agent_why, "timeout") == 0))
+		return say(why, n, 125, "INVALID: the agent's TIMEOUT_HANG line and its exit (%s) disagree", o->agent_why);
+	if (strcmp(o->agent_why, "timeout") == 0) {
+		*from_result = o->verdict == VERDICT_TIMEOUT_HANG;
+		return say(why, n, 124, "TIMEOUT_HANG%s%s", o->problems[0] ? ": " : "", o->problems);
+	}
+	if (strcmp(o->agent_why, "busy") == 0)
+		return say(why, n, 1, "the GPU slot is busy");
+	if (strcmp(o->agent_why, "invalid") == 0) {
+		if (!o->agent_invalid)
+			return say(why, n, 125, "INVALID: the agent exited INVALID without its verdict line");
+		*from_result = o->verdict == VERDICT_INVALID;
+		return say(why, n, 125, "INVALID%s%s", o->problems[0] ? ": " : "", o->problems);
+	}
+	if (o->agent_invalid)
+		return say(why, n, 125, "INVALID: the agent's INVALID line and its exit (%s) disagree", o->agent_why);
+	if (strcmp(o->agent_why, "exited") != 0) {
+		if (o->n_gate_results > 0)
+			return say(why, n, 125, "INVALID: the gate did not finish (the agent stopped it: %s)", o->agent_why);
+		return say(why, n, 1, "the agent stopped the gate (%s, exit %d)", o->agent_why, o->agent_rc);
+	}
+	/* The gate exited by itself. */
+	gate_end_text(o, gend, sizeof(gend));
+	if (o->cuda_error)
+		return say(why, n, 125, "INVALID: the gate reported a CUDA error: %s", o->cuda_line);
+	if (o->n_gate_results > 0) {
+		if (o->gate_signal > 0 || o->gate_exit < 0 || !gate_exit_clean(o->stated, o->gate_exit))
+			return say(why, n, 125, "INVALID: the gate printed its %s line, then %s: a result needs a clean exit",
+				   gate_verdict_name(o->stated), gend);
+		*from_result = true;
+		return say(why, n, gate_verdict_exit_code(o->verdict), "%s%s%s", gate_verdict_name(o->verdict),
+			   o->problems[0] ? ": " : "", o->problems);
+	}
+	if (o->gate_signal <= 0 && o->gate_exit == 0)
+		return say(why, n, 125, "INVALID: the gate exited 0 without a FAITHFUL_RESULT line");
+	return say(why, n, o->gate_signal <= 0 && o->gate_exit == 2 ? 2 : 1,
+		   "the gate failed (%s) without a FAITHFUL_RESULT line", gend);
+}
+
+int gate_outcome_exit_code(const gate_outcome *o, char *why, size_t n)
+{
+	return gate_outcome_judge(o, why, n, NULL);
 }

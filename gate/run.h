@@ -1,6 +1,21 @@
 /* Running a gate on a box through its agent: the remote command, the
  * heartbeat, Ctrl-C forwarded as a clean kill, every line streamed back and
- * every FAITHFUL_RESULT line judged. */
+ * every FAITHFUL_RESULT line judged.
+ *
+ * Trust. The agent is started with --nonce-stdin and gets a fresh random nonce
+ * as its first stdin line; its own stdout lines come back framed
+ * "@boxgate-agent NONCE ..." (gate/agent/boxgate-agent.c). Only framed lines
+ * may report TIMEOUT_HANG or the agent's INVALID reasons, and the agent's last
+ * framed line ("end") says what its exit status means: a gate that prints an
+ * agent verdict, or exits 124 itself, is judged INVALID, never taken for the
+ * agent. The framed FAITHFUL_RESULT lines are passed to on_line unframed, so
+ * the user sees the same lines as before.
+ *
+ * Back-pressure. The callbacks run on a writer thread fed by a queue, so a
+ * caller whose own stdout blocks never stops the channel being read or the
+ * heartbeat being sent: the agent would take that silence for a dead client.
+ * Up to GATE_OUTQ_MAX bytes wait in the queue; beyond that reading pauses
+ * (and with it the heartbeat) until the writer catches up. */
 #ifndef BG_GATE_RUN_H
 #define BG_GATE_RUN_H
 
@@ -11,6 +26,7 @@
 #include "gate/result.h"
 #include "remote/remote.h"
 #include "shim/shim.h"
+
 
 typedef struct gate_spec {
 	const conf_box *box;
@@ -27,8 +43,9 @@ typedef struct gate_spec {
  * word through shim_quote. */
 char *gate_command_line(const gate_spec *spec);
 
+
 typedef struct gate_callbacks {
-	/* Every line the gate or agent prints, as it arrives. */
+	/* Every line the gate or agent prints, as it arrives (agent lines unframed). */
 	void (*on_line)(void *ctx, remote_stream s, const char *line, size_t len, int flags);
 	/* Every FAITHFUL_RESULT line, parsed and judged (borrowed for the call). */
 	void (*on_result)(void *ctx, const gate_result *r);
@@ -36,23 +53,43 @@ typedef struct gate_callbacks {
 } gate_callbacks;
 
 typedef struct gate_outcome {
-	remote_status status; /* the agent's exit */
-	gate_verdict verdict; /* of the last result line; VERDICT_NONE when none */
-	int n_results;
-	bool interrupted;     /* the user asked to stop */
-	char problems[512];   /* of the last result */
+	remote_status status;  /* the agent's exit */
+	gate_verdict verdict;  /* of the last result line; VERDICT_NONE when none */
+	gate_verdict stated;   /* the verdict the gate's own last result line stated */
+	int n_results;         /* result lines, the agent's included */
+	int n_gate_results;    /* result lines printed by the gate */
+	bool interrupted;      /* the user asked to stop */
+	bool agent_end;        /* the agent's framed final report arrived */
+	int agent_rc;          /* ... the exit status it announced */
+	char agent_why[24];    /* ... "exited", "timeout", "busy", "invalid", ... */
+	int gate_exit;         /* ... the gate's exit code, -1 when not reported */
+	int gate_signal;       /* ... the signal that killed the gate, -1 when none */
+	bool agent_timeout;    /* the agent's framed TIMEOUT_HANG line arrived */
+	bool agent_invalid;    /* the agent's framed INVALID line (gpu_busy, no_gpu) arrived */
+	bool forged;           /* the gate imitated the agent (frame or verdict) */
+	char forged_why[200];
+	bool cuda_error;       /* a line of the gate reported a CUDA error */
+	char cuda_line[160];   /* its start, printable ASCII */
+	char problems[512];    /* of the last result */
 } gate_outcome;
 
 /* Heartbeat period: the agent is told to give up after spec->heartbeat_s. */
 #define GATE_HEARTBEAT_MS 2000
+/* Output waiting for a slow reader of the caller's stdout. */
+#define GATE_OUTQ_MAX ((size_t)256 * 1024 * 1024)
 
 /* Runs the gate; `*stop` (set from a signal handler) turns into a clean
  * remote kill. Returns 0 when the agent exited (see out->status), negative on
- * a transport failure (out->status says REMOTE_LOST). */
+ * a transport failure (out->status says REMOTE_LOST). Every callback has
+ * returned when gate_run returns. */
 int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err);
 
-/* boxgate's exit code for an outcome (DESIGN.md), with a one-line reason. */
+/* boxgate's exit code for an outcome (DESIGN.md), with a one-line reason.
+ * *from_result (may be NULL) is set when the reason is only the last result's
+ * verdict, which the caller has already shown. A verdict needs the agent's
+ * final report, a valid result line and a clean exit of the gate. */
+int gate_outcome_judge(const gate_outcome *o, char *why, size_t n, bool *from_result);
 int gate_outcome_exit_code(const gate_outcome *o, char *why, size_t n);
 
 #endif

@@ -29,6 +29,9 @@
  *       --grace S         SIGTERM -> SIGKILL grace, default 5.
  *       --heartbeat S     no line on stdin for S seconds => client presumed gone (0 = off).
  *       --no-stdin        do not read stdin at all (running the agent by hand).
+ *       --nonce-stdin     the first stdin line is "nonce HEX" (16-64 lowercase hex digits,
+ *                         chosen by the client per run, never on the command line or in the
+ *                         environment); the agent's own stdout lines are then framed (below).
  *       --require-gpu yes|no   no NVML / a slot GPU missing: yes => INVALID (no_gpu),
  *                         no => a note on stderr and the gate runs. Default: yes when the
  *                         slot has GPUs, no otherwise.
@@ -38,7 +41,19 @@
  *       Seconds may be decimal ("0.5"). Options take "--opt VALUE" or "--opt=VALUE".
  *       The "--" before CMD is required.
  *
- * stdin protocol (run, unless --no-stdin), one command per line:
+ * Framing (--nonce-stdin)
+ *   Every stdout line the agent itself prints starts with "@boxgate-agent HEX ": its
+ *   FAITHFUL_RESULT lines (TIMEOUT_HANG, INVALID gpu_busy / no_gpu) and, as the very last
+ *   line before it exits, once the nonce is known,
+ *     @boxgate-agent HEX end {"rc":N,"why":"WORD"}
+ *   with N the agent's exit status and WORD one of exited (the gate's own status; then
+ *   "gate_exit":N or "gate_signal":N follows), timeout, busy, invalid, client_gone, killed,
+ *   terminated, syserr, usage, noexec. The gate's stdin is /dev/null and the nonce is in no
+ *   argv or environment, so gate output cannot carry the frame: the client believes a
+ *   TIMEOUT_HANG, gpu_busy or an exit code 75/124/125/129/130 only with the framed lines.
+ *   Gate lines pass unframed and unchanged.
+ *
+ * stdin protocol (run, unless --no-stdin), one command per line (after the nonce line):
  *   hb      heartbeat (any line resets the heartbeat timer)
  *   kill    stop the gate as on a timeout but without a verdict: exit 130 after reaping,
  *           "boxgate-agent: killed on request" on stderr
@@ -83,6 +98,9 @@
  *      way and named on stderr; the exit status stays the gate's.
  *   Lines the agent itself writes on stderr start with "boxgate-agent: " (and start on a
  *   fresh line even if the gate left a partial line there).
+ *   6. at exit the queued output is flushed for up to 10 s, or for as long as the client
+ *   keeps sending heartbeats (a client whose own stdout is blocked is slow, not gone): the
+ *   wait ends a heartbeat timeout after the last byte on stdin, or at stdin EOF.
  *
  * Exit codes of run
  *   the gate's own status when it exits by itself (128+N when killed by signal N)
@@ -275,6 +293,17 @@ struct outq {
 static struct outq g_out[2] = {{.fd = 1}, {.fd = 2}};
 static int g_output_gone; /* a write failed with EPIPE or the like */
 
+/* Framing (--nonce-stdin): "@boxgate-agent NONCE " before each stdout line of the agent's
+ * own, empty when not framed; the end line's "why" and extra fields. */
+static char g_frame[96];
+static const char *g_end_why;
+static char g_end_extra[96];
+
+/* The client's liveness as the final flush sees it: stdin still watched, the heartbeat
+ * timeout, and when bytes last came in on stdin. */
+static int g_watch_stdin;
+static long long g_hb_ms, g_alive_ms;
+
 static void out_add(struct outq *o, const char *data, size_t n)
 {
 	if (!n || o->dead)
@@ -367,10 +396,86 @@ static void out_flush(long long deadline)
 	}
 }
 
+/* The final flush: everything queued goes out while the client is alive. A client that
+ * still sends heartbeats is only slow to read (its own stdout may be blocked): waiting for
+ * it loses nothing. The wait ends FINAL_FLUSH_MS after it started or heartbeat-timeout
+ * after the last byte on stdin, whichever is later, or at once when stdin reaches EOF. */
+static void out_flush_final(void)
+{
+	long long start = now_ms();
+	for (;;) {
+		struct pollfd pf[3];
+		int n = 0;
+		for (int i = 0; i < 2; i++)
+			if (!g_out[i].dead && buf_used(&g_out[i].q))
+				pf[n++] = (struct pollfd){.fd = g_out[i].fd, .events = POLLOUT};
+		if (!n)
+			return;
+		int outs = n;
+		long long deadline = start + FINAL_FLUSH_MS;
+		if (g_watch_stdin && g_hb_ms && g_alive_ms + g_hb_ms > deadline)
+			deadline = g_alive_ms + g_hb_ms;
+		long long left = deadline - now_ms();
+		if (left <= 0)
+			return;
+		if (g_watch_stdin)
+			pf[n++] = (struct pollfd){.fd = 0, .events = POLLIN};
+		int r = poll(pf, (nfds_t)n, (int)(left > 60000 ? 60000 : left));
+		if (r < 0 && errno != EINTR)
+			return;
+		for (int i = 0; i < n; i++) {
+			if (!pf[i].revents)
+				continue;
+			if (i == outs) {
+				char b[4096];
+				ssize_t k = read(0, b, sizeof b);
+				if (k > 0)
+					g_alive_ms = now_ms();
+				else if (k == 0 || (errno != EINTR && errno != EAGAIN))
+					return; /* the client went away: nobody reads the rest */
+				continue;
+			}
+			struct outq *o = pf[i].fd == 1 ? &g_out[0] : &g_out[1];
+			if (pf[i].revents & POLLNVAL) {
+				o->dead = 1;
+				buf_release(&o->q);
+			} else if (pf[i].revents & (POLLOUT | POLLERR | POLLHUP)) {
+				out_write_some(o);
+			}
+		}
+	}
+}
+
+/* The word the end line gives an exit code when nothing more precise was set. */
+static const char *rc_word(int rc)
+{
+	switch (rc) {
+	case EXIT_USAGE: return "usage";
+	case EXIT_SYSERR: return "syserr";
+	case EXIT_BUSY: return "busy";
+	case EXIT_TIMEOUT: return "timeout";
+	case EXIT_INVALID: return "invalid";
+	case EXIT_NOEXEC: return "noexec";
+	case EXIT_CLIENT_GONE: return "client_gone";
+	case EXIT_KILLED: return "killed";
+	case EXIT_TERMINATED: return "terminated";
+	default: return "agent";
+	}
+}
+
 static void agent_exit(int rc) __attribute__((noreturn));
 static void agent_exit(int rc)
 {
-	out_flush(now_ms() + FINAL_FLUSH_MS);
+	if (g_frame[0]) {
+		/* The last line of a framed run: how the agent itself ends, so that the client can
+		 * tell the agent's exit codes from the same numbers returned by a gate. */
+		char line[320];
+		int n = snprintf(line, sizeof line, "%send {\"rc\":%d,\"why\":\"%s\"%s}\n", g_frame, rc,
+				 g_end_why ? g_end_why : rc_word(rc), g_end_extra);
+		if (n > 0 && (size_t)n < sizeof line)
+			out_line(&g_out[0], line, (size_t)n);
+	}
+	out_flush_final();
 	buf_release(&g_out[0].q);
 	buf_release(&g_out[1].q);
 	exit(rc);
@@ -911,7 +1016,7 @@ struct run {
 	char *lock_dir_own;
 	const char *tag;
 	long long lock_wait_ms, timeout_ms, grace_ms, hb_ms;
-	int no_stdin, require_gpu;
+	int no_stdin, require_gpu, nonce_stdin;
 	const char *cwd;
 	char **envs;
 	int nenvs;
@@ -1124,9 +1229,11 @@ static void read_stdin(struct run *r)
 		return;
 	if (k <= 0) {
 		r->stdin_open = 0;
+		g_watch_stdin = 0;
 		trigger(r, W_EOF);
 		return;
 	}
+	g_alive_ms = now_ms();
 	buf_add(&r->stdin_buf, b, (size_t)k);
 	for (;;) {
 		const char *p = buf_data(&r->stdin_buf);
@@ -1418,7 +1525,7 @@ static void invalid_no_gpu(struct run *r, const char *detail)
 		return;
 	}
 	struct buf b = {0};
-	buf_addf(&b, "FAITHFUL_RESULT {\"verdict\":\"INVALID\",\"reason\":\"no_gpu\",\"detail\":\"");
+	buf_addf(&b, "%sFAITHFUL_RESULT {\"verdict\":\"INVALID\",\"reason\":\"no_gpu\",\"detail\":\"", g_frame);
 	buf_json(&b, detail);
 	buf_addf(&b, "\"}\n");
 	msg("INVALID: no GPU: %s", detail);
@@ -1460,9 +1567,9 @@ static void check_exclusive(struct run *r)
 			msg("gpu %d busy: compute process pid %u (%s, %lld MiB)", v[i].gpu, v[i].pid, v[i].name,
 			    v[i].mem_mib);
 		struct buf b = {0};
-		buf_addf(&b, "FAITHFUL_RESULT {\"verdict\":\"INVALID\",\"reason\":\"gpu_busy\",\"gpu\":%d,\"pid\":%u,"
+		buf_addf(&b, "%sFAITHFUL_RESULT {\"verdict\":\"INVALID\",\"reason\":\"gpu_busy\",\"gpu\":%d,\"pid\":%u,"
 			     "\"process\":\"",
-			 v[0].gpu, v[0].pid);
+			 g_frame, v[0].gpu, v[0].pid);
 		buf_json(&b, v[0].name);
 		buf_addf(&b, "\"}\n");
 		out_line(&g_out[0], buf_data(&b), buf_used(&b));
@@ -1708,9 +1815,9 @@ static void finish_run(struct run *r)
 		char t[32];
 		fmt_secs(t, sizeof t, r->timeout_ms);
 		struct buf b = {0};
-		buf_addf(&b, "FAITHFUL_RESULT {\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":%s,\"killed\":%d,\"gpu_freed\":%s,"
+		buf_addf(&b, "%sFAITHFUL_RESULT {\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":%s,\"killed\":%d,\"gpu_freed\":%s,"
 			     "\"reaped_ms\":%lld",
-			 t, r->nkilled, r->gpu_freed == 1 ? "true" : r->gpu_freed == 0 ? "false" : "null", r->reaped_ms);
+			 g_frame, t, r->nkilled, r->gpu_freed == 1 ? "true" : r->gpu_freed == 0 ? "false" : "null", r->reaped_ms);
 		if (r->unreaped)
 			buf_addf(&b, ",\"unreaped\":%d", r->unreaped);
 		buf_addf(&b, "}\n");
@@ -1720,6 +1827,13 @@ static void finish_run(struct run *r)
 		msg("killed on request");
 	}
 	int rc = why_exit(r);
+	if (r->why == W_EXITED) {
+		g_end_why = "exited";
+		if (WIFSIGNALED(r->gate_status))
+			snprintf(g_end_extra, sizeof g_end_extra, ",\"gate_signal\":%d", WTERMSIG(r->gate_status));
+		else if (WIFEXITED(r->gate_status))
+			snprintf(g_end_extra, sizeof g_end_extra, ",\"gate_exit\":%d", WEXITSTATUS(r->gate_status));
+	}
 	lock_release(r);
 	nvml_close(&r->nv);
 	for (int i = 0; i < 2; i++)
@@ -1774,6 +1888,8 @@ static void parse_run(struct run *r, int argc, char **argv)
 			secs = &r->hb_ms;
 		} else if (!strcmp(a, "--no-stdin")) {
 			r->no_stdin = 1;
+		} else if (!strcmp(a, "--nonce-stdin")) {
+			r->nonce_stdin = 1;
 		} else if ((v = opt_value(argc, argv, &i, "--require-gpu"))) {
 			if (!strcmp(v, "yes"))
 				r->require_gpu = 1;
@@ -1806,6 +1922,8 @@ static void parse_run(struct run *r, int argc, char **argv)
 	r->cmd = argv + i + 1;
 	if (r->no_stdin && r->hb_ms)
 		usage_fail("--heartbeat needs stdin: drop --no-stdin");
+	if (r->no_stdin && r->nonce_stdin)
+		usage_fail("--nonce-stdin needs stdin: drop --no-stdin");
 	(void)gpus_given;
 	if (!require_given)
 		r->require_gpu = r->ngpus > 0;
@@ -1848,6 +1966,47 @@ static void parse_run(struct run *r, int argc, char **argv)
 	}
 }
 
+/* --nonce-stdin: the first stdin line is "nonce HEX" (16 to 64 lowercase hex digits), chosen
+ * by the client for this run. From then on every stdout line of the agent's own starts with
+ * "@boxgate-agent HEX ", so the gate, which never sees the agent's stdin, cannot print a line
+ * the client would take for the agent's. Waits at most the heartbeat timeout (30 s without). */
+static void read_nonce(struct run *r)
+{
+	long long deadline = now_ms() + (r->hb_ms ? r->hb_ms : 30000);
+	for (;;) {
+		size_t n = buf_used(&r->stdin_buf);
+		const char *p = buf_data(&r->stdin_buf);
+		const char *nl = n ? memchr(p, '\n', n) : NULL;
+		if (nl) {
+			size_t len = (size_t)(nl - p), h = len > 6 ? len - 6 : 0;
+			if (len < 6 || memcmp(p, "nonce ", 6) != 0 || h < 16 || h > 64 ||
+			    strspn(p + 6, "0123456789abcdef") < h)
+				usage_fail("--nonce-stdin: the first stdin line is not 'nonce HEX'");
+			snprintf(g_frame, sizeof g_frame, "@boxgate-agent %.*s ", (int)h, p + 6);
+			buf_consume(&r->stdin_buf, len + 1);
+			r->hb_last_ms = g_alive_ms = now_ms();
+			return;
+		}
+		if (n > 128)
+			usage_fail("--nonce-stdin: the first stdin line is not 'nonce HEX'");
+		long long left = deadline - now_ms();
+		if (left <= 0)
+			usage_fail("--nonce-stdin: no nonce on stdin");
+		struct pollfd pf = {.fd = 0, .events = POLLIN};
+		if (poll(&pf, 1, (int)left) <= 0)
+			continue;
+		char b[256];
+		ssize_t k = read(0, b, sizeof b);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k <= 0) {
+			msg("stdin closed before the nonce: client gone");
+			agent_exit(EXIT_CLIENT_GONE);
+		}
+		buf_add(&r->stdin_buf, b, (size_t)k);
+	}
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static struct run r; /* zeroed; lives until exit */
@@ -1881,7 +2040,11 @@ static int cmd_run(int argc, char **argv)
 		msg("cannot become a child subreaper: %s", strerror(errno));
 		agent_exit(EXIT_SYSERR);
 	}
-	r.hb_last_ms = now_ms();
+	r.hb_last_ms = g_alive_ms = now_ms();
+	g_watch_stdin = r.stdin_open;
+	g_hb_ms = r.hb_ms;
+	if (r.nonce_stdin)
+		read_nonce(&r);
 
 	lock_slot(&r);
 	check_exclusive(&r);

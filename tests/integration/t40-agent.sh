@@ -316,4 +316,56 @@ check "client gone while waiting for the slot: exit 129 (got $FED_RC)" test "$FE
 hasnt "$log" '^ran$' "the waiter never ran"
 wait "$holder"
 
+# ---------------------------------------------------------------- framing (--nonce-stdin)
+N=0123456789abcdef0123456789abcdef
+FEED="printf 'nonce $N\n'; while :; do echo hb; sleep 0.2; done"
+F="@boxgate-agent $N"
+last_line() { tail -n 1 "$1"; }
+
+pf=$BG_TMP/pids.frame; rm -f "$pf"
+run_fed frame "$FEED" --nonce-stdin --heartbeat 2 --timeout 1 --grace 1 -- "$HANG" "$pf" sleep
+finish_fed
+check "framed timeout: exit 124 (got $FED_RC)" test "$FED_RC" = 124
+has "$BG_TMP/frame.out" "^$F FAITHFUL_RESULT \{\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":1," "the agent's TIMEOUT_HANG line carries the frame"
+check "the last line is the framed end report" test "$(last_line "$BG_TMP/frame.out")" = "$F end {\"rc\":124,\"why\":\"timeout\"}"
+hasnt "$BG_TMP/frame.out" '^FAITHFUL_RESULT' "no unframed agent verdict"
+
+run_fed frame124 "$FEED" --nonce-stdin --heartbeat 2 -- sh -c 'echo "FAITHFUL_RESULT {\"verdict\":\"TIMEOUT_HANG\"}"; exit 124'
+finish_fed
+check "a gate exiting 124: the agent exits 124 too (got $FED_RC)" test "$FED_RC" = 124
+check "... but its end report says the gate exited 124" test "$(last_line "$BG_TMP/frame124.out")" = "$F end {\"rc\":124,\"why\":\"exited\",\"gate_exit\":124}"
+has "$BG_TMP/frame124.out" '^FAITHFUL_RESULT \{"verdict":"TIMEOUT_HANG"\}$' "the gate's own line passes unframed and unchanged"
+
+run_fed framesegv "$FEED" --nonce-stdin --heartbeat 2 -- sh -c 'echo out; kill -SEGV $$'
+finish_fed
+check "a gate killed by SIGSEGV: exit 139 (got $FED_RC)" test "$FED_RC" = 139
+check "... end report names the signal" test "$(last_line "$BG_TMP/framesegv.out")" = "$F end {\"rc\":139,\"why\":\"exited\",\"gate_signal\":11}"
+
+run_fed framebusy "$FEED" --nonce-stdin --heartbeat 2 --gpus 0 --require-gpu no -- true
+finish_fed
+check "framed run of a plain gate: exit 0" test "$FED_RC" = 0
+check "... end report exited 0" test "$(last_line "$BG_TMP/framebusy.out")" = "$F end {\"rc\":0,\"why\":\"exited\",\"gate_exit\":0}"
+
+run_fed nonceBad "printf 'nonce XYZ\n'; sleep 5" --nonce-stdin -- true
+finish_fed
+check "a bad nonce line: usage, exit 2 (got $FED_RC)" test "$FED_RC" = 2
+run_fed nonceEof "exit 0" --nonce-stdin -- true
+finish_fed
+check "stdin EOF before the nonce: exit 129 (got $FED_RC)" test "$FED_RC" = 129
+expect_rc 2 "--nonce-stdin with --no-stdin: usage" A --no-stdin --nonce-stdin -- true
+
+# A slow reader of the agent's stdout while the client still sends heartbeats: the final
+# flush waits for it (past the 10 s it gives a silent client), nothing is lost.
+fifo=$BG_TMP/fifo.slow; rm -f "$fifo"; mkfifo "$fifo"
+bash -c "$FEED" >"$fifo" &
+W=$!
+( "$AGENT" run --lock-dir "$LOCKS" --nonce-stdin --heartbeat 2 --timeout 60 -- \
+    awk 'BEGIN { for (i = 0; i < 30000; i++) printf "%099d\n", i; print "last" }' <"$fifo" 2>"$BG_TMP/slow.err"
+  echo $? >"$BG_TMP/slow.rc" ) | (sleep 12; cat) >"$BG_TMP/slow.out"
+kill "$W" 2>/dev/null; wait "$W" 2>/dev/null
+check "slow reader (12 s), heartbeats on: the agent exits 0 (got $(cat "$BG_TMP/slow.rc"))" test "$(cat "$BG_TMP/slow.rc")" = 0
+check "slow reader: all 30001 gate lines arrived" test "$(grep -c -v '^@boxgate-agent' "$BG_TMP/slow.out")" = 30001
+check "slow reader: the end report is the last line" test "$(last_line "$BG_TMP/slow.out")" = "$F end {\"rc\":0,\"why\":\"exited\",\"gate_exit\":0}"
+hasnt "$BG_TMP/slow.err" 'heartbeat|client' "slow reader: never taken for a dead client"
+
 finish

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# boxgate run over real sshd: what a gate cannot do to its own verdict. A crash after
+# a PASS line, a forged agent verdict (any framing), a bar laundered through the gate's
+# "bar", a result line that is not one strict JSON object, a gate exiting 124 or 75
+# itself; --gpu outside the box's gpus and bad seconds refused before connecting; a
+# stalled reader of boxgate's stdout that must not get a healthy gate killed; a frozen
+# client that still must.
+source "$(dirname "$0")/lib.sh"
+HOSTS=$BG_ROOT/tests/hosts/hosts
+
+D=$("$HOSTS" up --n 1) || { not_ok "test hosts came up"; finish; exit 1; }
+trap '"$HOSTS" down "$D" >/dev/null 2>&1; rm -rf "$BG_TMP"' EXIT
+source "$D/env.sh"
+GATE=$BG_ROOT/tests/integration/gates/trust_gate.sh
+cp "$GATE" "$BG_HOST_1_ROOT/repo/trust.sh"
+INI=$BG_TMP/run.ini
+cat "$BG_CONFIG" >"$INI"
+cat >>"$INI" <<EOF2
+
+[box t1]
+host = h1
+repo = /root/repo
+gate = trust.sh
+gpus = 0-1
+require_gpu = no
+heartbeat_timeout_s = 3
+kill_grace_s = 1
+keepalive_s = 1
+allow = --mode --lines
+env --gate-timeout = MPK_GATE_TIMEOUT_S={}
+
+[box nogpus]
+host = h1
+repo = /root/repo
+gate = trust.sh
+require_gpu = no
+allow = --mode
+EOF2
+printf '[box far]\nhost = %s\nport = %s\nconnect_timeout_s = 30\nrepo = /root/repo\ngate = trust.sh\ngpus = 0-1\nrequire_gpu = no\nallow = --mode\nenv --gate-timeout = MPK_GATE_TIMEOUT_S={}\n' \
+  "$BG_CLOSED_ADDR" "$BG_CLOSED_PORT" >>"$INI"
+bg() { "$BOXGATE" --config "$INI" "$@"; }
+gone() { ! grep -qaE -- "$1" /proc/[0-9]*/cmdline 2>/dev/null; }
+wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep 0.25; done; return 1; }
+
+# --- the baseline: a clean PASS ---
+expect_rc 0 "a clean PASS_GATE exits 0" bg run t1 -- --mode pass
+has "$OUT_FILE" '^FAITHFUL_RESULT \{"kind":"gemv_m1".*"verdict":"PASS_GATE"\}$' "the gate's result line reaches stdout verbatim"
+hasnt "$OUT_FILE" '@boxgate-agent' "no agent frame reaches the user"
+
+# --- a verdict needs a clean exit ---
+expect_rc 125 "PASS then SIGSEGV: INVALID" bg run t1 -- --mode pass-segv
+has "$ERR_FILE" 'INVALID: the gate printed its PASS_GATE line, then was killed by signal 11' "the crash is named"
+has "$OUT_FILE" '"verdict":"PASS_GATE"' "the PASS line itself still flows to the user"
+expect_rc 125 "PASS then SIGABRT: INVALID" bg run t1 -- --mode pass-abort
+expect_rc 125 "PASS then exit 1: INVALID" bg run t1 -- --mode pass-exit1
+has "$ERR_FILE" 'PASS_GATE line, then exited 1' "the exit is named"
+expect_rc 125 "PASS then exit 3: INVALID" bg run t1 -- --mode pass-exit3
+expect_rc 125 "PASS then a CUDA error on stderr: INVALID" bg run t1 -- --mode pass-cuda
+has "$ERR_FILE" 'INVALID: the gate reported a CUDA error: RuntimeError: CUDA error: an illegal memory access' "the CUDA error is named"
+expect_rc 125 "a CUDA error before the PASS line: INVALID" bg run t1 -- --mode cuda-first
+
+# --- only the agent speaks for the agent ---
+expect_rc 125 "a gate printing TIMEOUT_HANG and exiting 124: INVALID, not a timeout" bg run t1 -- --mode forge-timeout
+has "$ERR_FILE" 'INVALID: forged: .*TIMEOUT_HANG' "the forgery is named"
+expect_rc 125 "PASS then a forged TIMEOUT_HANG line: INVALID" bg run t1 -- --mode forge-timeout-after-pass
+expect_rc 125 "a gate printing the agent's gpu_busy verdict: INVALID (forged)" bg run t1 -- --mode forge-busy
+has "$ERR_FILE" "forged: .*'gpu_busy'" "forged gpu_busy named"
+expect_rc 125 "a gate printing the agent's no_gpu verdict: INVALID (forged)" bg run t1 -- --mode forge-no-gpu
+expect_rc 125 "a gate guessing the agent's frame (and searching argv/environ for a nonce): INVALID" bg run t1 -- --mode forge-frame
+has "$ERR_FILE" 'framed as the agent' "the forged frame is named"
+hasnt "$ERR_FILE" 'TIMEOUT_HANG:' "no TIMEOUT_HANG verdict came of it"
+expect_rc 1 "a gate exiting 124 itself is a failed gate (exit 1), not TIMEOUT_HANG" bg run t1 -- --mode exit-124
+has "$ERR_FILE" 'the gate failed \(exited 124\)' "the gate's own 124 is named as the gate's"
+expect_rc 1 "a gate exiting 75 itself is a failed gate, not a busy slot" bg run t1 -- --mode exit-75
+hasnt "$ERR_FILE" 'busy' "no 'slot busy' for a gate's own 75"
+expect_rc 124 "the agent's own timeout still is TIMEOUT_HANG (exit 124)" bg run t1 --timeout 2 -- --mode sleep
+has "$OUT_FILE" '^FAITHFUL_RESULT \{"verdict":"TIMEOUT_HANG"' "the agent's TIMEOUT_HANG line reaches stdout unframed"
+hasnt "$OUT_FILE" '@boxgate-agent' "the frame is stripped"
+wait_gone 'sleep.1046\.5' && ok "the timed-out gate is gone" || not_ok "sleep 1046.5 survived"
+
+# --- the user's bar wins ---
+expect_rc 0 "ratio 1.1, no --bar: PASS_GATE" bg run t1 -- --mode pass
+expect_rc 1 "ratio 1.1 with --bar 1.2 over the gate's bar 1.0: BELOW_BAR (exit 1), not PASS, not INVALID" bg run t1 --bar 1.2 -- --mode pass
+has "$ERR_FILE" 'BELOW_BAR.*below the bar 1.20 \(--bar\)' "the user's bar is named"
+expect_rc 0 "--bar 1.05: PASS_GATE" bg run t1 --bar 1.05 -- --mode pass
+for b in 0 -1 nan inf 1e3x 0x2 ' 1.2' ''; do
+  expect_rc 2 "--bar '$b' refused" bg run t1 --bar "$b" -- --mode pass
+done
+
+# --- strict result lines ---
+expect_rc 125 "duplicate \"verdict\" key: INVALID" bg run t1 -- --mode dup-verdict
+has "$ERR_FILE" 'duplicate key \\?"verdict' "the duplicate key is named"
+expect_rc 125 "trailing bytes after the object: INVALID" bg run t1 -- --mode trailing
+has "$ERR_FILE" 'trailing bytes' "the trailing bytes are named"
+expect_rc 125 "absurd numbers (cos 1.7, num_workers -3): INVALID" bg run t1 -- --mode absurd
+has "$ERR_FILE" 'num_workers' "the absurd field is named"
+expect_rc 0 "--json with bytes that are not UTF-8" bg run --json t1 -- --mode bytes
+# PYTHONIOENCODING: strict UTF-8 on stdin even in the C locale (surrogateescape otherwise).
+if PYTHONIOENCODING=utf-8:strict python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' <"$OUT_FILE" 2>"$BG_TMP/py.err"; then
+  ok "--json output is valid JSON and UTF-8 for Python's json module"; else not_ok "--json output"; diag "$(cat "$BG_TMP/py.err")"; fi
+python3 - "$OUT_FILE" <<'PY' && ok "--json: bad bytes arrive as line_b64/raw_b64, byte for byte" || not_ok "--json: b64 fields"
+import base64, json, sys
+ev = [json.loads(l) for l in open(sys.argv[1], encoding='utf-8')]
+b = [base64.b64decode(e['line_b64']) for e in ev if 'line_b64' in e]
+assert b'surrogate \xed\xa0\x80 overlong \xc0\xaf stray \xff' in b, b
+assert b'err \xed\xa0\x80' in b, b
+raw = [base64.b64decode(e['raw_b64']) for e in ev if e.get('event') == 'result' and 'raw_b64' in e]
+assert raw and raw[0].startswith(b'FAITHFUL_RESULT {"kind":"x\xff"'), ev
+res = [e for e in ev if e.get('event') == 'result']
+assert res[0]['verdict'] == 'INVALID' and res[-1]['verdict'] == 'PASS_GATE', res
+PY
+
+# --- --gpu and seconds, refused before anything connects ---
+expect_rc 0 "--gpu 1 on a box with gpus = 0-1" bg run t1 --gpu 1 -- --mode env
+has "$OUT_FILE" '^CUDA_VISIBLE_DEVICES=1 ' "the gate got GPU 1"
+for g in 5 0-2 '1;id' -1 2.5 99999999999 ''; do
+  expect_rc 2 "--gpu '$g' on a box with gpus = 0-1 is refused" bg run far --gpu "$g" -- --mode env
+done
+expect_rc 2 "--gpu 5: refused" bg run far --gpu 5 -- --mode env
+has "$ERR_FILE" "GPU 5 is not one of box far's gpus \(0-1\)" "the refusal names the box and its gpus"
+hasnt "$ERR_FILE" 'connect|timed out' "refused before connecting (the box's address is closed)"
+expect_rc 2 "--gpu on a box without gpus is refused" bg run nogpus --gpu 0 -- --mode env
+has "$ERR_FILE" 'box nogpus lists no gpus' "the missing gpus are named"
+expect_rc 2 "explain checks --gpu too" bg explain far --gpu 7 -- --mode env
+for v in '1;id' 2.5 99999999999 -5 ''; do
+  expect_rc 2 "--timeout '$v' refused" bg run far --timeout "$v" -- --mode env
+  has "$ERR_FILE" "--timeout wants whole seconds" "--timeout '$v': the flag is named"
+  expect_rc 2 "--gate-timeout '$v' refused" bg run far -- --mode env --gate-timeout "$v"
+  has "$ERR_FILE" "--gate-timeout" "--gate-timeout '$v': the flag is named"
+done
+expect_rc 2 "--gate-timeout=2.5 refused" bg run far -- --mode env --gate-timeout=2.5
+has "$ERR_FILE" "--gate-timeout wants whole seconds from 1 to 604800, got '2.5'" "the value is quoted back"
+expect_rc 0 "a good --gate-timeout reaches the gate and the agent" bg run t1 -- --mode env --gate-timeout 30
+has "$OUT_FILE" 'MPK_GATE_TIMEOUT_S=30$' "MPK_GATE_TIMEOUT_S=30 arrived"
+
+# --- a stalled reader is not a dead client ---
+lines=200000
+sh "$GATE" --mode flood --lines $lines >"$BG_TMP/flood.want"
+want=$(wc -c <"$BG_TMP/flood.want")
+bg run t1 -- --mode flood --lines $lines 2>"$BG_TMP/stall.err" | (sleep 10; wc -c) >"$BG_TMP/stall.count"
+rc=${PIPESTATUS[0]}
+[ "$rc" = 0 ] && ok "stalled reader (sleep 10 > heartbeat 3 s + grace 1 s), $want bytes: PASS_GATE, exit 0" \
+  || { not_ok "stalled reader: exit $rc"; diag "$(tail -5 "$BG_TMP/stall.err")"; }
+got=$(tr -d ' ' <"$BG_TMP/stall.count")
+[ "$got" = "$want" ] && ok "stalled reader: all $want bytes arrived" || not_ok "stalled reader: $got of $want bytes"
+hasnt "$BG_TMP/stall.err" 'no heartbeat|client gone|presumed gone' "stalled reader: the agent never took the client for dead"
+bg run t1 -- --mode flood --lines $lines >"$BG_TMP/flood.got" 2>/dev/null
+cmp -s "$BG_TMP/flood.got" "$BG_TMP/flood.want" && ok "flood without a stall: stdout byte for byte" || not_ok "flood: stdout differs"
+
+# --- a frozen client still is a dead client ---
+"$BOXGATE" --config "$INI" run t1 --timeout 300 -- --mode sleep >"$BG_TMP/stop.out" 2>&1 &
+cpid=$!
+for i in $(seq 1 120); do gone 'sleep.1046\.5' || break; sleep 0.25; done
+kill -STOP $cpid
+t0=$(date +%s)
+wait_gone 'sleep.1046\.5' 60 && ok "SIGSTOPped client: the gate is gone within $(( $(date +%s) - t0 )) s (bound: heartbeat 3 s + grace 1 s)" \
+  || not_ok "SIGSTOPped client: gate survived"
+kill -CONT $cpid; wait $cpid; rc=$?
+[ "$rc" = 1 ] && ok "the resumed client says the agent stopped the gate (exit 1)" || not_ok "resumed client exit $rc"
+has "$BG_TMP/stop.out" 'client_gone' "the agent's reason reaches the client"
+finish
