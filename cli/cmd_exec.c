@@ -23,16 +23,26 @@ static const char exec_help[] =
 	"  --boxes SPEC   names, node sets (b200-[1-8,12]) and @pool, comma separated\n"
 	"  --pool POOL    every box of a pool\n"
 	"  --all          every configured box (the built-in local box only by name)\n"
-	"  --timeout S    kill the command's process group on the box after S seconds\n"
+	"  --timeout S    after S seconds kill the command on the box: its process group and\n"
+	"                 every process of the same user whose environment carries the\n"
+	"                 command's BOXGATE_EXEC_ID (setsid'd and daemonised children too):\n"
+	"                 TERM, then KILL after 2 s. A process that removed BOXGATE_EXEC_ID\n"
+	"                 from its environment, or runs as another user, is not found.\n"
 	"  -b, --gather   gather identical stdout per group of boxes (like clush -b)\n"
 	"  --json         one JSON event per line: {box,stream,line} and {box,event,...}\n"
 	"  --accept-new   record unknown host keys (changed keys are still refused)\n"
 	"\n"
 	"Lines longer than 1 MiB arrive in pieces, each but the last marked\n"
 	"' [boxgate: line continues]' (\"partial\":true in JSON); bytes pass unchanged.\n"
+	"The box's login shell must be a POSIX shell (sh, bash, dash, zsh, ksh): boxgate runs\n"
+	"CMD in a subshell that reports its exit status as the last bytes on stderr (taken\n"
+	"out of the output), so a channel that closes without a status (a lost connection,\n"
+	"sshd's ChannelTimeout) is never mistaken for exit 0. A status above 128 is reported\n"
+	"as the signal of that number, as the shell's $? shows it.\n"
 	"Exit: 0 when every box exited 0; 3 when a box could not be reached, its host key\n"
-	"was refused or authentication failed; 124 when a box timed out; else 1. A summary\n"
-	"of failed boxes closes the output.\n";
+	"was refused, authentication failed, or no exit status came back (the connection or\n"
+	"the channel closed first); 124 when a box timed out; else 1. A summary of failed\n"
+	"boxes closes the output.\n";
 
 struct exec_job;
 
@@ -156,6 +166,11 @@ static int summarise(struct exec_job *job, size_t n)
 			snprintf(how, sizeof(how), "connection lost");
 			box_code = 3;
 			cli_error("%s", r->err.msg);
+		} else if (r->rc == 0 && r->st.how == REMOTE_LOST) {
+			/* The channel closed cleanly but no status came with it. */
+			snprintf(how, sizeof(how), "no exit status: the channel closed before the command "
+				 "ended; it may still run on the box");
+			box_code = 3;
 		} else if (r->rc < 0 && r->rc != BG_ETIMEOUT) {
 			snprintf(how, sizeof(how), "%s error", failure_kind(r->rc));
 			box_code = 3;
@@ -183,6 +198,7 @@ static int summarise(struct exec_job *job, size_t n)
 				cJSON_AddStringToObject(o, "signal", r->st.signal);
 			} else if (r->st.how == REMOTE_LOST) {
 				cJSON_AddStringToObject(o, "event", "lost");
+				cJSON_AddStringToObject(o, "error", how);
 			} else {
 				cJSON_AddStringToObject(o, "event", "exit");
 				cJSON_AddNumberToObject(o, "status", r->st.code);

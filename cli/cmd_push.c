@@ -38,6 +38,14 @@ static const char push_help[] =
 	"error fails before any box is touched. Temporary files of interrupted pushes are\n"
 	"removed. Pushes to one box are serialised by a lock on the box.\n"
 	"\n"
+	"A [verify] command gets the file as {}, as $1 and as $BOXGATE_FILE: always a path\n"
+	"of bytes in [A-Za-z0-9._/-] that boxgate chose (the temporary file, whose NAME has\n"
+	"every other byte made '_', reached through a link made for the check when its\n"
+	"directory's name has other bytes), so no file name can put code into the command,\n"
+	"however it nests shells. $BOXGATE_TARGET is the target's own path (untrusted text).\n"
+	"The new file gets the replaced file's owner and group (pushing as root over another\n"
+	"user's file); where the box refuses that, a warning names the file.\n"
+	"\n"
 	"  --boxes SPEC        names, node sets (b200-[1-8,12]) and @pool, comma separated\n"
 	"  --pool POOL         every box of a pool\n"
 	"  --all               every configured box (the built-in local box only by name)\n"
@@ -176,6 +184,8 @@ static void report_box(struct push_job *job, const sync_box *b)
 			char *line = sync_file_describe(b, i);
 			cli_print_line(stdout, b->box->name, line, strlen(line));
 			free(line);
+			if (f->warn)
+				cli_warn("%s", f->warn);
 			continue;
 		}
 		if (f->msg) {

@@ -58,6 +58,8 @@ static void report_box(struct rollback_job *job, const sync_box *b)
 			char *line = sync_file_describe(b, i);
 			cli_print_line(stdout, b->box->name, line, strlen(line));
 			free(line);
+			if (f->warn)
+				cli_warn("%s", f->warn);
 			continue;
 		}
 		if (f->msg) {

@@ -42,8 +42,21 @@ struct remote_exec {
 	remote_status st;
 	bool done;
 	long remote_pid; /* killable commands: their process group */
+	/* Killable commands: BOXGATE_EXEC_ID's value in their environment, so a
+	 * kill finds what they started outside their process group too. */
+	char exec_id[33];
 	/* ssh */
 	LIBSSH2_CHANNEL *ch;
+	/* The wrapper's status trailer on stderr (ssh_exec.c): its prefix, how
+	 * much of it is held back, the status text after it. */
+	char trailer[40];
+	size_t t_held;
+	bool t_in;
+	char t_text[48];
+	size_t t_len;
+	bool have_trailer;
+	int t_code;
+	char t_signal[32];
 	/* local */
 	pid_t pid;
 	int fd_in, fd_out, fd_err;
@@ -81,6 +94,9 @@ int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, b
 int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err);
 int remote_ssh_exec_signal(remote_exec *e, int sig, bg_err *err);
 void remote_ssh_exec_free(remote_exec *e);
+
+/* Fills `out` with 2*n hex digits from the kernel's random source (n <= 32). */
+void remote_random_hex(char *out, size_t n);
 
 /* Waits for the session's socket in the directions libssh2 asks for. */
 int remote_ssh_wait_socket(remote_conn *c, int64_t deadline);

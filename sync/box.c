@@ -44,6 +44,9 @@ static void files_release(sync_file *files, size_t n)
 		free(files[i].verify_out);
 		free(files[i].temp);
 		free(files[i].bak_temp);
+		free(files[i].vpath);
+		free(files[i].vlink);
+		free(files[i].warn);
 	}
 	free(files);
 }
@@ -223,6 +226,8 @@ static void finish_verify_output(sync_box *b)
 	size_t i = (size_t)b->vfile;
 	sync_file *f = &b->files[i];
 	/* The verifier saw the temporary file: show the target's name. */
+	if (f->vpath)
+		replace_all(&b->vbuf, f->vpath, item(b, i)->rel);
 	if (f->temp) {
 		char *dotted = xasprintf("./%s", f->temp);
 		replace_all(&b->vbuf, dotted, item(b, i)->rel);
@@ -308,6 +313,20 @@ static void marker(sync_box *b, const char *m)
 			finish_verify_output(b);
 	} else if (strcmp(word, "vok") == 0) {
 		b->files[i].done = 'v';
+	} else if (strcmp(word, "w") == 0) {
+		/* "OLD-UID:GID NEW-UID:GID" */
+		sync_file *f = &b->files[i];
+		char old_owner[32] = "", new_owner[32] = "";
+		if (sscanf(rest, "%31s %31s", old_owner, new_owner) != 2) {
+			b->proto_err = true;
+			return;
+		}
+		free(f->warn);
+		char *shown = sync_path_display(item(b, i)->rel);
+		f->warn = xasprintf("%s: %s: could not keep the replaced file's owner and group %s "
+				    "(not allowed to chown); the new file belongs to %s",
+				    b->box->name, shown, old_owner, new_owner);
+		free(shown);
 	} else if (strcmp(word, "ok") == 0) {
 		sync_file *f = &b->files[i];
 		f->done = 'k';
@@ -807,6 +826,30 @@ static int upload(sync_box *b, size_t i)
 	return rc == BG_ECONNECT ? rc : 0;
 }
 
+/* What the verifier of file i is given: the temporary file by a path only of
+ * safe bytes (sync_safe_path), whatever the target is called, so no
+ * template, however it nests shells, can read code out of a file name. The
+ * temporary file's own name is safe (sync_temp_name); when its directory's
+ * path is not, the verifier reaches it through a symlink to that directory
+ * made in the repo's top for the verify step. */
+static void set_vpath(sync_file *f)
+{
+	free(f->vpath);
+	free(f->vlink);
+	f->vlink = NULL;
+	const char *slash = strrchr(f->temp, '/');
+	char *dir = slash ? xstrndup(f->temp, (size_t)(slash - f->temp)) : NULL;
+	if (!dir || sync_safe_path(dir)) {
+		f->vpath = xasprintf("./%s", f->temp);
+	} else {
+		char hex[17];
+		sync_random_hex(hex);
+		f->vlink = xasprintf(".boxgate-%s.vdir", hex);
+		f->vpath = xasprintf("./%s/%s", f->vlink, slash + 1);
+	}
+	free(dir);
+}
+
 /* Runs the verify/swap/rollback step for the files selected by `sel`. */
 static int apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uploaded)
 {
@@ -820,6 +863,7 @@ static int apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uplo
 	}
 	sync_apply_file *af = xcalloc(n ? n : 1, sizeof(*af));
 	char **verifiers = xcalloc(n ? n : 1, sizeof(char *));
+	char **vdirs = xcalloc(n ? n : 1, sizeof(char *));
 	uint64_t big = 0;
 	for (size_t i = 0; i < n; i++) {
 		sync_file *f = &b->files[i];
@@ -835,11 +879,18 @@ static int apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uplo
 		a->sha = (what & SYNC_DO_ROLLBACK) ? NULL : it->sha;
 		a->big = (what & SYNC_DO_ROLLBACK) ? f->rsize >= SYNC_BIG_FILE : is_big(it);
 		a->prehashed = f->prehashed && !(what & SYNC_DO_ROLLBACK);
+		a->keep_owner = !(what & SYNC_DO_ROLLBACK);
 		if (it->verifier && (what & (SYNC_DO_VERIFY | SYNC_DO_ROLLBACK))) {
-			char *dotted = xasprintf("./%s", f->temp);
-			verifiers[i] = sync_verifier_command(it->verifier, dotted, b->box->python);
-			free(dotted);
+			set_vpath(f);
+			verifiers[i] = sync_verifier_command(it->verifier, f->vpath, b->box->python);
 			a->verifier = verifiers[i];
+			a->vpath = f->vpath;
+			a->vlink = f->vlink;
+			if (f->vlink) {
+				const char *slash = strrchr(f->temp, '/');
+				vdirs[i] = xstrndup(f->temp, (size_t)(slash - f->temp));
+				a->vdir = vdirs[i];
+			}
 		}
 		big += it->size > f->rsize ? it->size : f->rsize;
 	}
@@ -929,6 +980,9 @@ static int apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uplo
 						  b->errtail.len ? ": " : "", errtail(b));
 				else if (strcmp(f->why, "nobak") == 0)
 					file_fail(b, i, BG_ENOTFOUND, "there is no .bak to roll back to on the box");
+				else if (strcmp(f->why, "vlink") == 0)
+					file_fail(b, i, BG_EREMOTE, "cannot make the link the verifier needs in the repo's top%s%s; the box is unchanged",
+						  b->errtail.len ? ": " : "", errtail(b));
 				else if (strcmp(f->why, "copy") == 0)
 					file_fail(b, i, BG_EREMOTE, "cannot copy the .bak%s%s", b->errtail.len ? ": " : "",
 						  errtail(b));
@@ -945,9 +999,12 @@ static int apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uplo
 		}
 		start += m;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(verifiers[i]);
+		free(vdirs[i]);
+	}
 	free(verifiers);
+	free(vdirs);
 	free(af);
 	return rc;
 }

@@ -62,13 +62,23 @@ typedef struct sync_apply_file {
 	bool big;
 	bool prehashed;       /* sha was already checked on the box while uploading */
 	const char *verifier; /* substituted command; NULL: none */
+	/* The path the verifier is given, as `{}`, $1 and BOXGATE_FILE: a safe
+	 * path (sync_safe_path) relative to the repo; NULL: "./" + temp. */
+	const char *vpath;
+	/* When temp's directory has a path that is not safe: a symlink `vlink`
+	 * (safe, in the repo's top) to that directory `vdir`, made for the
+	 * verifier and removed after it. NULL: none. */
+	const char *vlink, *vdir;
+	bool keep_owner; /* the swap gives temp the replaced target's owner and group */
 } sync_apply_file;
 
 /* Verify and/or swap (or roll back) files. Lines:
  *   h I HASH              the temporary file's SHA-256
- *   x I hash|bak|mv|nobak|copy   a step failed; the temporary file is gone
+ *   x I hash|bak|mv|nobak|copy|vlink   a step failed; the temporary file is gone
  *   v I RC + the verifier's output + vend I
  *   vok I                 verified
+ *   w I UID:GID UID:GID   the replaced target's owner could not be given to
+ *                         the new file (it keeps the second)
  *   ok I created|replaced swapped in */
 char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 			const sync_apply_file *f, size_t n, unsigned what);

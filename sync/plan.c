@@ -356,7 +356,29 @@ char *sync_temp_name(const char *rel, const char *hex)
 	const char *ext = base + blen - el;
 	if (blen > NAME_MAX - TEMP_EXTRA - el)
 		blen = NAME_MAX - TEMP_EXTRA - el;
-	return xasprintf("%.*s.%.*s.boxgate-%.16s.tmp%s", (int)dirlen, rel, (int)blen, base, hex, ext);
+	char *t = xasprintf("%.*s.%.*s.boxgate-%.16s.tmp%s", (int)dirlen, rel, (int)blen, base, hex, ext);
+	/* The name part only of safe bytes: verifiers see this file, and the
+	 * text `{}` becomes must stay inert in any shell, however nested. */
+	for (char *c = t + dirlen; *c; c++)
+		if (!sync_safe_byte(*c))
+			*c = '_';
+	return t;
+}
+
+bool sync_safe_byte(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+	       c == '_' || c == '-';
+}
+
+bool sync_safe_path(const char *s)
+{
+	if (!*s || *s == '-')
+		return false;
+	for (; *s; s++)
+		if (*s != '/' && !sync_safe_byte(*s))
+			return false;
+	return true;
 }
 
 void sync_random_hex(char out[17])

@@ -270,6 +270,8 @@ cJSON *sync_file_json(const sync_box *b, size_t i)
 		json_add_bytes(o, sync_state_failed(f->state) ? "error" : "note", f->msg);
 	else if (sync_state_failed(f->state) && b->rc < 0)
 		json_add_bytes(o, "error", b->err.msg);
+	if (f->warn)
+		json_add_bytes(o, "warning", f->warn);
 	if (f->state == SYNC_VERIFY_FAILED) {
 		cJSON_AddNumberToObject(o, "verify_exit", f->verify_rc);
 		json_add_bytes(o, "verify_output", f->verify_out ? f->verify_out : "");

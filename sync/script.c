@@ -78,6 +78,11 @@ char *sync_script_probe(const sync_probe_opts *o, const sync_plan *p, const size
 	if (o->fail_busy)
 		strbuf_addstr(&sb, "[ \"$L\" = b ] && exit 4\n");
 	strbuf_addf(&sb, "C=%d; [ \"$L\" = b ] && C=0\n", o->clean ? 1 : 0);
+	/* Links an interrupted verify step left (sync_apply_file.vlink). */
+	strbuf_addstr(&sb, "[ \"$C\" = 1 ] && for g in ./.boxgate-");
+	for (int i = 0; i < 16; i++)
+		strbuf_addstr(&sb, "[0-9a-f]");
+	strbuf_addstr(&sb, ".vdir; do [ -L \"$g\" ] && rm -f -- \"$g\"; done\n");
 	strbuf_addf(&sb,
 		    "bgp() {\n"
 		    " i=$1 f=$2 d=$3; shift 3\n"
@@ -228,7 +233,7 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 	/* Verifiers that import the file must not leave bytecode named after
 	 * the temporary file. */
 	strbuf_addstr(&sb, "; PYTHONDONTWRITEBYTECODE=1; export BOXGATE_BOX PYTHONDONTWRITEBYTECODE\n");
-	/* bgv INDEX TEMP EXPECTED-SHA BIG VERIFIER-FUNCTION TARGET */
+	/* bgv INDEX TEMP EXPECTED-SHA BIG VERIFIER-FUNCTION TARGET VPATH VLINK VDIR */
 	strbuf_addf(&sb,
 		    "bgv() {\n"
 		    /* $4: 0 sha256sum, 1 the fastest hasher (big files), 2 already checked */
@@ -237,20 +242,26 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 		    " echo \"@%s h $1 $h\"\n"
 		    " if [ -n \"$3\" ] && [ \"$h\" != \"$3\" ]; then rm -f -- \"$2\"; echo \"@%s x $1 hash\"; return 1; fi\n"
 		    " if [ -z \"$5\" ]; then echo \"@%s vok $1\"; return 0; fi\n"
-		    " BOXGATE_TARGET=$6; export BOXGATE_TARGET\n"
-		    /* The assignment's status is the verifier's, even when it calls exit. */
-		    " o=$(\"$5\" 2>&1 </dev/null); r=$?\n"
+		    " BOXGATE_TARGET=$6; BOXGATE_FILE=$7; export BOXGATE_TARGET BOXGATE_FILE\n"
+		    " if [ -n \"$8\" ] && ! ln -s -- \"$9\" \"$8\"; then rm -f -- \"$2\"; echo \"@%s x $1 vlink\"; return 1; fi\n"
+		    /* The assignment's status is the verifier's, even when it calls
+		     * exit. The path goes in as $1 too: never as text to splice. */
+		    " o=$(\"$5\" \"$7\" 2>&1 </dev/null); r=$?\n"
+		    " [ -z \"$8\" ] || rm -f -- \"$8\"\n"
 		    /* Each output line starts with '|': none can pass for a result line. */
 		    " if [ \"$r\" != 0 ]; then printf '@%s v %%s %%s\\n' \"$1\" \"$r\";"
 		    " printf '%%s\\n' \"$o\" | sed 's/^/|/'; printf '@%s vend %%s\\n' \"$1\";"
 		    " rm -f -- \"$2\"; return 1; fi\n"
 		    " echo \"@%s vok $1\"\n"
 		    "}\n",
-		    N, N, N, N, N, N);
-	/* bgs INDEX TEMP TARGET BAK-TEMP: TARGET.bak becomes the current target
-	 * (a hard link, or a full copy renamed into place), then TEMP replaces
-	 * TARGET by rename(2). At no instant is TARGET anything but the old or
-	 * the new file, nor TARGET.bak a partial one. */
+		    N, N, N, N, N, N, N);
+	/* bgs INDEX TEMP TARGET BAK-TEMP KEEP-OWNER: TARGET.bak becomes the
+	 * current target (a hard link, or a full copy renamed into place: both
+	 * keep its owner, group and mode), then TEMP replaces TARGET by
+	 * rename(2). At no instant is TARGET anything but the old or the new
+	 * file, nor TARGET.bak a partial one. With KEEP-OWNER=1, TEMP first gets
+	 * TARGET's owner and group (numeric; chown drops setuid/setgid bits, so
+	 * the mode is set again); when that is refused, a w line says so. */
 	strbuf_addf(&sb,
 		    "bgs() {\n"
 		    " w=created\n"
@@ -260,10 +271,19 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 		    "  elif ln -f -- \"$3\" \"$3.bak\" 2>/dev/null; then :\n"
 		    "  elif cp -p -- \"$3\" \"$4\" && mv -f -- \"$4\" \"$3.bak\"; then :\n"
 		    "  else rm -f -- \"$2\" \"$4\"; echo \"@%s x $1 bak\"; return 1; fi\n"
+		    "  if [ \"$5\" = 1 ]; then\n"
+		    "   s=$(stat -c %%u:%%g:%%a -- \"$3\" \"$2\" 2>/dev/null) || s=\n"
+		    "   o=${s%%%%[!0-9:]*}; n=${s#*[!0-9:]}; ou=${o%%:*}; nu=${n%%:*}; nm=${n##*:}\n"
+		    "   if [ -n \"$ou\" ] && [ -n \"$nu\" ] && [ \"$ou\" != \"$nu\" ]; then\n"
+		    "    if chown -- \"+${ou%%:*}:+${ou#*:}\" \"$2\" 2>/dev/null; then\n"
+		    "     case $nm in [0-7][0-7][0-7][0-7]) chmod -- \"$nm\" \"$2\";; esac\n"
+		    "    else chown -- \":+${ou#*:}\" \"$2\" 2>/dev/null; echo \"@%s w $1 $ou $nu\"; fi\n"
+		    "   fi\n"
+		    "  fi\n"
 		    " fi\n"
 		    " if mv -f -- \"$2\" \"$3\"; then echo \"@%s ok $1 $w\"; else rm -f -- \"$2\"; echo \"@%s x $1 mv\"; return 1; fi\n"
 		    "}\n",
-		    N, N, N);
+		    N, N, N, N);
 	if (what & SYNC_DO_ROLLBACK)
 		/* bgr INDEX TARGET TEMP: TEMP becomes a second name of TARGET.bak. */
 		strbuf_addf(&sb,
@@ -296,11 +316,24 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 			else
 				strbuf_addstr(&sb, "'' ");
 			q(&sb, a->target);
+			strbuf_addch(&sb, ' ');
+			if (a->vpath)
+				q(&sb, a->vpath);
+			else
+				strbuf_addstr(&sb, strbuf_str(&x));
+			strbuf_addch(&sb, ' ');
+			if (a->vlink && a->vdir) {
+				qdot(&sb, a->vlink);
+				strbuf_addch(&sb, ' ');
+				q(&sb, a->vdir);
+			} else {
+				strbuf_addstr(&sb, "'' ''");
+			}
 			first = false;
 		}
 		if (what & (SYNC_DO_SWAP | SYNC_DO_ROLLBACK))
-			strbuf_addf(&sb, "%sbgs %zu %s %s %s", first ? "" : " && ", a->index, strbuf_str(&x),
-				    strbuf_str(&t), strbuf_str(&xb));
+			strbuf_addf(&sb, "%sbgs %zu %s %s %s %d", first ? "" : " && ", a->index, strbuf_str(&x),
+				    strbuf_str(&t), strbuf_str(&xb), a->keep_owner ? 1 : 0);
 		strbuf_addch(&sb, '\n');
 		strbuf_release(&t);
 		strbuf_release(&x);

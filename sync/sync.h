@@ -100,14 +100,21 @@ int sync_plan_wait(sync_plan *p, bg_err *err);
  * path and the empty path. *out is owned. */
 int sync_normalize_rel(const char *in, char **out, bg_err *err);
 
-/* "dir/.NAME.boxgate-HEX.tmp" for target "dir/NAME" (NAME shortened so the
- * result fits NAME_MAX); `hex` is 16 lowercase hex digits. Owned. */
+/* "dir/.NAME.boxgate-HEX.tmp[.EXT]" for target "dir/NAME" (NAME shortened so
+ * the result fits NAME_MAX, every byte of it outside [A-Za-z0-9._-] made
+ * '_'; .EXT is NAME's extension); `hex` is 16 lowercase hex digits. Owned. */
 char *sync_temp_name(const char *rel, const char *hex);
+/* [A-Za-z0-9._-]: bytes no shell reads as anything but themselves. */
+bool sync_safe_byte(char c);
+/* A path of safe bytes and '/', not starting with '-'. */
+bool sync_safe_path(const char *s);
 /* 16 random lowercase hex digits (getrandom). */
 void sync_random_hex(char out[17]);
 
 /* The verifier command for one file: `{}` becomes `file` and `{python}` the
- * interpreter, both quoted for the shell (shim_quote_path). Owned. */
+ * interpreter, both quoted for the shell (shim_quote_path). On a box `file`
+ * is always a safe path (sync_safe_path) that boxgate chose, so the text is
+ * the same however many shells read it. Owned. */
 char *sync_verifier_command(const char *tmpl, const char *file, const char *python);
 
 /* Runs a built-in verifier on the local file, in the root, with the local
@@ -145,6 +152,7 @@ typedef struct sync_file {
 	char *msg;        /* owned: what went wrong, naming box and path */
 	char *verify_out; /* owned: the verifier's own output */
 	int verify_rc;
+	char *warn;       /* owned: the replaced file's owner could not be kept (names box and path) */
 	/* What the box had before: 'F' file, 'M' missing, 'D' directory,
 	 * 'L' symlink, 'O' other, 'U' unreadable, 0 unknown. */
 	char rtype;
@@ -161,6 +169,9 @@ typedef struct sync_file {
 	char parent;       /* 'i' inside the repo, 'o' outside, 'e' cannot tell */
 	bool dir_exists, writable;
 	char *temp, *bak_temp;
+	char *vpath;     /* what the verifier sees: "./" + temp, or through vlink */
+	char *vlink;     /* a symlink in the repo's top to temp's directory, when
+			  * that directory's path is not safe; NULL: none */
 	bool uploaded;
 	unsigned push_mode;
 	char done;       /* apply: 'v' verified, 'x' a step failed, 'k' swapped, 'r' verify refused */

@@ -52,6 +52,12 @@ expect_rc 2 "unknown box is a usage error" bg exec --boxes h1,hh9 -- true
 has "$ERR_FILE" "hh9" "the unknown box is named"
 expect_rc 2 "no command is a usage error" bg exec --all
 expect_rc 2 "bad --timeout is a usage error" bg exec --all --timeout soon -- true
+# Seconds go through one strict parser: no shell text, fractions, overflow, sign, nothing.
+for v in '1;id' 2.5 99999999999 -5 ''; do
+  expect_rc 2 "exec --timeout '$v' is refused (exit 2)" bg exec --all --timeout "$v" -- true
+  grep -qF -- "exec: --timeout wants whole seconds" "$ERR_FILE" && grep -qF -- "got '$v'" "$ERR_FILE" \
+    && ok "... naming the flag and the value '$v'" || { not_ok "... naming the flag and the value '$v'"; diag "$(cat "$ERR_FILE")"; }
+done
 
 # --- big output streams with bounded memory; long lines in pieces ---
 # Bounded memory: the client's peak RSS must not grow with the output

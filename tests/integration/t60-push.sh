@@ -324,5 +324,13 @@ expect_rc 0 "rollback on the local box" "$BOXGATE" --config "$LCONF" rollback --
 expect_rc 2 "push without files is a usage error" bg push --all
 expect_rc 2 "push to an unknown box is a usage error" bg push --root "$L" --boxes nope scripts/r.py
 expect_rc 2 "a missing local file is a usage error" bg push --root "$L" --all scripts/does-not-exist.py
+# Seconds go through one strict parser: no shell text, fractions, overflow, sign, nothing.
+for v in '1;id' 2.5 99999999999 -5 ''; do
+  for cf in "push --verify-timeout" "push --lock-wait" "rollback --verify-timeout"; do
+    set -- $cf
+    expect_rc 2 "$1 $2 '$v' is refused (exit 2)" bg "$1" --root "$L" --boxes h1 "$2" "$v" scripts/r.py
+    grep -qF -- "$1: $2 " "$ERR_FILE" && ok "... naming the flag $2" || { not_ok "... naming the flag $2"; diag "$(cat "$ERR_FILE")"; }
+  done
+done
 
 finish

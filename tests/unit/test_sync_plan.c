@@ -107,8 +107,22 @@ static void test_temp_names(void **state)
 	assert_string_equal(t, "d/..bashrc.boxgate-0123456789abcdef.tmp");
 	free(t);
 	t = sync_temp_name("d/x.weird ext", "0123456789abcdef");
-	assert_string_equal(t, "d/.x.weird ext.boxgate-0123456789abcdef.tmp");
+	assert_string_equal(t, "d/.x.weird_ext.boxgate-0123456789abcdef.tmp");
 	free(t);
+	/* The name part is only of safe bytes (verifiers see it); the directory
+	 * is the target's own. */
+	t = sync_temp_name("a b/z$(touch X)'\"`;\n.py", "0123456789abcdef");
+	assert_string_equal(t, "a b/.z__touch_X______.py.boxgate-0123456789abcdef.tmp.py");
+	assert_true(sync_safe_path(strrchr(t, '/') + 1));
+	free(t);
+	t = sync_temp_name("caf\xc3\xa9.json", "0123456789abcdef");
+	assert_string_equal(t, ".caf__.json.boxgate-0123456789abcdef.tmp.json");
+	free(t);
+	assert_true(sync_safe_path("./a/.b-c_d.tmp.py"));
+	assert_false(sync_safe_path("-x"));
+	assert_false(sync_safe_path("a b"));
+	assert_false(sync_safe_path("a$b"));
+	assert_false(sync_safe_path(""));
 	/* A name at NAME_MAX: the temporary name still fits. */
 	char longname[NAME_MAX + 1];
 	memset(longname, 'n', NAME_MAX - 3);

@@ -544,6 +544,118 @@ static void test_odd_names(void **state)
 	}
 }
 
+/* Runs an apply script for `f`, after `prefix` (shell text run first). */
+static char *apply_file(const char *shell, const char *prefix, sync_apply_file *f, unsigned what)
+{
+	char *script = sync_script_apply(repo, NONCE, "box1", f, 1, what);
+	char *full = xasprintf("%s\n%s", prefix, script);
+	char *out = NULL;
+	assert_int_equal(run(shell, full, &out), 0);
+	free(full);
+	free(script);
+	return out;
+}
+
+static void owner_of(const char *rel, char *buf, size_t n)
+{
+	char *p = rpath(rel);
+	struct stat st;
+	assert_int_equal(lstat(p, &st), 0);
+	snprintf(buf, n, "%u:%u:%o", (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777));
+	free(p);
+}
+
+/* The verifier sees a safe path: through a link when the directory's is
+ * not; a template nesting shells cannot run what a name holds. */
+static void test_apply_safe_vpath(void **state)
+{
+	(void)state;
+	for (size_t s = 0; s < 2; s++) {
+		fresh_repo(s ? "vpath-bash" : "vpath-dash");
+		char *d = rpath("d$(touch CANARY)");
+		assert_int_equal(mkdir(d, 0755), 0);
+		free(d);
+		const char *target = "d$(touch CANARY)/z$(touch CANARY).vtx";
+		char *temp = sync_temp_name(target, "7777777777777777");
+		put(temp, "new\n");
+		char sha[65];
+		sha_of("new\n", sha);
+		const char *vpath = "./.boxgate-0123456789abcdef.vdir/.z__touch_CANARY_.vtx.boxgate-7777777777777777.tmp.vtx";
+		assert_string_equal(strrchr(vpath, '/') + 1, strrchr(temp, '/') + 1);
+		char *v = sync_verifier_command("sh -c \"test -s {} && test -s $1\" x \"$1\" && test \"$BOXGATE_FILE\" = {} && echo saw {}", vpath, NULL);
+		sync_apply_file f = {.index = 0, .target = target, .temp = temp, .bak_temp = ".x.boxgate-ffffffffffffffff.tmp",
+				     .sha = sha, .verifier = v, .vpath = vpath,
+				     .vlink = ".boxgate-0123456789abcdef.vdir", .vdir = "d$(touch CANARY)", .keep_owner = true};
+		char *out = apply_file(shells[s], "", &f, SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		expect_line(out, M "vok 0");
+		expect_line(out, M "ok 0 created");
+		assert_false(exists("CANARY"));
+		assert_false(exists("d$(touch CANARY)/CANARY"));
+		assert_false(exists(".boxgate-0123456789abcdef.vdir"));
+		assert_true(exists(target));
+		free(out);
+		/* A refusal's output names the path it saw; the link goes too. */
+		free(v);
+		put(temp, "");
+		sha_of("", sha);
+		v = sync_verifier_command("echo \"checking {}\"; test -s {}", vpath, NULL);
+		f.verifier = v;
+		out = apply_file(shells[s], "", &f, SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		expect_line(out, M "v 0 1");
+		char *saw = xasprintf("|checking %s", vpath);
+		expect_line(out, saw);
+		free(saw);
+		assert_false(exists(".boxgate-0123456789abcdef.vdir"));
+		assert_false(exists(temp));
+		free(out);
+		free(v);
+		free(temp);
+	}
+}
+
+/* The swap keeps the replaced file's owner and group; a refused chown is
+ * reported (w line) and the swap still happens. */
+static void test_apply_owner(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	for (size_t s = 0; s < 2; s++) {
+		fresh_repo(s ? "own-bash" : "own-dash");
+		char sha[65], o[64];
+		put("t.cfg", "old\n");
+		char *t = rpath("t.cfg");
+		assert_int_equal(chown(t, 1000, 1000), 0);
+		assert_int_equal(chmod(t, 0640), 0);
+		put(".t.cfg.boxgate-1111111111111111.tmp.cfg", "new\n");
+		sha_of("new\n", sha);
+		sync_apply_file f = {.index = 0, .target = "t.cfg", .temp = ".t.cfg.boxgate-1111111111111111.tmp.cfg",
+				     .bak_temp = ".t.cfg.boxgate-ffffffffffffffff.tmp.cfg", .sha = sha, .keep_owner = true};
+		char *out = apply_file(shells[s], "", &f, SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		expect_line(out, M "ok 0 replaced");
+		assert_null(strstr(out, M "w 0"));
+		owner_of("t.cfg", o, sizeof(o));
+		assert_string_equal(o, "1000:1000:644");
+		owner_of("t.cfg.bak", o, sizeof(o));
+		assert_string_equal(o, "1000:1000:640");
+		free(out);
+		/* chown refused (as for a user that is not root): said, swapped anyway. */
+		put(".t.cfg.boxgate-2222222222222222.tmp.cfg", "newer\n");
+		sha_of("newer\n", sha);
+		f.temp = ".t.cfg.boxgate-2222222222222222.tmp.cfg";
+		out = apply_file(shells[s], "chown() { return 1; }", &f, SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		char *w = xasprintf(M "w 0 1000:1000 %u:%u", (unsigned)geteuid(), (unsigned)getegid());
+		expect_line(out, w);
+		free(w);
+		expect_line(out, M "ok 0 replaced");
+		char *c = slurp("t.cfg");
+		assert_string_equal(c, "newer\n");
+		free(c);
+		free(out);
+		free(t);
+	}
+}
+
 static void test_scan(void **state)
 {
 	(void)state;
@@ -582,6 +694,7 @@ int main(void)
 		cmocka_unit_test(test_probe_big),   cmocka_unit_test(test_apply_swap),
 		cmocka_unit_test(test_apply_refusals), cmocka_unit_test(test_rollback),
 		cmocka_unit_test(test_odd_names),   cmocka_unit_test(test_scan),
+		cmocka_unit_test(test_apply_safe_vpath), cmocka_unit_test(test_apply_owner),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
