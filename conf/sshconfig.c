@@ -383,6 +383,29 @@ out:
 	return rc;
 }
 
+/* ssh_config options that change which host keys ssh accepts or how it
+ * records them; boxgate checks known_hosts files only, so any value but the
+ * harmless one refuses the box by name rather than differ from ssh. */
+static const struct {
+	const char *kw, *name, *harmless;
+} hostkey_opts[] = {
+	{ "revokedhostkeys", "RevokedHostKeys", "none" },
+	{ "knownhostscommand", "KnownHostsCommand", "none" },
+	{ "hashknownhosts", "HashKnownHosts", "no" },
+	{ "checkhostip", "CheckHostIP", "no" },
+	{ "verifyhostkeydns", "VerifyHostKeyDNS", "no" },
+};
+
+#define N_HOSTKEY_OPTS ((int)(sizeof(hostkey_opts) / sizeof(hostkey_opts[0])))
+
+static int hostkey_opt(const char *kw)
+{
+	for (int i = 0; i < N_HOSTKEY_OPTS; i++)
+		if (strcmp(kw, hostkey_opts[i].kw) == 0)
+			return i;
+	return -1;
+}
+
 /* The state of one lookup: readconf.c's Options, for what boxgate reads. */
 typedef struct lookup {
 	const sshcfg_query *q;
@@ -398,6 +421,11 @@ typedef struct lookup {
 	int canonicalize; /* -1 unset, 0 no, 1 yes or always */
 	char *canonicalize_at;
 	char *host_key_alias_at;
+	/* Host-key options that change what ssh accepts or records: the first
+	 * value of each, and where a value boxgate cannot honour was set. */
+	bool hostkey_opt_set[N_HOSTKEY_OPTS];
+	char *hostkey_opt_at;
+	const char *hostkey_opt_name;
 	char *ignore_unknown;
 	bg_err *err;
 } lookup;
@@ -757,6 +785,17 @@ static int process_line(lookup *lk, const char *file, int lineno, const char *te
 		if ((rc = one_arg(lk, file, lineno, "User", args, nargs)) == 0 && *active && !lk->q->user &&
 		    !o->user)
 			o->user = xstrdup(a);
+	} else if (hostkey_opt(kw) >= 0) {
+		int i = hostkey_opt(kw);
+		if (nargs && *active && !lk->hostkey_opt_set[i]) {
+			lk->hostkey_opt_set[i] = true;
+			bool harmless = strcasecmp(a, hostkey_opts[i].harmless) == 0 ||
+					(strcmp(hostkey_opts[i].harmless, "no") == 0 && strcasecmp(a, "false") == 0);
+			if (!harmless && !lk->hostkey_opt_at) {
+				lk->hostkey_opt_at = at(file, lineno);
+				lk->hostkey_opt_name = hostkey_opts[i].name;
+			}
+		}
 	} else if (strcmp(kw, "hostkeyalias") == 0) {
 		if ((rc = one_arg(lk, file, lineno, "HostKeyAlias", args, nargs)) == 0 && *active &&
 		    !lk->host_key_alias_at)
@@ -1005,6 +1044,8 @@ int sshcfg_resolve(const char *path, const sshcfg_query *q, sshcfg_host *out, bg
 		refuse_at(&lk, "CanonicalizeHostname", lk.canonicalize_at);
 	if (lk.host_key_alias_at)
 		refuse_at(&lk, "HostKeyAlias", lk.host_key_alias_at);
+	if (lk.hostkey_opt_at)
+		refuse_at(&lk, lk.hostkey_opt_name, lk.hostkey_opt_at);
 	if (lk.jump_host && strcasecmp(lk.jump_host, "none") != 0)
 		refuse_at(&lk, "ProxyJump", lk.jump_at);
 	else if (lk.proxy_command && strcasecmp(lk.proxy_command, "none") != 0)
@@ -1019,6 +1060,7 @@ out:
 	free(lk.proxy_at);
 	free(lk.canonicalize_at);
 	free(lk.host_key_alias_at);
+	free(lk.hostkey_opt_at);
 	free(lk.ignore_unknown);
 	if (rc)
 		sshcfg_host_release(out);

@@ -333,6 +333,41 @@ static void test_match_blocks(void **state)
 	free(me);
 }
 
+/* Host-key options that would make ssh accept or record differently refuse
+ * the box by name; their harmless values and a later line change nothing. */
+static void test_hostkey_option_refusals(void **state)
+{
+	(void)state;
+	sshcfg_host h;
+	bg_err e = { 0 };
+	char *p = cfg_file("Host r\n  RevokedHostKeys ~/.ssh/revoked\n"
+			   "Host k\n  KnownHostsCommand /bin/echo %H\n"
+			   "Host hash\n  HashKnownHosts yes\n"
+			   "Host ip\n  CheckHostIP yes\n"
+			   "Host dns\n  VerifyHostKeyDNS ask\n"
+			   "Host ok*\n  CheckHostIP no\n  HashKnownHosts false\n  RevokedHostKeys none\n"
+			   "Host *\n  CheckHostIP yes\n");
+	const struct {
+		const char *host, *name;
+		int line;
+	} cases[] = { { "r", "RevokedHostKeys", 2 }, { "k", "KnownHostsCommand", 4 },
+		      { "hash", "HashKnownHosts", 6 }, { "ip", "CheckHostIP", 8 },
+		      { "dns", "VerifyHostKeyDNS", 10 } };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(sshcfg_lookup(p, cases[i].host, home, &h, &e), 0);
+		char *want = xasprintf("%s (%s:%d)", cases[i].name, p, cases[i].line);
+		assert_non_null(h.unsupported);
+		assert_string_equal(h.unsupported, want);
+		free(want);
+		sshcfg_host_release(&h);
+	}
+	/* first value wins: `CheckHostIP no` before `Host *`'s yes */
+	assert_int_equal(sshcfg_lookup(p, "ok1", home, &h, &e), 0);
+	assert_null(h.unsupported);
+	sshcfg_host_release(&h);
+	free(p);
+}
+
 static void test_match_refusals(void **state)
 {
 	(void)state;
@@ -594,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_first_match_wins), cmocka_unit_test(test_values),
 		cmocka_unit_test(test_syntax_forms),  cmocka_unit_test(test_match_blocks),
 		cmocka_unit_test(test_match_refusals), cmocka_unit_test(test_query),
+		cmocka_unit_test(test_hostkey_option_refusals),
 		cmocka_unit_test(test_proxy),         cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_include),       cmocka_unit_test(test_missing_and_errors),
 	};
