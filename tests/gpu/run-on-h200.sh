@@ -87,6 +87,13 @@ verdict "TERM-ignoring spin: exit 124" test "$RC" = 124
 verdict "TERM-ignoring spin: TIMEOUT_HANG with gpu_freed true" grep -qE '"verdict":"TIMEOUT_HANG".*"gpu_freed":true' "$T/o"
 show nvidia-smi --query-compute-apps=pid,name --format=csv
 verdict "TERM-ignoring spin: nvidia-smi lists no compute process" no_apps
+show sh -c "(printf 'nonce 0123456789abcdef0123456789abcdef\n'; sleep 12) | ./boxgate-agent run --gpus 0 --timeout 5 --grace 2 --nonce-stdin --lock-dir '$LOCKS' -- ./spin spin"
+verdict "framed spin: exit 124" test "$RC" = 124
+verdict "framed spin: TIMEOUT_HANG with gpu_freed true, framed" \
+  grep -qE '^@boxgate-agent 0123456789abcdef0123456789abcdef FAITHFUL_RESULT \{"verdict":"TIMEOUT_HANG".*"gpu_freed":true' "$T/o"
+verdict "framed spin: the end report says timeout, rc 124" \
+  grep -qE '^@boxgate-agent 0123456789abcdef0123456789abcdef end \{"rc":124,"why":"timeout"' "$T/o"
+verdict "framed spin: nvidia-smi lists no compute process" no_apps
 
 # 4. exclusivity: another process holds the GPU
 printf '\n$ ./spin hold &\n'
@@ -103,6 +110,14 @@ verdict "busy GPU: exit 125" test "$RC" = 125
 verdict "busy GPU: INVALID gpu_busy naming the holder's pid $holder" \
   grep -qE "^FAITHFUL_RESULT \{\"verdict\":\"INVALID\",\"reason\":\"gpu_busy\",\"gpu\":0,\"pid\":$holder,\"process\":\"[^\"]+\"\}$" "$T/o"
 verdict "busy GPU: the gate never ran" sh -c "! grep -q GATE-RAN '$T/o'"
+# the same refusal as boxgate run asks for it: framed by the client's nonce
+NONCE=0123456789abcdef0123456789abcdef
+show sh -c "(printf 'nonce $NONCE\n'; sleep 3) | ./boxgate-agent run --gpus 0 --nonce-stdin --lock-dir '$LOCKS' -- sh -c 'echo GATE-RAN'"
+verdict "framed busy GPU: exit 125" test "$RC" = 125
+verdict "framed busy GPU: the agent's gpu_busy line carries the nonce" \
+  grep -qE "^@boxgate-agent $NONCE FAITHFUL_RESULT \{\"verdict\":\"INVALID\",\"reason\":\"gpu_busy\",\"gpu\":0,\"pid\":$holder," "$T/o"
+verdict "framed busy GPU: the end report says busy, rc 125" \
+  grep -qE "^@boxgate-agent $NONCE end \{\"rc\":125,\"why\":\"busy\"" "$T/o"
 printf '\n$ kill %s\n' "$holder"
 kill "$holder"; wait "$holder" 2>/dev/null; holder=
 wait_no_apps
