@@ -367,42 +367,13 @@ static int out_write_some(struct outq *o)
 	return 0;
 }
 
-/* Flush both queues, waiting at most until deadline. */
-static void out_flush(long long deadline)
+/* Writes what is queued on stdout and stderr until it is all out or
+ * `deadline` passes. With `final` (the last flush before exit) a client that
+ * still sends bytes on stdin is only slow to read (its own stdout may be
+ * blocked): waiting for it loses nothing, so the deadline moves to a
+ * heartbeat-timeout after the last byte; EOF on stdin ends the wait at once. */
+static void out_flush_until(long long deadline0, int final)
 {
-	for (;;) {
-		struct pollfd pf[2];
-		int n = 0;
-		for (int i = 0; i < 2; i++)
-			if (!g_out[i].dead && buf_used(&g_out[i].q))
-				pf[n++] = (struct pollfd){.fd = g_out[i].fd, .events = POLLOUT};
-		if (!n)
-			return;
-		long long left = deadline - now_ms();
-		if (left <= 0)
-			return;
-		int r = poll(pf, (nfds_t)n, (int)left);
-		if (r < 0 && errno != EINTR)
-			return;
-		for (int i = 0; i < n; i++) {
-			struct outq *o = pf[i].fd == 1 ? &g_out[0] : &g_out[1];
-			if (pf[i].revents & POLLNVAL) {
-				o->dead = 1;
-				buf_release(&o->q);
-			} else if (pf[i].revents & (POLLOUT | POLLERR | POLLHUP)) {
-				out_write_some(o);
-			}
-		}
-	}
-}
-
-/* The final flush: everything queued goes out while the client is alive. A client that
- * still sends heartbeats is only slow to read (its own stdout may be blocked): waiting for
- * it loses nothing. The wait ends FINAL_FLUSH_MS after it started or heartbeat-timeout
- * after the last byte on stdin, whichever is later, or at once when stdin reaches EOF. */
-static void out_flush_final(void)
-{
-	long long start = now_ms();
 	for (;;) {
 		struct pollfd pf[3];
 		int n = 0;
@@ -412,13 +383,14 @@ static void out_flush_final(void)
 		if (!n)
 			return;
 		int outs = n;
-		long long deadline = start + FINAL_FLUSH_MS;
-		if (g_watch_stdin && g_hb_ms && g_alive_ms + g_hb_ms > deadline)
+		int client = final && g_watch_stdin;
+		long long deadline = deadline0;
+		if (client && g_hb_ms && g_alive_ms + g_hb_ms > deadline)
 			deadline = g_alive_ms + g_hb_ms;
 		long long left = deadline - now_ms();
 		if (left <= 0)
 			return;
-		if (g_watch_stdin)
+		if (client)
 			pf[n++] = (struct pollfd){.fd = 0, .events = POLLIN};
 		int r = poll(pf, (nfds_t)n, (int)(left > 60000 ? 60000 : left));
 		if (r < 0 && errno != EINTR)
@@ -444,6 +416,17 @@ static void out_flush_final(void)
 			}
 		}
 	}
+}
+
+static void out_flush(long long deadline)
+{
+	out_flush_until(deadline, 0);
+}
+
+/* The final flush: at least FINAL_FLUSH_MS, longer while the client is alive. */
+static void out_flush_final(void)
+{
+	out_flush_until(now_ms() + FINAL_FLUSH_MS, 1);
 }
 
 /* The word the end line gives an exit code when nothing more precise was set. */
