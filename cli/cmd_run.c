@@ -1,11 +1,11 @@
 /* boxgate run: one gate on one box, under the on-box watchdog agent. */
 #include <cjson/cJSON.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "base/lines.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
@@ -60,24 +60,6 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
-/* `key` as a string when the bytes are valid UTF-8 (strictly: what any JSON
- * reader accepts), else `key`_b64. */
-static void json_add_bytes(cJSON *o, const char *key, const char *s, size_t n)
-{
-	if (gate_utf8_valid(s, n)) {
-		char *z = xstrndup(s, n);
-		cJSON_AddStringToObject(o, key, z);
-		free(z);
-		return;
-	}
-	unsigned char *b = xmalloc(4 * ((n + 2) / 3) + 1);
-	char *k = xasprintf("%s_b64", key);
-	EVP_EncodeBlock(b, (const unsigned char *)s, (int)n);
-	cJSON_AddStringToObject(o, k, (char *)b);
-	free(k);
-	free(b);
-}
-
 struct run_view {
 	const gate_args *ga;
 	bool color;
@@ -90,7 +72,7 @@ static void print_line(void *arg, remote_stream s, const char *line, size_t len,
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "box", v->ga->box->name);
 		cJSON_AddStringToObject(o, "stream", s == REMOTE_STDOUT ? "stdout" : "stderr");
-		json_add_bytes(o, "line", line, len);
+		bg_json_add_bytes(o, "line", line, len);
 		if (flags & LINE_PARTIAL)
 			cJSON_AddBoolToObject(o, "partial", 1);
 		cli_print_json(o);
@@ -130,7 +112,7 @@ static void print_result(void *arg, const gate_result *r)
 		if (r->json)
 			cJSON_AddItemToObject(o, "result", cJSON_Duplicate(r->json, 1));
 		else
-			json_add_bytes(o, "raw", r->raw, strlen(r->raw));
+			bg_json_add_bytes(o, "raw", r->raw, strlen(r->raw));
 		cli_print_json(o);
 		cJSON_Delete(o);
 		return;

@@ -82,9 +82,6 @@ void gate_result_release(gate_result *r);
 /* NULL when s[0..n) is exactly one JSON object (optionally surrounded by
  * blanks) under the strict rules above, else why not (static text, or `buf`). */
 const char *gate_json_strict_check(const char *s, size_t n, char *buf, size_t bufn);
-/* True when s[0..n) is valid UTF-8 (no overlong form, surrogate or code point
- * above U+10FFFF) without NUL: what JSON readers such as Python's accept. */
-bool gate_utf8_valid(const char *s, size_t n);
 /* True when a line of gate output reports a CUDA error ("CUDA error", a
  * cudaError / CUDA_ERROR_ name, an illegal memory access, ...). */
 bool gate_line_cuda_error(const char *line, size_t len);

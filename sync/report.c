@@ -2,11 +2,12 @@
 #include "sync/sync.h"
 
 #include <cjson/cJSON.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
+#include "base/utf8.h"
 #include "base/xmalloc.h"
 
 const char *sync_state_name(sync_state s)
@@ -38,24 +39,10 @@ bool sync_state_failed(sync_state s)
 }
 
 /* Length of the UTF-8 sequence at s (1..4), 0 when it is not valid UTF-8. */
+/* Length of the UTF-8 sequence at s in a NUL-terminated string, 0 when none. */
 static size_t utf8_len(const unsigned char *s)
 {
-	unsigned char c = s[0];
-	size_t n;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (size_t k = 1; k < n; k++)
-		if ((s[k] & 0xc0) != 0x80)
-			return 0;
-	return n;
+	return bg_utf8_seq(s, s + strnlen((const char *)s, 4), NULL);
 }
 
 char *sync_path_display(const char *path)
@@ -130,32 +117,10 @@ int sync_exit_code(const sync_box *boxes, size_t n)
 	return verify ? 4 : conn ? 3 : other ? 1 : 0;
 }
 
-static bool text_utf8(const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	for (size_t i = 0; u[i];) {
-		size_t n = utf8_len(u + i);
-		if (n == 0)
-			return false;
-		i += n;
-	}
-	return true;
-}
-
 /* Adds `s` as KEY when it is UTF-8, else base64 as KEY_b64. */
-static void json_add_bytes(cJSON *o, const char *key, const char *s)
+static void json_add_text(cJSON *o, const char *key, const char *s)
 {
-	if (text_utf8(s)) {
-		cJSON_AddStringToObject(o, key, s);
-		return;
-	}
-	size_t len = strlen(s);
-	unsigned char *b = xmalloc(4 * ((len + 2) / 3) + 1);
-	EVP_EncodeBlock(b, (const unsigned char *)s, (int)len);
-	char *k = xasprintf("%s_b64", key);
-	cJSON_AddStringToObject(o, k, (char *)b);
-	free(k);
-	free(b);
+	bg_json_add_bytes(o, key, s, strlen(s));
 }
 
 char *sync_file_describe(const sync_box *b, size_t i)
@@ -229,9 +194,9 @@ cJSON *sync_file_json(const sync_box *b, size_t i)
 	const sync_file *f = &b->files[i];
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "box", b->box->name);
-	json_add_bytes(o, "path", it->rel);
+	json_add_text(o, "path", it->rel);
 	if (it->local)
-		json_add_bytes(o, "local", it->local);
+		json_add_text(o, "local", it->local);
 	cJSON_AddStringToObject(o, "state", sync_state_name(f->state));
 	if (it->sha[0])
 		cJSON_AddStringToObject(o, "sha256", it->sha);
@@ -267,14 +232,14 @@ cJSON *sync_file_json(const sync_box *b, size_t i)
 	cJSON_AddNumberToObject(o, "stale_found", f->stale_found);
 	cJSON_AddNumberToObject(o, "stale_removed", f->stale_removed);
 	if (f->msg)
-		json_add_bytes(o, sync_state_failed(f->state) ? "error" : "note", f->msg);
+		json_add_text(o, sync_state_failed(f->state) ? "error" : "note", f->msg);
 	else if (sync_state_failed(f->state) && b->rc < 0)
-		json_add_bytes(o, "error", b->err.msg);
+		json_add_text(o, "error", b->err.msg);
 	if (f->warn)
-		json_add_bytes(o, "warning", f->warn);
+		json_add_text(o, "warning", f->warn);
 	if (f->state == SYNC_VERIFY_FAILED) {
 		cJSON_AddNumberToObject(o, "verify_exit", f->verify_rc);
-		json_add_bytes(o, "verify_output", f->verify_out ? f->verify_out : "");
+		json_add_text(o, "verify_output", f->verify_out ? f->verify_out : "");
 	}
 	return o;
 }

@@ -16,7 +16,7 @@
  *   - PASS_GATE only from a gate line stating PASS_GATE, with a candidate whose
  *     cos reaches the policy and whose spans are possible; BELOW_BAR only from a
  *     gate line;
- *   - gate_utf8_valid agrees with a byte-by-byte decode of the input.
+ *   - bg_utf8_valid agrees with a byte-by-byte decode of the input.
  *
  * Build and run: `make fuzz` (every tests/fuzz/fuzz_*.c), or
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -I/usr/include/cjson -fsanitize=fuzzer,address,undefined \
@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "gate/result.h"
 
 #define CHECK(cond)                                                                     \
@@ -42,7 +43,7 @@
 		}                                                                       \
 	} while (0)
 
-/* An independent UTF-8 check (RFC 3629 table 3-7), for gate_utf8_valid. */
+/* An independent UTF-8 check (RFC 3629 table 3-7), for bg_utf8_valid. */
 static bool ref_utf8(const uint8_t *s, size_t n)
 {
 	size_t i = 0;
@@ -96,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.bar = 0.5 + (double)(ctl >> 2) / 32.0;
 	gate_source src = ctl & 1 ? GATE_FROM_AGENT : GATE_FROM_GATE;
 
-	CHECK(gate_utf8_valid(body, blen) == ref_utf8((const uint8_t *)body, blen));
+	CHECK(bg_utf8_valid(body, blen) == ref_utf8((const uint8_t *)body, blen));
 
 	size_t plen = strlen(RESULT_PREFIX);
 	char *line = malloc(plen + blen + 1);
@@ -120,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(out);
 		size_t on = strlen(out);
 		CHECK(gate_json_strict_check(out, on, why, sizeof(why)) == NULL);
-		CHECK(gate_utf8_valid(out, on));
+		CHECK(bg_utf8_valid(out, on));
 		cJSON *back = cJSON_Parse(out);
 		CHECK(back && cJSON_Compare(r.json, back, 1));
 		cJSON_Delete(back);

@@ -46,6 +46,18 @@ exits = [e for e in ev if e.get('event') == 'exit' and e.get('status') == 0]
 assert len(lines) == 2 and len(raw) == 2 and len(exits) == 2, ev
 PY
 then ok "--json: every line and exit is a JSON event; non-UTF-8 bytes travel as base64"; else not_ok "--json events"; fi
+# Overlong forms, surrogates and code points above U+10FFFF are not UTF-8 to a
+# strict reader (Python's json on bytes decoded strictly): they travel as base64 too.
+expect_rc 0 "--json with near-UTF-8 bytes" bg exec --json --boxes h1 -- \
+  'printf "\300\257\n\355\240\200\n\364\220\200\200\nok \303\251\n"'
+if python3 - "$OUT_FILE" <<'PY'
+import json, sys, base64
+ev = [json.loads(l.decode('utf-8', 'strict')) for l in open(sys.argv[1], 'rb')]
+got = [base64.b64decode(e['line_b64']) for e in ev if 'line_b64' in e]
+assert got == [b'\xc0\xaf', b'\xed\xa0\x80', b'\xf4\x90\x80\x80'], ev
+assert [e['line'] for e in ev if 'line' in e] == ['ok \u00e9'], ev
+PY
+then ok "--json: overlong, surrogate and out-of-range sequences travel as base64 (strict JSON)"; else not_ok "--json strict UTF-8"; fi
 
 # --- bad selections ---
 expect_rc 2 "unknown box is a usage error" bg exec --boxes h1,hh9 -- true

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "base/parse.h"
+#include "base/utf8.h"
 #include "gate/result.h"
 #include "gate/run.h"
 
@@ -329,14 +330,14 @@ static void absurd_numbers(void **state)
 static void utf8_and_cuda(void **state)
 {
 	(void)state;
-	assert_true(gate_utf8_valid("caf\xc3\xa9", 5));
-	assert_true(gate_utf8_valid("\xf4\x8f\xbf\xbf", 4));
-	assert_false(gate_utf8_valid("\xed\xa0\x80", 3));
-	assert_false(gate_utf8_valid("\xe0\x80\x80", 3));
-	assert_false(gate_utf8_valid("\xf0\x80\x80\x80", 4));
-	assert_false(gate_utf8_valid("\xf4\x90\x80\x80", 4));
-	assert_false(gate_utf8_valid("a\0b", 3));
-	assert_false(gate_utf8_valid("\xc3", 1));
+	assert_true(bg_utf8_valid("caf\xc3\xa9", 5));
+	assert_true(bg_utf8_valid("\xf4\x8f\xbf\xbf", 4));
+	assert_false(bg_utf8_valid("\xed\xa0\x80", 3));
+	assert_false(bg_utf8_valid("\xe0\x80\x80", 3));
+	assert_false(bg_utf8_valid("\xf0\x80\x80\x80", 4));
+	assert_false(bg_utf8_valid("\xf4\x90\x80\x80", 4));
+	assert_false(bg_utf8_valid("a\0b", 3));
+	assert_false(bg_utf8_valid("\xc3", 1));
 	const char *yes[] = {
 		"RuntimeError: CUDA error: an illegal memory access was encountered",
 		"CUDA error at gemv.cu:88 code=700(cudaErrorIllegalAddress)",
