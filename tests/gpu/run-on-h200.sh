@@ -116,8 +116,8 @@ show sh -c "(printf 'nonce $NONCE\n'; sleep 3) | ./boxgate-agent run --gpus 0 --
 verdict "framed busy GPU: exit 125" test "$RC" = 125
 verdict "framed busy GPU: the agent's gpu_busy line carries the nonce" \
   grep -qE "^@boxgate-agent $NONCE FAITHFUL_RESULT \{\"verdict\":\"INVALID\",\"reason\":\"gpu_busy\",\"gpu\":0,\"pid\":$holder," "$T/o"
-verdict "framed busy GPU: the end report says busy, rc 125" \
-  grep -qE "^@boxgate-agent $NONCE end \{\"rc\":125,\"why\":\"busy\"" "$T/o"
+verdict "framed busy GPU: the end report says invalid, rc 125" \
+  grep -qE "^@boxgate-agent $NONCE end \{\"rc\":125,\"why\":\"invalid\"" "$T/o"
 printf '\n$ kill %s\n' "$holder"
 kill "$holder"; wait "$holder" 2>/dev/null; holder=
 wait_no_apps
