@@ -466,6 +466,24 @@ static int check_tokens(const char *s, char *which)
 	return 0;
 }
 
+/* The %-tokens of a path keyword's value: 0 when boxgate expands them all,
+ * BG_ECONFIG for a token ssh does not know, 1 for one boxgate cannot expand
+ * (the box is then refused by name). */
+static int path_tokens(lookup *lk, const char *file, int lineno, const char *kw, const char *v)
+{
+	char which = 0;
+	int e = check_tokens(v, &which);
+	if (e < 0)
+		return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: unknown token '%%%c'", file, lineno, kw,
+			       which ? which : ' ');
+	if (e > 0) {
+		char *what = xasprintf("%%%c in %s", which, kw);
+		refuse(lk, what, file, lineno);
+		free(what);
+	}
+	return e > 0;
+}
+
 /* HostName's %h (and %%), as ssh.c expands it. */
 static int expand_hostname(lookup *lk, const char *hostname, const char *h, char **out)
 {
@@ -854,17 +872,9 @@ static int process_line(lookup *lk, const char *file, int lineno, const char *te
 		for (size_t i = 0; i < o->n_identities; i++)
 			if (strcmp(o->identities[i], a) == 0)
 				goto out; /* ssh ignores a duplicate */
-		char which = 0;
-		int e = check_tokens(a, &which);
-		if (e < 0) {
-			rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: IdentityFile: unknown token '%%%c'", file,
-				     lineno, which ? which : ' ');
-			goto out;
-		}
-		if (e > 0) {
-			char *what = xasprintf("%%%c in IdentityFile", which);
-			refuse(lk, what, file, lineno);
-			free(what);
+		int e = path_tokens(lk, file, lineno, "IdentityFile", a);
+		if (e != 0) {
+			rc = e < 0 ? e : 0;
 			goto out;
 		}
 		size_t cap = lk->cap_ident;
@@ -882,18 +892,10 @@ static int process_line(lookup *lk, const char *file, int lineno, const char *te
 		if (rc == 0 && set && !was) {
 			o->known_hosts_at = at(file, lineno);
 			for (size_t i = 0; i < o->n_known_hosts; i++) {
-				char which = 0;
-				int e = check_tokens(o->known_hosts[i], &which);
+				int e = path_tokens(lk, file, lineno, "UserKnownHostsFile", o->known_hosts[i]);
 				if (e < 0) {
-					rc = bg_fail(lk->err, BG_ECONFIG,
-						     "%s:%d: UserKnownHostsFile: unknown token '%%%c'", file,
-						     lineno, which ? which : ' ');
+					rc = e;
 					goto out;
-				}
-				if (e > 0) {
-					char *what = xasprintf("%%%c in UserKnownHostsFile", which);
-					refuse(lk, what, file, lineno);
-					free(what);
 				}
 			}
 			if (strcasecmp(o->known_hosts[0], "none") == 0) {
