@@ -7,6 +7,7 @@
 
 #include "base/lines.h"
 #include "base/strbuf.h"
+#include "remote/hostfile.h"
 #include "remote/remote.h"
 
 struct remote_ops {
@@ -72,10 +73,23 @@ void remote_exec_feed(remote_exec *e, remote_stream s, const char *data, size_t 
 /* Delivers last lines without newline at end of stream. */
 void remote_exec_finish_streams(remote_exec *e);
 
-/* known_hosts (remote/knownhosts.c) */
-int remote_knownhosts_check(remote_conn *c, const remote_connect_opts *opts, bg_err *err);
+/* known_hosts (remote/knownhosts.c): the files are read once per
+ * connection, before the handshake; the same entries then order the
+ * host-key algorithms and judge the key the server sent. */
+typedef struct remote_known_hosts {
+	remote_hostfile_set set; /* every file's entries for `name` */
+	char *host;              /* the name ssh looks up: HostName lowercased */
+	char *name;              /* host, or [host]:port */
+	char **warnings;         /* unparsable lines, said once the key is checked */
+	size_t n_warnings, cap_warnings;
+} remote_known_hosts;
+
+void remote_knownhosts_load(remote_conn *c, remote_known_hosts *kh);
 /* Orders host-key algorithms so the server offers a type already recorded. */
-void remote_knownhosts_prefer(remote_conn *c, const remote_connect_opts *opts);
+void remote_knownhosts_prefer(remote_conn *c, const remote_known_hosts *kh);
+int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
+			    const remote_connect_opts *opts, bg_err *err);
+void remote_knownhosts_release(remote_known_hosts *kh);
 /* auth (remote/auth.c) */
 int remote_auth(remote_conn *c, bg_err *err);
 

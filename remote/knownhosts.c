@@ -48,16 +48,13 @@ static void warn(const remote_connect_opts *opts, const conf_box *b, const char 
 	opts->log(opts->log_ctx, b->name, msg);
 }
 
-struct warn_ctx {
-	const remote_connect_opts *opts;
-	const conf_box *box;
-};
-
-static void warn_line(void *ctx, const char *path, int line, const char *why)
+/* Keeps an unparsable line's warning until the key is checked. */
+static void keep_warning(void *ctx, const char *path, int line, const char *why)
 {
-	struct warn_ctx *w = ctx;
-	warn(w->opts, w->box, "%s:%d: cannot parse this known_hosts line (%s); skipped", path, line,
-	     why);
+	remote_known_hosts *kh = ctx;
+	kh->warnings = xgrow(kh->warnings, &kh->cap_warnings, kh->n_warnings + 1, sizeof(*kh->warnings));
+	kh->warnings[kh->n_warnings++] =
+		xasprintf("%s:%d: cannot parse this known_hosts line (%s); skipped", path, line, why);
 }
 
 /* The host name ssh looks up: HostName lowercased, or an address in its
@@ -82,29 +79,44 @@ static char *lookup_host(const conf_box *b)
 
 /* load_hostkeys over every user file, then every global file. */
 static void load_all(remote_hostfile_set *s, const conf_box *b, const char *name,
-		     struct warn_ctx *w)
+		     remote_known_hosts *warn_to)
 {
+	remote_hostfile_warn_fn warn_fn = warn_to ? keep_warning : NULL;
 	for (size_t i = 0; i < b->n_known_hosts; i++)
-		remote_hostfile_load(s, name, b->known_hosts[i], w ? warn_line : NULL, w);
+		remote_hostfile_load(s, name, b->known_hosts[i], warn_fn, warn_to);
 	for (size_t i = 0; i < b->n_global_known_hosts; i++)
-		remote_hostfile_load(s, name, b->global_known_hosts[i], w ? warn_line : NULL, w);
+		remote_hostfile_load(s, name, b->global_known_hosts[i], warn_fn, warn_to);
 }
 
-void remote_knownhosts_prefer(remote_conn *c, const remote_connect_opts *opts)
+void remote_knownhosts_load(remote_conn *c, remote_known_hosts *kh)
 {
-	remote_hostfile_set s = REMOTE_HOSTFILE_SET_INIT;
+	memset(kh, 0, sizeof(*kh));
+	kh->host = lookup_host(c->box);
+	kh->name = remote_hostfile_host_port(kh->host, c->box->port);
+	load_all(&kh->set, c->box, kh->name, kh);
+}
+
+void remote_knownhosts_release(remote_known_hosts *kh)
+{
+	remote_hostfile_set_release(&kh->set);
+	free(kh->host);
+	free(kh->name);
+	for (size_t i = 0; i < kh->n_warnings; i++)
+		free(kh->warnings[i]);
+	free(kh->warnings);
+	memset(kh, 0, sizeof(*kh));
+}
+
+void remote_knownhosts_prefer(remote_conn *c, const remote_known_hosts *kh)
+{
 	char first[256] = "", last[256] = "";
-	char *host = lookup_host(c->box);
-	char *name = remote_hostfile_host_port(host, c->box->port);
-	(void)opts;
-	load_all(&s, c->box, name, NULL);
 	/* order_hostkeyalgs: a known key of the best algorithm keeps the list
 	 * as is; otherwise known types first, in list order. */
-	bool best_known = remote_hostfile_lookup_type(&s, 0) != NULL;
+	bool best_known = remote_hostfile_lookup_type(&kh->set, 0) != NULL;
 	for (int t = 0; t < REMOTE_HOSTKEY_N_METHODS; t++) {
 		const char *m = NULL;
 		remote_hostkey_method(t, &m);
-		char *to = best_known || remote_hostfile_lookup_type(&s, t) ? first : last;
+		char *to = best_known || remote_hostfile_lookup_type(&kh->set, t) ? first : last;
 		if (*to)
 			strcat(to, ",");
 		strcat(to, m);
@@ -113,9 +125,6 @@ void remote_knownhosts_prefer(remote_conn *c, const remote_connect_opts *opts)
 		strcat(first, ",");
 	strcat(first, last);
 	libssh2_session_method_pref(c->session, LIBSSH2_METHOD_HOSTKEY, first);
-	remote_hostfile_set_release(&s);
-	free(name);
-	free(host);
 }
 
 /* ssh's ~/.ssh is created when the file to record into lies in it
@@ -180,7 +189,8 @@ static int fail_revoked(const conf_box *b, const char *label, const char *name, 
 		       b->name, label, name, fp, e->file, e->line, label, name, extra);
 }
 
-int remote_knownhosts_check(remote_conn *c, const remote_connect_opts *opts, bg_err *err)
+int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
+			    const remote_connect_opts *opts, bg_err *err)
 {
 	const conf_box *b = c->box;
 	size_t keylen = 0;
@@ -188,11 +198,11 @@ int remote_knownhosts_check(remote_conn *c, const remote_connect_opts *opts, bg_
 	const char *key = libssh2_session_hostkey(c->session, &keylen, &type);
 	const unsigned char *hash =
 		(const unsigned char *)libssh2_hostkey_hash(c->session, LIBSSH2_HOSTKEY_HASH_SHA256);
-	remote_hostfile_set s = REMOTE_HOSTFILE_SET_INIT, s2 = REMOTE_HOSTFILE_SET_INIT;
+	const remote_hostfile_set *s = &kh->set;
+	remote_hostfile_set s2 = REMOTE_HOSTFILE_SET_INIT;
 	const remote_hostfile_entry *found = NULL;
-	struct warn_ctx w = {opts, b};
+	const char *host = kh->host, *name = kh->name;
 	const char *why = NULL;
-	char *host = NULL, *name = NULL;
 	int rc = 0;
 
 	if (!key || !hash)
@@ -204,11 +214,9 @@ int remote_knownhosts_check(remote_conn *c, const remote_connect_opts *opts, bg_
 			       "%s: the server offered a host key boxgate cannot check (%s)", b->name, why);
 	const char *label = remote_hostkey_label(k.type);
 	remote_sha256_fingerprint(hash, c->fingerprint, sizeof(c->fingerprint));
-	host = lookup_host(b);
-	name = remote_hostfile_host_port(host, b->port);
-
-	load_all(&s, b, name, &w);
-	switch (remote_hostfile_check(&s, &k, &found)) {
+	for (size_t i = 0; i < kh->n_warnings; i++)
+		warn(opts, b, "%s", kh->warnings[i]);
+	switch (remote_hostfile_check(s, &k, &found)) {
 	case REMOTE_HOSTKEY_OK:
 		goto out;
 	case REMOTE_HOSTKEY_REVOKED:
@@ -253,7 +261,7 @@ int remote_knownhosts_check(remote_conn *c, const remote_connect_opts *opts, bg_
 
 	/* New. Say so when certificates would have been the way in. */
 	char note[512] = "";
-	const remote_hostfile_entry *ca = remote_hostfile_find_marker(&s, REMOTE_HOSTFILE_MARK_CA);
+	const remote_hostfile_entry *ca = remote_hostfile_find_marker(s, REMOTE_HOSTFILE_MARK_CA);
 	if (!ca)
 		ca = remote_hostfile_find_marker(&s2, REMOTE_HOSTFILE_MARK_CA);
 	if (ca)
@@ -296,9 +304,6 @@ int remote_knownhosts_check(remote_conn *c, const remote_connect_opts *opts, bg_
 			     b->n_known_hosts ? b->known_hosts[0] : "(no file)", others, label, name,
 			     note, b->name);
 out:
-	remote_hostfile_set_release(&s);
 	remote_hostfile_set_release(&s2);
-	free(name);
-	free(host);
 	return rc;
 }

@@ -117,14 +117,16 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	libssh2_session_callback_set(c->session, LIBSSH2_CALLBACK_RECV, (void *)stamped_recv);
 	libssh2_session_set_blocking(c->session, 1);
 	libssh2_session_set_timeout(c->session, (long)b->connect_timeout_s * 1000);
-	remote_knownhosts_prefer(c, opts);
+	remote_known_hosts kh;
+	remote_knownhosts_load(c, &kh);
+	remote_knownhosts_prefer(c, &kh);
 	c->last_rx_ms = bg_now_ms();
-	if (libssh2_session_handshake(c->session, c->sock) != 0) {
-		return bg_fail(err, BG_ECONNECT,
-			       "%s: SSH handshake with %s port %d failed: %s", b->name, b->hostname,
-			       b->port, remote_ssh_errmsg(c->session));
-	}
-	rc = remote_knownhosts_check(c, opts, err);
+	if (libssh2_session_handshake(c->session, c->sock) != 0)
+		rc = bg_fail(err, BG_ECONNECT, "%s: SSH handshake with %s port %d failed: %s", b->name,
+			     b->hostname, b->port, remote_ssh_errmsg(c->session));
+	else
+		rc = remote_knownhosts_check(c, &kh, opts, err);
+	remote_knownhosts_release(&kh);
 	if (rc < 0)
 		return rc;
 	rc = remote_auth(c, err);
