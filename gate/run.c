@@ -236,8 +236,8 @@ struct run_state {
 	strbuf pending;  /* a result or agent line arriving in pieces (bounded) */
 };
 
-/* Heartbeat and Ctrl-C. Called from the loop and from every line, so that a gate
- * flooding the channel (remote_exec_wait then returns late) cannot starve them. */
+/* Heartbeat and Ctrl-C, between waits: remote_exec_wait returns at its
+ * deadline even while a gate floods the channel. */
 static void pump(struct run_state *rs)
 {
 	if (!rs->e)
@@ -344,7 +344,6 @@ static void agent_line(struct run_state *rs, const char *line, size_t len)
 static void on_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
 {
 	struct run_state *rs = arg;
-	pump(rs);
 	if (s != REMOTE_STDOUT) {
 		cuda_check(rs, line, len);
 		evq_push_line(&rs->q, s, line, len, flags);

@@ -241,6 +241,9 @@ static int local_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			else if (p[i].fd == e->fd_err)
 				read_stream(e, &e->fd_err, REMOTE_STDERR);
 		}
+		/* Output that keeps coming does not move the deadline (ssh_exec.c). */
+		if (bg_now_ms() >= deadline)
+			return 0;
 	}
 }
 

@@ -205,13 +205,16 @@ static void lost(remote_exec *e)
 	e->done = true;
 }
 
-/* Reads what is there on one stream; 1 when something was read, 0 on EAGAIN
- * or EOF, negative on a transport error. */
+/* Reads what is there on one stream, at most DRAIN_READS reads at a time so
+ * that a stream that never runs dry leaves the caller its deadline and the
+ * other stream its turn; 1 when something was read, 0 on EAGAIN or EOF,
+ * negative on a transport error. */
+#define DRAIN_READS 8
 static int drain(remote_exec *e, int stream_id)
 {
 	char buf[32768];
 	int got = 0;
-	for (;;) {
+	for (int reads = 0; reads < DRAIN_READS; reads++) {
 		ssize_t n = libssh2_channel_read_ex(e->ch, stream_id, buf, sizeof(buf));
 		if (n > 0) {
 			if (stream_id)
@@ -225,6 +228,7 @@ static int drain(remote_exec *e, int stream_id)
 			return got;
 		return (int)n;
 	}
+	return got;
 }
 
 static int pump_stdin(remote_exec *e)
@@ -320,10 +324,13 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 					       remote_ssh_errmsg(c->session));
 			}
 		}
-		if (a || b)
-			continue;
+		/* The deadline holds while output keeps coming too: a command that
+		 * floods the channel must not outlive its timeout or starve the
+		 * caller's heartbeats. */
 		if (bg_now_ms() >= deadline)
 			return 0;
+		if (a || b)
+			continue;
 		if (remote_ssh_wait_socket(c, deadline) < 0) {
 			lost(e);
 			return bg_fail(err, BG_ECONNECT, "%s: no reply from the box for %d s: connection lost",

@@ -102,11 +102,25 @@ expect_rc 124 "a detached child that ignores TERM" bg exec --boxes h1 --timeout 
   "setsid sh -c 'trap \"\" TERM; exec sleep $s6' </dev/null >/dev/null 2>&1 & sleep $s7"
 gone "$s6" "$s7" && ok "it is killed too (KILL after the grace)" || not_ok "left: $(alive "$s6" "$s7")"
 
+# flood CONFIG BOX: a command that never stops writing still ends at --timeout
+# (the outer KILL at 30 s only bounds this test if it does not: exit 137).
+flood() {
+  local rc=0
+  timeout -s KILL 30 "$BOXGATE" --config "$1" exec --boxes "$2" --timeout 2 -- yes >/dev/null 2>"$BG_TMP/flood.err" || rc=$?
+  if [ "$rc" = 124 ] && grep -q 'timed out after 2 s' "$BG_TMP/flood.err"; then
+    ok "$2: a command flooding stdout still times out at --timeout"
+  else
+    not_ok "$2: flooding command (exit $rc)"; diag "$(head -c 500 "$BG_TMP/flood.err")"
+  fi
+}
+flood "$BG_CONFIG" h1
+
 # --- the same on the local box ---
 printf '[box loc]\ntransport = local\nrepo = %s\n' "$BG_TMP" >"$BG_TMP/local.ini"
 s8=$((base + 8)) s9=$((base + 9)) s10=$((base + 10)) s11=$((base + 11))
 expect_rc 124 "local box: exec --timeout 2 with setsid and a double fork" "$BOXGATE" --config "$BG_TMP/local.ini" exec --boxes loc --timeout 2 -- \
   "setsid sleep $s8 & (setsid sh -c 'sleep $s9 &' &); setsid sh -c 'trap \"\" TERM; exec sleep $s10' </dev/null >/dev/null 2>&1 & sleep $s11"
 gone "$s8" "$s9" "$s10" "$s11" && ok "local box: no sleep of the command survives" || not_ok "local left: $(alive "$s8" "$s9" "$s10" "$s11")"
+flood "$BG_TMP/local.ini" loc
 
 finish
