@@ -57,8 +57,6 @@ void cli_print_line(FILE *to, const char *prefix, const char *line, size_t len);
 /* Prints one JSON object (cJSON, compact) as a line, thread-safe. */
 struct cJSON;
 void cli_print_json(struct cJSON *obj);
-/* Adds `line` to obj as "line" when it is UTF-8, else as "line_b64". */
-void cli_json_add_bytes(struct cJSON *obj, const char *line, size_t len);
 
 /* Folds box names into node sets: h1 h2 h3 h5 -> "h[1-3,5]". Owned. */
 char *cli_fold_names(const char *const *names, size_t n);

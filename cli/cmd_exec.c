@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "base/lines.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
@@ -74,7 +75,7 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "box", r->box->name);
 		cJSON_AddStringToObject(o, "stream", s == REMOTE_STDOUT ? "stdout" : "stderr");
-		cli_json_add_bytes(o, line, len);
+		bg_json_add_bytes(o, "line", line, len);
 		if (partial)
 			cJSON_AddBoolToObject(o, "partial", 1);
 		if (flags & LINE_NO_EOL)

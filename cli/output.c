@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/json.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
 
@@ -68,7 +67,3 @@ void cli_print_json(cJSON *obj)
 	free(s);
 }
 
-void cli_json_add_bytes(cJSON *obj, const char *line, size_t len)
-{
-	bg_json_add_bytes(obj, "line", line, len);
-}
