@@ -187,10 +187,7 @@ static int run_run(cli_ctx *ctx, int argc, char **argv)
 	ga.spec.agent = agent;
 	cmdline = gate_command_line(&ga.spec);
 	gate_policy policy = GATE_POLICY_DEFAULT;
-	if (ga.bar > 0) {
-		policy.bar = ga.bar;
-		policy.bar_given = true;
-	}
+	policy.bar = ga.bar; /* 0 without --bar */
 	struct run_view view = {&ga, ctx->color && !ga.json};
 	gate_callbacks cb = {print_line, print_result, &view};
 	rc = gate_run(c, cmdline, &policy, &cb, &stop_requested, &out, &err);

@@ -606,7 +606,6 @@ static void judge_agent_line(gate_result *r)
 
 static void judge_gate_line(gate_result *r, const gate_policy *p)
 {
-	static const gate_policy dflt = GATE_POLICY_DEFAULT;
 	const cJSON *why = cJSON_GetObjectItemCaseSensitive(r->json, "reason");
 	if (r->stated == VERDICT_TIMEOUT_HANG) {
 		problem(r, "forged: a line of the gate's own output claims TIMEOUT_HANG; only boxgate's agent reports a timeout");
@@ -635,8 +634,8 @@ static void judge_gate_line(gate_result *r, const gate_policy *p)
 	bool base_ok = read_side(r, r->json, "baseline_in_tree", &r->base);
 
 	/* The user's bar wins; without one the gate's stated bar, else the default. */
-	const char *from = p->bar_given ? "--bar" : r->gate_bar > 0 ? "the gate's bar" : "default";
-	r->bar = p->bar_given ? p->bar : r->gate_bar > 0 ? r->gate_bar : p->bar;
+	const char *from = p->bar > 0 ? "--bar" : r->gate_bar > 0 ? "the gate's bar" : "default";
+	r->bar = p->bar > 0 ? p->bar : r->gate_bar > 0 ? r->gate_bar : GATE_DEFAULT_BAR;
 	r->verdict = judge(r, p, r->bar, from, cand_ok, base_ok, true);
 	if (cand_ok && base_ok && r->base.present && r->ratio > 0) {
 		double ratio = r->base.slowCTA_us / r->cand.slowCTA_us;
@@ -648,7 +647,7 @@ static void judge_gate_line(gate_result *r, const gate_policy *p)
 	/* The gate's stated verdict is checked against the bar the gate itself
 	 * judged with: a verdict that differs only because --bar differs is not a lie. */
 	if (r->stated != VERDICT_NONE) {
-		double gate_bar = r->gate_bar > 0 ? r->gate_bar : dflt.bar;
+		double gate_bar = r->gate_bar > 0 ? r->gate_bar : GATE_DEFAULT_BAR;
 		gate_verdict as_gate = gate_bar == r->bar ? r->verdict
 							  : judge(r, p, gate_bar, "", cand_ok, base_ok, false);
 		if (r->stated != as_gate) {

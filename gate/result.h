@@ -34,12 +34,15 @@ typedef enum {
 
 typedef struct gate_policy {
 	double min_cos;       /* 0.99 */
-	double bar;           /* slowCTA ratio base/cand to pass; 1.0 */
+	/* The user's slowCTA ratio base/cand to pass (run --bar), which wins over
+	 * a "bar" the gate states; 0 when the user gave none: then the gate's
+	 * bar, else GATE_DEFAULT_BAR. */
+	double bar;
 	double sum_tolerance; /* anti-sloughing: sumCTA may rise this fraction; 0.10 */
-	bool bar_given;       /* the user chose `bar` (run --bar): it wins over a "bar" the gate states */
 } gate_policy;
 
-#define GATE_POLICY_DEFAULT { 0.99, 1.0, 0.10, false }
+#define GATE_DEFAULT_BAR 1.0
+#define GATE_POLICY_DEFAULT { 0.99, 0, 0.10 }
 
 /* Who printed a line: the gate (anything on the channel), or the agent (a line
  * framed with the run's nonce, see gate/run.h). Only the agent may report

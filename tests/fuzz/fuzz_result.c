@@ -93,8 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *body = (const char *)data + 1;
 	size_t blen = size - 1;
 	gate_policy p = GATE_POLICY_DEFAULT;
-	p.bar_given = ctl & 2;
-	p.bar = 0.5 + (double)(ctl >> 2) / 32.0;
+	p.bar = ctl & 2 ? 0.5 + (double)(ctl >> 2) / 32.0 : 0; /* 0: no --bar */
 	gate_source src = ctl & 1 ? GATE_FROM_AGENT : GATE_FROM_GATE;
 
 	CHECK(bg_utf8_valid(body, blen) == ref_utf8((const uint8_t *)body, blen));
@@ -134,12 +133,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r.forged)
 		CHECK(r.verdict == VERDICT_INVALID);
 	if (r.verdict == VERDICT_PASS_GATE) {
-		CHECK(src == GATE_FROM_GATE && r.stated == VERDICT_PASS_GATE && !r.disagrees);
+		/* The gate said so, or said BELOW_BAR against its own bar and the
+		 * user's lower --bar decides. */
+		CHECK(src == GATE_FROM_GATE && !r.disagrees &&
+		      (r.stated == VERDICT_PASS_GATE || (p.bar > 0 && r.stated == VERDICT_BELOW_BAR)));
 		CHECK(r.cand.present && r.cand.cos >= p.min_cos && r.cand.cos <= 1.0 + GATE_COS_SLACK);
 		CHECK(r.cand.slowCTA_us > 0 && r.cand.slowCTA_us <= GATE_SPAN_MAX_US);
 		CHECK(r.cand.wall_us > 0 && r.cand.wall_us <= GATE_SPAN_MAX_US);
 		CHECK(isfinite(r.bar) && r.bar > 0);
-		if (p.bar_given)
+		if (p.bar > 0)
 			CHECK(r.bar == p.bar);
 		CHECK((r.base.present ? r.base.slowCTA_us / r.cand.slowCTA_us : 1.0) >= r.bar);
 	}

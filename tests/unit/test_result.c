@@ -182,7 +182,6 @@ static void user_bar_wins(void **state)
 	const char *l = "FAITHFUL_RESULT {\"bar\":1.0,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
 			",\"slowCTA_ratio_base_over_cand\":1.1,\"verdict\":\"PASS_GATE\"}";
 	p.bar = 1.2;
-	p.bar_given = true;
 	gate_result_parse(&r, l, strlen(l), &p);
 	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
 	assert_false(r.disagrees);
