@@ -45,20 +45,3 @@ void bg_err_prefix(bg_err *err, const char *prefix)
 	snprintf(tmp, sizeof(tmp), "%s: %s", prefix, err->msg);
 	memcpy(err->msg, tmp, sizeof(tmp));
 }
-
-int bg_exit_code(int code)
-{
-	switch (code) {
-	case BG_OK: return 0;
-	case BG_EUSAGE:
-	case BG_ECONFIG:
-	case BG_ENOTFOUND: return 2;
-	case BG_ECONNECT:
-	case BG_EHOSTKEY:
-	case BG_EAUTH: return 3;
-	case BG_EVERIFY: return 4;
-	case BG_ETIMEOUT: return 124;
-	case BG_EINVALID: return 125;
-	default: return 1;
-	}
-}

@@ -44,7 +44,4 @@ int bg_fail(bg_err *err, int code, const char *fmt, ...)
 /* Prepends "PREFIX: " to err->msg (for adding a box name on the way up). */
 void bg_err_prefix(bg_err *err, const char *prefix);
 
-/* The process exit code for an error (DESIGN.md table). */
-int bg_exit_code(int code);
-
 #endif

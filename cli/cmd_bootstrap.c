@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 
+#include "base/exit.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
 #include "gate/agent_install.h"

@@ -50,11 +50,11 @@ static char *probe_command(const conf_box *b)
 {
 	strbuf s = STRBUF_INIT;
 	strbuf_addstr(&s, "v=$(");
-	shim_quote(&s, b->python ? b->python : "python3");
+	bg_quote(&s, b->python ? b->python : "python3");
 	strbuf_addstr(&s, " --version 2>&1) && echo \"python ${v#Python }\" || echo 'python none'; ");
 	if (b->repo) {
 		strbuf_addstr(&s, "if [ -d ");
-		shim_quote_path(&s, b->repo);
+		bg_quote_path(&s, b->repo);
 		strbuf_addstr(&s, " ]; then echo 'repo yes'; else echo 'repo no'; fi; ");
 	} else {
 		strbuf_addstr(&s, "echo 'repo -'; ");

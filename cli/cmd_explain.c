@@ -37,12 +37,12 @@ static int run_explain(cli_ctx *ctx, int argc, char **argv)
 	char *agent;
 	if (ga.box->transport == CONF_TRANSPORT_LOCAL) {
 		strbuf q = STRBUF_INIT;
-		shim_quote(&q, ga.agent.binary);
+		bg_quote(&q, ga.agent.binary);
 		agent = strbuf_detach(&q);
 	} else {
 		strbuf q = STRBUF_INIT;
 		snprintf(rel, sizeof(rel), "~/.cache/boxgate/agent-%.16s", ga.agent.sha);
-		shim_quote_path(&q, rel);
+		bg_quote_path(&q, rel);
 		agent = strbuf_detach(&q);
 	}
 	char *gpus = NULL;

@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "base/exit.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"

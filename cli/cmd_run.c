@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/exit.h"
 #include "base/json.h"
 #include "base/lines.h"
 #include "base/strbuf.h"

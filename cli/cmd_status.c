@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/exit.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
 #include "remote/fanout.h"

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/exit.h"
 #include "base/parse.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"

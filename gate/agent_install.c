@@ -123,13 +123,13 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 
 	*path = NULL;
 	if (b->transport == CONF_TRANSPORT_LOCAL) {
-		shim_quote(&p, a->binary);
+		bg_quote(&p, a->binary);
 		*path = strbuf_detach(&p);
 		*how = AGENT_LOCAL;
 		return 0;
 	}
 	snprintf(rel, sizeof(rel), "~/.cache/boxgate/agent-%.16s", a->sha);
-	shim_quote_path(&p, rel);
+	bg_quote_path(&p, rel);
 	const char *ap = strbuf_str(&p);
 
 	/* One round trip when the right agent is already there. */

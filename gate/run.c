@@ -19,7 +19,7 @@ static void add_opt(strbuf *s, const char *name, const char *value)
 	strbuf_addch(s, ' ');
 	strbuf_addstr(s, name);
 	strbuf_addch(s, ' ');
-	shim_quote(s, value);
+	bg_quote(s, value);
 }
 
 static void add_int(strbuf *s, const char *name, int v)
@@ -52,29 +52,29 @@ char *gate_command_line(const gate_spec *g)
 	add_opt(&s, "--require-gpu", g->require_gpu ? "yes" : "no");
 	if (b->repo) {
 		strbuf_addstr(&s, " --cwd ");
-		shim_quote_path(&s, b->repo);
+		bg_quote_path(&s, b->repo);
 	}
 	for (size_t i = 0; g->shim && i < g->shim->n_env; i++)
 		add_opt(&s, "--env", g->shim->env[i]);
 	strbuf_addstr(&s, " --");
 	if (ends_with(g->entry, ".py")) {
 		strbuf_addch(&s, ' ');
-		shim_quote(&s, b->python ? b->python : "python3");
+		bg_quote(&s, b->python ? b->python : "python3");
 	}
 	strbuf_addch(&s, ' ');
 	if (g->entry[0] == '~') {
-		shim_quote_path(&s, g->entry);
+		bg_quote_path(&s, g->entry);
 	} else if (!strchr(g->entry, '/')) {
 		/* Relative to the repo, never looked up in PATH. */
 		char *rel = xasprintf("./%s", g->entry);
-		shim_quote(&s, rel);
+		bg_quote(&s, rel);
 		free(rel);
 	} else {
-		shim_quote(&s, g->entry);
+		bg_quote(&s, g->entry);
 	}
 	for (size_t i = 0; g->shim && i < g->shim->n_argv; i++) {
 		strbuf_addch(&s, ' ');
-		shim_quote(&s, g->shim->argv[i]);
+		bg_quote(&s, g->shim->argv[i]);
 	}
 	return strbuf_detach(&s);
 }

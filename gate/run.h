@@ -40,7 +40,7 @@ typedef struct gate_spec {
 } gate_spec;
 
 /* The remote command line (owned): AGENT run OPTIONS -- ENTRY ARGS, every
- * word through shim_quote. */
+ * word through bg_quote. */
 char *gate_command_line(const gate_spec *spec);
 
 

@@ -1,4 +1,4 @@
-/* The flag shim and the one shell-quoting function.
+/* The flag shim.
  *
  * A box's entry point accepts only allowlisted flags; flags with an env rule
  * become `NAME=value` environment assignments of the remote command; any
@@ -11,17 +11,9 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "base/quote.h"
 #include "base/strbuf.h"
 #include "conf/conf.h"
-
-/* Appends `word` to `out` quoted for a POSIX shell (sh, dash, bash), so that
- * the shell reconstructs it byte for byte. Every remote command line in
- * boxgate is built through this function. */
-void shim_quote(strbuf *out, const char *word);
-/* Appends each word quoted, separated by single spaces. */
-void shim_quote_argv(strbuf *out, const char *const *argv, size_t argc);
-/* True when `name` is a valid environment name [A-Za-z_][A-Za-z0-9_]*. */
-bool shim_env_name_ok(const char *name);
 
 /* Where one user argument went. */
 typedef enum { SHIM_PASS, SHIM_ENV, SHIM_VALUE } shim_route;
@@ -58,9 +50,5 @@ char *shim_command_line(const shim_result *r, const char *entry);
  * take it for an assignment). An entry starting with `%` also goes through
  * env(1): bash would take it for a job spec. */
 char *shim_command_line_argv(const shim_result *r, const char *const *entry, size_t n_entry);
-
-/* Appends a remote path quoted, keeping a leading "~/" (or "~") meaning the
- * remote user's home: "~/a b" becomes "$HOME"/'a b'. */
-void shim_quote_path(strbuf *out, const char *path);
 
 #endif

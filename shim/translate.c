@@ -348,14 +348,14 @@ static int check_names(tr *t)
 	const conf_box *box = t->box;
 	for (size_t i = 0; i < box->n_env; i++) {
 		const conf_env_rule *r = &box->env[i];
-		if (!shim_env_name_ok(r->name))
+		if (!bg_env_name_ok(r->name))
 			return bg_fail(t->err, BG_ECONFIG,
 				       "%s:%d: box %s: env rule for %s has an invalid variable "
 				       "name '%s' (expected [A-Za-z_][A-Za-z0-9_]*)",
 				       r->file ? r->file : "?", r->line, box_name(box),
 				       r->flag ? r->flag : "?", r->name ? r->name : "");
 	}
-	if (box->num_workers_env && !shim_env_name_ok(box->num_workers_env))
+	if (box->num_workers_env && !bg_env_name_ok(box->num_workers_env))
 		return bg_fail(t->err, BG_ECONFIG,
 			       "%s:%d: box %s: num_workers_env '%s' is not a valid variable name "
 			       "(expected [A-Za-z_][A-Za-z0-9_]*)",
@@ -515,21 +515,21 @@ char *shim_command_line_argv(const shim_result *r, const char *const *entry, siz
 		for (size_t i = 0; i < r->n_env; i++) {
 			const char *eq = strchr(r->env[i], '=');
 			char *name = eq ? xstrndup(r->env[i], (size_t)(eq - r->env[i])) : NULL;
-			bool ok = name && shim_env_name_ok(name);
+			bool ok = name && bg_env_name_ok(name);
 			free(name);
 			if (!ok) {
 				strbuf_release(&sb);
 				return NULL;
 			}
 			strbuf_addch(&sb, ' ');
-			shim_quote(&sb, r->env[i]);
+			bg_quote(&sb, r->env[i]);
 		}
 		strbuf_addch(&sb, ' ');
 	}
-	shim_quote_argv(&sb, entry, n_entry);
+	bg_quote_argv(&sb, entry, n_entry);
 	for (size_t i = 0; i < r->n_argv; i++) {
 		strbuf_addch(&sb, ' ');
-		shim_quote(&sb, r->argv[i]);
+		bg_quote(&sb, r->argv[i]);
 	}
 	return strbuf_detach(&sb);
 }

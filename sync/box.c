@@ -406,7 +406,7 @@ static int run_script(sync_box *b, const char *script, int64_t deadline, bool ho
 {
 	strbuf cmd = STRBUF_INIT;
 	strbuf_addstr(&cmd, "exec /bin/sh -c ");
-	shim_quote(&cmd, script);
+	bg_quote(&cmd, script);
 	remote_exec_opts eo = {.on_line = on_line, .ctx = b, .killable = true};
 	remote_exec *e = NULL;
 	memset(st, 0, sizeof(*st));
@@ -721,7 +721,7 @@ static void start_follower(void *ctx)
 	char *script = sync_script_follow(b->box->repo, b->box->python, fw->temp, item(b, fw->i)->size);
 	strbuf cmd = STRBUF_INIT;
 	strbuf_addstr(&cmd, "exec /bin/sh -c ");
-	shim_quote(&cmd, script);
+	bg_quote(&cmd, script);
 	free(script);
 	remote_exec_opts eo = {.on_line = follow_line, .ctx = fw};
 	bg_err ignored = {0};

@@ -49,7 +49,7 @@ int sync_local_check(const conf *c, const sync_plan *p, const sync_item *it, boo
 		return rc;
 	strbuf cmd = STRBUF_INIT;
 	strbuf_addstr(&cmd, "cd ");
-	shim_quote(&cmd, p->root);
+	bg_quote(&cmd, p->root);
 	strbuf_addstr(&cmd, " && PYTHONDONTWRITEBYTECODE=1 && export PYTHONDONTWRITEBYTECODE && ");
 	char *v = sync_verifier_command(it->verifier, it->local, local_python(c));
 	strbuf_addstr(&cmd, v);

@@ -406,10 +406,10 @@ char *sync_verifier_command(const char *tmpl, const char *file, const char *pyth
 	strbuf sb = STRBUF_INIT;
 	for (const char *s = tmpl; *s;) {
 		if (strncmp(s, "{}", 2) == 0) {
-			shim_quote_path(&sb, file);
+			bg_quote_path(&sb, file);
 			s += 2;
 		} else if (strncmp(s, "{python}", 8) == 0) {
-			shim_quote_path(&sb, python && *python ? python : "python3");
+			bg_quote_path(&sb, python && *python ? python : "python3");
 			s += 8;
 		} else {
 			strbuf_addch(&sb, *s++);

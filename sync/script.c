@@ -1,6 +1,6 @@
 /* The shell scripts push, status and rollback run on a box. POSIX sh only
  * (they run under /bin/sh whatever the login shell is), every path quoted
- * through shim_quote, results printed as nonce-tagged lines (internal.h).
+ * through bg_quote, results printed as nonce-tagged lines (internal.h).
  * They avoid extra processes where a builtin does: on a busy box each fork
  * costs more than a round trip. */
 #include "sync/internal.h"
@@ -15,14 +15,14 @@
 
 static void q(strbuf *sb, const char *s)
 {
-	shim_quote(sb, s);
+	bg_quote(sb, s);
 }
 
 /* The common start: enter the repo or say it is not there. */
 static void prelude(strbuf *sb, const char *repo, const char *nonce)
 {
 	strbuf_addstr(sb, "cd -- ");
-	shim_quote_path(sb, repo);
+	bg_quote_path(sb, repo);
 	strbuf_addf(sb, " 2>/dev/null || { echo '@%s norepo'; exit 3; }\n", nonce);
 	/* The fastest SHA-256 the box has, for big files. */
 	strbuf_addstr(sb, "if command -v openssl >/dev/null 2>&1; then bh() { openssl dgst -sha256 -r; }; "
@@ -201,14 +201,14 @@ char *sync_script_follow(const char *repo, const char *python, const char *temp,
 {
 	strbuf sb = STRBUF_INIT;
 	strbuf_addstr(&sb, "cd -- ");
-	shim_quote_path(&sb, repo);
+	bg_quote_path(&sb, repo);
 	strbuf_addstr(&sb, " || exit 3\nexec ");
-	shim_quote_path(&sb, python && *python ? python : "python3");
+	bg_quote_path(&sb, python && *python ? python : "python3");
 	strbuf_addstr(&sb, " -c ");
-	shim_quote(&sb, follow_py);
+	bg_quote(&sb, follow_py);
 	strbuf_addch(&sb, ' ');
 	char *dotted = xasprintf("./%s", temp);
-	shim_quote(&sb, dotted);
+	bg_quote(&sb, dotted);
 	free(dotted);
 	strbuf_addf(&sb, " %llu\n", (unsigned long long)size);
 	return strbuf_detach(&sb);

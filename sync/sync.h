@@ -112,7 +112,7 @@ bool sync_safe_path(const char *s);
 void sync_random_hex(char out[17]);
 
 /* The verifier command for one file: `{}` becomes `file` and `{python}` the
- * interpreter, both quoted for the shell (shim_quote_path). On a box `file`
+ * interpreter, both quoted for the shell (bg_quote_path). On a box `file`
  * is always a safe path (sync_safe_path) that boxgate chose, so the text is
  * the same however many shells read it. Owned. */
 char *sync_verifier_command(const char *tmpl, const char *file, const char *python);

@@ -1,7 +1,7 @@
 /* libFuzzer target for shim/: the input, split on NUL, is an argument vector.
  *
  * Invariants checked:
- *   - shim_quote_argv output parses back (with the few rules a POSIX shell
+ *   - bg_quote_argv output parses back (with the few rules a POSIX shell
  *     applies to it: blanks between words, '...' literal, \' a quote, bare
  *     bytes) to exactly the input words, and every byte outside quotes is a
  *     bare-safe byte: no metacharacter, blank, glob, `~`, `#`, `$` or
@@ -44,7 +44,7 @@ static bool bare_byte(unsigned char c)
 	       (c != '\0' && strchr("_@%+=:,./-", c));
 }
 
-/* Parses a line of words as a shell would for the subset shim_quote emits;
+/* Parses a line of words as a shell would for the subset bg_quote emits;
  * aborts on anything else (an unquoted byte outside the bare set). Fills
  * words (owned) and, per word, whether it was entirely bare. */
 static size_t parse_words(const char *s, char ***out, bool **bare)
@@ -110,7 +110,7 @@ static void check_bare_word(const char *w)
 	const char *eq = strchr(w, '=');
 	if (eq) {
 		char *name = xstrndup(w, (size_t)(eq - w));
-		CHECK(!shim_env_name_ok(name));
+		CHECK(!bg_env_name_ok(name));
 		free(name);
 	}
 }
@@ -118,7 +118,7 @@ static void check_bare_word(const char *w)
 static void check_quote(char **argv, size_t argc)
 {
 	strbuf sb = STRBUF_INIT;
-	shim_quote_argv(&sb, (const char *const *)argv, argc);
+	bg_quote_argv(&sb, (const char *const *)argv, argc);
 	char **words;
 	bool *bare;
 	size_t n = parse_words(strbuf_str(&sb), &words, &bare);
@@ -184,7 +184,7 @@ static void check_translate(char **argv, size_t argc, bool nw_env)
 		const char *eq = strchr(r.env[i], '=');
 		CHECK(eq != NULL);
 		char *name = xstrndup(r.env[i], (size_t)(eq - r.env[i]));
-		CHECK(shim_env_name_ok(name));
+		CHECK(bg_env_name_ok(name));
 		for (size_t j = 0; j < i; j++)
 			CHECK(strncmp(r.env[j], r.env[i], (size_t)(eq - r.env[i]) + 1) != 0);
 		free(name);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The shim's quoting, end to end: seeded random argument vectors (any bytes but NUL:
-# quotes, $, backticks, backslashes, newlines, non-UTF-8) are quoted by shim_quote /
+# quotes, $, backticks, backslashes, newlines, non-UTF-8) are quoted by bg_quote /
 # built into command lines by shim_translate + shim_command_line, sent to a real sshd
 # test host, and sh, dash and bash there must reconstruct every vector byte for byte
 # (each vector dumps its words with printf '%s\0'; the dumps are compared per vector).

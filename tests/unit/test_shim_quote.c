@@ -1,4 +1,4 @@
-/* shim_quote: exact output for each byte class, and the real shells (sh,
+/* bg_quote: exact output for each byte class, and the real shells (sh,
  * dash, bash) reconstructing random words byte for byte. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,7 +22,7 @@
 static char *quoted(const char *w)
 {
 	strbuf sb = STRBUF_INIT;
-	shim_quote(&sb, w);
+	bg_quote(&sb, w);
 	return strbuf_detach(&sb);
 }
 
@@ -30,7 +30,7 @@ static void expect_quote(const char *w, const char *want)
 {
 	char *got = quoted(w);
 	if (strcmp(got, want) != 0)
-		fail_msg("shim_quote(\"%s\") = [%s], wanted [%s]", w, got, want);
+		fail_msg("bg_quote(\"%s\") = [%s], wanted [%s]", w, got, want);
 	free(got);
 }
 
@@ -96,7 +96,7 @@ static void test_quote_argv(void **state)
 	(void)state;
 	const char *argv[] = { "printf", "%s\\0", "a b", "", "x" };
 	strbuf sb = STRBUF_INIT;
-	shim_quote_argv(&sb, argv, 5);
+	bg_quote_argv(&sb, argv, 5);
 	assert_string_equal(strbuf_str(&sb), "printf '%s\\0' 'a b' '' x");
 	strbuf_release(&sb);
 }
@@ -104,17 +104,17 @@ static void test_quote_argv(void **state)
 static void test_env_names(void **state)
 {
 	(void)state;
-	assert_true(shim_env_name_ok("A"));
-	assert_true(shim_env_name_ok("_"));
-	assert_true(shim_env_name_ok("MPK_GG_DECODE_M1"));
-	assert_true(shim_env_name_ok("a9_"));
-	assert_false(shim_env_name_ok(""));
-	assert_false(shim_env_name_ok(NULL));
-	assert_false(shim_env_name_ok("9A"));
-	assert_false(shim_env_name_ok("A-B"));
-	assert_false(shim_env_name_ok("A=B"));
-	assert_false(shim_env_name_ok("A B"));
-	assert_false(shim_env_name_ok("\xc3\xa9"));
+	assert_true(bg_env_name_ok("A"));
+	assert_true(bg_env_name_ok("_"));
+	assert_true(bg_env_name_ok("MPK_GG_DECODE_M1"));
+	assert_true(bg_env_name_ok("a9_"));
+	assert_false(bg_env_name_ok(""));
+	assert_false(bg_env_name_ok(NULL));
+	assert_false(bg_env_name_ok("9A"));
+	assert_false(bg_env_name_ok("A-B"));
+	assert_false(bg_env_name_ok("A=B"));
+	assert_false(bg_env_name_ok("A B"));
+	assert_false(bg_env_name_ok("\xc3\xa9"));
 }
 
 /* Runs `shell -c cmd` with PATH=path, returns its stdout (owned) and exit status. */
@@ -203,13 +203,13 @@ static void test_shells_reconstruct(void **state)
 		size_t n = 64;
 		char **words = xcalloc(n, sizeof(*words));
 		strbuf cmd = STRBUF_INIT, want = STRBUF_INIT;
-		shim_quote(&cmd, "printf");
+		bg_quote(&cmd, "printf");
 		strbuf_addch(&cmd, ' ');
-		shim_quote(&cmd, "%s\\0");
+		bg_quote(&cmd, "%s\\0");
 		for (size_t i = 0; i < n; i++) {
 			words[i] = random_word();
 			strbuf_addch(&cmd, ' ');
-			shim_quote(&cmd, words[i]);
+			bg_quote(&cmd, words[i]);
 			strbuf_add(&want, words[i], strlen(words[i]) + 1);
 		}
 		for (size_t s = 0; s < sizeof(shells) / sizeof(shells[0]); s++) {
@@ -252,7 +252,7 @@ static void test_command_position(void **state)
 		assert_int_equal(chmod(path, 0755), 0);
 		strbuf cmd = STRBUF_INIT;
 		const char *argv[] = { names[i], "arg" };
-		shim_quote_argv(&cmd, argv, 2);
+		bg_quote_argv(&cmd, argv, 2);
 		for (size_t s = 0; s < sizeof(shells) / sizeof(shells[0]); s++) {
 			char *p = xasprintf("%s:/usr/bin:/bin", dir);
 			size_t len;

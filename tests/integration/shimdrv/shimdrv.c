@@ -184,13 +184,13 @@ static int cmd_quote(uint64_t seed, size_t n, size_t nbatch, const char *dir, bo
 		for (size_t k = below(9); k; k--)
 			vec_push(&v, random_word());
 		strbuf line = STRBUF_INIT;
-		shim_quote_argv(&line, (const char *const *)v.w, v.n);
+		bg_quote_argv(&line, (const char *const *)v.w, v.n);
 		if (nested) {
 			/* The whole command line quoted again: for `SHELL -c` (every
 			 * tenth vector: a process each) or `eval`. */
 			strbuf outer = STRBUF_INIT;
 			strbuf_addstr(&outer, i % 10 == 0 ? "\"$1\" -c " : "eval ");
-			shim_quote(&outer, line.buf);
+			bg_quote(&outer, line.buf);
 			strbuf_release(&line);
 			line = outer;
 		}

@@ -1,5 +1,5 @@
 /* The one shell-quoting function: every remote command line boxgate builds
- * goes through shim_quote(). The target is any POSIX shell (sh, dash, bash,
+ * goes through bg_quote(). The target is any POSIX shell (sh, dash, bash,
  * interactive or not), in any word position, in any locale.
  *
  * A word is written bare only when no shell could read it differently:
@@ -12,7 +12,7 @@
  *     change the meaning of a command-position word.
  * Everything else is single-quoted, the only quoting in which every byte but
  * NUL (and `'` itself) is literal: `'` becomes `'\''`. */
-#include "shim/shim.h"
+#include "base/quote.h"
 
 #include <string.h>
 
@@ -33,7 +33,7 @@ static bool name_byte(unsigned char c)
 	return name_start(c) || (c >= '0' && c <= '9');
 }
 
-bool shim_env_name_ok(const char *name)
+bool bg_env_name_ok(const char *name)
 {
 	if (!name || !name_start((unsigned char)name[0]))
 		return false;
@@ -81,7 +81,7 @@ static bool bare_ok(const char *w)
 	return !reserved(w);
 }
 
-void shim_quote(strbuf *out, const char *word)
+void bg_quote(strbuf *out, const char *word)
 {
 	if (bare_ok(word)) {
 		strbuf_addstr(out, word);
@@ -97,11 +97,27 @@ void shim_quote(strbuf *out, const char *word)
 	strbuf_addch(out, '\'');
 }
 
-void shim_quote_argv(strbuf *out, const char *const *argv, size_t argc)
+void bg_quote_argv(strbuf *out, const char *const *argv, size_t argc)
 {
 	for (size_t i = 0; i < argc; i++) {
 		if (i)
 			strbuf_addch(out, ' ');
-		shim_quote(out, argv[i]);
+		bg_quote(out, argv[i]);
 	}
+}
+
+/* "~" stays the remote user's home: the shell expands "$HOME", not a quoted ~. */
+void bg_quote_path(strbuf *out, const char *path)
+{
+	if (strcmp(path, "~") == 0) {
+		strbuf_addstr(out, "\"$HOME\"");
+		return;
+	}
+	if (strncmp(path, "~/", 2) == 0) {
+		strbuf_addstr(out, "\"$HOME\"/");
+		path += 2;
+		if (!*path)
+			return;
+	}
+	bg_quote(out, path);
 }
