@@ -33,6 +33,7 @@ int bg_fail(bg_err *err, int code, const char *fmt, ...)
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
 		err->code = code;
+		err->detail = BG_DETAIL_NONE;
 	}
 	return code;
 }

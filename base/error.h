@@ -27,10 +27,24 @@ enum bg_error {
 	BG_EUNSUPPORTED = -14 /* something boxgate cannot do yet */
 };
 
+/* Finer than the code, for callers that branch on what happened instead of
+ * reading the message. bg_fail() resets it to BG_DETAIL_NONE. */
+enum bg_detail {
+	BG_DETAIL_NONE = 0,
+	/* BG_EHOSTKEY from remote_connect(): how the host key was judged. */
+	BG_DETAIL_HOSTKEY_UNKNOWN, /* no key known for the host, and none recorded */
+	BG_DETAIL_HOSTKEY_CHANGED, /* a different key is recorded for the host */
+	BG_DETAIL_HOSTKEY_REVOKED, /* a @revoked line holds the key */
+	BG_DETAIL_HOSTKEY_REFUSED  /* anything else: no key sent, a type boxgate cannot
+				      check, the key could not be recorded */
+};
+
 /* Detail for the last error. `msg` is a complete sentence fragment such as
- * "b200-a: host key changed ..."; `code` repeats the returned value. */
+ * "b200-a: host key changed ..."; `code` repeats the returned value;
+ * `detail` is a BG_DETAIL_* value. */
 typedef struct bg_err {
 	int code;
+	int detail;
 	char msg[1024];
 } bg_err;
 

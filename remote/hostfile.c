@@ -669,3 +669,13 @@ const char *remote_hostkey_verdict(const char *msg)
 		return "UNKNOWN";
 	return "REFUSED";
 }
+
+const char *remote_hostkey_detail_name(int detail)
+{
+	switch (detail) {
+	case BG_DETAIL_HOSTKEY_REVOKED: return "REVOKED";
+	case BG_DETAIL_HOSTKEY_CHANGED: return "CHANGED";
+	case BG_DETAIL_HOSTKEY_UNKNOWN: return "UNKNOWN";
+	}
+	return "REFUSED";
+}

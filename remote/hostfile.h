@@ -142,6 +142,9 @@ const remote_hostfile_entry *remote_hostfile_find_marker(const remote_hostfile_s
 /* "REVOKED", "CHANGED", "UNKNOWN" or "REFUSED" for a BG_EHOSTKEY message
  * built by remote/knownhosts.c (for `boxgate check`'s table). */
 const char *remote_hostkey_verdict(const char *msg);
+/* The same word for a bg_err's detail (BG_DETAIL_HOSTKEY_*): what callers
+ * should branch on, rather than the message. */
+const char *remote_hostkey_detail_name(int detail);
 
 #define REMOTE_HOSTKEY_REVOKED_TEXT "WARNING: REVOKED HOST KEY DETECTED!"
 #define REMOTE_HOSTKEY_CHANGED_TEXT "WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!"
