@@ -30,7 +30,7 @@ static void boot_box(void *arg, const conf_box *box, size_t i)
 	bg_err err = {0};
 	char *path = NULL;
 	gate_agent_how how;
-	int rc = remote_connect(box, &co, &c, &err);
+	int rc = remote_connect(&box->target, &co, &c, &err);
 	if (rc == 0)
 		rc = gate_agent_ensure(c, b->agent, b->force, &path, &how, &err);
 	if (rc < 0) {

@@ -94,12 +94,12 @@ static void check_box(void *arg, const conf_box *box, size_t i)
 	strcpy(p->python, "-");
 	strcpy(p->repo, "-");
 	strcpy(p->gpus, "-");
-	int rc = remote_connect(box, &co, &c, &p->err);
+	int rc = remote_connect(&box->target, &co, &c, &p->err);
 	if (rc < 0) {
 		bool past_tcp = rc == BG_EHOSTKEY || rc == BG_EAUTH;
 		p->reach = past_tcp ? "yes" : "no";
 		/* REVOKED, CHANGED, UNKNOWN (or REFUSED): the row says why at a glance. */
-		p->hostkey = rc == BG_EHOSTKEY ? remote_hostkey_verdict(p->err.msg)
+		p->hostkey = rc == BG_EHOSTKEY ? remote_hostkey_detail_name(p->err.detail)
 					       : (rc == BG_EAUTH ? "ok" : "-");
 		p->auth = rc == BG_EAUTH ? "FAILED" : "-";
 		p->code = 3;

@@ -109,7 +109,7 @@ static void run_on_box(void *arg, const conf_box *box, size_t i)
 	remote_conn *c = NULL;
 	r->job = job;
 	r->box = box;
-	r->rc = remote_connect(box, &co, &c, &r->err);
+	r->rc = remote_connect(&box->target, &co, &c, &r->err);
 	if (r->rc == 0)
 		r->rc = remote_run(c, job->cmdline, on_line, r, job->timeout_s * 1000, &r->st, &r->err);
 	remote_close(c);

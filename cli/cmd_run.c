@@ -173,7 +173,7 @@ static int run_run(cli_ctx *ctx, int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 
 	remote_connect_opts co = {.log = cli_log_warning};
-	int rc = remote_connect(ga.box, &co, &c, &err);
+	int rc = remote_connect(&ga.box->target, &co, &c, &err);
 	if (rc == 0)
 		rc = gate_agent_ensure(c, &ga.agent, false, &agent, &how, &err);
 	if (rc < 0) {

@@ -28,12 +28,21 @@ const cli_cmd *cli_find(const char *name)
 	return NULL;
 }
 
+static const char *env_lookup(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
 int cli_load_conf(cli_ctx *ctx)
 {
 	bg_err err = {0};
 	if (ctx->conf_loaded)
 		return 0;
-	int rc = conf_load(&ctx->conf, ctx->config_path, &err);
+	/* conf/ reads no environment: what it may use is handed over here. */
+	conf_env env = {getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),
+			getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL};
+	int rc = conf_load(&ctx->conf, ctx->config_path, &env, &err);
 	if (rc < 0) {
 		cli_error("%s", err.msg);
 		return bg_exit_code(rc);

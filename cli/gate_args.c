@@ -160,7 +160,7 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gat
 		cli_error("%s: '%s' names several boxes; run takes one", cmd->name, name);
 		return 2;
 	}
-	if (shim_translate(ga->box, (const char *const *)argv + first, (size_t)(argc - first), &ga->shim,
+	if (shim_translate(&ga->box->rules, (const char *const *)argv + first, (size_t)(argc - first), &ga->shim,
 			   &err) < 0) {
 		cli_error("%s", err.msg);
 		return 2;

@@ -36,7 +36,7 @@ static char *cwd_dup(void)
 }
 
 /* path may be NULL: no file, only the built-in box. */
-static int load(conf *c, const char *path, bg_err *err)
+static int load(conf *c, const char *path, const conf_env *env, bg_err *err)
 {
 	conf_raw raw;
 	int rc = 0;
@@ -51,7 +51,7 @@ static int load(conf *c, const char *path, bg_err *err)
 	} else {
 		c->root = cwd_dup();
 	}
-	rc = conf_resolve(c, &raw, err);
+	rc = conf_resolve(c, &raw, env, err);
 out:
 	conf_raw_release(&raw);
 	if (rc)
@@ -59,9 +59,9 @@ out:
 	return rc;
 }
 
-int conf_load_file(conf *c, const char *path, bg_err *err)
+int conf_load_file(conf *c, const char *path, const conf_env *env, bg_err *err)
 {
-	return load(c, path, err);
+	return load(c, path, env, err);
 }
 
 static bool is_file(const char *p)
@@ -70,33 +70,36 @@ static bool is_file(const char *p)
 	return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-int conf_load(conf *c, const char *explicit_path, bg_err *err)
+int conf_load(conf *c, const char *explicit_path, const conf_env *env, bg_err *err)
 {
+	static const conf_env none = {0};
+	if (!env)
+		env = &none;
 	memset(c, 0, sizeof(*c));
 	if (explicit_path)
-		return load(c, explicit_path, err);
-	const char *env = getenv("BOXGATE_CONFIG");
-	if (env && *env) {
+		return load(c, explicit_path, env, err);
+	const char *named = env->config_path;
+	if (named && *named) {
 		/* Asked for by name: a missing file is an error, not a fallback. */
-		if (access(env, F_OK) != 0)
-			return bg_fail(err, BG_ECONFIG, "%s (from $BOXGATE_CONFIG): %s", env,
+		if (access(named, F_OK) != 0)
+			return bg_fail(err, BG_ECONFIG, "%s (from $BOXGATE_CONFIG): %s", named,
 				       strerror(errno));
-		return load(c, env, err);
+		return load(c, named, env, err);
 	}
 	if (is_file("boxgate.ini"))
-		return load(c, "boxgate.ini", err);
-	const char *xdg = getenv("XDG_CONFIG_HOME");
+		return load(c, "boxgate.ini", env, err);
+	const char *xdg = env->xdg_config_dir;
 	if (xdg && *xdg) {
 		char *p = xasprintf("%s/boxgate/config.ini", xdg);
 		if (is_file(p)) {
-			int rc = load(c, p, err);
+			int rc = load(c, p, env, err);
 			free(p);
 			return rc;
 		}
 		free(p);
 	}
-	char *p = xasprintf("%s/.config/boxgate/config.ini", conf_home());
-	int rc = load(c, is_file(p) ? p : NULL, err);
+	char *p = xasprintf("%s/.config/boxgate/config.ini", conf_home(env));
+	int rc = load(c, is_file(p) ? p : NULL, env, err);
 	free(p);
 	return rc;
 }
@@ -134,6 +137,7 @@ void conf_release(conf *c)
 	free(c->path);
 	free(c->root);
 	free(c->ssh_config);
+	free(c->agent_socket);
 	for (size_t i = 0; i < c->n_boxes; i++)
 		box_release(&c->boxes[i]);
 	free(c->boxes);

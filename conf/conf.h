@@ -13,20 +13,15 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "remote/target.h"
+#include "shim/rules.h"
 
 typedef enum { CONF_TRANSPORT_SSH, CONF_TRANSPORT_LOCAL } conf_transport;
 typedef enum { CONF_HKC_STRICT, CONF_HKC_ACCEPT_NEW } conf_hostkey_check;
 typedef enum { CONF_GPU_REQUIRED, CONF_GPU_OPTIONAL } conf_gpu_policy;
 
-/* `env --decode-m1 = MPK_GG_DECODE_M1=1`: flag -> NAME=VALUE, `{}` in VALUE
- * stands for the flag's value (then the flag takes a value). */
-typedef struct conf_env_rule {
-	char *flag;  /* "--decode-m1" */
-	char *name;  /* "MPK_GG_DECODE_M1" (validated [A-Za-z_][A-Za-z0-9_]*) */
-	char *value; /* "1" or "{}" or "x{}y" */
-	char *file;  /* where the rule was written */
-	int line;
-} conf_env_rule;
+/* `env --decode-m1 = MPK_GG_DECODE_M1=1` (shim/rules.h). */
+typedef shim_env_rule conf_env_rule;
 
 typedef struct conf_box {
 	char *name;
@@ -73,6 +68,11 @@ typedef struct conf_box {
 	char *file; /* where [box NAME] was written; "(built-in)" for local */
 	int line;
 	bool builtin;
+	/* What remote/ and shim/ are handed, pointing at the strings above:
+	 * remote_connect(&box->target, ...), shim_translate(&box->rules, ...).
+	 * Filled by conf_box_bind(). */
+	remote_target target;
+	shim_rules rules;
 } conf_box;
 
 typedef struct conf_slot {
@@ -101,6 +101,7 @@ typedef struct conf {
 	char *path; /* the file that was loaded, NULL when none was found */
 	char *root; /* the directory holding it (the local repo root), else cwd */
 	char *ssh_config; /* [defaults] ssh_config, else ~/.ssh/config */
+	char *agent_socket; /* conf_env's, copied: every box's target points at it */
 	conf_box *boxes;
 	size_t n_boxes;
 	conf_pool *pools;
@@ -109,11 +110,31 @@ typedef struct conf {
 	size_t n_verify;
 } conf;
 
-/* Loads and validates. `explicit_path` is --config (may be NULL). On error
- * err->msg reads "FILE:LINE: what was expected" and the conf is released. */
-int conf_load(conf *c, const char *explicit_path, bg_err *err);
+/* What conf/ would otherwise read from the process environment: the caller
+ * (cli/) fills it, so conf/ reads nothing behind its back. NULL or "" means
+ * unset; home and user then come from the password database. */
+typedef struct conf_env {
+	const char *home;           /* $HOME */
+	const char *user;           /* $USER */
+	const char *config_path;    /* $BOXGATE_CONFIG */
+	const char *xdg_config_dir; /* $XDG_CONFIG_HOME */
+	const char *agent_socket;   /* $SSH_AUTH_SOCK, for every box's target */
+	/* ${VAR} in ssh_config paths: the value of `name`, NULL when unset. */
+	const char *(*lookup)(void *ctx, const char *name);
+	void *lookup_ctx;
+} conf_env;
+
+/* Loads and validates. `explicit_path` is --config (may be NULL); `env` may
+ * be NULL (nothing set). On error err->msg reads "FILE:LINE: what was
+ * expected" and the conf is released. */
+int conf_load(conf *c, const char *explicit_path, const conf_env *env, bg_err *err);
 /* Loads one given file (no search). */
-int conf_load_file(conf *c, const char *path, bg_err *err);
+int conf_load_file(conf *c, const char *path, const conf_env *env, bg_err *err);
+
+/* Points b->target and b->rules at the box's own fields, and the target at
+ * `agent_socket` (borrowed; NULL: no agent). conf_load does it for every
+ * box; call it again after changing a box by hand. */
+void conf_box_bind(conf_box *b, const char *agent_socket);
 void conf_release(conf *c);
 
 /* Borrowed pointer to the box named `name`, NULL when there is none. */

@@ -79,8 +79,9 @@ void conf_raw_release(conf_raw *raw);
 /* Parses `path` into `raw` (raw->file is set from path). */
 int conf_parse_file(conf_raw *raw, const char *path, bg_err *err);
 
-/* Builds the resolved conf (c->path, c->root already set) from raw. */
-int conf_resolve(conf *c, conf_raw *raw, bg_err *err);
+/* Builds the resolved conf (c->path, c->root already set) from raw; `env`
+ * may be NULL. */
+int conf_resolve(conf *c, conf_raw *raw, const conf_env *env, bg_err *err);
 
 /* --- helpers (conf/util.c) --- */
 
@@ -95,16 +96,16 @@ bool conf_env_name_ok(const char *s);
 /* [A-Za-z0-9._-]+ */
 bool conf_box_name_ok(const char *s);
 
-/* $HOME, else the password database, else "/" (borrowed, static storage
- * refreshed on each call). */
-const char *conf_home(void);
-/* $USER, else the password database name, else "unknown" (same lifetime). */
-const char *conf_local_user(void);
+/* env's $HOME, else the password database, else "/" (borrowed, static
+ * storage refreshed on each call). `env` may be NULL. */
+const char *conf_home(const conf_env *env);
+/* env's $USER, else the password database name, else "unknown" (same lifetime). */
+const char *conf_local_user(const conf_env *env);
 
 /* The password database's home directory and user name (what ssh takes
  * for `~`, %d and %u), else $HOME / $USER; same lifetime as above. */
-const char *conf_pw_home(void);
-const char *conf_pw_name(void);
+const char *conf_pw_home(const conf_env *env);
+const char *conf_pw_name(const conf_env *env);
 
 /* "~" and "~/x" become home-relative; a relative path becomes relative to
  * `base` when base is non-NULL. Owned result. */

@@ -30,6 +30,7 @@ typedef struct resolver {
 	const char *home;
 	char *local_user;
 	bg_err *err;
+	const conf_env *env; /* never NULL */
 } resolver;
 
 static const conf_kv *pick(const conf_layer *box, const conf_layer *def, enum conf_key k)
@@ -140,9 +141,10 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 	b->hostname = xstrdup(h.hostname);
 	/* ~ and %d are the password database's home and %u its name, as ssh
 	 * takes them (not $HOME / $USER). */
-	char *pw_home = xstrdup(conf_pw_home());
-	char *pw_name = xstrdup(conf_pw_name());
-	sshcfg_tokens t = { b->hostname, b->host, pw_name, b->user, pw_home, b->port };
+	char *pw_home = xstrdup(conf_pw_home(rs->env));
+	char *pw_name = xstrdup(conf_pw_name(rs->env));
+	sshcfg_tokens t = { b->hostname, b->host, pw_name, b->user, pw_home, b->port,
+			    rs->env->lookup, rs->env->lookup_ctx };
 
 	size_t cap = 0;
 	if ((v = pick_str(L, NULL, K_IDENTITY))) {
@@ -492,13 +494,16 @@ static void add_verify(conf *c, size_t *cap, const char *pattern, const char *co
 	v->line = line;
 }
 
-int conf_resolve(conf *c, conf_raw *raw, bg_err *err)
+int conf_resolve(conf *c, conf_raw *raw, const conf_env *env, bg_err *err)
 {
+	static const conf_env none = {0};
 	int rc = 0;
-	resolver rs = { c, raw, raw->file ? raw->file : "(built-in)", conf_home(), NULL, err };
+	if (!env)
+		env = &none;
+	resolver rs = { c, raw, raw->file ? raw->file : "(built-in)", conf_home(env), NULL, err, env };
 	char *home = xstrdup(rs.home);
 	rs.home = home;
-	rs.local_user = xstrdup(conf_local_user());
+	rs.local_user = xstrdup(conf_local_user(env));
 	const char *v = raw->defaults.kv[K_SSH_CONFIG].value;
 	c->ssh_config = v ? conf_expand_path(v, home, c->root) : xasprintf("%s/.ssh/config", home);
 
@@ -537,6 +542,9 @@ int conf_resolve(conf *c, conf_raw *raw, bg_err *err)
 	add_verify(c, &cap, ".json",
 		   "{python} -c \"import json,sys; json.load(open(sys.argv[1],'rb'))\" {}",
 		   "(built-in)", 0);
+	c->agent_socket = env->agent_socket ? xstrdup(env->agent_socket) : NULL;
+	for (size_t i = 0; i < c->n_boxes; i++)
+		conf_box_bind(&c->boxes[i], c->agent_socket);
 out:
 	free(home);
 	free(rs.local_user);

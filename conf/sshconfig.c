@@ -332,7 +332,7 @@ int sshcfg_expand(const char *s, const sshcfg_tokens *t, int flags, char **out, 
 				goto out;
 			}
 			char *var = xstrndup(name, (size_t)(end - name));
-			const char *val = getenv(var);
+			const char *val = t->getvar ? t->getvar(t->getvar_ctx, var) : NULL;
 			if (!val) {
 				rc = bg_fail(err, BG_ECONFIG, "${%s} is not set", var);
 				free(var);

@@ -92,6 +92,10 @@ typedef struct sshcfg_tokens {
 	const char *remote_user; /* %r */
 	const char *home;        /* %d and `~`: the password database home, as ssh */
 	int port;                /* %p */
+	/* ${VAR}: the caller's value for it, NULL when unset (a NULL function:
+	 * nothing is set). sshcfg_expand never reads the environment itself. */
+	const char *(*getvar)(void *ctx, const char *name);
+	void *getvar_ctx;
 } sshcfg_tokens;
 
 /* Expansion flags: a leading `~` / `~user` (tilde_expand_filename), ${VAR}. */

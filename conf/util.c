@@ -95,9 +95,9 @@ bool conf_box_name_ok(const char *s)
 static char home_buf[4096];
 static char user_buf[256];
 
-const char *conf_home(void)
+const char *conf_home(const conf_env *env)
 {
-	const char *h = getenv("HOME");
+	const char *h = env ? env->home : NULL;
 	if (h && *h) {
 		snprintf(home_buf, sizeof(home_buf), "%s", h);
 		return home_buf;
@@ -107,9 +107,9 @@ const char *conf_home(void)
 	return home_buf;
 }
 
-const char *conf_local_user(void)
+const char *conf_local_user(const conf_env *env)
 {
-	const char *u = getenv("USER");
+	const char *u = env ? env->user : NULL;
 	if (u && *u) {
 		snprintf(user_buf, sizeof(user_buf), "%s", u);
 		return user_buf;
@@ -122,23 +122,23 @@ const char *conf_local_user(void)
 static char pw_home_buf[4096];
 static char pw_name_buf[256];
 
-const char *conf_pw_home(void)
+const char *conf_pw_home(const conf_env *env)
 {
 	struct passwd *pw = getpwuid(getuid());
 	if (pw && pw->pw_dir)
 		snprintf(pw_home_buf, sizeof(pw_home_buf), "%s", pw->pw_dir);
 	else
-		snprintf(pw_home_buf, sizeof(pw_home_buf), "%s", conf_home());
+		snprintf(pw_home_buf, sizeof(pw_home_buf), "%s", conf_home(env));
 	return pw_home_buf;
 }
 
-const char *conf_pw_name(void)
+const char *conf_pw_name(const conf_env *env)
 {
 	struct passwd *pw = getpwuid(getuid());
 	if (pw && pw->pw_name)
 		snprintf(pw_name_buf, sizeof(pw_name_buf), "%s", pw->pw_name);
 	else
-		snprintf(pw_name_buf, sizeof(pw_name_buf), "%s", conf_local_user());
+		snprintf(pw_name_buf, sizeof(pw_name_buf), "%s", conf_local_user(env));
 	return pw_name_buf;
 }
 

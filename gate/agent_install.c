@@ -109,20 +109,20 @@ static int run_with_input(remote_conn *c, const char *script, const strbuf *inpu
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
-		return bg_fail(err, BG_ETIMEOUT, "%s: installing the agent timed out", remote_box(c)->name);
+		return bg_fail(err, BG_ETIMEOUT, "%s: installing the agent timed out", remote_target_of(c)->name);
 	return st.how == REMOTE_EXITED ? st.code : 128;
 }
 
 int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **path,
 		      gate_agent_how *how, bg_err *err)
 {
-	const conf_box *b = remote_box(c);
+	const remote_target *b = remote_target_of(c);
 	strbuf p = STRBUF_INIT, s = STRBUF_INIT, data = STRBUF_INIT;
 	char rel[128];
 	int rc = 0;
 
 	*path = NULL;
-	if (b->transport == CONF_TRANSPORT_LOCAL) {
+	if (b->transport == REMOTE_TRANSPORT_LOCAL) {
 		bg_quote(&p, a->binary);
 		*path = strbuf_detach(&p);
 		*how = AGENT_LOCAL;

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 
 #include "base/error.h"
+#include "conf/conf.h"
 #include "gate/result.h"
 #include "remote/remote.h"
 #include "shim/shim.h"

@@ -49,13 +49,16 @@ static void note(struct tried *t, const char *what, bool rsa)
 /* Returns 1 when an agent key was accepted. */
 static int try_agent(remote_conn *c, const char *user, struct tried *t)
 {
-	if (!getenv("SSH_AUTH_SOCK"))
+	const char *sock = c->target->agent_socket;
+	if (!sock || !*sock)
 		return 0;
 	LIBSSH2_AGENT *agent = libssh2_agent_init(c->session);
 	struct libssh2_agent_publickey *id = NULL, *prev = NULL;
 	int ok = 0, n = 0;
 	if (!agent)
 		return 0;
+	/* The caller's socket, not libssh2's own read of $SSH_AUTH_SOCK. */
+	libssh2_agent_set_identity_path(agent, sock);
 	if (libssh2_agent_connect(agent) != 0 || libssh2_agent_list_identities(agent) != 0)
 		goto out;
 	/* sshd's MaxAuthTries (6) counts agent keys too: leave room for files. */
@@ -79,7 +82,7 @@ out:
 
 int remote_auth(remote_conn *c, bg_err *err)
 {
-	const conf_box *b = c->box;
+	const remote_target *b = c->target;
 	const char *user = b->user ? b->user : "root";
 	struct tried t = {STRBUF_INIT, 0, 0};
 	int rc = 0;

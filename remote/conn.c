@@ -22,7 +22,7 @@ void remote_global_release(void)
 	libssh2_exit();
 }
 
-int remote_connect(const conf_box *box, const remote_connect_opts *opts, remote_conn **out,
+int remote_connect(const remote_target *t, const remote_connect_opts *opts, remote_conn **out,
 		   bg_err *err)
 {
 	static const remote_connect_opts none = {0};
@@ -30,19 +30,19 @@ int remote_connect(const conf_box *box, const remote_connect_opts *opts, remote_
 	int rc;
 
 	*out = NULL;
-	c->box = box;
+	c->target = t;
 	c->sock = -1;
 	if (!opts)
 		opts = &none;
-	if (box->transport == CONF_TRANSPORT_LOCAL) {
+	if (t->transport == REMOTE_TRANSPORT_LOCAL) {
 		c->ops = &remote_local_ops;
 		*out = c;
 		return 0;
 	}
 	c->ops = &remote_ssh_ops;
-	if (box->unsupported) {
+	if (t->unsupported) {
 		rc = bg_fail(err, BG_EUNSUPPORTED, "%s: ssh_config asks for %s, which boxgate does not support yet",
-			     box->name, box->unsupported);
+			     t->name, t->unsupported);
 		goto out;
 	}
 	rc = remote_ssh_connect(c, opts, err);
@@ -63,9 +63,9 @@ void remote_close(remote_conn *c)
 	free(c);
 }
 
-const conf_box *remote_box(const remote_conn *c)
+const remote_target *remote_target_of(const remote_conn *c)
 {
-	return c->box;
+	return c->target;
 }
 
 const char *remote_host_fingerprint(const remote_conn *c)
@@ -204,7 +204,7 @@ int remote_run(remote_conn *c, const char *cmdline, remote_line_cb on_line, void
 	rc = remote_exec_wait(e, bg_deadline_ms(timeout_ms), st, err);
 	if (rc == 0) {
 		remote_exec_kill(e, 2000, st, err);
-		rc = bg_fail(err, BG_ETIMEOUT, "%s: timed out after %d s", c->box->name,
+		rc = bg_fail(err, BG_ETIMEOUT, "%s: timed out after %d s", c->target->name,
 			     (timeout_ms + 999) / 1000);
 	} else if (rc > 0) {
 		rc = 0;
@@ -241,7 +241,7 @@ int remote_capture(remote_conn *c, const char *cmdline, size_t max, int timeout_
 	if (rc == 0 && !(st->how == REMOTE_EXITED && st->code == 0)) {
 		char how[96];
 		remote_status_describe(st, how, sizeof(how));
-		rc = bg_fail(err, BG_EREMOTE, "%s: %s: %s%s%.*s", c->box->name, cmdline, how,
+		rc = bg_fail(err, BG_EREMOTE, "%s: %s: %s%s%.*s", c->target->name, cmdline, how,
 			     cap.err.len ? ": " : "", (int)(cap.err.len > 600 ? 600 : cap.err.len),
 			     strbuf_str(&cap.err));
 	}

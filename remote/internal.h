@@ -20,7 +20,7 @@ struct remote_ops {
 
 struct remote_conn {
 	const struct remote_ops *ops;
-	const conf_box *box;
+	const remote_target *target;
 	char fingerprint[96];
 	/* ssh */
 	int sock;

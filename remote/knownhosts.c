@@ -34,9 +34,9 @@ void remote_sha256_fingerprint(const unsigned char *hash, char *out, size_t n)
 	snprintf(out, n, "SHA256:%.*s", len, (const char *)b64);
 }
 
-static void warn(const remote_connect_opts *opts, const conf_box *b, const char *fmt, ...)
+static void warn(const remote_connect_opts *opts, const remote_target *b, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static void warn(const remote_connect_opts *opts, const conf_box *b, const char *fmt, ...)
+static void warn(const remote_connect_opts *opts, const remote_target *b, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -59,7 +59,7 @@ static void keep_warning(void *ctx, const char *path, int line, const char *why)
 
 /* The host name ssh looks up: HostName lowercased, or an address in its
  * canonical numeric form (ssh.c resolve_canonicalize for addresses). */
-static char *lookup_host(const conf_box *b)
+static char *lookup_host(const remote_target *b)
 {
 	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *ai = NULL;
@@ -78,7 +78,7 @@ static char *lookup_host(const conf_box *b)
 }
 
 /* load_hostkeys over every user file, then every global file. */
-static void load_all(remote_hostfile_set *s, const conf_box *b, const char *name,
+static void load_all(remote_hostfile_set *s, const remote_target *b, const char *name,
 		     remote_known_hosts *warn_to)
 {
 	remote_hostfile_warn_fn warn_fn = warn_to ? keep_warning : NULL;
@@ -91,9 +91,9 @@ static void load_all(remote_hostfile_set *s, const conf_box *b, const char *name
 void remote_knownhosts_load(remote_conn *c, remote_known_hosts *kh)
 {
 	memset(kh, 0, sizeof(*kh));
-	kh->host = lookup_host(c->box);
-	kh->name = remote_hostfile_host_port(kh->host, c->box->port);
-	load_all(&kh->set, c->box, kh->name, kh);
+	kh->host = lookup_host(c->target);
+	kh->name = remote_hostfile_host_port(kh->host, c->target->port);
+	load_all(&kh->set, c->target, kh->name, kh);
 }
 
 void remote_knownhosts_release(remote_known_hosts *kh)
@@ -147,7 +147,7 @@ static void create_user_ssh_dir(const char *path)
 
 /* add_host_to_hostfile: one whole line per locked append (boxes connect in
  * parallel), after a newline when the file lacks its last one. */
-static int record(const conf_box *b, const char *name, const remote_hostkey *k, bg_err *err)
+static int record(const remote_target *b, const char *name, const remote_hostkey *k, bg_err *err)
 {
 	const char *path = b->known_hosts[0];
 	char *line = remote_hostfile_format_entry(name, k);
@@ -178,21 +178,30 @@ out:
 	return rc;
 }
 
-static int fail_revoked(const conf_box *b, const char *label, const char *name, const char *fp,
+/* Says how the key was judged, for callers that branch on it. */
+static int with_detail(bg_err *err, int rc, int detail)
+{
+	if (err)
+		err->detail = detail;
+	return rc;
+}
+
+static int fail_revoked(const remote_target *b, const char *label, const char *name, const char *fp,
 			const remote_hostfile_entry *e, const char *extra, bg_err *err)
 {
-	return bg_fail(err, BG_EHOSTKEY,
+	return with_detail(err, bg_fail(err, BG_EHOSTKEY,
 		       "%s: @ " REMOTE_HOSTKEY_REVOKED_TEXT " @ The %s host key for %s is marked as "
 		       "revoked (%s; @revoked in %s:%d). This could mean that a stolen key is being "
 		       "used to impersonate this host. %s host key for %s was revoked and you have "
 		       "requested strict checking.%s Host key verification failed.",
-		       b->name, label, name, fp, e->file, e->line, label, name, extra);
+		       b->name, label, name, fp, e->file, e->line, label, name, extra),
+			   BG_DETAIL_HOSTKEY_REVOKED);
 }
 
 int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 			    const remote_connect_opts *opts, bg_err *err)
 {
-	const conf_box *b = c->box;
+	const remote_target *b = c->target;
 	size_t keylen = 0;
 	int type = 0;
 	const char *key = libssh2_session_hostkey(c->session, &keylen, &type);
@@ -206,12 +215,16 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 	int rc = 0;
 
 	if (!key || !hash)
-		return bg_fail(err, BG_EHOSTKEY, "%s: the server sent no host key", b->name);
+		return with_detail(err, bg_fail(err, BG_EHOSTKEY, "%s: the server sent no host key", b->name),
+				   BG_DETAIL_HOSTKEY_REFUSED);
 	remote_hostkey k = {remote_hostkey_parse_blob((const unsigned char *)key, keylen, &why),
 			    (unsigned char *)key, keylen};
 	if (k.type < 0)
-		return bg_fail(err, BG_EHOSTKEY,
-			       "%s: the server offered a host key boxgate cannot check (%s)", b->name, why);
+		return with_detail(err,
+				   bg_fail(err, BG_EHOSTKEY,
+					   "%s: the server offered a host key boxgate cannot check (%s)",
+					   b->name, why),
+				   BG_DETAIL_HOSTKEY_REFUSED);
 	const char *label = remote_hostkey_label(k.type);
 	remote_sha256_fingerprint(hash, c->fingerprint, sizeof(c->fingerprint));
 	for (size_t i = 0; i < kh->n_warnings; i++)
@@ -232,6 +245,7 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 			     "new key, remove the old entry with: ssh-keygen -f '%s' -R '%s'",
 			     b->name, label, c->fingerprint, remote_hostkey_label(found->key.type),
 			     found->file, found->line, name, found->file, name);
+		with_detail(err, rc, BG_DETAIL_HOSTKEY_CHANGED);
 		goto out;
 	case REMOTE_HOSTKEY_NEW:
 		break;
@@ -269,7 +283,7 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 			 " A @cert-authority line names this host (%s:%d), but boxgate does not do "
 			 "host certificates: it checks only plain host keys.",
 			 ca->file, ca->line);
-	bool accept_new = b->host_key_check == CONF_HKC_ACCEPT_NEW || (opts && opts->accept_new);
+	bool accept_new = b->host_key_check == REMOTE_HKC_ACCEPT_NEW || (opts && opts->accept_new);
 	const char *unrecordable = NULL;
 	if (b->n_known_hosts == 0)
 		unrecordable = "there is no user known_hosts file to record it in";
@@ -277,6 +291,8 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 		unrecordable = "ssh never records a host name with any of @?*#[]|'\"\\ in it";
 	if (accept_new && !unrecordable) {
 		rc = record(b, name, &k, err);
+		if (rc < 0)
+			with_detail(err, rc, BG_DETAIL_HOSTKEY_REFUSED);
 		if (rc == 0)
 			warn(opts, b,
 			     "Warning: Permanently added '%s' (%s) to the list of known hosts: %s key %s "
@@ -303,6 +319,7 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 			     b->name, name, label, c->fingerprint,
 			     b->n_known_hosts ? b->known_hosts[0] : "(no file)", others, label, name,
 			     note, b->name);
+	with_detail(err, rc, BG_DETAIL_HOSTKEY_UNKNOWN);
 out:
 	remote_hostfile_set_release(&s2);
 	return rc;

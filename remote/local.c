@@ -106,7 +106,7 @@ static int local_exec_start(remote_conn *c, const char *cmdline, remote_exec *e,
 			if (out[i] >= 0) close(out[i]);
 			if (er[i] >= 0) close(er[i]);
 		}
-		return bg_fail(err, BG_EIO, "%s: pipe: %s", c->box->name, strerror(saved));
+		return bg_fail(err, BG_EIO, "%s: pipe: %s", c->target->name, strerror(saved));
 	}
 	char *entry = NULL;
 	char **env = environ;
@@ -122,7 +122,7 @@ static int local_exec_start(remote_conn *c, const char *cmdline, remote_exec *e,
 		if (env != environ)
 			free(env);
 		free(entry);
-		return bg_fail(err, BG_EIO, "%s: fork: %s", c->box->name, strerror(saved));
+		return bg_fail(err, BG_EIO, "%s: fork: %s", c->target->name, strerror(saved));
 	}
 	if (pid == 0) {
 		setsid();

@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 #include "base/error.h"
-#include "conf/conf.h"
+#include "remote/target.h"
 
 /* libssh2_init() once, before any thread starts. */
 int remote_global_init(bg_err *err);
@@ -36,13 +36,15 @@ typedef struct remote_connect_opts {
 
 /* Connects, checks the host key, authenticates. On failure *out is NULL and
  * err names the box and the phase (BG_ECONNECT, BG_EHOSTKEY, BG_EAUTH,
- * BG_ETIMEOUT, BG_EUNSUPPORTED). */
-int remote_connect(const conf_box *box, const remote_connect_opts *opts, remote_conn **out,
+ * BG_ETIMEOUT, BG_EUNSUPPORTED); a host-key failure also sets err->detail to
+ * one of the BG_DETAIL_HOSTKEY_* values (base/error.h). The target is
+ * borrowed: it must outlive the connection. */
+int remote_connect(const remote_target *t, const remote_connect_opts *opts, remote_conn **out,
 		   bg_err *err);
 /* Closes every channel and the connection; accepts NULL. */
 void remote_close(remote_conn *c);
-/* The box this connection serves (borrowed). */
-const conf_box *remote_box(const remote_conn *c);
+/* The target this connection serves (borrowed). */
+const remote_target *remote_target_of(const remote_conn *c);
 /* "SHA256:..." of the host key (ssh) or "" (local); borrowed. */
 const char *remote_host_fingerprint(const remote_conn *c);
 

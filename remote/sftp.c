@@ -27,7 +27,7 @@
 
 static bool is_local(const remote_conn *c)
 {
-	return c->box->transport == CONF_TRANSPORT_LOCAL;
+	return c->target->transport == REMOTE_TRANSPORT_LOCAL;
 }
 
 static const char *fx_name(unsigned long fx)
@@ -54,10 +54,10 @@ static const char *fx_name(unsigned long fx)
 static int wait_io(remote_conn *c, int64_t deadline, const char *what, bg_err *err)
 {
 	if (bg_now_ms() >= deadline)
-		return bg_fail(err, BG_ETIMEOUT, "%s: %s: timed out", c->box->name, what);
+		return bg_fail(err, BG_ETIMEOUT, "%s: %s: timed out", c->target->name, what);
 	if (remote_ssh_wait_socket(c, deadline) < 0)
 		return bg_fail(err, BG_ECONNECT, "%s: %s: no reply from the box for %d s: connection lost",
-			       c->box->name, what, c->keepalive_s * 3);
+			       c->target->name, what, c->keepalive_s * 3);
 	return 0;
 }
 
@@ -72,9 +72,9 @@ static int sftp_error(remote_conn *c, int rc, const char *what, const char *path
 		unsigned long code = libssh2_sftp_last_error(c->sftp);
 		if (fx)
 			*fx = code;
-		return bg_fail(err, BG_EREMOTE, "%s: %s %s: %s", c->box->name, what, path, fx_name(code));
+		return bg_fail(err, BG_EREMOTE, "%s: %s %s: %s", c->target->name, what, path, fx_name(code));
 	}
-	return bg_fail(err, BG_ECONNECT, "%s: %s %s: connection lost: %s", c->box->name, what, path,
+	return bg_fail(err, BG_ECONNECT, "%s: %s %s: connection lost: %s", c->target->name, what, path,
 		       remote_ssh_errmsg(c->session));
 }
 
@@ -90,7 +90,7 @@ int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err)
 		int e = libssh2_session_last_errno(c->session);
 		if (e != LIBSSH2_ERROR_EAGAIN)
 			return bg_fail(err, e == LIBSSH2_ERROR_CHANNEL_FAILURE ? BG_EREMOTE : BG_ECONNECT,
-				       "%s: cannot start SFTP: %s", c->box->name,
+				       "%s: cannot start SFTP: %s", c->target->name,
 				       remote_ssh_errmsg(c->session));
 		int rc = wait_io(c, deadline, "starting SFTP", err);
 		if (rc < 0)
@@ -130,7 +130,7 @@ int remote_fs_lstat(remote_conn *c, const char *path, remote_fs_stat *st, int64_
 		if (lstat(path, &sb) < 0) {
 			if (errno == ENOENT || errno == ENOTDIR)
 				return 0;
-			return bg_fail(err, BG_EREMOTE, "%s: stat %s: %s", c->box->name, path, strerror(errno));
+			return bg_fail(err, BG_EREMOTE, "%s: stat %s: %s", c->target->name, path, strerror(errno));
 		}
 		st->type = type_of_mode(sb.st_mode);
 		st->mode = sb.st_mode & 07777;
@@ -179,7 +179,7 @@ int remote_fs_mkdir(remote_conn *c, const char *path, unsigned mode, int64_t dea
 		struct stat sb;
 		if (e == EEXIST && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
 			return 0;
-		return bg_fail(err, BG_EREMOTE, "%s: mkdir %s: %s", c->box->name, path, strerror(e));
+		return bg_fail(err, BG_EREMOTE, "%s: mkdir %s: %s", c->target->name, path, strerror(e));
 	}
 	int rc = remote_sftp_open(c, deadline, err);
 	if (rc < 0)
@@ -210,7 +210,7 @@ int remote_fs_mkdir(remote_conn *c, const char *path, unsigned mode, int64_t dea
 		return 0;
 	if (st.type != REMOTE_FS_MISSING)
 		return bg_fail(err, BG_EREMOTE, "%s: mkdir %s: a file that is not a directory is in the way",
-			       c->box->name, path);
+			       c->target->name, path);
 	if (err)
 		*err = first;
 	return rc;
@@ -221,7 +221,7 @@ int remote_fs_unlink(remote_conn *c, const char *path, int64_t deadline, bg_err 
 	if (is_local(c)) {
 		if (unlink(path) == 0 || errno == ENOENT)
 			return 0;
-		return bg_fail(err, BG_EREMOTE, "%s: unlink %s: %s", c->box->name, path, strerror(errno));
+		return bg_fail(err, BG_EREMOTE, "%s: unlink %s: %s", c->target->name, path, strerror(errno));
 	}
 	int rc = remote_sftp_open(c, deadline, err);
 	if (rc < 0)
@@ -250,7 +250,7 @@ int remote_fs_space(remote_conn *c, const char *path, uint64_t *avail, bool *rea
 	if (is_local(c)) {
 		struct statvfs sv;
 		if (statvfs(path, &sv) < 0)
-			return bg_fail(err, BG_EREMOTE, "%s: statvfs %s: %s", c->box->name, path, strerror(errno));
+			return bg_fail(err, BG_EREMOTE, "%s: statvfs %s: %s", c->target->name, path, strerror(errno));
 		*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 		*read_only = sv.f_flag & ST_RDONLY;
 		return 0;
@@ -294,11 +294,11 @@ static void explain_write_failure(remote_conn *c, const char *path, uint64_t lef
 	bg_err ignored = {0};
 	if (remote_fs_space(c, dir, &avail, &ro, bg_deadline_ms(5000), &ignored) == 0) {
 		if (ro)
-			bg_fail(err, BG_EREMOTE, "%s: writing %s: the file system is read-only", c->box->name,
+			bg_fail(err, BG_EREMOTE, "%s: writing %s: the file system is read-only", c->target->name,
 				path);
 		else if (avail < left + 65536)
 			bg_fail(err, BG_EREMOTE, "%s: writing %s: no space left on the box's disk (%llu bytes free in %s)",
-				c->box->name, path, (unsigned long long)avail, dir);
+				c->target->name, path, (unsigned long long)avail, dir);
 	}
 	free(dir);
 }
@@ -312,7 +312,7 @@ static int local_put(remote_conn *c, int fd, uint64_t size, const char *path,
 	if (out < 0) {
 		if (errno == EEXIST)
 			*exists = true;
-		return bg_fail(err, BG_EREMOTE, "%s: cannot create %s: %s", c->box->name, path, strerror(errno));
+		return bg_fail(err, BG_EREMOTE, "%s: cannot create %s: %s", c->target->name, path, strerror(errno));
 	}
 	uint64_t done = 0;
 	off_t in_off = 0;
@@ -342,12 +342,12 @@ static int local_put(remote_conn *c, int fd, uint64_t size, const char *path,
 			if (errno == EINTR)
 				continue;
 			int e = errno;
-			rc = bg_fail(err, BG_EREMOTE, "%s: writing %s: %s", c->box->name, path, strerror(e));
+			rc = bg_fail(err, BG_EREMOTE, "%s: writing %s: %s", c->target->name, path, strerror(e));
 			goto out;
 		}
 		if (n == 0) {
 			rc = bg_fail(err, BG_EIO, "%s: the local file shrank while it was copied (%llu of %llu bytes)",
-				     c->box->name, (unsigned long long)done, (unsigned long long)size);
+				     c->target->name, (unsigned long long)done, (unsigned long long)size);
 			goto out;
 		}
 		done += (uint64_t)n;
@@ -355,17 +355,17 @@ static int local_put(remote_conn *c, int fd, uint64_t size, const char *path,
 			o->progress(o->progress_ctx, done, size);
 	}
 	if (fchmod(out, o->mode & 07777) < 0) {
-		rc = bg_fail(err, BG_EREMOTE, "%s: chmod %s: %s", c->box->name, path, strerror(errno));
+		rc = bg_fail(err, BG_EREMOTE, "%s: chmod %s: %s", c->target->name, path, strerror(errno));
 		goto out;
 	}
 	if (o->fsync && fsync(out) < 0) {
-		rc = bg_fail(err, BG_EREMOTE, "%s: fsync %s: %s", c->box->name, path, strerror(errno));
+		rc = bg_fail(err, BG_EREMOTE, "%s: fsync %s: %s", c->target->name, path, strerror(errno));
 		goto out;
 	}
 out:
 	free(buf);
 	if (close(out) < 0 && rc == 0)
-		rc = bg_fail(err, BG_EREMOTE, "%s: closing %s: %s", c->box->name, path, strerror(errno));
+		rc = bg_fail(err, BG_EREMOTE, "%s: closing %s: %s", c->target->name, path, strerror(errno));
 	if (rc < 0)
 		unlink(path);
 	return rc;

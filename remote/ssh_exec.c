@@ -86,7 +86,7 @@ static void block_for(remote_conn *c, long ms)
 
 int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err)
 {
-	const conf_box *b = c->box;
+	const remote_target *b = c->target;
 	char *cmd = NULL;
 	int rc = 0;
 
@@ -293,7 +293,7 @@ static void collect_status(remote_exec *e)
 int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 {
 	remote_conn *c = e->conn;
-	const char *name = c->box->name;
+	const char *name = c->target->name;
 
 	libssh2_session_set_blocking(c->session, 0);
 	for (;;) {
@@ -385,7 +385,7 @@ int remote_ssh_exec_signal(remote_exec *e, int sig, bg_err *err)
 	LIBSSH2_CHANNEL *k = libssh2_channel_open_session(c->session);
 	int rc = 0;
 	if (!k || libssh2_channel_exec(k, cmd) != 0) {
-		rc = bg_fail(err, BG_EREMOTE, "%s: cannot send the kill: %s", c->box->name,
+		rc = bg_fail(err, BG_EREMOTE, "%s: cannot send the kill: %s", c->target->name,
 			     remote_ssh_errmsg(c->session));
 	} else {
 		char buf[256];

@@ -78,7 +78,7 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline, int *fd_out,
 
 static int tcp_connect(remote_conn *c, bg_err *err)
 {
-	const conf_box *b = c->box;
+	const remote_target *b = c->target;
 	char port[16];
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC};
 	struct addrinfo *res = NULL;
@@ -107,7 +107,7 @@ static int tcp_connect(remote_conn *c, bg_err *err)
 
 int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err)
 {
-	const conf_box *b = c->box;
+	const remote_target *b = c->target;
 	int rc = tcp_connect(c, err);
 	if (rc < 0)
 		return rc;

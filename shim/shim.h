@@ -13,7 +13,7 @@
 #include "base/error.h"
 #include "base/quote.h"
 #include "base/strbuf.h"
-#include "conf/conf.h"
+#include "shim/rules.h"
 
 /* Where one user argument went. */
 typedef enum { SHIM_PASS, SHIM_ENV, SHIM_VALUE } shim_route;
@@ -22,7 +22,7 @@ typedef struct shim_word {
 	char *arg;       /* the user's argument, verbatim */
 	shim_route route;
 	char *env;       /* "NAME=value" for SHIM_ENV (and for a PASS word also exported via num_workers_env) */
-	const conf_env_rule *rule; /* the rule that translated it (borrowed) */
+	const shim_env_rule *rule; /* the rule that translated it (borrowed) */
 } shim_word;
 
 typedef struct shim_result {
@@ -34,12 +34,13 @@ typedef struct shim_result {
 	size_t n_words;
 } shim_result;
 
-/* Translates the user's gate arguments for `box`. Refuses (BG_EUSAGE, with a
+/* Translates the user's gate arguments under one box's `rules` (borrowed:
+ * the result's words point at its env rules). Refuses (BG_EUSAGE, with a
  * message naming the box, the flag and the config line that would translate
  * it) a flag that is neither allowed nor translated, and enforces the gate
  * policy: --configs must equal --shape (one shape per invocation). */
-int shim_translate(const conf_box *box, const char *const *args, size_t n_args, shim_result *out,
-		   bg_err *err);
+int shim_translate(const shim_rules *rules, const char *const *args, size_t n_args,
+		   shim_result *out, bg_err *err);
 void shim_result_release(shim_result *r);
 
 /* The remote command: `env NAME=value ... ENTRY ARGS...`, every word quoted. */

@@ -45,7 +45,7 @@
 typedef enum { POL_NONE, POL_SHAPE, POL_CONFIGS, POL_NUM_WORKERS } policy_kind;
 
 typedef struct tr {
-	const conf_box *box;
+	const shim_rules *rules;
 	shim_result *r;
 	bg_err *err;
 	size_t cap_env, cap_argv, cap_words, cap_from;
@@ -76,18 +76,18 @@ static policy_kind policy_of(const char *name)
 	return POL_NONE;
 }
 
-static bool allowed(const conf_box *box, const char *name)
+static bool allowed(const shim_rules *rules, const char *name)
 {
-	for (size_t i = 0; i < box->n_allow; i++)
-		if (box->allow[i] && strcmp(box->allow[i], name) == 0)
+	for (size_t i = 0; i < rules->n_allow; i++)
+		if (rules->allow[i] && strcmp(rules->allow[i], name) == 0)
 			return true;
 	return false;
 }
 
-static const conf_env_rule *next_rule(const conf_box *box, const char *name, size_t *pos)
+static const shim_env_rule *next_rule(const shim_rules *rules, const char *name, size_t *pos)
 {
-	for (; *pos < box->n_env; (*pos)++) {
-		const conf_env_rule *r = &box->env[*pos];
+	for (; *pos < rules->n_env; (*pos)++) {
+		const shim_env_rule *r = &rules->env[*pos];
 		if (r->flag && strcmp(r->flag, name) == 0) {
 			(*pos)++;
 			return r;
@@ -96,17 +96,17 @@ static const conf_env_rule *next_rule(const conf_box *box, const char *name, siz
 	return NULL;
 }
 
-static bool rules_take_value(const conf_box *box, const char *name)
+static bool rules_take_value(const shim_rules *rules, const char *name)
 {
 	size_t pos = 0;
-	const conf_env_rule *r;
-	while ((r = next_rule(box, name, &pos)))
+	const shim_env_rule *r;
+	while ((r = next_rule(rules, name, &pos)))
 		if (r->value && strstr(r->value, "{}"))
 			return true;
 	return false;
 }
 
-static char *expand_rule(const conf_env_rule *rule, const char *val)
+static char *expand_rule(const shim_env_rule *rule, const char *val)
 {
 	strbuf sb = STRBUF_INIT;
 	strbuf_addstr(&sb, rule->name);
@@ -122,9 +122,9 @@ static char *expand_rule(const conf_env_rule *rule, const char *val)
 	return strbuf_detach(&sb);
 }
 
-static const char *box_name(const conf_box *box)
+static const char *box_name(const shim_rules *rules)
 {
-	return box->name ? box->name : "(unnamed)";
+	return rules->name ? rules->name : "(unnamed)";
 }
 
 static void push_argv(tr *t, const char *a)
@@ -135,7 +135,7 @@ static void push_argv(tr *t, const char *a)
 }
 
 static void push_word(tr *t, const char *a, shim_route route, const char *env,
-		      const conf_env_rule *rule)
+		      const shim_env_rule *rule)
 {
 	shim_result *r = t->r;
 	r->words = xgrow(r->words, &t->cap_words, r->n_words + 1, sizeof(*r->words));
@@ -166,7 +166,7 @@ static int add_env(tr *t, const char *assign, const char *from)
 		return bg_fail(t->err, BG_EUSAGE,
 			       "box %s: %.*s would be set twice with different values: '%s' "
 			       "(from %s) and '%s' (from %s); give it once",
-			       box_name(t->box), (int)nl, assign, r->env[i], t->env_from[i],
+			       box_name(t->rules), (int)nl, assign, r->env[i], t->env_from[i],
 			       assign, from);
 	}
 	r->env = xgrow(r->env, &t->cap_env, r->n_env + 1, sizeof(*r->env));
@@ -215,15 +215,15 @@ static void consider(const char *name, const char *cand, const char **best, size
 
 /* The known flag closest to `name`, NULL when none is close (at most 2 edits,
  * and fewer than a third of the name). */
-static const char *did_you_mean(const conf_box *box, const char *name)
+static const char *did_you_mean(const shim_rules *rules, const char *name)
 {
 	const char *best = NULL;
 	size_t best_d = SIZE_MAX;
-	for (size_t i = 0; i < box->n_allow; i++)
-		consider(name, box->allow[i], &best, &best_d);
-	for (size_t i = 0; i < box->n_env; i++)
-		consider(name, box->env[i].flag, &best, &best_d);
-	if (box->num_workers_env)
+	for (size_t i = 0; i < rules->n_allow; i++)
+		consider(name, rules->allow[i], &best, &best_d);
+	for (size_t i = 0; i < rules->n_env; i++)
+		consider(name, rules->env[i].flag, &best, &best_d);
+	if (rules->num_workers_env)
 		consider(name, "--num-workers", &best, &best_d);
 	size_t len = strlen(name);
 	if (!best || best_d > 2 || best_d * 3 > len)
@@ -252,25 +252,25 @@ static char *suggest_env_name(const char *flag)
 
 static int unknown_flag(tr *t, const char *name)
 {
-	const conf_box *box = t->box;
-	const char *bn = box_name(box);
+	const shim_rules *rules = t->rules;
+	const char *bn = box_name(rules);
 	char *where = NULL, *section = NULL;
-	if (box->file && !box->builtin && box->line > 0)
-		where = xasprintf("%s:%d", box->file, box->line);
+	if (rules->file && !rules->builtin && rules->line > 0)
+		where = xasprintf("%s:%d", rules->file, rules->line);
 	else
-		where = xstrdup(box->file ? box->file : "(built-in)");
-	if (box->file && !box->builtin)
-		section = xasprintf("under [box %s] in %s", bn, box->file);
+		where = xstrdup(rules->file ? rules->file : "(built-in)");
+	if (rules->file && !rules->builtin)
+		section = xasprintf("under [box %s] in %s", bn, rules->file);
 	else
 		section = xasprintf("in a [box %s] section of your boxgate configuration", bn);
-	const char *near = did_you_mean(box, name);
+	const char *near = did_you_mean(rules, name);
 	char *hint = near ? xasprintf(" (did you mean %s?)", near) : xstrdup("");
 	char *var = suggest_env_name(name);
 	bg_fail(t->err, BG_EUSAGE,
 		"box %s: flag %s is not in the allowlist of %s (%s) and has no env "
 		"translation%s; to forward it as an environment variable add e.g.  "
 		"env %s = %s=1  (or %s={} for a flag with a value) %s",
-		bn, name, box->gate ? box->gate : "the box's gate", where, hint, name, var, var,
+		bn, name, rules->gate ? rules->gate : "the box's gate", where, hint, name, var, var,
 		section);
 	free(where);
 	free(section);
@@ -301,18 +301,18 @@ static int record_policy(tr *t, policy_kind k, const char *name, const char *val
 		return 0;
 	if (val[0] == '\0')
 		return bg_fail(t->err, BG_EUSAGE, "box %s: %s needs a non-empty value",
-			       box_name(t->box), name);
+			       box_name(t->rules), name);
 	if (k == POL_NUM_WORKERS && !positive_int(val))
 		return bg_fail(t->err, BG_EUSAGE,
 			       "box %s: --num-workers takes a positive integer (the production "
 			       "grid size, e.g. 128), not '%s'",
-			       box_name(t->box), val);
+			       box_name(t->rules), val);
 	if (t->pol_val[k] && strcmp(t->pol_val[k], val) != 0) {
 		const char *why = k == POL_SHAPE ? "; a gate measures one shape per invocation" : "";
 		return bg_fail(t->err, BG_EUSAGE,
 			       "box %s: %s given twice with different values ('%s' from %s, "
 			       "'%s' from %s)%s",
-			       box_name(t->box), name, t->pol_val[k], t->pol_from[k], val, from,
+			       box_name(t->rules), name, t->pol_val[k], t->pol_from[k], val, from,
 			       why);
 	}
 	if (!t->pol_val[k]) {
@@ -332,42 +332,42 @@ static int check_policy(tr *t)
 			       "box %s: --configs %s given without --shape; a gate measures one "
 			       "shape per invocation, so pass --shape and --configs with the same "
 			       "single shape",
-			       box_name(t->box), configs);
+			       box_name(t->rules), configs);
 	if (strcmp(configs, shape) != 0)
 		return bg_fail(t->err, BG_EUSAGE,
 			       "box %s: --configs %s does not match --shape %s; a gate measures "
 			       "one shape per invocation and mapping that one number onto "
 			       "differently shaped configs mis-gates, so pass --configs %s (or "
 			       "run once per shape)",
-			       box_name(t->box), configs, shape, shape);
+			       box_name(t->rules), configs, shape, shape);
 	return 0;
 }
 
 static int check_names(tr *t)
 {
-	const conf_box *box = t->box;
-	for (size_t i = 0; i < box->n_env; i++) {
-		const conf_env_rule *r = &box->env[i];
+	const shim_rules *rules = t->rules;
+	for (size_t i = 0; i < rules->n_env; i++) {
+		const shim_env_rule *r = &rules->env[i];
 		if (!bg_env_name_ok(r->name))
 			return bg_fail(t->err, BG_ECONFIG,
 				       "%s:%d: box %s: env rule for %s has an invalid variable "
 				       "name '%s' (expected [A-Za-z_][A-Za-z0-9_]*)",
-				       r->file ? r->file : "?", r->line, box_name(box),
+				       r->file ? r->file : "?", r->line, box_name(rules),
 				       r->flag ? r->flag : "?", r->name ? r->name : "");
 	}
-	if (box->num_workers_env && !bg_env_name_ok(box->num_workers_env))
+	if (rules->num_workers_env && !bg_env_name_ok(rules->num_workers_env))
 		return bg_fail(t->err, BG_ECONFIG,
 			       "%s:%d: box %s: num_workers_env '%s' is not a valid variable name "
 			       "(expected [A-Za-z_][A-Za-z0-9_]*)",
-			       box->file ? box->file : "?", box->line, box_name(box),
-			       box->num_workers_env);
+			       rules->file ? rules->file : "?", rules->line, box_name(rules),
+			       rules->num_workers_env);
 	return 0;
 }
 
 /* One flag at args[*i]; advances *i past a value it consumed. */
 static int one_flag(tr *t, const char *const *args, size_t n_args, size_t *i)
 {
-	const conf_box *box = t->box;
+	const shim_rules *rules = t->rules;
 	const char *a = args[*i];
 	const char *eq = strchr(a, '=');
 	char *name = eq ? xstrndup(a, (size_t)(eq - a)) : xstrdup(a);
@@ -377,15 +377,15 @@ static int one_flag(tr *t, const char *const *args, size_t n_args, size_t *i)
 	int rc = 0;
 
 	policy_kind pol = policy_of(name);
-	bool ok_flag = allowed(box, name);
+	bool ok_flag = allowed(rules, name);
 	size_t pos = 0;
-	const conf_env_rule *rule = ok_flag ? NULL : next_rule(box, name, &pos);
-	bool nw_env = pol == POL_NUM_WORKERS && box->num_workers_env;
+	const shim_env_rule *rule = ok_flag ? NULL : next_rule(rules, name, &pos);
+	bool nw_env = pol == POL_NUM_WORKERS && rules->num_workers_env;
 	if (!ok_flag && !rule && !nw_env) {
 		rc = unknown_flag(t, name);
 		goto out;
 	}
-	bool takes_value = pol != POL_NONE || (!ok_flag && rules_take_value(box, name));
+	bool takes_value = pol != POL_NONE || (!ok_flag && rules_take_value(rules, name));
 	if (!val && (ok_flag || takes_value) && *i + 1 < n_args && !is_flag(args[*i + 1])) {
 		val = args[*i + 1];
 		val_next = true;
@@ -394,14 +394,14 @@ static int one_flag(tr *t, const char *const *args, size_t n_args, size_t *i)
 		rc = bg_fail(t->err, BG_EUSAGE,
 			     "box %s: %s needs a value (%s VALUE or %s=VALUE; a value starting "
 			     "with '-' only in the %s=VALUE form)",
-			     box_name(box), name, name, name, name);
+			     box_name(rules), name, name, name, name);
 		goto out;
 	}
 	if (!ok_flag && !takes_value && val) {
 		rc = bg_fail(t->err, BG_EUSAGE,
 			     "box %s: %s takes no value: its env rule (%s:%d) always sets %s=%s; "
 			     "drop '=%s'",
-			     box_name(box), name, rule->file ? rule->file : "?", rule->line,
+			     box_name(rules), name, rule->file ? rule->file : "?", rule->line,
 			     rule->name, rule->value ? rule->value : "", val);
 		goto out;
 	}
@@ -409,7 +409,7 @@ static int one_flag(tr *t, const char *const *args, size_t n_args, size_t *i)
 	if (val && (rc = record_policy(t, pol, name, val, from)) < 0)
 		goto out;
 	if (nw_env) {
-		nw_assign = xasprintf("%s=%s", box->num_workers_env, val);
+		nw_assign = xasprintf("%s=%s", rules->num_workers_env, val);
 		if ((rc = add_env(t, nw_assign, from)) < 0)
 			goto out;
 	}
@@ -420,8 +420,8 @@ static int one_flag(tr *t, const char *const *args, size_t n_args, size_t *i)
 		push_word(t, a, SHIM_PASS, nw_assign, NULL);
 	} else {
 		char *first = NULL;
-		const conf_env_rule *first_rule = rule;
-		for (; rule; rule = next_rule(box, name, &pos)) {
+		const shim_env_rule *first_rule = rule;
+		for (; rule; rule = next_rule(rules, name, &pos)) {
 			char *assign = expand_rule(rule, val);
 			rc = add_env(t, assign, from);
 			if (rc == 0 && !first)
@@ -449,10 +449,10 @@ out:
 	return rc;
 }
 
-int shim_translate(const conf_box *box, const char *const *args, size_t n_args, shim_result *out,
+int shim_translate(const shim_rules *rules, const char *const *args, size_t n_args, shim_result *out,
 		   bg_err *err)
 {
-	tr t = { .box = box, .r = out, .err = err };
+	tr t = { .rules = rules, .r = out, .err = err };
 	int rc = 0;
 	memset(out, 0, sizeof(*out));
 	if ((rc = check_names(&t)) < 0)

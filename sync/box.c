@@ -586,7 +586,7 @@ static int connect_box(sync_box *b)
 {
 	const sync_opts *o = b->opts;
 	remote_connect_opts co = {.log = o->log, .log_ctx = o->log_ctx, .accept_new = o->accept_new};
-	return remote_connect(b->box, &co, &b->conn, &b->err);
+	return remote_connect(&b->box->target, &co, &b->conn, &b->err);
 }
 
 /* A box-level failure: every file not done yet shares it. */

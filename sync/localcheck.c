@@ -42,7 +42,7 @@ int sync_local_check(const conf *c, const sync_plan *p, const sync_item *it, boo
 	*output = NULL;
 	if (!it->verifier || !it->verifier_builtin || !it->local)
 		return 0;
-	conf_box local = {.name = "local", .transport = CONF_TRANSPORT_LOCAL};
+	remote_target local = {.name = "local", .transport = REMOTE_TRANSPORT_LOCAL};
 	remote_conn *conn = NULL;
 	int rc = remote_connect(&local, NULL, &conn, err);
 	if (rc < 0)

@@ -27,6 +27,17 @@
 #include "base/xmalloc.h"
 #include "conf/conf.h"
 
+static const char *env_lookup(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+/* What cli/ hands conf_load: the process environment, read now. */
+#define ENV                                                                                     \
+	(&(conf_env){ getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),                \
+		      getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL })
+
 #define CHECK(cond)                                                                    \
 	do {                                                                           \
 		if (!(cond)) {                                                         \
@@ -121,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	write_all(ini_path, data, size);
 	conf c;
 	bg_err e = { 0 };
-	int rc = conf_load_file(&c, ini_path, &e);
+	int rc = conf_load_file(&c, ini_path, ENV, &e);
 	CHECK(rc <= 0);
 	if (rc) {
 		CHECK(c.boxes == NULL && c.n_boxes == 0 && c.path == NULL);
@@ -149,7 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conf_dump(&c, collect, &sb);
 	write_all(dump_path, sb.buf, sb.len);
 	conf c2;
-	rc = conf_load_file(&c2, dump_path, &e);
+	rc = conf_load_file(&c2, dump_path, ENV, &e);
 	if (rc)
 		fprintf(stderr, "fuzz_conf: dump does not load again: %s\n%s", e.msg, strbuf_str(&sb));
 	CHECK(rc == 0);

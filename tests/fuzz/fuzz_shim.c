@@ -133,7 +133,7 @@ static void check_quote(char **argv, size_t argc)
 	strbuf_release(&sb);
 }
 
-static conf_env_rule rules[] = {
+static shim_env_rule rules[] = {
 	{ "--decode-m1", "MPK_GG_DECODE_M1", "1", "fuzz.ini", 3 },
 	{ "--gate-timeout", "MPK_GATE_TIMEOUT_S", "{}", "fuzz.ini", 4 },
 	{ "--tag", "TAG", "<{}>{}", "fuzz.ini", 5 },
@@ -153,7 +153,7 @@ static bool is_subsequence(char **sub, size_t nsub, char **all, size_t nall)
 
 static void check_translate(char **argv, size_t argc, bool nw_env)
 {
-	conf_box box;
+	shim_rules box;
 	memset(&box, 0, sizeof(box));
 	box.name = "fuzz";
 	box.gate = "gate.sh";

@@ -17,6 +17,17 @@
 #include "base/xmalloc.h"
 #include "conf/conf.h"
 
+static const char *env_lookup(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+/* What cli/ hands conf_load: the process environment, read now. */
+#define ENV                                                                                     \
+	(&(conf_env){ getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),                \
+		      getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL })
+
 static char tmpdir[256];
 static char home[300];
 static char startdir[4096];
@@ -84,7 +95,7 @@ static void expect_error(const char *ini, const char *fmt)
 	char *p = ini_file(ini);
 	conf c;
 	bg_err e = { 0 };
-	int rc = conf_load_file(&c, p, &e);
+	int rc = conf_load_file(&c, p, ENV, &e);
 	char want[1024];
 	snprintf(want, sizeof(want), fmt, p);
 	if (rc == 0 || strcmp(e.msg, want) != 0)
@@ -102,7 +113,7 @@ static void load_ok(conf *c, const char *ini, char **path_out)
 {
 	char *p = ini_file(ini);
 	bg_err e = { 0 };
-	int rc = conf_load_file(c, p, &e);
+	int rc = conf_load_file(c, p, ENV, &e);
 	if (rc)
 		print_error("unexpected error: %s\n", e.msg);
 	assert_int_equal(rc, 0);
@@ -227,7 +238,7 @@ static void test_builtin_local_only(void **state)
 	assert_int_equal(chdir(d), 0);
 	conf c;
 	bg_err e = { 0 };
-	assert_int_equal(conf_load(&c, NULL, &e), 0);
+	assert_int_equal(conf_load(&c, NULL, ENV, &e), 0);
 	assert_null(c.path);
 	assert_string_equal(c.root, d);
 	assert_int_equal(c.n_boxes, 1);
@@ -294,29 +305,29 @@ static void test_search_order(void **state)
 			unlink(f_cwd);
 		if (i == 4)
 			unlink(f_xdg);
-		assert_int_equal(conf_load(&c, steps[i].path, &e), 0);
+		assert_int_equal(conf_load(&c, steps[i].path, ENV, &e), 0);
 		assert_non_null(conf_find_box(&c, steps[i].box));
 		assert_int_equal(c.n_boxes, 2);
 		conf_release(&c);
 	}
 	/* The root is the directory holding the file. */
-	assert_int_equal(conf_load(&c, NULL, &e), 0);
+	assert_int_equal(conf_load(&c, NULL, ENV, &e), 0);
 	assert_string_equal(c.root, hcb);
 	conf_release(&c);
 	/* $XDG_CONFIG_HOME set but empty there: ~/.config still counts. */
 	unlink(f_home);
-	assert_int_equal(conf_load(&c, NULL, &e), 0);
+	assert_int_equal(conf_load(&c, NULL, ENV, &e), 0);
 	assert_null(c.path);
 	assert_string_equal(c.root, d);
 	conf_release(&c);
 	/* A $BOXGATE_CONFIG that does not exist is an error, not a fallback. */
 	char *missing = path_in("missing.ini");
 	setenv("BOXGATE_CONFIG", missing, 1);
-	assert_int_equal(conf_load(&c, NULL, &e), BG_ECONFIG);
+	assert_int_equal(conf_load(&c, NULL, ENV, &e), BG_ECONFIG);
 	assert_non_null(strstr(e.msg, missing));
 	unsetenv("BOXGATE_CONFIG");
 	/* So is a missing --config file. */
-	assert_int_not_equal(conf_load(&c, missing, &e), 0);
+	assert_int_not_equal(conf_load(&c, missing, ENV, &e), 0);
 	assert_non_null(strstr(e.msg, missing));
 	unsetenv("XDG_CONFIG_HOME");
 	assert_int_equal(chdir(startdir), 0);
@@ -361,7 +372,7 @@ static void expect_error2(const char *ini, const char *fmt)
 	char *p = ini_file(ini);
 	conf c;
 	bg_err e = { 0 };
-	int rc = conf_load_file(&c, p, &e);
+	int rc = conf_load_file(&c, p, ENV, &e);
 	char want[1024];
 	snprintf(want, sizeof(want), fmt, p, p);
 	if (rc == 0 || strcmp(e.msg, want) != 0)
@@ -494,7 +505,7 @@ static void test_errors_syntax(void **state)
 	fclose(f);
 	conf c;
 	bg_err e = { 0 };
-	assert_int_equal(conf_load_file(&c, p, &e), BG_ECONFIG);
+	assert_int_equal(conf_load_file(&c, p, ENV, &e), BG_ECONFIG);
 	char want[600];
 	snprintf(want, sizeof(want), "%s:2: NUL byte in a text file", p);
 	assert_string_equal(e.msg, want);
@@ -794,7 +805,7 @@ static void test_select(void **state)
 	char *d = path_in("sel-cwd");
 	mkdir(d, 0700);
 	assert_int_equal(chdir(d), 0);
-	assert_int_equal(conf_load(&c, NULL, &e), 0);
+	assert_int_equal(conf_load(&c, NULL, ENV, &e), 0);
 	assert_int_equal(conf_select(&c, NULL, true, &v, &n, &e), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(v[0]->name, "local");
@@ -881,7 +892,7 @@ static void test_dump(void **state)
 	char *p2 = ini_file(o.text);
 	conf c2;
 	bg_err e = { 0 };
-	assert_int_equal(conf_load_file(&c2, p2, &e), 0);
+	assert_int_equal(conf_load_file(&c2, p2, ENV, &e), 0);
 	lines_out o2 = { 0 };
 	conf_dump(&c2, collect, &o2);
 	char *s1 = strip_where(o.text), *s2 = strip_where(o2.text);
@@ -997,7 +1008,7 @@ static void test_ssh_resolution(void **state)
 	ini2 = xasprintf("[defaults]\nssh_config = %s\n[box z]\nhost = z\n", cfg);
 	char *p = ini_file(ini2);
 	bg_err e = { 0 };
-	assert_int_equal(conf_load_file(&c, p, &e), BG_ECONFIG);
+	assert_int_equal(conf_load_file(&c, p, ENV, &e), BG_ECONFIG);
 	w = xasprintf("box 'z': %s:2: Bad port 'many'", cfg);
 	assert_string_equal(e.msg, w);
 	free(w);
@@ -1028,7 +1039,7 @@ static void test_ssh_resolution(void **state)
 	ini2 = xasprintf("[defaults]\nssh_config = %s\n[box e]\nhost = envbox\n", cfg);
 	p = ini_file(ini2);
 	unsetenv("BG_TEST_CONF_UNSET");
-	assert_int_equal(conf_load_file(&c, p, &e), BG_ECONFIG);
+	assert_int_equal(conf_load_file(&c, p, ENV, &e), BG_ECONFIG);
 	w = xasprintf("box 'e': %s:6: IdentityFile '${BG_TEST_CONF_UNSET}/k': ${BG_TEST_CONF_UNSET} is not set",
 		      cfg);
 	assert_string_equal(e.msg, w);

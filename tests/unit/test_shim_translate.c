@@ -20,7 +20,7 @@
 
 #define INI "/etc/boxgate/boxgate.ini"
 
-static conf_env_rule rules[] = {
+static shim_env_rule rules[] = {
 	{ "--decode-m1", "MPK_GG_DECODE_M1", "1", INI, 14 },
 	{ "--gate-timeout", "MPK_GATE_TIMEOUT_S", "{}", INI, 15 },
 	{ "--tag", "TAG", "x{}y{}", INI, 16 },
@@ -33,9 +33,9 @@ static conf_env_rule rules[] = {
 static char *allow[] = { "--kind",    "--shape",  "--num-workers", "--configs",
 			 "--baseline", "--kernel", "--both",	      "-v" };
 
-static conf_box make_box(void)
+static shim_rules make_box(void)
 {
-	conf_box b;
+	shim_rules b;
 	memset(&b, 0, sizeof(b));
 	b.name = "b200-a";
 	b.gate = "scripts/faithful_eval.sh";
@@ -48,7 +48,7 @@ static conf_box make_box(void)
 	return b;
 }
 
-static int tr(const conf_box *box, shim_result *r, bg_err *err, ...)
+static int tr(const shim_rules *box, shim_result *r, bg_err *err, ...)
 {
 	const char *args[64];
 	size_t n = 0;
@@ -79,7 +79,7 @@ static void expect_has(const char *msg, const char *needle)
 static void test_pass_through(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--kind", "gemv_m1", "--shape", "q_b", "--num-workers",
@@ -104,7 +104,7 @@ static void test_pass_through(void **state)
 static void test_positional_and_negative(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "first", "-", "--kernel", "-5", "-.5", NULL), 0);
@@ -120,7 +120,7 @@ static void test_positional_and_negative(void **state)
 static void test_env_boolean(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--kind", "gemv_m1", "--decode-m1", "pos", NULL), 0);
@@ -145,7 +145,7 @@ static void test_env_boolean(void **state)
 static void test_env_valued(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--gate-timeout", "30", "--tag=v w", NULL), 0);
@@ -184,7 +184,7 @@ static void test_env_valued(void **state)
 static void test_repeats(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--decode-m1", "--decode-m1", "--gate-timeout", "5",
@@ -212,7 +212,7 @@ static void test_repeats(void **state)
 static void test_unknown_flag(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--kind", "x", "--frobnicate", "1", NULL), BG_EUSAGE);
@@ -236,7 +236,7 @@ static void test_unknown_flag(void **state)
 	expect_has(err.msg, "flag --shap is not");
 	expect_has(err.msg, "did you mean --shape?");
 
-	conf_box local = make_box();
+	shim_rules local = make_box();
 	local.name = "local";
 	local.builtin = true;
 	local.file = "(built-in)";
@@ -251,7 +251,7 @@ static void test_unknown_flag(void **state)
 static void test_allow_wins(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--both", NULL), 0);
@@ -264,7 +264,7 @@ static void test_allow_wins(void **state)
 static void test_end_of_flags(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--kind", "x", "--", "--frob", "--decode-m1",
@@ -282,7 +282,7 @@ static void test_end_of_flags(void **state)
 static void test_shape_policy(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--shape", "q_b", "--configs", "q_b", NULL), 0);
@@ -313,7 +313,7 @@ static void test_shape_policy(void **state)
 static void test_num_workers(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	box.num_workers_env = "MPK_TEST_NUM_WORKERS";
 	shim_result r;
 	bg_err err;
@@ -358,8 +358,8 @@ static void test_num_workers(void **state)
 static void test_bad_env_names(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
-	conf_env_rule bad[] = { { "--x", "1BAD", "1", INI, 30 } };
+	shim_rules box = make_box();
+	shim_env_rule bad[] = { { "--x", "1BAD", "1", INI, 30 } };
 	box.env = bad;
 	box.n_env = 1;
 	shim_result r;
@@ -385,7 +385,7 @@ static void test_bad_env_names(void **state)
 static void test_command_line(void **state)
 {
 	(void)state;
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--kind", "gemv_m1", "--shape", "q_b", "--kernel",
@@ -436,7 +436,7 @@ static void test_command_line_runs(void **state)
 	fprintf(f, "#!/bin/sh\nprintf '%%s|' \"$MPK_GATE_TIMEOUT_S\" \"$@\"\n");
 	fclose(f);
 	assert_int_equal(chmod(path, 0755), 0);
-	conf_box box = make_box();
+	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
 	const char *shells[] = { "/bin/sh", "/bin/dash", "/bin/bash" };

@@ -17,6 +17,13 @@
 #include "base/xmalloc.h"
 #include "conf/sshconfig.h"
 
+/* ${VAR} as cli/ resolves it: the process environment. */
+static const char *env_lookup(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
 static char tmpdir[256];
 static char home[300];
 static int counter;
@@ -483,7 +490,7 @@ static void test_expand(void **state)
 {
 	(void)state;
 	const int all = SSHCFG_X_TILDE | SSHCFG_X_DOLLAR;
-	sshcfg_tokens t = { "real.host", "alias", "me", "them", "/home/me", 2222 };
+	sshcfg_tokens t = { "real.host", "alias", "me", "them", "/home/me", 2222, env_lookup, NULL };
 	char *s = expand_ok("~/.ssh/%h_%n_%k_%u_%r_%p_%d_%%", &t, all);
 	assert_string_equal(s, "/home/me/.ssh/real.host_alias_alias_me_them_2222_/home/me_%");
 	free(s);

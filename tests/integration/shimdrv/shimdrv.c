@@ -206,7 +206,7 @@ static int cmd_quote(uint64_t seed, size_t n, size_t nbatch, const char *dir, bo
 	return 0;
 }
 
-static conf_env_rule rules[] = {
+static shim_env_rule rules[] = {
 	{ "--bgt-a", "BGT_A", "{}", "t30.ini", 5 },
 	{ "--bgt-b", "BGT_B", "x{}y{}", "t30.ini", 6 },
 	{ "--bgt-c", "BGT_C", "1", "t30.ini", 7 },
@@ -335,7 +335,7 @@ static void gen_shim_vector(size_t i, vec *args, vec *argv, char *slots[N_SLOTS]
 static int cmd_shim(uint64_t seed, size_t n, const char *dir)
 {
 	rng = seed ^ 0x7368696dULL;
-	conf_box box;
+	shim_rules box;
 	memset(&box, 0, sizeof(box));
 	box.name = "t30";
 	box.gate = "./dump";

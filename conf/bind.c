@@ -1,0 +1,39 @@
+/* The views of a box that remote/ and shim/ are handed: each points at the
+ * box's own strings, so neither module needs the whole conf_box. */
+#include "conf/conf.h"
+
+void conf_box_bind(conf_box *b, const char *agent_socket)
+{
+	b->target = (remote_target){
+		.name = b->name,
+		.transport = b->transport == CONF_TRANSPORT_LOCAL ? REMOTE_TRANSPORT_LOCAL
+								  : REMOTE_TRANSPORT_SSH,
+		.hostname = b->hostname,
+		.port = b->port,
+		.user = b->user,
+		.identities = b->identities,
+		.n_identities = b->n_identities,
+		.known_hosts = b->known_hosts,
+		.n_known_hosts = b->n_known_hosts,
+		.global_known_hosts = b->global_known_hosts,
+		.n_global_known_hosts = b->n_global_known_hosts,
+		.host_key_check = b->host_key_check == CONF_HKC_ACCEPT_NEW ? REMOTE_HKC_ACCEPT_NEW
+									    : REMOTE_HKC_STRICT,
+		.connect_timeout_s = b->connect_timeout_s,
+		.keepalive_s = b->keepalive_s,
+		.agent_socket = agent_socket,
+		.unsupported = b->unsupported,
+	};
+	b->rules = (shim_rules){
+		.name = b->name,
+		.gate = b->gate,
+		.file = b->file,
+		.line = b->line,
+		.builtin = b->builtin,
+		.allow = b->allow,
+		.n_allow = b->n_allow,
+		.env = b->env,
+		.n_env = b->n_env,
+		.num_workers_env = b->num_workers_env,
+	};
+}
