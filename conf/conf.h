@@ -5,7 +5,8 @@
  * with inih, resolves every ssh box through ssh_config and validates. Errors
  * name file:line. A built-in box `local` (transport local) always exists. The
  * conf owns every string in it; conf_release() frees them. conf/ never opens a
- * network connection. */
+ * network connection and never reads the environment: the caller hands it a
+ * conf_env. */
 #ifndef BG_CONF_H
 #define BG_CONF_H
 
