@@ -16,37 +16,19 @@
 
 #include "base/xmalloc.h"
 #include "conf/conf.h"
-
-static const char *env_lookup(void *ctx, const char *name)
-{
-	(void)ctx;
-	return getenv(name);
-}
+#include "tests/unit/unit.h"
 
 /* What cli/ hands conf_load: the process environment, read now. */
 #define ENV                                                                                     \
 	(&(conf_env){ getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),                \
 		      getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL })
 
-static char tmpdir[256];
-static char home[300];
 static char startdir[4096];
-static int counter;
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 /* Writes `ini` to a fresh file; returns its path (owned). */
 static char *ini_file(const char *ini)
 {
-	char *p = xasprintf("%s/c%d.ini", tmpdir, ++counter);
-	write_text(p, ini);
-	return p;
+	return unit_file("c", ".ini", ini);
 }
 
 static char *path_in(const char *rel)
@@ -54,23 +36,11 @@ static char *path_in(const char *rel)
 	return xasprintf("%s/%s", tmpdir, rel);
 }
 
-static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(p);
-}
-
 static int group_setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/bg-test-conf-XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (unit_tmpdir_make("conf") < 0)
 		return -1;
-	snprintf(home, sizeof(home), "%s/home", tmpdir);
-	mkdir(home, 0700);
-	char *ssh = xasprintf("%s/.ssh", home);
-	mkdir(ssh, 0700);
-	free(ssh);
 	setenv("HOME", home, 1);
 	setenv("USER", "tester", 1);
 	unsetenv("BOXGATE_CONFIG");
@@ -85,7 +55,7 @@ static int group_teardown(void **state)
 	(void)state;
 	if (chdir(startdir) != 0)
 		return -1;
-	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	unit_tmpdir_remove();
 	return 0;
 }
 

@@ -16,57 +16,23 @@
 
 #include "base/xmalloc.h"
 #include "conf/sshconfig.h"
-
-/* ${VAR} as cli/ resolves it: the process environment. */
-static const char *env_lookup(void *ctx, const char *name)
-{
-	(void)ctx;
-	return getenv(name);
-}
-
-static char tmpdir[256];
-static char home[300];
-static int counter;
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
+#include "tests/unit/unit.h"
 
 static char *cfg_file(const char *text)
 {
-	char *p = xasprintf("%s/cfg%d", tmpdir, ++counter);
-	write_text(p, text);
-	return p;
-}
-
-static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(p);
+	return unit_file("cfg", "", text);
 }
 
 static int group_setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/bg-test-sshcfg-XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	snprintf(home, sizeof(home), "%s/home", tmpdir);
-	mkdir(home, 0700);
-	char *ssh = xasprintf("%s/.ssh", home);
-	mkdir(ssh, 0700);
-	free(ssh);
-	return 0;
+	return unit_tmpdir_make("sshcfg");
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	unit_tmpdir_remove();
 	return 0;
 }
 
