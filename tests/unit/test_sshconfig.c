@@ -306,13 +306,29 @@ static void test_match_blocks(void **state)
 	free(me);
 }
 
+/* Looks `host` up in config file `p` and asserts the box is refused with
+ * "WHAT (FILE:LINE)", or (what NULL) not refused at all. */
+static void expect_unsupported(const char *p, const char *host, const char *what, int line)
+{
+	sshcfg_host h;
+	bg_err e = { 0 };
+	assert_int_equal(sshcfg_lookup(p, host, home, &h, &e), 0);
+	if (what) {
+		char *want = xasprintf("%s (%s:%d)", what, p, line);
+		assert_non_null(h.unsupported);
+		assert_string_equal(h.unsupported, want);
+		free(want);
+	} else {
+		assert_null(h.unsupported);
+	}
+	sshcfg_host_release(&h);
+}
+
 /* Host-key options that would make ssh accept or record differently refuse
  * the box by name; their harmless values and a later line change nothing. */
 static void test_hostkey_option_refusals(void **state)
 {
 	(void)state;
-	sshcfg_host h;
-	bg_err e = { 0 };
 	char *p = cfg_file("Host r\n  RevokedHostKeys ~/.ssh/revoked\n"
 			   "Host k\n  KnownHostsCommand /bin/echo %H\n"
 			   "Host hash\n  HashKnownHosts yes\n"
@@ -320,58 +336,29 @@ static void test_hostkey_option_refusals(void **state)
 			   "Host dns\n  VerifyHostKeyDNS ask\n"
 			   "Host ok*\n  CheckHostIP no\n  HashKnownHosts false\n  RevokedHostKeys none\n"
 			   "Host *\n  CheckHostIP yes\n");
-	const struct {
-		const char *host, *name;
-		int line;
-	} cases[] = { { "r", "RevokedHostKeys", 2 }, { "k", "KnownHostsCommand", 4 },
-		      { "hash", "HashKnownHosts", 6 }, { "ip", "CheckHostIP", 8 },
-		      { "dns", "VerifyHostKeyDNS", 10 } };
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(sshcfg_lookup(p, cases[i].host, home, &h, &e), 0);
-		char *want = xasprintf("%s (%s:%d)", cases[i].name, p, cases[i].line);
-		assert_non_null(h.unsupported);
-		assert_string_equal(h.unsupported, want);
-		free(want);
-		sshcfg_host_release(&h);
-	}
+	expect_unsupported(p, "r", "RevokedHostKeys", 2);
+	expect_unsupported(p, "k", "KnownHostsCommand", 4);
+	expect_unsupported(p, "hash", "HashKnownHosts", 6);
+	expect_unsupported(p, "ip", "CheckHostIP", 8);
+	expect_unsupported(p, "dns", "VerifyHostKeyDNS", 10);
 	/* first value wins: `CheckHostIP no` before `Host *`'s yes */
-	assert_int_equal(sshcfg_lookup(p, "ok1", home, &h, &e), 0);
-	assert_null(h.unsupported);
-	sshcfg_host_release(&h);
+	expect_unsupported(p, "ok1", NULL, 0);
 	free(p);
 }
 
 static void test_match_refusals(void **state)
 {
 	(void)state;
-	sshcfg_host h;
 	char *p = cfg_file("Match host gpu* exec \"true\"\n  User from-exec\n"
 			   "Match tagged x\n  User tagged\n");
-	bg_err e = { 0 };
 	/* exec after a failed criterion decides nothing: only the unknown
 	 * criterion is refused */
-	assert_int_equal(sshcfg_lookup(p, "cpu", home, &h, &e), 0);
-	char *want = xasprintf("Match tagged (%s:3)", p);
-	assert_string_equal(h.unsupported, want);
-	free(want);
-	sshcfg_host_release(&h);
-	assert_int_equal(sshcfg_lookup(p, "gpu1", home, &h, &e), 0);
-	want = xasprintf("Match exec (%s:1)", p);
-	assert_string_equal(h.unsupported, want);
-	free(want);
-	sshcfg_host_release(&h);
+	expect_unsupported(p, "cpu", "Match tagged", 3);
+	expect_unsupported(p, "gpu1", "Match exec", 1);
 	free(p);
 	p = cfg_file("Host a\n  CanonicalizeHostname yes\nHost b\n  HostKeyAlias k\n");
-	assert_int_equal(sshcfg_lookup(p, "a", home, &h, &e), 0);
-	want = xasprintf("CanonicalizeHostname (%s:2)", p);
-	assert_string_equal(h.unsupported, want);
-	free(want);
-	sshcfg_host_release(&h);
-	assert_int_equal(sshcfg_lookup(p, "b", home, &h, &e), 0);
-	want = xasprintf("HostKeyAlias (%s:4)", p);
-	assert_string_equal(h.unsupported, want);
-	free(want);
-	sshcfg_host_release(&h);
+	expect_unsupported(p, "a", "CanonicalizeHostname", 2);
+	expect_unsupported(p, "b", "HostKeyAlias", 4);
 	free(p);
 }
 
@@ -405,29 +392,17 @@ static void test_proxy(void **state)
 	char *p = cfg_file("Host a\n  ProxyJump bastion\nHost b\n  ProxyCommand none\n"
 			   "Host c\n  ProxyJump none\nHost *\n  ProxyCommand ssh -W %h:%p j\n");
 	bg_err e = { 0 };
-	assert_int_equal(sshcfg_lookup(p, "a", home, &h, &e), 0);
-	char *want = xasprintf("ProxyJump (%s:2)", p);
-	assert_string_equal(h.unsupported, want);
-	free(want);
-	sshcfg_host_release(&h);
+	expect_unsupported(p, "a", "ProxyJump", 2);
 	/* `none` is fine and, being first, wins over the later one */
-	assert_int_equal(sshcfg_lookup(p, "b", home, &h, &e), 0);
-	assert_null(h.unsupported);
-	sshcfg_host_release(&h);
+	expect_unsupported(p, "b", NULL, 0);
 	/* ProxyJump none does not stop a later ProxyCommand (ssh 9.2) */
-	assert_int_equal(sshcfg_lookup(p, "c", home, &h, &e), 0);
-	want = xasprintf("ProxyCommand (%s:8)", p);
-	assert_string_equal(h.unsupported, want);
-	free(want);
-	sshcfg_host_release(&h);
+	expect_unsupported(p, "c", "ProxyCommand", 8);
 	free(p);
 	/* an ssh token boxgate does not implement is reported, not fatal */
 	p = cfg_file("Host *\n  IdentityFile ~/.ssh/%C\n");
+	expect_unsupported(p, "c", "%C in IdentityFile", 2);
 	assert_int_equal(sshcfg_lookup(p, "c", home, &h, &e), 0);
-	want = xasprintf("%%C in IdentityFile (%s:2)", p);
-	assert_string_equal(h.unsupported, want);
 	assert_int_equal(h.n_identities, 0);
-	free(want);
 	sshcfg_host_release(&h);
 	free(p);
 }
