@@ -14,6 +14,10 @@
 #   bench_ratio LABEL A B "KEY1 KEY2.." [TARGET]   rows of BENCH_MED[A]/BENCH_MED[B]
 #   bench_label T LABEL        the row label of tool T in tables
 #   bench_note TEXT            a note printed under the tables
+#   bench_hostlist N           BENCH_HOSTLIST: a file naming h1..hN, one a line (pssh, ansible)
+#   bench_ansible_env          ansible's state and temporary files under BENCH_TMP
+#   bench_ansible_inventory    BENCH_TMP/inventory: the hosts of BENCH_HOSTLIST as root over
+#                              BG_SSH_CONFIG
 set -u
 BG_ROOT=${BG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BOXGATE=${BOXGATE:-$BG_ROOT/build/boxgate}
@@ -32,6 +36,21 @@ _bench_cleanup() {
 trap _bench_cleanup EXIT
 trap 'exit 130' INT TERM
 
+bench_hostlist() { BENCH_HOSTLIST=$BENCH_TMP/hosts.txt; seq -f 'h%g' 1 "$1" >"$BENCH_HOSTLIST"; }
+bench_ansible_env() {
+  export ANSIBLE_LOCAL_TEMP=$BENCH_TMP/ansible-tmp ANSIBLE_NOCOLOR=1 ANSIBLE_DEPRECATION_WARNINGS=False \
+    ANSIBLE_SSH_CONTROL_PATH_DIR=$BENCH_TMP/ansible-cp ANSIBLE_HOME=$BENCH_TMP/ansible-home
+}
+bench_ansible_inventory() {
+  {
+    echo "[all]"
+    cat "$BENCH_HOSTLIST"
+    echo "[all:vars]"
+    echo "ansible_connection=ssh"
+    echo "ansible_user=root"
+    echo "ansible_ssh_common_args='-F $BG_SSH_CONFIG'"
+  } >"$BENCH_TMP/inventory"
+}
 bench_log() { printf '# %s\n' "$*" >&2; }
 bench_note() { BENCH_NOTES+=("$*"); }
 bench_label() { BENCH_LABEL[$1]=$2; }

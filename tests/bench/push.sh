@@ -21,8 +21,8 @@ PY=/usr/bin/python3
 
 L=$BENCH_TMP/repo
 mkdir -p "$L"
-hostlist=$BENCH_TMP/hosts.txt
-seq -f 'h%g' 1 "$N" >"$hostlist"
+bench_hostlist "$N"
+hostlist=$BENCH_HOSTLIST
 VERIFY="$PY -c \"import ast,sys; ast.parse(open(sys.argv[1],'rb').read(), sys.argv[1])\""
 
 # A new 64 KiB Python file (comments: every tool parses the same amount).
@@ -55,18 +55,10 @@ tool_pssh() {
   parallel-scp -h "$hostlist" -x "-F $BG_SSH_CONFIG" -p "$N" -t 60 "$L/payload.py" /root/repo/payload.py.new &&
     parallel-ssh -h "$hostlist" -x "-F $BG_SSH_CONFIG" -p "$N" -t 60 "$remote_swap"
 }
-export ANSIBLE_LOCAL_TEMP=$BENCH_TMP/ansible-tmp ANSIBLE_NOCOLOR=1 ANSIBLE_DEPRECATION_WARNINGS=False \
-  ANSIBLE_SSH_CONTROL_PATH_DIR=$BENCH_TMP/ansible-cp ANSIBLE_HOME=$BENCH_TMP/ansible-home \
-  ANSIBLE_HOST_KEY_CHECKING=False ANSIBLE_PYTHON_INTERPRETER=$PY
+bench_ansible_env
+export ANSIBLE_HOST_KEY_CHECKING=False ANSIBLE_PYTHON_INTERPRETER=$PY
 ansible_inventory() {
-  {
-    echo "[all]"
-    cat "$hostlist"
-    echo "[all:vars]"
-    echo "ansible_connection=ssh"
-    echo "ansible_user=root"
-    echo "ansible_ssh_common_args='-F $BG_SSH_CONFIG'"
-  } >"$BENCH_TMP/inventory"
+  bench_ansible_inventory
   $PY - "$L/payload.py" "$PY" >"$BENCH_TMP/copy-args.json" <<'EOF'
 import json, sys
 print(json.dumps({"src": sys.argv[1], "dest": "/root/repo/payload.py", "backup": True,
