@@ -15,13 +15,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Aborts (so libFuzzer keeps the input) naming the target, the condition and its line. */
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s: invariant failed: %s (line %d)\n",     \
-				__FILE__, #cond, __LINE__);                          \
-			abort();                                                     \
-		}                                                                    \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s: invariant failed: %s (line %d)\n", __FILE__, #cond,   \
+			        __LINE__);                                                         \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* Makes a fresh directory /tmp/bg-fuzz-TAG-XXXXXX into dir[n]; aborts when it cannot. */
