@@ -51,11 +51,8 @@ keys=''
 for d in $DELAYS; do
   key="${d}ms"
   keys="$keys $key"
-  bench_up "$N" "$d"
+  bench_up_delayed "$N" "$d"
   bench_ansible_inventory
-  read -r conn exch < <(bench_rtt 1)
-  bench_note "added delay $d ms each way: measured TCP connect $conn ms, SSH id->KEXINIT round trip $exch ms (medians of 9)"
-  bench_log "delay $d ms: hosts up in $BG_HOSTS_DIR ($BG_HOSTS_MODE), rtt $conn / $exch ms"
   bench_measure "$key" "$BENCH_RUNS" $TOOLS
   bench_down
 done

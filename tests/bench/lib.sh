@@ -4,6 +4,7 @@
 #                              BG_SSH_CONFIG, ...); they are taken down when the script exits
 #   bench_down                 take the hosts of the last bench_up down now
 #   bench_rtt [I]              "connect_ms exchange_ms" medians to host I (default 1)
+#   bench_up_delayed N DELAY_MS  bench_up, then the measured round trip as a note
 #   bench_measure KEY RUNS T... time the tools T (shell functions tool_T, run with no
 #                              arguments) RUNS times each, round robin so load drift hits
 #                              every tool alike, after one untimed warm-up each; a tool whose
@@ -72,6 +73,13 @@ bench_down() {
 }
 
 bench_rtt() { "$BG_HOSTS_TOOL" rtt "$BG_HOSTS_DIR" "${1:-1}" 9; }
+bench_up_delayed() {
+  local conn exch
+  bench_up "$1" "$2"
+  read -r conn exch < <(bench_rtt 1)
+  bench_note "added delay $2 ms each way: measured TCP connect $conn ms, SSH id->KEXINIT round trip $exch ms (medians of 9)"
+  bench_log "delay $2 ms: hosts up in $BG_HOSTS_DIR ($BG_HOSTS_MODE), rtt $conn / $exch ms"
+}
 
 # _bench_once T: runs tool T once (prep untimed), prints seconds; its output goes to a log.
 _bench_once() {

@@ -100,11 +100,8 @@ keys=''
 for d in $DELAYS; do
   key="${d}ms"
   keys="$keys $key"
-  bench_up "$N" "$d"
+  bench_up_delayed "$N" "$d"
   ansible_inventory
-  read -r conn exch < <(bench_rtt 1)
-  bench_note "added delay $d ms each way: measured TCP connect $conn ms, SSH id->KEXINIT round trip $exch ms (medians of 9)"
-  bench_log "delay $d ms: hosts up in $BG_HOSTS_DIR ($BG_HOSTS_MODE), rtt $conn / $exch ms"
   case " $PARTS " in *" small "*) bench_measure "$key" "$BENCH_RUNS" $SMALL ;; esac
   case " $PARTS " in *" big "*)
     new_big
