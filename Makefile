@@ -1,6 +1,7 @@
 # boxgate build. `make` builds build/boxgate and build/boxgate-agent;
-# `make test` installs what is missing, builds and runs every test;
-# `make asan` does the same under AddressSanitizer and UBSan.
+# `make check` installs what is missing, builds and runs the unit and integration tests;
+# `make asan` does the same under AddressSanitizer and UBSan;
+# `make test` (what CI runs) is check, asan, a fuzz smoke run, lint and the format check.
 
 BUILD     ?= build
 CC        ?= cc
@@ -23,7 +24,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 AGENT     := $(BUILD)/boxgate-agent
 
-.PHONY: all test asan bench install clean deps format unit-bins fuzz
+.PHONY: all check test asan bench install clean deps format format-check lint unit-bins fuzz fuzz-bins
 all: $(BUILD)/boxgate $(AGENT) demo-gate
 
 $(BUILD)/obj/%.o: %.c
@@ -51,10 +52,19 @@ unit-bins: $(UNIT_BIN)
 deps:
 	@tests/install-deps
 
-test:
+check:
 	@tests/install-deps
 	@$(MAKE) --no-print-directory all unit-bins
 	@tests/run $(BUILD)
+
+# Every stage runs even when one fails, so one CI run shows every failure.
+TEST_STAGES := check asan fuzz lint format-check
+test:
+	@tests/install-deps
+	@failed=; for t in $(TEST_STAGES); do echo "==== make $$t"; \
+	  $(MAKE) --no-print-directory $$t || failed="$$failed $$t"; done; \
+	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi; \
+	echo "make test: $(TEST_STAGES) passed"
 
 asan:
 	@tests/install-deps
@@ -73,21 +83,45 @@ install: all
 	if [ -f doc/boxgate.1 ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1; \
 	  install -m 644 doc/boxgate.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
 
-# Fuzz targets (libFuzzer, clang): `make fuzz FUZZ_SECONDS=60` builds and runs each.
+# Fuzz targets (libFuzzer, clang): `make fuzz FUZZ_SECONDS=60` builds and runs each one;
+# the library is compiled once for all of them.
 FUZZ_SECONDS ?= 30
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=address,undefined -MMD -MP
 FUZZ_LIB_SRC := $(filter-out cli/%,$(LIB_SRC))
-fuzz:
-	@mkdir -p $(BUILD)/fuzz/artifacts
-	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
-	  echo "== $$n"; \
-	  clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -o $(BUILD)/fuzz/$$n $$f $(FUZZ_LIB_SRC) $(PKG_LIBS) || exit 1; \
+FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_DIR)/%)
+
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_DIR)/libboxgate.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DIR)/libboxgate.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/libboxgate.a $(PKG_LIBS)
+
+fuzz-bins: $(FUZZ_BIN)
+
+fuzz: fuzz-bins
+	@mkdir -p $(FUZZ_DIR)/artifacts
+	@for b in $(FUZZ_BIN); do n=$$(basename $$b); echo "== $$n ($(FUZZ_SECONDS) s)"; \
 	  c=tests/fuzz/corpus/$${n#fuzz_}; dirs=; \
-	  if [ -d $$c ]; then mkdir -p $(BUILD)/fuzz/corpus/$$n; dirs="$(BUILD)/fuzz/corpus/$$n $$c"; fi; \
-	  $(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	    -artifact_prefix=$(BUILD)/fuzz/artifacts/$$n- $$dirs >$(BUILD)/fuzz/$$n.log 2>&1; \
-	  rc=$$?; tail -3 $(BUILD)/fuzz/$$n.log; [ $$rc = 0 ] || exit 1; \
+	  if [ -d $$c ]; then mkdir -p $(FUZZ_DIR)/corpus/$$n; dirs="$(FUZZ_DIR)/corpus/$$n $$c"; fi; \
+	  $$b -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	    -artifact_prefix=$(FUZZ_DIR)/artifacts/$$n- $$dirs >$(FUZZ_DIR)/$$n.log 2>&1; \
+	  rc=$$?; tail -3 $(FUZZ_DIR)/$$n.log; [ $$rc = 0 ] || exit 1; \
 	done
+
+lint:
+	@tests/lint
+
+# clang-format 14 over every C source and header git lists; prints each difference.
+CLANG_FORMAT ?= clang-format-14
+format-check:
+	@git ls-files '*.c' '*.h' | xargs $(CLANG_FORMAT) --dry-run -Werror
 
 format:
 	clang-format -i $(LIB_SRC) cli/main.c $(UNIT_SRC) gate/agent/*.c $(wildcard */*.h)
@@ -104,4 +138,4 @@ else
 demo-gate: $(DEMO_GATE_BINS)
 endif
 
--include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_BIN:=.d)

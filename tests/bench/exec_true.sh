@@ -6,8 +6,8 @@ source "$(dirname "$0")/lib.sh"
 N=8
 DELAYS=${BENCH_DELAYS:-0 10}
 
-hostlist=$BENCH_TMP/hosts.txt
-seq -f 'h%g' 1 "$N" >"$hostlist"
+bench_hostlist "$N"
+hostlist=$BENCH_HOSTLIST
 
 tool_boxgate() { "$BOXGATE" --config "$BG_CONFIG" exec --all -- true; }
 tool_boxgate1() { "$BOXGATE" --config "$BG_CONFIG" exec --boxes h1 -- true; }
@@ -24,18 +24,7 @@ tool_sshpar() {
 }
 tool_pssh() { parallel-ssh -h "$hostlist" -x "-F $BG_SSH_CONFIG" -p "$N" -t 60 true; }
 tool_clush() { clush -S -f "$N" -w "h[1-$N]" -o "-F $BG_SSH_CONFIG" true; }
-ansible_inventory() {
-  {
-    echo "[all]"
-    cat "$hostlist"
-    echo "[all:vars]"
-    echo "ansible_connection=ssh"
-    echo "ansible_user=root"
-    echo "ansible_ssh_common_args='-F $BG_SSH_CONFIG'"
-  } >"$BENCH_TMP/inventory"
-}
-export ANSIBLE_LOCAL_TEMP=$BENCH_TMP/ansible-tmp ANSIBLE_NOCOLOR=1 ANSIBLE_DEPRECATION_WARNINGS=False \
-  ANSIBLE_SSH_CONTROL_PATH_DIR=$BENCH_TMP/ansible-cp ANSIBLE_HOME=$BENCH_TMP/ansible-home
+bench_ansible_env
 # Cold: no ControlMaster, every run pays every handshake (as the other tools do).
 tool_ansible() {
   ANSIBLE_SSH_ARGS='-o ControlMaster=no -o ControlPath=none' \
@@ -62,11 +51,8 @@ keys=''
 for d in $DELAYS; do
   key="${d}ms"
   keys="$keys $key"
-  bench_up "$N" "$d"
-  ansible_inventory
-  read -r conn exch < <(bench_rtt 1)
-  bench_note "added delay $d ms each way: measured TCP connect $conn ms, SSH id->KEXINIT round trip $exch ms (medians of 9)"
-  bench_log "delay $d ms: hosts up in $BG_HOSTS_DIR ($BG_HOSTS_MODE), rtt $conn / $exch ms"
+  bench_up_delayed "$N" "$d"
+  bench_ansible_inventory
   bench_measure "$key" "$BENCH_RUNS" $TOOLS
   bench_down
 done

@@ -4,6 +4,7 @@
 #                              BG_SSH_CONFIG, ...); they are taken down when the script exits
 #   bench_down                 take the hosts of the last bench_up down now
 #   bench_rtt [I]              "connect_ms exchange_ms" medians to host I (default 1)
+#   bench_up_delayed N DELAY_MS  bench_up, then the measured round trip as a note
 #   bench_measure KEY RUNS T... time the tools T (shell functions tool_T, run with no
 #                              arguments) RUNS times each, round robin so load drift hits
 #                              every tool alike, after one untimed warm-up each; a tool whose
@@ -14,6 +15,10 @@
 #   bench_ratio LABEL A B "KEY1 KEY2.." [TARGET]   rows of BENCH_MED[A]/BENCH_MED[B]
 #   bench_label T LABEL        the row label of tool T in tables
 #   bench_note TEXT            a note printed under the tables
+#   bench_hostlist N           BENCH_HOSTLIST: a file naming h1..hN, one a line (pssh, ansible)
+#   bench_ansible_env          ansible's state and temporary files under BENCH_TMP
+#   bench_ansible_inventory    BENCH_TMP/inventory: the hosts of BENCH_HOSTLIST as root over
+#                              BG_SSH_CONFIG
 set -u
 BG_ROOT=${BG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BOXGATE=${BOXGATE:-$BG_ROOT/build/boxgate}
@@ -32,6 +37,21 @@ _bench_cleanup() {
 trap _bench_cleanup EXIT
 trap 'exit 130' INT TERM
 
+bench_hostlist() { BENCH_HOSTLIST=$BENCH_TMP/hosts.txt; seq -f 'h%g' 1 "$1" >"$BENCH_HOSTLIST"; }
+bench_ansible_env() {
+  export ANSIBLE_LOCAL_TEMP=$BENCH_TMP/ansible-tmp ANSIBLE_NOCOLOR=1 ANSIBLE_DEPRECATION_WARNINGS=False \
+    ANSIBLE_SSH_CONTROL_PATH_DIR=$BENCH_TMP/ansible-cp ANSIBLE_HOME=$BENCH_TMP/ansible-home
+}
+bench_ansible_inventory() {
+  {
+    echo "[all]"
+    cat "$BENCH_HOSTLIST"
+    echo "[all:vars]"
+    echo "ansible_connection=ssh"
+    echo "ansible_user=root"
+    echo "ansible_ssh_common_args='-F $BG_SSH_CONFIG'"
+  } >"$BENCH_TMP/inventory"
+}
 bench_log() { printf '# %s\n' "$*" >&2; }
 bench_note() { BENCH_NOTES+=("$*"); }
 bench_label() { BENCH_LABEL[$1]=$2; }
@@ -53,6 +73,13 @@ bench_down() {
 }
 
 bench_rtt() { "$BG_HOSTS_TOOL" rtt "$BG_HOSTS_DIR" "${1:-1}" 9; }
+bench_up_delayed() {
+  local conn exch
+  bench_up "$1" "$2"
+  read -r conn exch < <(bench_rtt 1)
+  bench_note "added delay $2 ms each way: measured TCP connect $conn ms, SSH id->KEXINIT round trip $exch ms (medians of 9)"
+  bench_log "delay $2 ms: hosts up in $BG_HOSTS_DIR ($BG_HOSTS_MODE), rtt $conn / $exch ms"
+}
 
 # _bench_once T: runs tool T once (prep untimed), prints seconds; its output goes to a log.
 _bench_once() {

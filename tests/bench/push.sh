@@ -21,8 +21,8 @@ PY=/usr/bin/python3
 
 L=$BENCH_TMP/repo
 mkdir -p "$L"
-hostlist=$BENCH_TMP/hosts.txt
-seq -f 'h%g' 1 "$N" >"$hostlist"
+bench_hostlist "$N"
+hostlist=$BENCH_HOSTLIST
 VERIFY="$PY -c \"import ast,sys; ast.parse(open(sys.argv[1],'rb').read(), sys.argv[1])\""
 
 # A new 64 KiB Python file (comments: every tool parses the same amount).
@@ -55,18 +55,10 @@ tool_pssh() {
   parallel-scp -h "$hostlist" -x "-F $BG_SSH_CONFIG" -p "$N" -t 60 "$L/payload.py" /root/repo/payload.py.new &&
     parallel-ssh -h "$hostlist" -x "-F $BG_SSH_CONFIG" -p "$N" -t 60 "$remote_swap"
 }
-export ANSIBLE_LOCAL_TEMP=$BENCH_TMP/ansible-tmp ANSIBLE_NOCOLOR=1 ANSIBLE_DEPRECATION_WARNINGS=False \
-  ANSIBLE_SSH_CONTROL_PATH_DIR=$BENCH_TMP/ansible-cp ANSIBLE_HOME=$BENCH_TMP/ansible-home \
-  ANSIBLE_HOST_KEY_CHECKING=False ANSIBLE_PYTHON_INTERPRETER=$PY
+bench_ansible_env
+export ANSIBLE_HOST_KEY_CHECKING=False ANSIBLE_PYTHON_INTERPRETER=$PY
 ansible_inventory() {
-  {
-    echo "[all]"
-    cat "$hostlist"
-    echo "[all:vars]"
-    echo "ansible_connection=ssh"
-    echo "ansible_user=root"
-    echo "ansible_ssh_common_args='-F $BG_SSH_CONFIG'"
-  } >"$BENCH_TMP/inventory"
+  bench_ansible_inventory
   $PY - "$L/payload.py" "$PY" >"$BENCH_TMP/copy-args.json" <<'EOF'
 import json, sys
 print(json.dumps({"src": sys.argv[1], "dest": "/root/repo/payload.py", "backup": True,
@@ -108,11 +100,8 @@ keys=''
 for d in $DELAYS; do
   key="${d}ms"
   keys="$keys $key"
-  bench_up "$N" "$d"
+  bench_up_delayed "$N" "$d"
   ansible_inventory
-  read -r conn exch < <(bench_rtt 1)
-  bench_note "added delay $d ms each way: measured TCP connect $conn ms, SSH id->KEXINIT round trip $exch ms (medians of 9)"
-  bench_log "delay $d ms: hosts up in $BG_HOSTS_DIR ($BG_HOSTS_MODE), rtt $conn / $exch ms"
   case " $PARTS " in *" small "*) bench_measure "$key" "$BENCH_RUNS" $SMALL ;; esac
   case " $PARTS " in *" big "*)
     new_big

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/fuzz/fuzz.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "conf/conf.h"
@@ -38,58 +39,20 @@ static const char *env_lookup(void *ctx, const char *name)
 	(&(conf_env){ getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),                \
 		      getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL })
 
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "fuzz_conf: invariant failed: %s (line %d)\n", \
-				#cond, __LINE__);                                      \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
-
 static char dir[64];
 static char ini_path[128];
 static char dump_path[128];
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
-	snprintf(dir, sizeof(dir), "/tmp/bg-fuzz-conf-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
+	fuzz_tmpdir(dir, sizeof(dir), "conf");
 	snprintf(ini_path, sizeof(ini_path), "%s/boxgate.ini", dir);
 	snprintf(dump_path, sizeof(dump_path), "%s/dump.ini", dir);
 	/* Keep the real ~/.ssh out of it: a fixed, empty home. */
 	setenv("HOME", dir, 1);
 	setenv("USER", "fuzz", 1);
 	return 0;
-}
-
-static void write_all(const char *path, const void *data, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	CHECK(f != NULL);
-	if (n)
-		CHECK(fwrite(data, 1, n, f) == n);
-	fclose(f);
-}
-
-static bool names_a_line(const char *msg)
-{
-	/* "...:123: " somewhere in the message */
-	for (const char *p = strchr(msg, ':'); p; p = strchr(p + 1, ':')) {
-		const char *q = p + 1;
-		if (*q < '0' || *q > '9')
-			continue;
-		while (*q >= '0' && *q <= '9')
-			q++;
-		if (q[0] == ':' && q[1] == ' ')
-			return true;
-	}
-	return false;
 }
 
 static void collect(void *ctx, const char *line)
@@ -129,7 +92,7 @@ static void check_conf(const conf *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	write_all(ini_path, data, size);
+	fuzz_write_file(ini_path, data, size);
 	conf c;
 	bg_err e = { 0 };
 	int rc = conf_load_file(&c, ini_path, ENV, &e);
@@ -137,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc) {
 		CHECK(c.boxes == NULL && c.n_boxes == 0 && c.path == NULL);
 		if (rc == BG_ECONFIG)
-			CHECK(names_a_line(e.msg) || strstr(e.msg, "larger than") != NULL);
+			CHECK(fuzz_names_a_line(e.msg) || strstr(e.msg, "larger than") != NULL);
 		return 0;
 	}
 	check_conf(&c);
@@ -158,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	strbuf sb = STRBUF_INIT;
 	conf_dump(&c, collect, &sb);
-	write_all(dump_path, sb.buf, sb.len);
+	fuzz_write_file(dump_path, sb.buf, sb.len);
 	conf c2;
 	rc = conf_load_file(&c2, dump_path, ENV, &e);
 	if (rc)

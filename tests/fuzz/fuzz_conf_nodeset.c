@@ -15,19 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/fuzz/fuzz.h"
 #include "base/xmalloc.h"
 #include "conf/nodeset.h"
-
-#define CHECK(cond)                                                                       \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			fprintf(stderr, "fuzz_conf_nodeset: invariant failed: %s (line %d)\n", \
-				#cond, __LINE__);                                         \
-			abort();                                                          \
-		}                                                                         \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/fuzz/fuzz.h"
 #include "base/xmalloc.h"
 #include "conf/sshconfig.h"
 
@@ -28,44 +29,14 @@ static const char *env_lookup(void *ctx, const char *name)
 	return getenv(name);
 }
 
-#define CHECK(cond)                                                                         \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "fuzz_conf_sshconfig: invariant failed: %s (line %d)\n", \
-				#cond, __LINE__);                                           \
-			abort();                                                            \
-		}                                                                           \
-	} while (0)
-
 static char dir[64];
 static char path[128];
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
-	snprintf(dir, sizeof(dir), "/tmp/bg-fuzz-sshcfg-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
+	fuzz_tmpdir(dir, sizeof(dir), "sshcfg");
 	snprintf(path, sizeof(path), "%s/config", dir);
-	return 0;
-}
-
-/* "FILE:LINE: " (FILE is this config or one it includes, and may itself
- * hold a ':'). */
-static int names_a_line(const char *msg)
-{
-	for (const char *p = strchr(msg, ':'); p; p = strchr(p + 1, ':')) {
-		const char *q = p + 1;
-		if (*q < '0' || *q > '9')
-			continue;
-		while (*q >= '0' && *q <= '9')
-			q++;
-		if (q[0] == ':' && q[1] == ' ')
-			return 1;
-	}
 	return 0;
 }
 
@@ -86,11 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *nl = memchr(data, '\n', size);
 	size_t hl = nl ? (size_t)(nl - data) : size;
 	char *host = xstrndup((const char *)data, hl);
-	FILE *f = fopen(path, "wb");
-	CHECK(f != NULL);
-	if (nl && size > hl + 1)
-		CHECK(fwrite(nl + 1, 1, size - hl - 1, f) == size - hl - 1);
-	fclose(f);
+	fuzz_write_file(path, nl ? nl + 1 : data, nl ? size - hl - 1 : 0);
 
 	sshcfg_host h;
 	bg_err e = { 0 };
@@ -98,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = sshcfg_lookup(path, host, dir, &h, &e);
 	CHECK(rc == 0 || rc == BG_ECONFIG || rc == BG_EIO);
 	if (rc == BG_ECONFIG)
-		CHECK(names_a_line(e.msg));
+		CHECK(fuzz_names_a_line(e.msg));
 	if (rc == 0) {
 		CHECK(h.hostname != NULL);
 		CHECK(h.port == 0 || (h.port >= 1 && h.port <= 65535));

@@ -31,17 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/fuzz/fuzz.h"
 #include "base/utf8.h"
 #include "gate/result.h"
-
-#define CHECK(cond)                                                                     \
-	do {                                                                            \
-		if (!(cond)) {                                                          \
-			fprintf(stderr, "fuzz_result: invariant failed: %s (line %d)\n", \
-				#cond, __LINE__);                                       \
-			abort();                                                        \
-		}                                                                       \
-	} while (0)
 
 /* An independent UTF-8 check (RFC 3629 table 3-7), for bg_utf8_valid. */
 static bool ref_utf8(const uint8_t *s, size_t n)

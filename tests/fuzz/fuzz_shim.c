@@ -25,18 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/fuzz/fuzz.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "shim/shim.h"
-
-#define CHECK(cond)                                                                   \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
-			fprintf(stderr, "fuzz_shim: invariant failed: %s (line %d)\n", \
-				#cond, __LINE__);                                     \
-			abort();                                                      \
-		}                                                                     \
-	} while (0)
 
 static bool bare_byte(unsigned char c)
 {

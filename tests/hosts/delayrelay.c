@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "delay_common.h"
+
 #define MAX_CONNS 512
 #define CHUNK 65536
 #define MAX_QUEUED (4u << 20)
@@ -50,14 +52,6 @@ struct conn {
 
 static struct conn *conns[MAX_CONNS];
 static int64_t delay_ns;
-static volatile sig_atomic_t stop;
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int parse_addr(const char *s, struct sockaddr_in *sa)
 {
@@ -145,12 +139,6 @@ static int flush_dir(struct conn *c, int k, int64_t now)
 	return 0;
 }
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 int main(int argc, char **argv)
 {
 	struct sockaddr_in lsa, tsa;
@@ -177,12 +165,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	install_stop_signals();
 	fprintf(stderr, "ready %s delay %ld ms\n", argv[0], delay_ms);
 
 	static char buf[CHUNK];

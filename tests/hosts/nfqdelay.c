@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "delay_common.h"
+
 #ifndef NETLINK_NO_ENOBUFS
 #define NETLINK_NO_ENOBUFS 5
 #endif
@@ -43,14 +45,6 @@ static struct held ring[RING];
 static uint32_t head, tail; /* ring[head..tail) are held, in arrival (id) order */
 static int64_t delay_ns;
 static struct nfq_q_handle *qh;
-static volatile sig_atomic_t stop;
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Accepts every held packet up to and including ring[upto - 1]. */
 static void release_to(uint32_t upto)
@@ -75,12 +69,6 @@ static int on_packet(struct nfq_q_handle *q, struct nfgenmsg *msg, struct nfq_da
 	ring[tail % RING].due_ns = now_ns() + delay_ns;
 	tail++;
 	return 0;
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
 }
 
 int main(int argc, char **argv)
@@ -122,12 +110,7 @@ int main(int argc, char **argv)
 	/* A lost notification leaves its packet queued; the next batch verdict covers it. */
 	setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof one);
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	install_stop_signals();
 	fprintf(stderr, "ready queue %d delay %ld ms\n", queue, delay_ms);
 
 	static char buf[65536] __attribute__((aligned));

@@ -13,16 +13,48 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# leftovers K DIR: prints whatever of instance K / DIR still exists (nothing when clean).
+# snapshot K DIR: what instance K / DIR owns now, one "kind name identity" line each
+# (namespaces by inode, links by ifindex, pids by start time), so that the check after down
+# looks only at this instance's resources, even when another instance reuses the index K.
+snapshot() {
+  local k=$1 dir=$2 f
+  echo "dir $dir -"
+  echo "claim $STATE_ROOT/$k $dir"
+  awk '$1 == "pid" {print "pid " $2 " " $3}' "$STATE_ROOT/$k" 2>/dev/null
+  [ "$(id -u)" = 0 ] || return 0
+  for f in /run/netns/bg"$k"h*; do [ -e "$f" ] && echo "netns $f $(stat -L -c %i "$f")"; done
+  for f in /sys/class/net/bg"$k"br /sys/class/net/bg"$k"v*; do
+    [ -e "$f" ] && echo "link ${f##*/} $(cat "$f/ifindex")"
+  done
+  echo "rules bg${k}br $k"
+}
+
+# leftovers SNAPSHOT: prints what of a snapshot still exists (nothing when clean). Holds the
+# harness's allocation lock, so no instance can claim the index while it looks.
 leftovers() {
-  local k=$1 dir=$2
-  [ -e "$dir" ] && echo "dir $dir"
-  [ -e "$STATE_ROOT/$k" ] && echo "claim $STATE_ROOT/$k"
-  if [ "$(id -u)" = 0 ]; then
-    ip netns list 2>/dev/null | grep -E "^bg${k}h" | sed 's/^/netns /'
-    ip -o link show 2>/dev/null | grep -E ": bg${k}(br|v)" | sed 's/^/link /'
-    iptables -w -t raw -S 2>/dev/null | grep -F -- "bg${k}br" | sed 's/^/iptables /'
-  fi
+  local kind name id st
+  mkdir -p "$STATE_ROOT"
+  exec 8>>"$STATE_ROOT/lock"
+  flock 8
+  while read -r kind name id; do
+    case $kind in
+      dir) [ ! -e "$name" ] || echo "dir $name" ;;
+      claim) [ ! -f "$name" ] || [ "$(head -n 1 "$name")" != "$id" ] || echo "claim $name" ;;
+      pid)
+        st=$(sed 's/^.*) //' "/proc/$name/stat" 2>/dev/null | cut -d' ' -f1,20) || continue
+        case $st in "" | Z* | X*) ;; *) [ "${st#* }" != "$id" ] ||
+          echo "pid $name: $(tr '\0' ' ' <"/proc/$name/cmdline" 2>/dev/null)" ;; esac ;;
+      netns) [ ! -e "$name" ] || [ "$(stat -L -c %i "$name")" != "$id" ] || echo "netns ${name##*/}" ;;
+      link) [ "$(cat "/sys/class/net/$name/ifindex" 2>/dev/null)" != "$id" ] || echo "link $name" ;;
+      rules)
+        if [ -f "$STATE_ROOT/$id" ]; then
+          echo "# index $id now belongs to $(head -n 1 "$STATE_ROOT/$id"): its rules are not ours" >&2
+        else
+          iptables -w -t raw -S 2>/dev/null | grep -F -- "-i $name " | sed 's/^/iptables /'
+        fi ;;
+    esac
+  done <"$1"
+  flock -u 8
   return 0
 }
 
@@ -168,12 +200,13 @@ done
 pids=$(for i in $(seq 1 8); do "$HOSTS" pids "$D8" "$i"; done | tr '\n' ' ')
 check "hosts pids lists the running session" test "$("$HOSTS" pids "$D8" 3 | wc -l)" -ge 4
 claimpids=$(awk '$1 == "pid" {print $2}' "$STATE_ROOT/$K8" 2>/dev/null | tr '\n' ' ')
+snapshot "$K8" "$D8" >"$BG_TMP/snap8"
 t0=$EPOCHREALTIME
 expect_rc 0 "down" "$HOSTS" down "$D8"
 diag "down took $(python3 -c "print('%.2f' % ($EPOCHREALTIME - $t0))") s"
 wait "$sshpid" 2>/dev/null
 check "down leaves no process of the hosts (sessions included)" test -z "$(alive_pids $pids $claimpids)"
-left=$(leftovers "$K8" "$D8")
+left=$(leftovers "$BG_TMP/snap8")
 check "down leaves no namespace, link, rule, claim or dir" test -z "$left"
 [ -z "$left" ] || diag "$left"
 expect_rc 0 "down again is a no-op" "$HOSTS" down "$D8"
@@ -183,10 +216,13 @@ D8=''
 if D1=$("$HOSTS" up --n 2 --delay 3 2>"$BG_TMP/up1.err"); then
   K1=$(sed -n 's/^K=//p' "$D1/state")
   cpids=$(awk '$1 == "pid" {print $2}' "$STATE_ROOT/$K1" | tr '\n' ' ')
+  snapshot "$K1" "$D1" >"$BG_TMP/snap1"
   rm -rf "$D1"
   expect_rc 0 "down of an instance whose DIR was deleted" "$HOSTS" down "$D1"
   check "... stops its processes" test -z "$(alive_pids $cpids)"
-  check "... and leaves nothing" test -z "$(leftovers "$K1" "$D1")"
+  left=$(leftovers "$BG_TMP/snap1")
+  check "... and leaves nothing" test -z "$left"
+  [ -z "$left" ] || diag "$left"
   D1=''
 else
   not_ok "up --n 2 --delay 3"; diag "$(cat "$BG_TMP/up1.err")"
@@ -210,8 +246,13 @@ expect_rc 0 "ssh through the delay works" ssh -F "$BG_SSH_CONFIG" h2 true
 diag "ssh h2 true at 10 ms: $(python3 -c "print('%.3f' % ($EPOCHREALTIME - $t0))") s"
 n=$(ssh -F "$BG_SSH_CONFIG" h1 'head -c 8000000 /dev/zero' | wc -c)
 check "8 MB stream through the delay arrives whole" test "$n" = 8000000
+snapshot "$K2" "$D2" >"$BG_TMP/snap2"
+grep -q . < <(iptables -w -t raw -S 2>/dev/null | grep -F -- "-i bg${K2}br ") || [ "$BG_HOSTS_MODE" != netns ] ||
+  diag "no root-namespace delay rule for bg${K2}br before down"
 "$HOSTS" down "$D2"
-check "down of the delayed instance leaves nothing (rules included)" test -z "$(leftovers "$K2" "$D2")"
+left=$(leftovers "$BG_TMP/snap2")
+check "down of the delayed instance leaves nothing (rules included)" test -z "$left"
+[ -z "$left" ] || diag "$left"
 D2=''
 
 finish

@@ -12,6 +12,7 @@ source "$D/env.sh"
 cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_HOST_1_ROOT/repo/gate.sh"
 cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_HOST_2_ROOT/repo/gate.sh"
 rm -rf "$BG_HOST_1_ROOT/.cache" "$BG_HOST_2_ROOT/.cache"
+HB=4 GRACE=1 # the agent's heartbeat timeout and kill grace for the g boxes, in seconds
 INI=$BG_TMP/run.ini
 cat "$BG_CONFIG" >"$INI"
 for i in 1 2; do cat >>"$INI" <<EOF2
@@ -21,8 +22,8 @@ host = h$i
 repo = /root/repo
 gate = gate.sh
 require_gpu = no
-heartbeat_timeout_s = 4
-kill_grace_s = 1
+heartbeat_timeout_s = $HB
+kill_grace_s = $GRACE
 keepalive_s = 1
 allow = --kind --shape --num-workers --configs --mode --tag
 env --decode-m1 = MPK_GG_DECODE_M1=1
@@ -32,7 +33,19 @@ done
 bg() { "$BOXGATE" --config "$INI" "$@"; }
 # gone PATTERN: no process on this machine has PATTERN in its command line.
 gone() { ! grep -qaE -- "$1" /proc/[0-9]*/cmdline 2>/dev/null; }
-wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep 0.25; done; return 1; }
+wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep "${3:-0.25}"; done; return 1; }
+# wait_running PATTERN: a process with PATTERN in its command line appears (30 s at most).
+wait_running() { local i; for i in $(seq 1 120); do gone "$1" || return 0; sleep 0.25; done; return 1; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# gone_in_bound WHAT PATTERN T0_MS: the gate is gone within heartbeat + grace of T0_MS
+# (plus 1 s for this poll and the agent's own tick); waits 60 s before calling it survived.
+gone_in_bound() {
+  local bound=$(((HB + GRACE + 1) * 1000)) took
+  if ! wait_gone "$2" 600 0.1; then not_ok "$1: the gate survived"; return; fi
+  took=$(($(now_ms) - $3))
+  [ "$took" -le "$bound" ] && ok "$1: the remote gate is gone within heartbeat $HB s + grace $GRACE s (took $took ms)" \
+    || not_ok "$1: the gate took $took ms to go, over heartbeat $HB s + grace $GRACE s (+1 s)"
+}
 
 # --- the shim, before anything connects ---
 printf '[box far]\nhost = %s\nport = %s\nconnect_timeout_s = 30\nrepo = /root/repo\ngate = gate.sh\nrequire_gpu = no\nallow = --kind\n' \
@@ -102,24 +115,20 @@ wait_gone 'sleep.1004\.5' && ok "gate gone after the shim-given timeout" || not_
 # --- the client goes away ---
 "$BOXGATE" --config "$INI" run g1 --timeout 300 -- --mode sleep --tag 5 >"$BG_TMP/k.out" 2>&1 &
 cpid=$!
-for i in $(seq 1 120); do gone 'sleep.1005\.5' || break; sleep 0.25; done
+wait_running 'sleep.1005\.5' && ok "SIGKILLed client: the gate was running first" || not_ok "SIGKILLed client: the gate never started"
 kill -KILL $cpid; wait $cpid 2>/dev/null
-t0=$(date +%s)
-wait_gone 'sleep.1005\.5' 60 && ok "SIGKILLed client: the remote gate is gone within $(( $(date +%s) - t0 )) s (bound: heartbeat 4 s + grace 1 s)" \
-  || not_ok "SIGKILLed client: gate survived"
+gone_in_bound "SIGKILLed client" 'sleep.1005\.5' "$(now_ms)"
 "$BOXGATE" --config "$INI" run g2 --timeout 300 -- --mode sleep --tag 6 >"$BG_TMP/l.out" 2>&1 &
 cpid=$!
-for i in $(seq 1 120); do gone 'sleep.1006\.5' || break; sleep 0.25; done
+wait_running 'sleep.1006\.5' && ok "cut link: the gate was running first" || not_ok "cut link: the gate never started"
 "$HOSTS" link "$D" 2 down
-t0=$(date +%s)
-wait_gone 'sleep.1006\.5' 60 && ok "cut link: the remote gate is gone within $(( $(date +%s) - t0 )) s (bound: heartbeat 4 s + grace 1 s)" \
-  || not_ok "cut link: gate survived"
+gone_in_bound "cut link" 'sleep.1006\.5' "$(now_ms)"
 wait $cpid; rc=$?
 [ "$rc" = 3 ] && ok "the client reports the lost connection (exit 3)" || not_ok "client exit $rc after the cut"
 "$HOSTS" link "$D" 2 up
 "$BOXGATE" --config "$INI" run g1 --timeout 300 -- --mode sleep --tag 7 >"$BG_TMP/c.out" 2>&1 &
 cpid=$!
-for i in $(seq 1 120); do gone 'sleep.1007\.5' || break; sleep 0.25; done
+wait_running 'sleep.1007\.5' && ok "Ctrl-C: the gate was running first" || not_ok "Ctrl-C: the gate never started"
 kill -INT $cpid; wait $cpid; rc=$?
 [ "$rc" = 130 ] && ok "Ctrl-C: the client exits 130" || not_ok "Ctrl-C: exit $rc"
 wait_gone 'sleep.1007\.5' 8 && ok "Ctrl-C: the remote gate was killed" || not_ok "Ctrl-C: gate survived"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# SIGKILL the client at random moments while it pushes an 8 MiB Python file (30 trials):
+# SIGKILL the client at random moments while it pushes an 8 MiB Python file (30 trials,
+# half before and half after the swap moment measured on an unkilled push):
 # the target is always exactly the old or the new file, the .bak, when present, is a
 # complete earlier version, and the next push succeeds and removes what was left.
 source "$(dirname "$0")/lib.sh"
@@ -52,23 +53,60 @@ settle() { # waits (10 s at most) until the killed client's remote commands have
 make_version 0
 cp "$BG_TMP/versions/0.py" gate/big.py
 expect_rc 0 "initial push of an 8 MiB file" bg push --root "$L" --boxes h1 gate/big.py
-make_version 1
-cp "$BG_TMP/versions/1.py" gate/big.py
-start=$(date +%s%N)
-expect_rc 0 "a timed push" bg push --no-local-check --root "$L" --boxes h1 gate/big.py
-dur_ms=$((($(date +%s%N) - start) / 1000000))
-[ "$dur_ms" -lt 200 ] && dur_ms=200
-diag "one push takes about $dur_ms ms; kills land uniformly in 0..$((dur_ms * 12 / 10)) ms"
+# time_push N: pushes version N unkilled in the background, polling the target's inode
+# (the swap is a rename), and sets SWAP_MS (start to swap) and END_MS (start to exit).
+time_push() {
+  local start ino now pid
+  make_version "$1"
+  cp "$BG_TMP/versions/$1.py" gate/big.py
+  ino=$(stat -c %i "$T")
+  SWAP_MS=
+  start=$(date +%s%N)
+  "$BOXGATE" --config "$BG_CONFIG" push --no-local-check --root "$L" --boxes h1 gate/big.py \
+    >"$BG_TMP/timed.out" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    now=$(date +%s%N)
+    if [ -z "$SWAP_MS" ] && [ "$(stat -c %i "$T" 2>/dev/null)" != "$ino" ]; then
+      SWAP_MS=$(((now - start) / 1000000))
+    fi
+    sleep 0.005
+  done
+  END_MS=$((($(date +%s%N) - start) / 1000000))
+  # A swap right before the exit may fall between two polls.
+  [ -z "$SWAP_MS" ] && [ "$(stat -c %i "$T")" != "$ino" ] && SWAP_MS=$END_MS
+  wait "$pid"
+}
+# Calibration: two unkilled pushes of this very build (a sanitizer build is several times
+# slower), so the kill moments below cover both sides of the swap in any build.
+swap_ms=0 end_ms=0
+for v in 1 2; do
+  rc=0; time_push "$v" || rc=$?
+  if [ "$rc" != 0 ] || [ -z "$SWAP_MS" ]; then
+    not_ok "a timed push (exit $rc, swap seen: ${SWAP_MS:-no})"; diag "$(cat "$BG_TMP/timed.out")"; finish; exit 1
+  fi
+  [ "$SWAP_MS" -gt "$swap_ms" ] && swap_ms=$SWAP_MS
+  [ "$END_MS" -gt "$end_ms" ] && end_ms=$END_MS
+done
+ok "a timed push"
+diag "an unkilled push swaps at about $swap_ms ms and exits at $end_ms ms"
+
+# kill_delay TRIAL: odd trials kill before the measured swap, even ones between the swap
+# and a little past the exit, each uniformly in its window.
+kill_delay() {
+  if [ $(($1 % 2)) = 1 ]; then echo $((RANDOM * swap_ms / 32768))
+  else echo $((swap_ms + RANDOM * (end_ms * 12 / 10 - swap_ms + 1) / 32768)); fi
+}
 
 bad_target=0 bad_bak=0 bad_recover=0 left_temps=0 old=0 new=0 baks=0
 deadline=$((SECONDS + 300))
-for trial in $(seq 2 $((TRIALS + 1))); do
+for trial in $(seq 3 $((TRIALS + 2))); do
   [ $SECONDS -lt $deadline ] || { not_ok "the kill trials ran out of time at trial $trial"; break; }
   prev=$(sha "$T")
   make_version "$trial"
   cp "$BG_TMP/versions/$trial.py" gate/big.py
   want=$(cat "$BG_TMP/versions/$trial.sha")
-  delay=$((RANDOM % (dur_ms * 12 / 10 + 1)))
+  delay=$(kill_delay "$trial")
   # The binary itself in the background: killing a subshell would leave it running.
   "$BOXGATE" --config "$BG_CONFIG" push --no-local-check --root "$L" --boxes h1 gate/big.py >/dev/null 2>&1 &
   pid=$!

@@ -6,7 +6,12 @@ cd "$BG_TMP"
 unset BOXGATE_CONFIG
 export XDG_CONFIG_HOME=$BG_TMP/xdg
 gone() { ! grep -qaE -- "$1" /proc/[0-9]*/cmdline 2>/dev/null; }
-wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep 0.25; done; return 1; }
+wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep "${3:-0.25}"; done; return 1; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# The watchdog runs get a short heartbeat and grace through a configuration of their own.
+HB=3 GRACE=1
+WATCH_INI=$BG_TMP/watch.ini
+printf '[defaults]\nheartbeat_timeout_s = %d\nkill_grace_s = %d\n' "$HB" "$GRACE" >"$WATCH_INI"
 
 # The verdict of a timed run depends on the machine (a loaded CPU can make the
 # candidate lose): the test checks the run is judged, not who wins.
@@ -15,7 +20,10 @@ rc=0
 case $rc in 0|1) ok "the main job ran: boxgate run local -- --kind demo --shape q_b --num-workers 8 (exit $rc)" ;;
   *) not_ok "the main job exited $rc"; diag "$(cat "$ERR_FILE")" ;; esac
 has "$OUT_FILE" '^FAITHFUL_RESULT \{.*"num_workers":8.*"verdict":"(PASS_GATE|BELOW_BAR)"' "the demo gate printed its result line"
-if nvidia-smi -L >/dev/null 2>&1; then ok "GPU present: the CUDA build ran"; else
+# The launcher's own test: the CUDA build runs when its probe ran a kernel on a GPU.
+cuda=$(dirname "$BOXGATE")/boxgate-demo-gate-cuda
+if [ -x "$cuda" ] && "$cuda" --probe >/dev/null 2>&1; then
+  has "$OUT_FILE" '"backend":"cuda"' "a usable GPU here: the CUDA build ran"; else
   has "$OUT_FILE" '"device":"cpu"' "no GPU here: the CPU twin ran, labelled device cpu"; fi
 stated=$(sed -n 's/^FAITHFUL_RESULT .*"verdict":"\([A-Z_]*\)".*/\1/p' "$OUT_FILE")
 has "$ERR_FILE" "^boxgate: $stated +slowCTA .*ratio" "boxgate judged the result and agrees with the gate ($stated)"
@@ -34,15 +42,24 @@ wait_gone 'boxgate-demo-gate.*--variant.hang' && ok "no demo gate process is lef
 
 # started LOG: the gate announced it is spinning (so the agent and gate are up).
 started() { local i; for i in $(seq 1 120); do grep -q 'spinning until killed' "$1" && return 0; sleep 0.25; done; return 1; }
-"$BOXGATE" run local --timeout 300 -- --kind demo --variant hang --num-workers 3 >"$BG_TMP/k.log" 2>&1 &
+"$BOXGATE" --config "$WATCH_INI" run local --timeout 300 -- --kind demo --variant hang --num-workers 3 >"$BG_TMP/k.log" 2>&1 &
 pid=$!
-started "$BG_TMP/k.log" || diag "the hung gate did not start"
+started "$BG_TMP/k.log" && ! gone 'variant.hang.--num-workers.3' && ok "SIGKILLed client: the gate was running first" \
+  || { not_ok "SIGKILLed client: the hung gate never started"; diag "$(cat "$BG_TMP/k.log")"; }
 kill -KILL $pid; wait $pid 2>/dev/null
-wait_gone 'variant.hang.--num-workers.3' 20 && ok "SIGKILLed client: the local gate is gone (the agent saw EOF)" || not_ok "local gate survived a killed client"
+t0=$(now_ms)
+if wait_gone 'variant.hang.--num-workers.3' 600 0.1; then
+  took=$(($(now_ms) - t0))
+  # Bound: heartbeat + grace (+1 s for this poll); EOF on the agent's stdin usually ends it sooner.
+  [ "$took" -le $(((HB + GRACE + 1) * 1000)) ] \
+    && ok "SIGKILLed client: the local gate is gone within heartbeat $HB s + grace $GRACE s (took $took ms)" \
+    || not_ok "SIGKILLed client: the local gate took $took ms, over heartbeat $HB s + grace $GRACE s (+1 s)"
+else not_ok "local gate survived a killed client"; fi
 
 "$BOXGATE" run local --timeout 300 -- --kind demo --variant hang --num-workers 5 >"$BG_TMP/c.log" 2>&1 &
 pid=$!
-started "$BG_TMP/c.log" || diag "the hung gate did not start"
+started "$BG_TMP/c.log" && ! gone 'variant.hang.--num-workers.5' && ok "Ctrl-C: the gate was running first" \
+  || { not_ok "Ctrl-C: the hung gate never started"; diag "$(cat "$BG_TMP/c.log")"; }
 kill -INT $pid; wait $pid; rc=$?
 [ "$rc" = 130 ] && ok "Ctrl-C exits 130" || { not_ok "Ctrl-C exit $rc"; diag "$(cat "$BG_TMP/c.log")"; }
 wait_gone 'variant.hang.--num-workers.5' 20 && ok "Ctrl-C killed the local gate" || not_ok "local gate survived Ctrl-C"
