@@ -124,7 +124,7 @@ format-check:
 	@git ls-files '*.c' '*.h' | xargs $(CLANG_FORMAT) --dry-run -Werror
 
 format:
-	clang-format -i $(LIB_SRC) cli/main.c $(UNIT_SRC) gate/agent/*.c $(wildcard */*.h)
+	git ls-files '*.c' '*.h' | xargs $(CLANG_FORMAT) -i
 
 clean:
 	rm -rf build build-asan
