@@ -30,6 +30,21 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DBOXGATE_VERSION='"$(VERSION)"' -c -o $@ $<
 
+# The shell sync/ runs on a box (sync/sh/*.sh), embedded into the binary
+# as C arrays ($(BUILD)/gen/sync/sh/NAME.sh.h defines sync_sh_NAME).
+SYNC_SH   := $(sort $(wildcard sync/sh/*.sh))
+SYNC_SH_H := $(SYNC_SH:%.sh=$(BUILD)/gen/%.sh.h)
+SYNC_OBJ  := $(filter $(BUILD)/obj/sync/%,$(LIB_OBJ))
+$(BUILD)/gen/sync/sh/%.sh.h: sync/sh/%.sh
+	@mkdir -p $(dir $@)
+	{ echo 'static const char sync_sh_$*[] = {'; od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0};'; } >$@.tmp && mv $@.tmp $@
+$(SYNC_OBJ): $(SYNC_SH_H)
+$(SYNC_OBJ): ALL_CFLAGS += -I$(BUILD)/gen
+
+.PHONY: lint
+lint:
+	for f in sync/sh/*.sh; do sh -n "$$f" || exit 1; done; shellcheck -s sh sync/sh/*.sh
+
 $(BUILD)/libboxgate.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -76,11 +91,11 @@ install: all
 # Fuzz targets (libFuzzer, clang): `make fuzz FUZZ_SECONDS=60` builds and runs each.
 FUZZ_SECONDS ?= 30
 FUZZ_LIB_SRC := $(filter-out cli/%,$(LIB_SRC))
-fuzz:
+fuzz: $(SYNC_SH_H)
 	@mkdir -p $(BUILD)/fuzz/artifacts
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
 	  echo "== $$n"; \
-	  clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	  clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	    -o $(BUILD)/fuzz/$$n $$f $(FUZZ_LIB_SRC) $(PKG_LIBS) || exit 1; \
 	  c=tests/fuzz/corpus/$${n#fuzz_}; dirs=; \
 	  if [ -d $$c ]; then mkdir -p $(BUILD)/fuzz/corpus/$$n; dirs="$(BUILD)/fuzz/corpus/$$n $$c"; fi; \

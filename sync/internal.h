@@ -9,6 +9,9 @@
  * (sshd hands the whole command to the shell as one). */
 #define SYNC_SCRIPT_MAX (96 * 1024)
 
+/* The embedded sync/sh/ scripts, NULL-terminated (for tests). */
+extern const char *const sync_sh_sources[];
+
 /* Every script prints its results as lines "@NONCE WORD ..." on stdout; the
  * nonce is random per connection, so no file name or verifier output can
  * forge a result line. */
