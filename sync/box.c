@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "base/lines.h"
+#include "base/quote.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "remote/sftp.h"
-#include "shim/shim.h"
 
 #define ERRTAIL_MAX 2048
 #define VERIFY_OUT_MAX (64 * 1024)
@@ -82,17 +82,10 @@ void sync_box_disconnect(sync_box *b)
 	b->conn = NULL;
 }
 
-/* BOXGATE_TRACE=1: phase timings on stderr, for tuning. */
 static void trace(const sync_box *b, const char *phase)
 {
-	static int on = -1;
-	static int64_t t0;
-	if (on < 0) {
-		on = getenv("BOXGATE_TRACE") != NULL;
-		t0 = bg_now_ms();
-	}
-	if (on)
-		fprintf(stderr, "boxgate-trace: %6lld ms %s %s\n", (long long)(bg_now_ms() - t0), b->box->name, phase);
+	if (b->opts->trace)
+		b->opts->trace(b->opts->trace_ctx, b->box->name, phase);
 }
 
 static const sync_item *item(const sync_box *b, size_t i)
@@ -1128,7 +1121,7 @@ static int scan_targets(sync_box *b)
 		free(name);
 	}
 	strbuf_release(&b->scan);
-	rc = sync_plan_finish(&b->own_plan, b->opts->conf, &b->err);
+	rc = sync_plan_finish(&b->own_plan, b->opts->verifier_for, b->opts->verifier_ctx, &b->err);
 	if (rc < 0)
 		return rc;
 	b->plan = &b->own_plan;

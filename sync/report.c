@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/exit.h"
 #include "base/json.h"
 #include "base/utf8.h"
 #include "base/xmalloc.h"
@@ -114,7 +115,14 @@ int sync_exit_code(const sync_box *boxes, size_t n)
 				other = true;
 		}
 	}
-	return verify ? 4 : conn ? 3 : other ? 1 : 0;
+	int code = BG_EXIT_OK;
+	if (verify)
+		code = bg_exit_merge(code, BG_EXIT_VERIFY);
+	if (conn)
+		code = bg_exit_merge(code, BG_EXIT_CONNECT);
+	if (other)
+		code = bg_exit_merge(code, BG_EXIT_FAIL);
+	return code;
 }
 
 /* Adds `s` as KEY when it is UTF-8, else base64 as KEY_b64. */

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/xmalloc.h"
 #include "base/quote.h"
+#include "base/xmalloc.h"
 
 /* The box-side shell, embedded at build time (Makefile: SYNC_SH). */
 #include "sync/sh/apply.sh.h"

@@ -40,6 +40,11 @@
 
 /* ---- plans ---- */
 
+/* The verifier command for a target (`rel`, relative to the repo), NULL for
+ * none; *builtin is set when it is one of boxgate's defaults (then it can
+ * run here too). The text is borrowed: it must outlive the plan. */
+typedef const char *(*sync_verifier_for_fn)(void *ctx, const char *rel, bool *builtin);
+
 typedef struct sync_item {
 	char *arg;   /* the argument as written (owned) */
 	char *local; /* absolute local path, owned; NULL when there is no local file */
@@ -47,7 +52,7 @@ typedef struct sync_item {
 	uint64_t size;
 	unsigned mode;                     /* local permission bits (0777) */
 	char sha[BG_SHA256_HEX_LEN + 1];  /* local SHA-256, "" when no local file */
-	const char *verifier;              /* borrowed from the conf; NULL: none */
+	const char *verifier;              /* borrowed (sync_verifier_for_fn); NULL: none */
 	bool verifier_builtin;             /* one of boxgate's defaults: runnable here too */
 } sync_item;
 
@@ -91,7 +96,7 @@ int sync_plan_add_rel(sync_plan *p, const char *rel, bg_err *err);
 /* Hashes every local file and looks up each target's verifier. Files of
  * SYNC_BIG_FILE bytes or more are hashed in the background: their sha is
  * valid only after sync_plan_wait(). */
-int sync_plan_finish(sync_plan *p, const conf *c, bg_err *err);
+int sync_plan_finish(sync_plan *p, sync_verifier_for_fn verifier_for, void *ctx, bg_err *err);
 /* Waits for the background hashing (any thread may call it); its result. */
 int sync_plan_wait(sync_plan *p, bg_err *err);
 
@@ -118,11 +123,11 @@ void sync_random_hex(char out[17]);
 char *sync_verifier_command(const char *tmpl, const char *file, const char *python);
 
 /* Runs a built-in verifier on the local file, in the root, with the local
- * box's interpreter. *ran is false when the item has none that can run here
- * (then nothing else is set); else *rc is the verifier's exit status (or
+ * box's interpreter `python` (NULL: python3). *ran is false when the item
+ * has none that can run here (then nothing else is set); else *rc is the verifier's exit status (or
  * 127 when it could not start) and *output its stdout and stderr (owned). */
-int sync_local_check(const conf *c, const sync_plan *p, const sync_item *it, bool *ran, int *rc,
-		     char **output, bg_err *err);
+int sync_local_check(const char *python, const sync_plan *p, const sync_item *it, bool *ran,
+		     int *rc, char **output, bg_err *err);
 
 /* ---- boxes ---- */
 
@@ -185,8 +190,14 @@ struct sync_box;
 typedef void (*sync_progress_cb)(void *ctx, const struct sync_box *b, const sync_item *it,
 				 uint64_t done, uint64_t total);
 
+/* Called as a box passes a phase of a push ("connected", "probed", ...),
+ * from that box's thread. */
+typedef void (*sync_trace_cb)(void *ctx, const char *box, const char *phase);
+
 typedef struct sync_opts {
-	const conf *conf;
+	/* The verifiers of the targets a status scan finds on a box. */
+	sync_verifier_for_fn verifier_for;
+	void *verifier_ctx;
 	bool dry_run;
 	bool keep_mode;      /* the replaced file's mode instead of the local one */
 	bool all_or_nothing; /* stop before the swap; sync_push_commit/abort decide */
@@ -203,6 +214,8 @@ typedef struct sync_opts {
 	 * leaves the box alone (the local check, running meanwhile, refused). */
 	int (*ready)(void *ctx);
 	void *ready_ctx;
+	sync_trace_cb trace; /* NULL: none */
+	void *trace_ctx;
 } sync_opts;
 
 typedef struct sync_box {

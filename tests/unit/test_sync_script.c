@@ -155,7 +155,7 @@ static void plan_of(sync_plan *p, const char *const *rel, size_t n)
 	assert_int_equal(sync_plan_init(p, repo, &err), 0);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(sync_plan_add_rel(p, rel[i], &err), 0);
-	assert_int_equal(sync_plan_finish(p, NULL, &err), 0);
+	assert_int_equal(sync_plan_finish(p, NULL, NULL, &err), 0);
 }
 
 static void test_probe(void **state)
