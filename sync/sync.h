@@ -151,6 +151,59 @@ typedef enum sync_state {
 } sync_state;
 #define SYNC_STATE_COUNT (SYNC_NO_LOCAL + 1)
 
+/* What a path is on the box, as the probe saw it. */
+typedef enum sync_ftype {
+	SYNC_FT_UNKNOWN = 0, /* the probe said nothing */
+	SYNC_FT_FILE,        /* a regular file (readable, for a target) */
+	SYNC_FT_MISSING,
+	SYNC_FT_DIR,
+	SYNC_FT_SYMLINK,
+	SYNC_FT_OTHER,
+	SYNC_FT_UNREADABLE, /* a regular file the box's user cannot read */
+} sync_ftype;
+
+/* Where a target's nearest existing directory leads. */
+typedef enum sync_parent {
+	SYNC_PARENT_UNKNOWN = 0,
+	SYNC_PARENT_INSIDE,  /* inside the repo */
+	SYNC_PARENT_OUTSIDE, /* out of the repo (a symlink) */
+	SYNC_PARENT_UNREACHABLE, /* cannot be entered */
+} sync_parent;
+
+/* How the apply step ended for one file. */
+typedef enum sync_outcome {
+	SYNC_DONE_NONE = 0,
+	SYNC_DONE_VERIFIED,    /* verified, not swapped */
+	SYNC_DONE_STEP_FAILED, /* a step failed (sync_file.failed_step) */
+	SYNC_DONE_SWAPPED,
+	SYNC_DONE_REFUSED,     /* the verifier refused it */
+} sync_outcome;
+
+/* The apply step's step that failed. */
+typedef enum sync_step {
+	SYNC_STEP_NONE = 0,
+	SYNC_STEP_HASH,  /* the temporary file's hash is not the local one */
+	SYNC_STEP_BAK,   /* no .bak could be kept */
+	SYNC_STEP_MV,    /* the rename (and anything the box did not name) */
+	SYNC_STEP_NOBAK, /* rollback: no .bak */
+	SYNC_STEP_COPY,  /* rollback: the .bak could not be copied */
+	SYNC_STEP_VLINK, /* the verifier's link could not be made */
+} sync_step;
+
+/* The box's push lock, as the probe found it. */
+typedef enum sync_lock {
+	SYNC_LOCK_NONE = 0, /* no flock on the box (or not asked for) */
+	SYNC_LOCK_OURS,
+	SYNC_LOCK_BUSY, /* another push holds it */
+} sync_lock;
+
+/* The multi-line block of probe output being read. */
+typedef enum sync_block {
+	SYNC_BLOCK_NONE = 0,
+	SYNC_BLOCK_STATS,  /* "MODE SIZE" per regular target */
+	SYNC_BLOCK_HASHES, /* sha256sum lines */
+} sync_block;
+
 typedef struct sync_file {
 	sync_state state;
 	int code;         /* BG_E* for FAILED and VERIFY_FAILED */
@@ -158,10 +211,8 @@ typedef struct sync_file {
 	char *verify_out; /* owned: the verifier's own output */
 	int verify_rc;
 	char *warn;       /* owned: the replaced file's owner could not be kept (names box and path) */
-	/* What the box had before: 'F' file, 'M' missing, 'D' directory,
-	 * 'L' symlink, 'O' other, 'U' unreadable, 0 unknown. */
-	char rtype;
-	char btype; /* TARGET.bak: '-' none, 'F', 'L', 'O' */
+	sync_ftype rtype; /* what the box had before */
+	sync_ftype btype; /* TARGET.bak: MISSING, FILE, SYMLINK or OTHER */
 	char rsha[BG_SHA256_HEX_LEN + 1]; /* the box's target before ("" unknown) */
 	char nsha[BG_SHA256_HEX_LEN + 1]; /* what the box has now, when checked */
 	bool have_stat;
@@ -171,7 +222,7 @@ typedef struct sync_file {
 	int stale_removed; /* ... and removed */
 	bool bak_after;    /* TARGET.bak exists afterwards */
 	/* private to sync/ */
-	char parent;       /* 'i' inside the repo, 'o' outside, 'e' cannot tell */
+	sync_parent parent;
 	bool dir_exists, writable;
 	char *temp, *bak_temp;
 	char *vpath;     /* what the verifier sees: "./" + temp, or through vlink */
@@ -179,8 +230,8 @@ typedef struct sync_file {
 			  * that directory's path is not safe; NULL: none */
 	bool uploaded;
 	unsigned push_mode;
-	char done;       /* apply: 'v' verified, 'x' a step failed, 'k' swapped, 'r' verify refused */
-	char why[8];     /* apply: the failed step */
+	sync_outcome done; /* apply: how it ended */
+	sync_step failed_step; /* apply: with SYNC_DONE_STEP_FAILED */
 	bool replaced;   /* apply: there was a target before the swap */
 	bool hashed;     /* apply: nsha holds the temporary file's hash */
 	bool prehashed;  /* upload: the box hashed the file as it arrived */
@@ -232,13 +283,13 @@ typedef struct sync_box {
 	sync_plan own_plan;
 	remote_conn *conn;
 	remote_exec *holder; /* the probe that holds the push lock */
-	char lock;           /* 'o' ours, 'b' busy, 'n' no flock on the box */
+	sync_lock lock;
 	char nonce[17];
 	strbuf errtail;      /* the last stderr lines of the box's commands */
 	/* output parsing */
 	const size_t *batch; /* the plan indexes the running script covers */
 	size_t batch_n;
-	int block;           /* 0 none, 1 stats, 2 hashes */
+	sync_block block;
 	size_t *block_idx;   /* plan indexes the block's lines belong to */
 	size_t block_n, block_pos;
 	long vfile;          /* collecting verifier output for this index, -1 none */
