@@ -31,6 +31,17 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DBOXGATE_VERSION='"$(VERSION)"' -c -o $@ $<
 
+# The shell sync/ runs on a box (sync/sh/*.sh), embedded into the binary
+# as C arrays ($(BUILD)/gen/sync/sh/NAME.sh.h defines sync_sh_NAME).
+SYNC_SH   := $(sort $(wildcard sync/sh/*.sh))
+SYNC_SH_H := $(SYNC_SH:%.sh=$(BUILD)/gen/%.sh.h)
+SYNC_OBJ  := $(filter $(BUILD)/obj/sync/%,$(LIB_OBJ))
+$(BUILD)/gen/sync/sh/%.sh.h: sync/sh/%.sh
+	@mkdir -p $(dir $@)
+	{ echo 'static const char sync_sh_$*[] = {'; od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0};'; } >$@.tmp && mv $@.tmp $@
+$(SYNC_OBJ): $(SYNC_SH_H)
+$(SYNC_OBJ): ALL_CFLAGS += -I$(BUILD)/gen
+
 $(BUILD)/libboxgate.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -87,7 +98,7 @@ install: all
 # the library is compiled once for all of them.
 FUZZ_SECONDS ?= 30
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=address,undefined -MMD -MP
+FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) -fsanitize=address,undefined -MMD -MP
 FUZZ_LIB_SRC := $(filter-out cli/%,$(LIB_SRC))
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_DIR)/%)
@@ -97,6 +108,7 @@ $(FUZZ_DIR)/obj/%.o: %.c
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_DIR)/libboxgate.a: $(FUZZ_LIB_OBJ)
+$(FUZZ_LIB_OBJ): | $(SYNC_SH_H)
 	@rm -f $@
 	ar rcs $@ $^
 

@@ -35,6 +35,12 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Loads the configuration once; prints the error and returns its exit code. */
 int cli_load_conf(cli_ctx *ctx);
+/* sync_verifier_for_fn over the configuration's [verify] rules (ctx: the conf). */
+const char *cli_verifier_for(void *ctx, const char *rel, bool *builtin);
+/* The interpreter of the built-in local box (sync_local_check). */
+const char *cli_local_python(const conf *c);
+/* sync_trace_cb: BOXGATE_TRACE's phase timings on stderr, through the locked writer. */
+void cli_sync_trace(void *ctx, const char *box, const char *phase);
 /* The remote_log_cb that prints warnings as "boxgate: BOX: msg". */
 void cli_log_warning(void *ctx, const char *box, const char *msg);
 

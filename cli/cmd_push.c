@@ -343,7 +343,7 @@ static int local_checks(struct push_job *job)
 		int rc = 0;
 		char *out = NULL;
 		bg_err err = {0};
-		if (sync_local_check(&job->ctx->conf, &job->plan, it, &ran, &rc, &out, &err) < 0) {
+		if (sync_local_check(cli_local_python(&job->ctx->conf), &job->plan, it, &ran, &rc, &out, &err) < 0) {
 			cli_warn("%s: the local check could not run: %s", it->arg, err.msg);
 			continue;
 		}
@@ -450,7 +450,7 @@ static int run_push(cli_ctx *ctx, int argc, char **argv)
 			code = 2;
 		}
 	}
-	if (!code && sync_plan_finish(&job.plan, &ctx->conf, &err) < 0) {
+	if (!code && sync_plan_finish(&job.plan, cli_verifier_for, &ctx->conf, &err) < 0) {
 		cli_error("push: %s", err.msg);
 		code = bg_exit_code(err.code);
 	}
@@ -460,7 +460,9 @@ static int run_push(cli_ctx *ctx, int argc, char **argv)
 		return code;
 	}
 
-	job.opts.conf = &ctx->conf;
+	job.opts.verifier_for = cli_verifier_for;
+	job.opts.verifier_ctx = &ctx->conf;
+	job.opts.trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL;
 	job.opts.log = cli_log_warning;
 	job.tty = isatty(1) && !job.json;
 	if (job.tty) {

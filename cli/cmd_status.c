@@ -136,7 +136,7 @@ static int run_status(cli_ctx *ctx, int argc, char **argv)
 			code = 2;
 		}
 	}
-	if (!code && sync_plan_finish(&job.plan, &ctx->conf, &err) < 0) {
+	if (!code && sync_plan_finish(&job.plan, cli_verifier_for, &ctx->conf, &err) < 0) {
 		cli_error("status: %s", err.msg);
 		code = bg_exit_code(err.code);
 	}
@@ -145,7 +145,8 @@ static int run_status(cli_ctx *ctx, int argc, char **argv)
 		free(sel);
 		return code;
 	}
-	job.opts.conf = &ctx->conf;
+	job.opts.verifier_for = cli_verifier_for;
+	job.opts.verifier_ctx = &ctx->conf;
 	job.opts.log = cli_log_warning;
 	pthread_mutex_init(&job.mu, NULL);
 	job.boxes = xcalloc(n, sizeof(*job.boxes));

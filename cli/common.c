@@ -1,10 +1,12 @@
 /* What every subcommand shares: the command table lookup, loading the
  * configuration once, box selection, usage output. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/exit.h"
 #include "base/parse.h"
+#include "base/timer.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
 
@@ -86,4 +88,43 @@ int cli_usage(const cli_cmd *cmd, FILE *to, int code)
 {
 	fputs(cmd->help, to);
 	return code;
+}
+
+const char *cli_verifier_for(void *ctx, const char *rel, bool *builtin)
+{
+	const conf *c = ctx;
+	const char *cmd = conf_verify_for(c, rel);
+	*builtin = false;
+	for (size_t i = 0; cmd && i < c->n_verify; i++)
+		if (c->verify[i].command == cmd) {
+			*builtin = c->verify[i].file && strcmp(c->verify[i].file, "(built-in)") == 0;
+			break;
+		}
+	return cmd;
+}
+
+const char *cli_local_python(const conf *c)
+{
+	for (size_t i = 0; i < c->n_boxes; i++)
+		if (c->boxes[i].builtin && c->boxes[i].python)
+			return c->boxes[i].python;
+	return "python3";
+}
+
+static int64_t trace_t0;
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+
+static void trace_start(void)
+{
+	trace_t0 = bg_now_ms();
+}
+
+void cli_sync_trace(void *ctx, const char *box, const char *phase)
+{
+	(void)ctx;
+	pthread_once(&trace_once, trace_start);
+	char line[512];
+	int n = snprintf(line, sizeof(line), "boxgate-trace: %6lld ms %s %s",
+			 (long long)(bg_now_ms() - trace_t0), box, phase);
+	cli_print_line(stderr, NULL, line, n < (int)sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "base/lines.h"
+#include "base/quote.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
-#include "shim/shim.h"
 
 #define LOCAL_CHECK_TIMEOUT_MS 120000
 #define LOCAL_OUTPUT_MAX (64 * 1024)
@@ -26,16 +26,8 @@ static void collect(void *ctx, remote_stream s, const char *line, size_t len, in
 		strbuf_addch(sb, '\n');
 }
 
-static const char *local_python(const conf *c)
-{
-	for (size_t i = 0; i < c->n_boxes; i++)
-		if (c->boxes[i].builtin && c->boxes[i].python)
-			return c->boxes[i].python;
-	return "python3";
-}
-
-int sync_local_check(const conf *c, const sync_plan *p, const sync_item *it, bool *ran, int *rc_out,
-		     char **output, bg_err *err)
+int sync_local_check(const char *python, const sync_plan *p, const sync_item *it, bool *ran,
+		     int *rc_out, char **output, bg_err *err)
 {
 	*ran = false;
 	*rc_out = 0;
@@ -51,7 +43,7 @@ int sync_local_check(const conf *c, const sync_plan *p, const sync_item *it, boo
 	strbuf_addstr(&cmd, "cd ");
 	bg_quote(&cmd, p->root);
 	strbuf_addstr(&cmd, " && PYTHONDONTWRITEBYTECODE=1 && export PYTHONDONTWRITEBYTECODE && ");
-	char *v = sync_verifier_command(it->verifier, it->local, local_python(c));
+	char *v = sync_verifier_command(it->verifier, it->local, python ? python : "python3");
 	strbuf_addstr(&cmd, v);
 	free(v);
 	strbuf out = STRBUF_INIT;

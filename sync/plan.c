@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/quote.h"
 #include "base/xmalloc.h"
-#include "shim/shim.h"
 
 int sync_plan_init(sync_plan *p, const char *root, bg_err *err)
 {
@@ -256,15 +256,6 @@ int sync_plan_add_rel(sync_plan *p, const char *relpath, bg_err *err)
 	return add_item(p, xstrdup(rel), real, rel, err);
 }
 
-/* Whether `cmd` (returned by conf_verify_for) is one of the built-in rules. */
-static bool builtin_rule(const conf *c, const char *cmd)
-{
-	for (size_t i = 0; i < c->n_verify; i++)
-		if (c->verify[i].command == cmd)
-			return c->verify[i].file && strcmp(c->verify[i].file, "(built-in)") == 0;
-	return false;
-}
-
 static void *hash_big(void *arg)
 {
 	sync_plan *p = arg;
@@ -284,13 +275,13 @@ static void *hash_big(void *arg)
 	return NULL;
 }
 
-int sync_plan_finish(sync_plan *p, const conf *c, bg_err *err)
+int sync_plan_finish(sync_plan *p, sync_verifier_for_fn verifier_for, void *ctx, bg_err *err)
 {
 	bool big = false;
 	for (size_t i = 0; i < p->n; i++) {
 		sync_item *it = &p->items[i];
-		it->verifier = c ? conf_verify_for(c, it->rel) : NULL;
-		it->verifier_builtin = it->verifier && builtin_rule(c, it->verifier);
+		it->verifier_builtin = false;
+		it->verifier = verifier_for ? verifier_for(ctx, it->rel, &it->verifier_builtin) : NULL;
 		if (!it->local)
 			continue;
 		struct stat st;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/exit.h"
 #include "base/json.h"
 #include "base/utf8.h"
 #include "base/xmalloc.h"
@@ -114,7 +115,14 @@ int sync_exit_code(const sync_box *boxes, size_t n)
 				other = true;
 		}
 	}
-	return verify ? 4 : conn ? 3 : other ? 1 : 0;
+	int code = BG_EXIT_OK;
+	if (verify)
+		code = bg_exit_merge(code, BG_EXIT_VERIFY);
+	if (conn)
+		code = bg_exit_merge(code, BG_EXIT_CONNECT);
+	if (other)
+		code = bg_exit_merge(code, BG_EXIT_FAIL);
+	return code;
 }
 
 /* Adds `s` as KEY when it is UTF-8, else base64 as KEY_b64. */
@@ -172,7 +180,7 @@ char *sync_file_describe(const sync_box *b, size_t i)
 	}
 	if ((f->state == SYNC_SAME || f->state == SYNC_DIFFERS || f->state == SYNC_MISSING ||
 	     f->state == SYNC_NO_LOCAL || f->state == SYNC_UNCHANGED || f->state == SYNC_WOULD_UPDATE) &&
-	    f->btype == 'F')
+	    f->btype == SYNC_FT_FILE)
 		NOTE(".bak present");
 	if (f->have_stat && f->state != SYNC_FAILED && it->local && (f->rmode & 0777) != it->mode &&
 	    (f->state == SYNC_SAME || f->state == SYNC_DIFFERS))
@@ -204,19 +212,20 @@ cJSON *sync_file_json(const sync_box *b, size_t i)
 		cJSON_AddStringToObject(o, "box_sha256", f->rsha);
 	if (f->nsha[0] && (f->state == SYNC_UPDATED || f->state == SYNC_CREATED || f->state == SYNC_ROLLED_BACK))
 		cJSON_AddStringToObject(o, "confirmed_sha256", f->nsha);
-	if (f->rtype) {
+	if (f->rtype != SYNC_FT_UNKNOWN) {
 		const char *t = "unknown";
 		switch (f->rtype) {
-		case 'F': t = "file"; break;
-		case 'M': t = "missing"; break;
-		case 'D': t = "directory"; break;
-		case 'L': t = "symlink"; break;
-		case 'U': t = "unreadable"; break;
-		case 'O': t = "other"; break;
+		case SYNC_FT_FILE: t = "file"; break;
+		case SYNC_FT_MISSING: t = "missing"; break;
+		case SYNC_FT_DIR: t = "directory"; break;
+		case SYNC_FT_SYMLINK: t = "symlink"; break;
+		case SYNC_FT_UNREADABLE: t = "unreadable"; break;
+		case SYNC_FT_OTHER: t = "other"; break;
+		default: break;
 		}
 		cJSON_AddStringToObject(o, "box_type", t);
 	}
-	cJSON_AddBoolToObject(o, "bak", f->state == SYNC_PENDING ? f->btype == 'F' : f->bak_after);
+	cJSON_AddBoolToObject(o, "bak", f->state == SYNC_PENDING ? f->btype == SYNC_FT_FILE : f->bak_after);
 	if (f->have_stat) {
 		char m[8];
 		snprintf(m, sizeof(m), "%04o", f->rmode);

@@ -40,6 +40,11 @@
 
 /* ---- plans ---- */
 
+/* The verifier command for a target (`rel`, relative to the repo), NULL for
+ * none; *builtin is set when it is one of boxgate's defaults (then it can
+ * run here too). The text is borrowed: it must outlive the plan. */
+typedef const char *(*sync_verifier_for_fn)(void *ctx, const char *rel, bool *builtin);
+
 typedef struct sync_item {
 	char *arg;   /* the argument as written (owned) */
 	char *local; /* absolute local path, owned; NULL when there is no local file */
@@ -47,7 +52,7 @@ typedef struct sync_item {
 	uint64_t size;
 	unsigned mode;                     /* local permission bits (0777) */
 	char sha[BG_SHA256_HEX_LEN + 1];  /* local SHA-256, "" when no local file */
-	const char *verifier;              /* borrowed from the conf; NULL: none */
+	const char *verifier;              /* borrowed (sync_verifier_for_fn); NULL: none */
 	bool verifier_builtin;             /* one of boxgate's defaults: runnable here too */
 } sync_item;
 
@@ -91,7 +96,7 @@ int sync_plan_add_rel(sync_plan *p, const char *rel, bg_err *err);
 /* Hashes every local file and looks up each target's verifier. Files of
  * SYNC_BIG_FILE bytes or more are hashed in the background: their sha is
  * valid only after sync_plan_wait(). */
-int sync_plan_finish(sync_plan *p, const conf *c, bg_err *err);
+int sync_plan_finish(sync_plan *p, sync_verifier_for_fn verifier_for, void *ctx, bg_err *err);
 /* Waits for the background hashing (any thread may call it); its result. */
 int sync_plan_wait(sync_plan *p, bg_err *err);
 
@@ -118,11 +123,11 @@ void sync_random_hex(char out[17]);
 char *sync_verifier_command(const char *tmpl, const char *file, const char *python);
 
 /* Runs a built-in verifier on the local file, in the root, with the local
- * box's interpreter. *ran is false when the item has none that can run here
- * (then nothing else is set); else *rc is the verifier's exit status (or
+ * box's interpreter `python` (NULL: python3). *ran is false when the item
+ * has none that can run here (then nothing else is set); else *rc is the verifier's exit status (or
  * 127 when it could not start) and *output its stdout and stderr (owned). */
-int sync_local_check(const conf *c, const sync_plan *p, const sync_item *it, bool *ran, int *rc,
-		     char **output, bg_err *err);
+int sync_local_check(const char *python, const sync_plan *p, const sync_item *it, bool *ran,
+		     int *rc, char **output, bg_err *err);
 
 /* ---- boxes ---- */
 
@@ -146,6 +151,59 @@ typedef enum sync_state {
 } sync_state;
 #define SYNC_STATE_COUNT (SYNC_NO_LOCAL + 1)
 
+/* What a path is on the box, as the probe saw it. */
+typedef enum sync_ftype {
+	SYNC_FT_UNKNOWN = 0, /* the probe said nothing */
+	SYNC_FT_FILE,        /* a regular file (readable, for a target) */
+	SYNC_FT_MISSING,
+	SYNC_FT_DIR,
+	SYNC_FT_SYMLINK,
+	SYNC_FT_OTHER,
+	SYNC_FT_UNREADABLE, /* a regular file the box's user cannot read */
+} sync_ftype;
+
+/* Where a target's nearest existing directory leads. */
+typedef enum sync_parent {
+	SYNC_PARENT_UNKNOWN = 0,
+	SYNC_PARENT_INSIDE,  /* inside the repo */
+	SYNC_PARENT_OUTSIDE, /* out of the repo (a symlink) */
+	SYNC_PARENT_UNREACHABLE, /* cannot be entered */
+} sync_parent;
+
+/* How the apply step ended for one file. */
+typedef enum sync_outcome {
+	SYNC_DONE_NONE = 0,
+	SYNC_DONE_VERIFIED,    /* verified, not swapped */
+	SYNC_DONE_STEP_FAILED, /* a step failed (sync_file.failed_step) */
+	SYNC_DONE_SWAPPED,
+	SYNC_DONE_REFUSED,     /* the verifier refused it */
+} sync_outcome;
+
+/* The apply step's step that failed. */
+typedef enum sync_step {
+	SYNC_STEP_NONE = 0,
+	SYNC_STEP_HASH,  /* the temporary file's hash is not the local one */
+	SYNC_STEP_BAK,   /* no .bak could be kept */
+	SYNC_STEP_MV,    /* the rename (and anything the box did not name) */
+	SYNC_STEP_NOBAK, /* rollback: no .bak */
+	SYNC_STEP_COPY,  /* rollback: the .bak could not be copied */
+	SYNC_STEP_VLINK, /* the verifier's link could not be made */
+} sync_step;
+
+/* The box's push lock, as the probe found it. */
+typedef enum sync_lock {
+	SYNC_LOCK_NONE = 0, /* no flock on the box (or not asked for) */
+	SYNC_LOCK_OURS,
+	SYNC_LOCK_BUSY, /* another push holds it */
+} sync_lock;
+
+/* The multi-line block of probe output being read. */
+typedef enum sync_block {
+	SYNC_BLOCK_NONE = 0,
+	SYNC_BLOCK_STATS,  /* "MODE SIZE" per regular target */
+	SYNC_BLOCK_HASHES, /* sha256sum lines */
+} sync_block;
+
 typedef struct sync_file {
 	sync_state state;
 	int code;         /* BG_E* for FAILED and VERIFY_FAILED */
@@ -153,10 +211,8 @@ typedef struct sync_file {
 	char *verify_out; /* owned: the verifier's own output */
 	int verify_rc;
 	char *warn;       /* owned: the replaced file's owner could not be kept (names box and path) */
-	/* What the box had before: 'F' file, 'M' missing, 'D' directory,
-	 * 'L' symlink, 'O' other, 'U' unreadable, 0 unknown. */
-	char rtype;
-	char btype; /* TARGET.bak: '-' none, 'F', 'L', 'O' */
+	sync_ftype rtype; /* what the box had before */
+	sync_ftype btype; /* TARGET.bak: MISSING, FILE, SYMLINK or OTHER */
 	char rsha[BG_SHA256_HEX_LEN + 1]; /* the box's target before ("" unknown) */
 	char nsha[BG_SHA256_HEX_LEN + 1]; /* what the box has now, when checked */
 	bool have_stat;
@@ -166,7 +222,7 @@ typedef struct sync_file {
 	int stale_removed; /* ... and removed */
 	bool bak_after;    /* TARGET.bak exists afterwards */
 	/* private to sync/ */
-	char parent;       /* 'i' inside the repo, 'o' outside, 'e' cannot tell */
+	sync_parent parent;
 	bool dir_exists, writable;
 	char *temp, *bak_temp;
 	char *vpath;     /* what the verifier sees: "./" + temp, or through vlink */
@@ -174,8 +230,8 @@ typedef struct sync_file {
 			  * that directory's path is not safe; NULL: none */
 	bool uploaded;
 	unsigned push_mode;
-	char done;       /* apply: 'v' verified, 'x' a step failed, 'k' swapped, 'r' verify refused */
-	char why[8];     /* apply: the failed step */
+	sync_outcome done; /* apply: how it ended */
+	sync_step failed_step; /* apply: with SYNC_DONE_STEP_FAILED */
 	bool replaced;   /* apply: there was a target before the swap */
 	bool hashed;     /* apply: nsha holds the temporary file's hash */
 	bool prehashed;  /* upload: the box hashed the file as it arrived */
@@ -185,8 +241,14 @@ struct sync_box;
 typedef void (*sync_progress_cb)(void *ctx, const struct sync_box *b, const sync_item *it,
 				 uint64_t done, uint64_t total);
 
+/* Called as a box passes a phase of a push ("connected", "probed", ...),
+ * from that box's thread. */
+typedef void (*sync_trace_cb)(void *ctx, const char *box, const char *phase);
+
 typedef struct sync_opts {
-	const conf *conf;
+	/* The verifiers of the targets a status scan finds on a box. */
+	sync_verifier_for_fn verifier_for;
+	void *verifier_ctx;
 	bool dry_run;
 	bool keep_mode;      /* the replaced file's mode instead of the local one */
 	bool all_or_nothing; /* stop before the swap; sync_push_commit/abort decide */
@@ -203,6 +265,8 @@ typedef struct sync_opts {
 	 * leaves the box alone (the local check, running meanwhile, refused). */
 	int (*ready)(void *ctx);
 	void *ready_ctx;
+	sync_trace_cb trace; /* NULL: none */
+	void *trace_ctx;
 } sync_opts;
 
 typedef struct sync_box {
@@ -219,13 +283,13 @@ typedef struct sync_box {
 	sync_plan own_plan;
 	remote_conn *conn;
 	remote_exec *holder; /* the probe that holds the push lock */
-	char lock;           /* 'o' ours, 'b' busy, 'n' no flock on the box */
+	sync_lock lock;
 	char nonce[17];
 	strbuf errtail;      /* the last stderr lines of the box's commands */
 	/* output parsing */
 	const size_t *batch; /* the plan indexes the running script covers */
 	size_t batch_n;
-	int block;           /* 0 none, 1 stats, 2 hashes */
+	sync_block block;
 	size_t *block_idx;   /* plan indexes the block's lines belong to */
 	size_t block_n, block_pos;
 	long vfile;          /* collecting verifier output for this index, -1 none */

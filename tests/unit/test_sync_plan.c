@@ -197,7 +197,7 @@ static void test_plan_paths(void **state)
 	assert_non_null(strstr(p.items[n].local, "/scripts/a.py"));
 	assert_int_equal(sync_plan_add(&p, "../x=y.py=top.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
 
-	assert_int_equal(sync_plan_finish(&p, NULL, &err), 0);
+	assert_int_equal(sync_plan_finish(&p, NULL, NULL, &err), 0);
 	char want[BG_SHA256_HEX_LEN + 1];
 	bg_sha256_hex("print('a')\n", 11, want);
 	assert_string_equal(p.items[0].sha, want);

@@ -155,7 +155,7 @@ static void plan_of(sync_plan *p, const char *const *rel, size_t n)
 	assert_int_equal(sync_plan_init(p, repo, &err), 0);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(sync_plan_add_rel(p, rel[i], &err), 0);
-	assert_int_equal(sync_plan_finish(p, NULL, &err), 0);
+	assert_int_equal(sync_plan_finish(p, NULL, NULL, &err), 0);
 }
 
 static void test_probe(void **state)
@@ -687,6 +687,40 @@ static void test_scan(void **state)
 	free(script);
 }
 
+/* The scripts (sync/sh/) print only the words of the parser's one table,
+ * and every word of the table: none can be added on one side only. */
+static bool word_is(const char *s, size_t n, const char *word)
+{
+	return strlen(word) == n && memcmp(s, word, n) == 0;
+}
+
+static void test_words_one_table(void **state)
+{
+	(void)state;
+	static const char tag[] = "@$BGN ";
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	for (size_t s = 0; sync_sh_sources[s]; s++)
+		for (const char *p = strstr(sync_sh_sources[s], tag); p; p = strstr(p + 1, tag)) {
+			const char *w = p + strlen(tag);
+			size_t n = strspn(w, letters);
+			bool known = false;
+			for (size_t k = 0; sync_proto_word(k); k++)
+				known = known || word_is(w, n, sync_proto_word(k));
+			if (!known)
+				fail_msg("the scripts use \"%.*s\", a word the parser does not know", (int)n, w);
+		}
+	for (size_t k = 0; sync_proto_word(k); k++) {
+		bool used = false;
+		for (size_t s = 0; sync_sh_sources[s] && !used; s++)
+			for (const char *p = strstr(sync_sh_sources[s], tag); p && !used; p = strstr(p + 1, tag)) {
+				const char *w = p + strlen(tag);
+				used = word_is(w, strspn(w, letters), sync_proto_word(k));
+			}
+		if (!used)
+			fail_msg("no script uses \"%s\", a word of the parser's table", sync_proto_word(k));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,6 +729,7 @@ int main(void)
 		cmocka_unit_test(test_apply_refusals), cmocka_unit_test(test_rollback),
 		cmocka_unit_test(test_odd_names),   cmocka_unit_test(test_scan),
 		cmocka_unit_test(test_apply_safe_vpath), cmocka_unit_test(test_apply_owner),
+		cmocka_unit_test(test_words_one_table),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
