@@ -9,6 +9,7 @@
 
 #include "base/exit.h"
 #include "base/xmalloc.h"
+#include "gate/agent_proto.h"
 
 static const char *const verdict_names[] = {"NONE", "PASS_GATE", "BELOW_BAR", "TIMEOUT_HANG", "INVALID"};
 
@@ -226,7 +227,7 @@ static gate_verdict judge(gate_result *r, const gate_policy *p, double bar, cons
 
 static bool agent_reason(const char *s)
 {
-	return s && (strcmp(s, "gpu_busy") == 0 || strcmp(s, "no_gpu") == 0);
+	return s && (strcmp(s, AGENT_REASON_GPU_BUSY) == 0 || strcmp(s, AGENT_REASON_NO_GPU) == 0);
 }
 
 /* The agent's own lines: TIMEOUT_HANG, or INVALID gpu_busy / no_gpu. */

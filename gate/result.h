@@ -12,9 +12,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "gate/agent_proto.h"
 #include "gate/json_scan.h"
 
-#define RESULT_PREFIX "FAITHFUL_RESULT "
+#define RESULT_PREFIX AGENT_RESULT_PREFIX /* the agent prints result lines too */
 /* A result line longer than this is INVALID (it is still passed on verbatim). */
 #define GATE_RESULT_MAX_LEN (4 * 1024 * 1024)
 
