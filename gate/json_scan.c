@@ -11,8 +11,6 @@
 #include "base/utf8.h"
 #include "base/xmalloc.h"
 
-/* ---------------------------------------------------------------- strict JSON */
-
 /* A recursive-descent check of RFC 8259 with boxgate's extra rules. cJSON
  * takes the last of two equal keys, ignores bytes after the value, passes
  * invalid UTF-8 through and cuts strings at \u0000: each is refused here
@@ -206,7 +204,7 @@ static int keyref_cmp(const void *a, const void *b)
 
 static bool jobject(struct jscan *j)
 {
-	strbuf keys = STRBUF_INIT;   /* decoded keys, back to back */
+	strbuf keys = STRBUF_INIT; /* decoded keys, back to back */
 	size_t *offs = NULL, nkeys = 0, cap = 0;
 	bool ok = false;
 	j->p++;
@@ -254,8 +252,8 @@ static bool jobject(struct jscan *j)
 		for (size_t i = 1; i < nkeys; i++)
 			if (keyref_cmp(&v[i - 1], &v[i]) == 0) {
 				char what[96];
-				snprintf(what, sizeof(what), "duplicate key \"%.*s\"", (int)(v[i].n > 40 ? 40 : v[i].n),
-					 v[i].k);
+				snprintf(what, sizeof(what), "duplicate key \"%.*s\"",
+				         (int)(v[i].n > 40 ? 40 : v[i].n), v[i].k);
 				free(v);
 				jfail(j, what);
 				goto out;
@@ -316,10 +314,14 @@ static bool jvalue(struct jscan *j)
 		ok = *j->p == '{' ? jobject(j) : jarray(j);
 		j->depth--;
 		return ok;
-	case '"': return jstring(j, NULL);
-	case 't': return jliteral(j, "true");
-	case 'f': return jliteral(j, "false");
-	case 'n': return jliteral(j, "null");
+	case '"':
+		return jstring(j, NULL);
+	case 't':
+		return jliteral(j, "true");
+	case 'f':
+		return jliteral(j, "false");
+	case 'n':
+		return jliteral(j, "null");
 	default:
 		if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9'))
 			return jnumber(j);
@@ -329,8 +331,13 @@ static bool jvalue(struct jscan *j)
 
 const char *gate_json_strict_check(const char *s, size_t n, char *buf, size_t bufn)
 {
-	struct jscan j = {(const unsigned char *)s, (const unsigned char *)s, (const unsigned char *)s + n, 0, NULL,
-			  buf, bufn};
+	struct jscan j = {(const unsigned char *)s,
+	                  (const unsigned char *)s,
+	                  (const unsigned char *)s + n,
+	                  0,
+	                  NULL,
+	                  buf,
+	                  bufn};
 	jws(&j);
 	if (j.p >= j.end || *j.p != '{') {
 		jfail(&j, "not a JSON object");
@@ -345,4 +352,3 @@ const char *gate_json_strict_check(const char *s, size_t n, char *buf, size_t bu
 	}
 	return NULL;
 }
-

@@ -42,8 +42,8 @@
 #endif
 
 #define PARTIAL_FLUSH_MS 50
-#define LINE_KEEP_MAX (64 * 1024)      /* a longer line is written in pieces */
-#define OUTQ_HIGH (4 * 1024 * 1024)    /* stop reading the gate above this */
+#define LINE_KEEP_MAX (64 * 1024)   /* a longer line is written in pieces */
+#define OUTQ_HIGH (4 * 1024 * 1024) /* stop reading the gate above this */
 #define TERM_SCAN_MS 50
 #define KILL_SCAN_MS 20
 #define KILL_GIVEUP_MS 30000
@@ -152,15 +152,15 @@ int cmd_procs(int argc, char **argv);
 enum phase { PH_LOCK, PH_RUN, PH_TERM, PH_KILL, PH_DRAIN, PH_GPU, PH_DONE };
 enum why {
 	W_NONE,
-	W_EXITED,   /* the gate exited by itself */
-	W_TIMEOUT,  /* watchdog */
-	W_EOF,      /* stdin EOF */
-	W_HB,       /* heartbeat silence */
-	W_HUP,      /* SIGHUP */
-	W_OUTGONE,  /* stdout/stderr closed */
-	W_KILLREQ,  /* "kill" on stdin */
-	W_SIGINT,   /* SIGINT */
-	W_SIGTERM,  /* SIGTERM, SIGQUIT */
+	W_EXITED,  /* the gate exited by itself */
+	W_TIMEOUT, /* watchdog */
+	W_EOF,     /* stdin EOF */
+	W_HB,      /* heartbeat silence */
+	W_HUP,     /* SIGHUP */
+	W_OUTGONE, /* stdout/stderr closed */
+	W_KILLREQ, /* "kill" on stdin */
+	W_SIGINT,  /* SIGINT */
+	W_SIGTERM, /* SIGTERM, SIGQUIT */
 };
 
 struct instream {
@@ -202,7 +202,8 @@ struct run {
 	int stdin_open;
 	lines stdin_lines;
 	int stdin_long; /* inside a stdin line longer than the protocol's */
-	long long start_ms, hb_last_ms, trigger_ms, kill_at_ms, giveup_ms, next_scan_ms, drain_until_ms;
+	long long start_ms, hb_last_ms, trigger_ms, kill_at_ms, giveup_ms, next_scan_ms,
+	    drain_until_ms;
 	long long gpu_until_ms, gpu_next_ms, reaped_ms;
 	enum phase ph;
 	enum why why;

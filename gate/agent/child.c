@@ -1,8 +1,6 @@
 /* The gate process: started in its own session, its output forwarded. */
 #include "gate/agent/agent.h"
 
-/* ------------------------------------------------ the gate */
-
 static void child_exec(struct run *r, int outw, int errw) __attribute__((noreturn));
 static void child_exec(struct run *r, int outw, int errw)
 {
@@ -53,7 +51,8 @@ void start_gate(struct run *r)
 		lock_release(r);
 		agent_exit(AGENT_EXIT_SYSERR);
 	}
-	out_flush(bg_now_ms() + 1000); /* the agent's notes first, and no queued bytes in the child */
+	out_flush(bg_now_ms() +
+	          1000); /* the agent's notes first, and no queued bytes in the child */
 	pid_t p = fork();
 	if (p < 0) {
 		msg("fork: %s", strerror(errno));
@@ -72,7 +71,6 @@ void start_gate(struct run *r)
 	r->start_ms = bg_now_ms();
 	r->ph = PH_RUN;
 }
-
 
 void in_flush_part(struct instream *s)
 {

@@ -2,8 +2,6 @@
  * gate starts, none of ours after it is stopped. */
 #include "gate/agent/agent.h"
 
-/* ------------------------------------------------ exclusivity */
-
 static void invalid_no_gpu(struct run *r, const char *detail)
 {
 	if (!r->require_gpu) {
@@ -11,7 +9,10 @@ static void invalid_no_gpu(struct run *r, const char *detail)
 		return;
 	}
 	strbuf b = STRBUF_INIT;
-	strbuf_addf(&b, "%s" AGENT_RESULT_PREFIX "{\"verdict\":\"INVALID\",\"reason\":\"" AGENT_REASON_NO_GPU "\",\"detail\":\"", g_frame);
+	strbuf_addf(&b,
+	            "%s" AGENT_RESULT_PREFIX
+	            "{\"verdict\":\"INVALID\",\"reason\":\"" AGENT_REASON_NO_GPU "\",\"detail\":\"",
+	            g_frame);
 	json_escape(&b, detail);
 	strbuf_addf(&b, "\"}\n");
 	msg("INVALID: no GPU: %s", detail);
@@ -41,7 +42,8 @@ void check_exclusive(struct run *r)
 	for (int g = 0; g < r->ngpus; g++) {
 		char why[256];
 		if ((unsigned)r->gpus[g] >= count) {
-			snprintf(why, sizeof why, "gpu %d not present (%u GPUs)", r->gpus[g], count);
+			snprintf(why, sizeof why, "gpu %d not present (%u GPUs)", r->gpus[g],
+			         count);
 			invalid_no_gpu(r, why);
 			continue;
 		}
@@ -50,12 +52,15 @@ void check_exclusive(struct run *r)
 	}
 	if (n) {
 		for (int i = 0; i < n; i++)
-			msg("gpu %d busy: compute process pid %u (%s, %lld MiB)", v[i].gpu, v[i].pid, v[i].name,
-			    v[i].mem_mib);
+			msg("gpu %d busy: compute process pid %u (%s, %lld MiB)", v[i].gpu,
+			    v[i].pid, v[i].name, v[i].mem_mib);
 		strbuf b = STRBUF_INIT;
-		strbuf_addf(&b, "%s" AGENT_RESULT_PREFIX "{\"verdict\":\"INVALID\",\"reason\":\"" AGENT_REASON_GPU_BUSY "\",\"gpu\":%d,\"pid\":%u,"
-			     "\"process\":\"",
-			 g_frame, v[0].gpu, v[0].pid);
+		strbuf_addf(&b,
+		            "%s" AGENT_RESULT_PREFIX
+		            "{\"verdict\":\"INVALID\",\"reason\":\"" AGENT_REASON_GPU_BUSY
+		            "\",\"gpu\":%d,\"pid\":%u,"
+		            "\"process\":\"",
+		            g_frame, v[0].gpu, v[0].pid);
 		json_escape(&b, v[0].name);
 		strbuf_addf(&b, "\"}\n");
 		out_line(&g_out[0], b.buf, b.len);
@@ -87,7 +92,8 @@ int gpu_free_now(struct run *r, strbuf *why)
 		if (killed_has(r, (pid_t)v[i].pid) || access(path, F_OK) < 0) {
 			freed = 0;
 			if (why)
-				strbuf_addf(why, " pid %u (%s) on gpu %d", v[i].pid, v[i].name, v[i].gpu);
+				strbuf_addf(why, " pid %u (%s) on gpu %d", v[i].pid, v[i].name,
+				            v[i].gpu);
 		}
 	}
 	free(v);

@@ -91,7 +91,8 @@
  *      reported as unreaped. Then, with a GPU slot and NVML, up to 5 s of polling until no
  *      compute process on the slot's GPUs is one of the killed pids or a pid this pid
  *      namespace cannot see. On a timeout it prints on stdout
- *      FAITHFUL_RESULT {"verdict":"TIMEOUT_HANG","timeout_s":S,"killed":N,"gpu_freed":true|false|null,"reaped_ms":M}
+ *      FAITHFUL_RESULT
+ * {"verdict":"TIMEOUT_HANG","timeout_s":S,"killed":N,"gpu_freed":true|false|null,"reaped_ms":M}
  *      ("unreaped":K is added when K > 0) and exits 124. gpu_freed is null without a GPU
  *      slot or NVML. reaped_ms runs from the first SIGTERM to the last reap.
  *   5. a gate that exits by itself: leftover processes of its tree are stopped the same

@@ -32,15 +32,17 @@ void nvml_open(struct nvml *nv)
 	nv->init = (nvml_ret(*)(void))nvml_sym(nv, "nvmlInit_v2", "nvmlInit");
 	nv->shutdown = (nvml_ret(*)(void))nvml_sym(nv, "nvmlShutdown", NULL);
 	nv->errstr = (const char *(*)(nvml_ret))nvml_sym(nv, "nvmlErrorString", NULL);
-	nv->count = (nvml_ret(*)(unsigned *))nvml_sym(nv, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
-	nv->by_index = (nvml_ret(*)(unsigned, nvml_dev *))nvml_sym(nv, "nvmlDeviceGetHandleByIndex_v2",
-								   "nvmlDeviceGetHandleByIndex");
+	nv->count =
+	    (nvml_ret(*)(unsigned *))nvml_sym(nv, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+	nv->by_index = (nvml_ret(*)(unsigned, nvml_dev *))nvml_sym(
+	    nv, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
 	nv->name = (nvml_ret(*)(nvml_dev, char *, unsigned))nvml_sym(nv, "nvmlDeviceGetName", NULL);
 	nv->uuid = (nvml_ret(*)(nvml_dev, char *, unsigned))nvml_sym(nv, "nvmlDeviceGetUUID", NULL);
-	nv->procname = (nvml_ret(*)(unsigned, char *, unsigned))nvml_sym(nv, "nvmlSystemGetProcessName", NULL);
+	nv->procname =
+	    (nvml_ret(*)(unsigned, char *, unsigned))nvml_sym(nv, "nvmlSystemGetProcessName", NULL);
 	static const char *const pn[3] = {"nvmlDeviceGetComputeRunningProcesses_v3",
-					  "nvmlDeviceGetComputeRunningProcesses_v2",
-					  "nvmlDeviceGetComputeRunningProcesses"};
+	                                  "nvmlDeviceGetComputeRunningProcesses_v2",
+	                                  "nvmlDeviceGetComputeRunningProcesses"};
 	/* Nominal entry sizes: v3/v2 take nvmlProcessInfo_v2_t (24 bytes), the plain one
 	 * nvmlProcessInfo_v1_t (16). Some drivers gave _v3 a 32-byte entry without a version
 	 * bump, so the stride is also measured on each call (nvml_list). */
@@ -49,8 +51,10 @@ void nvml_open(struct nvml *nv)
 		nv->procs[i] = (nvml_ret(*)(nvml_dev, unsigned *, void *))dlsym(nv->lib, pn[i]);
 		nv->stride[i] = ps[i];
 	}
-	if (!nv->init || !nv->count || !nv->by_index || !(nv->procs[0] || nv->procs[1] || nv->procs[2])) {
-		snprintf(nv->why, sizeof nv->why, "libnvidia-ml.so.1 lacks the functions boxgate needs");
+	if (!nv->init || !nv->count || !nv->by_index ||
+	    !(nv->procs[0] || nv->procs[1] || nv->procs[2])) {
+		snprintf(nv->why, sizeof nv->why,
+		         "libnvidia-ml.so.1 lacks the functions boxgate needs");
 		return;
 	}
 	nvml_ret r = nv->init();
@@ -155,7 +159,8 @@ int nvml_list(struct nvml *nv, int idx, struct gpu_proc **v, int *n, char *why, 
 				gp->gpu = idx;
 				gp->mem_mib = mem == ~0ULL ? -1 : (long long)(mem / (1024 * 1024));
 				gp->name[0] = 0;
-				if (!nv->procname || nv->procname(pid, gp->name, sizeof gp->name) != NVML_SUCCESS ||
+				if (!nv->procname ||
+				    nv->procname(pid, gp->name, sizeof gp->name) != NVML_SUCCESS ||
 				    !gp->name[0])
 					proc_comm(pid, gp->name, sizeof gp->name);
 				gp->name[sizeof gp->name - 1] = 0;
@@ -163,7 +168,8 @@ int nvml_list(struct nvml *nv, int idx, struct gpu_proc **v, int *n, char *why, 
 			free(b);
 			return 0;
 		}
-		snprintf(why, whyn, "gpu %d: cannot list compute processes: %s", idx, nvml_err(nv, r));
+		snprintf(why, whyn, "gpu %d: cannot list compute processes: %s", idx,
+		         nvml_err(nv, r));
 		return -1;
 	again:;
 	}
@@ -244,7 +250,8 @@ int cmd_procs(int argc, char **argv)
 				msg("%s", why);
 			for (int i = 0; i < k; i++) {
 				sanitize_word(v[i].name);
-				print_line("pid %u gpu %d name %s mem_mib %lld", v[i].pid, v[i].gpu, v[i].name, v[i].mem_mib);
+				print_line("pid %u gpu %d name %s mem_mib %lld", v[i].pid, v[i].gpu,
+				           v[i].name, v[i].mem_mib);
 			}
 			free(v);
 		}

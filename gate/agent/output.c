@@ -177,8 +177,10 @@ void agent_exit(int rc)
 		/* The last line of a framed run: how the agent itself ends, so that the client can
 		 * tell the agent's exit codes from the same numbers returned by a gate. */
 		char line[320];
-		int n = snprintf(line, sizeof line, "%s" AGENT_END "{\"" AGENT_END_RC "\":%d,\"" AGENT_END_WHY "\":\"%s\"%s}\n",
-				 g_frame, rc, g_end_why ? g_end_why : agent_exit_word(rc), g_end_extra);
+		int n = snprintf(
+		    line, sizeof line,
+		    "%s" AGENT_END "{\"" AGENT_END_RC "\":%d,\"" AGENT_END_WHY "\":\"%s\"%s}\n",
+		    g_frame, rc, g_end_why ? g_end_why : agent_exit_word(rc), g_end_extra);
 		if (n > 0 && (size_t)n < sizeof line)
 			out_line(&g_out[0], line, (size_t)n);
 	}
@@ -196,7 +198,8 @@ void usage_fail(const char *fmt, ...)
 	vsnprintf(tmp, sizeof tmp, fmt, ap);
 	va_end(ap);
 	msg("%s", tmp);
-	msg("usage: boxgate-agent version | gpus | procs [--gpus LIST] | run [options] -- CMD ARGS...");
+	msg("usage: boxgate-agent version | gpus | procs [--gpus LIST] | run [options] -- CMD "
+	    "ARGS...");
 	agent_exit(AGENT_EXIT_USAGE);
 }
 

@@ -3,16 +3,16 @@
 #include "gate/agent/agent.h"
 
 const char *const why_text[] = {
-	[W_NONE] = "",
-	[W_EXITED] = "",
-	[W_TIMEOUT] = "timeout",
-	[W_EOF] = "stdin closed: client gone",
-	[W_HB] = "no heartbeat: client presumed gone",
-	[W_HUP] = "SIGHUP: client gone",
-	[W_OUTGONE] = "output closed: client gone",
-	[W_KILLREQ] = "kill requested",
-	[W_SIGINT] = "SIGINT",
-	[W_SIGTERM] = "terminated by signal",
+    [W_NONE] = "",
+    [W_EXITED] = "",
+    [W_TIMEOUT] = "timeout",
+    [W_EOF] = "stdin closed: client gone",
+    [W_HB] = "no heartbeat: client presumed gone",
+    [W_HUP] = "SIGHUP: client gone",
+    [W_OUTGONE] = "output closed: client gone",
+    [W_KILLREQ] = "kill requested",
+    [W_SIGINT] = "SIGINT",
+    [W_SIGTERM] = "terminated by signal",
 };
 
 int why_exit(const struct run *r)
@@ -195,8 +195,9 @@ long long step(struct run *r)
 			strbuf list = STRBUF_INIT;
 			tree_scan(r, 0, &live, &list);
 			if (live) {
-				msg("gate exited but left %zu process%s behind (pid %.*s): stopping them", live,
-				    live == 1 ? "" : "es", (int)list.len, strbuf_str(&list));
+				msg("gate exited but left %zu process%s behind (pid %.*s): "
+				    "stopping them",
+				    live, live == 1 ? "" : "es", (int)list.len, strbuf_str(&list));
 				r->why = W_EXITED;
 				r->leftovers = (int)live;
 				start_stop(r, W_EXITED);
@@ -235,7 +236,8 @@ long long step(struct run *r)
 		if (now >= r->next_scan_ms) {
 			reap(r);
 			size_t live;
-			size_t left = tree_scan(r, r->ph == PH_KILL ? SIGKILL : SIGTERM, &live, NULL);
+			size_t left =
+			    tree_scan(r, r->ph == PH_KILL ? SIGKILL : SIGTERM, &live, NULL);
 			if (!left) {
 				r->reaped_ms = bg_now_ms() - r->trigger_ms;
 				r->ph = PH_DRAIN;
@@ -245,8 +247,9 @@ long long step(struct run *r)
 			if (r->ph == PH_KILL && now >= r->giveup_ms) {
 				r->unreaped = (int)left;
 				r->reaped_ms = bg_now_ms() - r->trigger_ms;
-				msg("%zu process%s of the gate survive SIGKILL (stuck in the kernel?)", left,
-				    left == 1 ? "" : "es");
+				msg("%zu process%s of the gate survive SIGKILL (stuck in the "
+				    "kernel?)",
+				    left, left == 1 ? "" : "es");
 				r->ph = PH_DRAIN;
 				r->drain_until_ms = now + DRAIN_MS;
 				return now;
@@ -283,7 +286,8 @@ long long step(struct run *r)
 			if (f == 1 || now >= r->gpu_until_ms) {
 				r->gpu_freed = f;
 				if (f == 0)
-					msg("the GPU still lists%.*s", (int)why.len, strbuf_str(&why));
+					msg("the GPU still lists%.*s", (int)why.len,
+					    strbuf_str(&why));
 				else if (f < 0)
 					msg("NVML cannot tell whether the GPU is free");
 				r->ph = PH_DONE;
@@ -302,16 +306,24 @@ long long step(struct run *r)
 void finish_run(struct run *r)
 {
 	if (r->nkilled && r->why != W_TIMEOUT) {
-		msg("stopped %d process%s, all reaped in %lld ms%s", r->nkilled, r->nkilled == 1 ? "" : "es",
-		    r->reaped_ms, r->unreaped ? " (some unreaped)" : "");
+		msg("stopped %d process%s, all reaped in %lld ms%s", r->nkilled,
+		    r->nkilled == 1 ? "" : "es", r->reaped_ms,
+		    r->unreaped ? " (some unreaped)" : "");
 	}
 	if (r->why == W_TIMEOUT) {
 		char t[32];
 		fmt_secs(t, sizeof t, r->timeout_ms);
 		strbuf b = STRBUF_INIT;
-		strbuf_addf(&b, "%s" AGENT_RESULT_PREFIX "{\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":%s,\"killed\":%d,\"gpu_freed\":%s,"
-			     "\"reaped_ms\":%lld",
-			 g_frame, t, r->nkilled, r->gpu_freed == 1 ? "true" : r->gpu_freed == 0 ? "false" : "null", r->reaped_ms);
+		strbuf_addf(
+		    &b,
+		    "%s" AGENT_RESULT_PREFIX
+		    "{\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":%s,\"killed\":%d,\"gpu_freed\":%s,"
+		    "\"reaped_ms\":%lld",
+		    g_frame, t, r->nkilled,
+		    r->gpu_freed == 1   ? "true"
+		    : r->gpu_freed == 0 ? "false"
+		                        : "null",
+		    r->reaped_ms);
 		if (r->unreaped)
 			strbuf_addf(&b, ",\"unreaped\":%d", r->unreaped);
 		strbuf_addf(&b, "}\n");
@@ -324,9 +336,11 @@ void finish_run(struct run *r)
 	if (r->why == W_EXITED) {
 		g_end_why = AGENT_WHY_EXITED;
 		if (WIFSIGNALED(r->gate_status))
-			snprintf(g_end_extra, sizeof g_end_extra, ",\"" AGENT_END_GATE_SIGNAL "\":%d", WTERMSIG(r->gate_status));
+			snprintf(g_end_extra, sizeof g_end_extra,
+			         ",\"" AGENT_END_GATE_SIGNAL "\":%d", WTERMSIG(r->gate_status));
 		else if (WIFEXITED(r->gate_status))
-			snprintf(g_end_extra, sizeof g_end_extra, ",\"" AGENT_END_GATE_EXIT "\":%d", WEXITSTATUS(r->gate_status));
+			snprintf(g_end_extra, sizeof g_end_extra, ",\"" AGENT_END_GATE_EXIT "\":%d",
+			         WEXITSTATUS(r->gate_status));
 	}
 	lock_release(r);
 	nvml_close(&r->nv);
