@@ -23,6 +23,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 AGENT     := $(BUILD)/boxgate-agent
+AGENT_SRC := $(BUILD)/gen/boxgate-agent.c
 
 .PHONY: all check test asan bench install clean deps format format-check lint unit-bins fuzz fuzz-bins
 all: $(BUILD)/boxgate $(AGENT) demo-gate
@@ -49,9 +50,13 @@ $(BUILD)/libboxgate.a: $(LIB_OBJ)
 $(BUILD)/boxgate: $(MAIN_OBJ) $(BUILD)/libboxgate.a
 	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-# The agent is one C file with no dependency beyond libc (NVML via dlopen).
-$(AGENT): gate/agent/boxgate-agent.c
+# The agent is one C file with no dependency beyond libc (NVML via dlopen),
+# joined from its parts by gen.sh: the file built here is the one a box compiles.
+$(AGENT_SRC): gate/agent/gen.sh $(shell gate/agent/gen.sh --list)
 	@mkdir -p $(dir $@)
+	gate/agent/gen.sh >$@.tmp && mv -f $@.tmp $@
+
+$(AGENT): $(AGENT_SRC)
 	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE -o $@ $< -ldl -lm
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libboxgate.a
@@ -90,6 +95,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/boxgate
 	install -m 755 $(BUILD)/boxgate $(DESTDIR)$(PREFIX)/bin/boxgate
 	install -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/libexec/boxgate/boxgate-agent
+	install -m 644 $(AGENT_SRC) $(DESTDIR)$(PREFIX)/libexec/boxgate/boxgate-agent.c
 	for f in $(DEMO_GATE_BINS); do install -m 755 $$f $(DESTDIR)$(PREFIX)/libexec/boxgate/; done
 	if [ -f doc/boxgate.1 ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1; \
 	  install -m 644 doc/boxgate.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi

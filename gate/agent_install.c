@@ -14,6 +14,7 @@
 #include "base/strbuf.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
+#include "gate/agent_proto.h"
 #include "shim/shim.h"
 
 static bool is_file(const char *p)
@@ -32,10 +33,11 @@ int gate_agent_locate(gate_agent *a, bg_err *err)
 	exe[n] = '\0';
 	char *dir = dirname(exe);
 	/* An installed boxgate: PREFIX/bin/boxgate with PREFIX/libexec/boxgate/;
-	 * a build tree: build/boxgate with the source one level up. */
+	 * a build tree: build/boxgate with the agent's one generated source in
+	 * build/gen/ (gate/agent/gen.sh). */
 	char *cands[][2] = {
 		{xasprintf("%s/../libexec/boxgate", dir), xasprintf("%s/../libexec/boxgate/boxgate-agent.c", dir)},
-		{xstrdup(dir), xasprintf("%s/../gate/agent/boxgate-agent.c", dir)},
+		{xstrdup(dir), xasprintf("%s/gen/boxgate-agent.c", dir)},
 	};
 	int rc = 0;
 	for (size_t i = 0; i < 2; i++) {
@@ -134,7 +136,7 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 
 	/* One round trip when the right agent is already there. */
 	if (!force) {
-		strbuf_addf(&s, "test -x %s && %s version >/dev/null 2>&1", ap, ap);
+		strbuf_addf(&s, "test -x %s && %s " AGENT_CMD_VERSION " >/dev/null 2>&1", ap, ap);
 		remote_status st;
 		rc = remote_run(c, s.buf, NULL, NULL, 30000, &st, err);
 		if (rc < 0)
@@ -148,7 +150,7 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 	strbuf_reset(&s);
 	strbuf_addf(&s,
 		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && t=$(mktemp \"$HOME/.cache/boxgate/.agent.XXXXXX\") "
-		    "&& cat >\"$t\" && chmod 755 \"$t\" && \"$t\" version >/dev/null 2>&1 && mv -f \"$t\" %s "
+		    "&& cat >\"$t\" && chmod 755 \"$t\" && \"$t\" " AGENT_CMD_VERSION " >/dev/null 2>&1 && mv -f \"$t\" %s "
 		    "|| { rm -f \"$t\"; exit 3; }",
 		    ap);
 	rc = read_file(a->binary, &data, err);
@@ -167,7 +169,7 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 	strbuf_addf(&s,
 		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && d=$(mktemp -d \"$HOME/.cache/boxgate/.build.XXXXXX\") "
 		    "&& cat >\"$d/a.c\" && ${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -o \"$d/a\" \"$d/a.c\" -ldl -lm "
-		    "&& \"$d/a\" version >/dev/null && mv -f \"$d/a\" %s; r=$?; rm -rf \"$d\"; exit $r",
+		    "&& \"$d/a\" " AGENT_CMD_VERSION " >/dev/null && mv -f \"$d/a\" %s; r=$?; rm -rf \"$d\"; exit $r",
 		    ap);
 	rc = read_file(a->source, &data, err);
 	if (rc < 0)

@@ -12,10 +12,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define RESULT_PREFIX "FAITHFUL_RESULT "
+#include "gate/agent_proto.h"
+#include "gate/json_scan.h"
+
+#define RESULT_PREFIX AGENT_RESULT_PREFIX /* the agent prints result lines too */
 /* A result line longer than this is INVALID (it is still passed on verbatim). */
 #define GATE_RESULT_MAX_LEN (4 * 1024 * 1024)
-#define GATE_JSON_MAX_DEPTH 32
 
 /* Bounds of what a result may claim. */
 #define GATE_SPAN_MAX_US 3.6e9   /* one hour */
@@ -82,9 +84,6 @@ void gate_result_parse_from(gate_result *r, const char *line, size_t len, const 
 			    gate_source source);
 void gate_result_release(gate_result *r);
 
-/* NULL when s[0..n) is exactly one JSON object (optionally surrounded by
- * blanks) under the strict rules above, else why not (static text, or `buf`). */
-const char *gate_json_strict_check(const char *s, size_t n, char *buf, size_t bufn);
 /* True when a line of gate output reports a CUDA error ("CUDA error", a
  * cudaError / CUDA_ERROR_ name, an illegal memory access, ...). */
 bool gate_line_cuda_error(const char *line, size_t len);

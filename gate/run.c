@@ -13,6 +13,7 @@
 #include "base/strbuf.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
+#include "gate/agent_proto.h"
 
 static void add_opt(strbuf *s, const char *name, const char *value)
 {
@@ -40,22 +41,22 @@ char *gate_command_line(const gate_spec *g)
 	strbuf s = STRBUF_INIT;
 	const conf_box *b = g->box;
 	strbuf_addstr(&s, g->agent);
-	strbuf_addstr(&s, " run --nonce-stdin");
+	strbuf_addstr(&s, " " AGENT_CMD_RUN " " AGENT_OPT_NONCE_STDIN);
 	if (g->gpus)
-		add_opt(&s, "--gpus", g->gpus);
+		add_opt(&s, AGENT_OPT_GPUS, g->gpus);
 	if (g->tag)
-		add_opt(&s, "--tag", g->tag);
-	add_int(&s, "--timeout", g->timeout_s);
-	add_int(&s, "--grace", g->grace_s);
-	add_int(&s, "--heartbeat", g->heartbeat_s);
-	add_int(&s, "--lock-wait", g->lock_wait_s);
-	add_opt(&s, "--require-gpu", g->require_gpu ? "yes" : "no");
+		add_opt(&s, AGENT_OPT_TAG, g->tag);
+	add_int(&s, AGENT_OPT_TIMEOUT, g->timeout_s);
+	add_int(&s, AGENT_OPT_GRACE, g->grace_s);
+	add_int(&s, AGENT_OPT_HEARTBEAT, g->heartbeat_s);
+	add_int(&s, AGENT_OPT_LOCK_WAIT, g->lock_wait_s);
+	add_opt(&s, AGENT_OPT_REQUIRE_GPU, g->require_gpu ? "yes" : "no");
 	if (b->repo) {
-		strbuf_addstr(&s, " --cwd ");
+		strbuf_addstr(&s, " " AGENT_OPT_CWD " ");
 		bg_quote_path(&s, b->repo);
 	}
 	for (size_t i = 0; g->shim && i < g->shim->n_env; i++)
-		add_opt(&s, "--env", g->shim->env[i]);
+		add_opt(&s, AGENT_OPT_ENV, g->shim->env[i]);
 	strbuf_addstr(&s, " --");
 	if (ends_with(g->entry, ".py")) {
 		strbuf_addch(&s, ' ');
@@ -216,8 +217,6 @@ static void evq_close(struct evq *q)
 
 /* ---------------------------------------------------------------- the run */
 
-#define AGENT_FRAME "@boxgate-agent "
-
 enum line_class { L_OTHER, L_RESULT, L_AGENT, L_FORGED };
 
 struct run_state {
@@ -244,13 +243,13 @@ static void pump(struct run_state *rs)
 		return;
 	if (rs->stop && *rs->stop && !rs->kill_sent) {
 		/* No channel signals in libssh2 1.10: the agent takes "kill" on stdin. */
-		remote_exec_write(rs->e, "kill\n", 5);
+		remote_exec_write(rs->e, AGENT_IN_KILL "\n", strlen(AGENT_IN_KILL "\n"));
 		rs->kill_sent = true;
 		rs->out->interrupted = true;
 	}
 	int64_t now = bg_now_ms();
 	if (now >= rs->next_hb) {
-		remote_exec_write(rs->e, "hb\n", 3);
+		remote_exec_write(rs->e, AGENT_IN_HEARTBEAT "\n", strlen(AGENT_IN_HEARTBEAT "\n"));
 		rs->next_hb = now + GATE_HEARTBEAT_MS;
 	}
 }
@@ -312,10 +311,10 @@ static void agent_end(struct run_state *rs, const char *json, size_t len)
 		return;
 	char *z = xstrndup(json, len);
 	cJSON *j = cJSON_Parse(z);
-	const cJSON *rc = cJSON_GetObjectItemCaseSensitive(j, "rc");
-	const cJSON *why = cJSON_GetObjectItemCaseSensitive(j, "why");
-	const cJSON *ge = cJSON_GetObjectItemCaseSensitive(j, "gate_exit");
-	const cJSON *gs = cJSON_GetObjectItemCaseSensitive(j, "gate_signal");
+	const cJSON *rc = cJSON_GetObjectItemCaseSensitive(j, AGENT_END_RC);
+	const cJSON *why = cJSON_GetObjectItemCaseSensitive(j, AGENT_END_WHY);
+	const cJSON *ge = cJSON_GetObjectItemCaseSensitive(j, AGENT_END_GATE_EXIT);
+	const cJSON *gs = cJSON_GetObjectItemCaseSensitive(j, AGENT_END_GATE_SIGNAL);
 	if (cJSON_IsNumber(rc) && cJSON_IsString(why)) {
 		o->agent_end = true;
 		o->agent_rc = (int)rc->valuedouble;
@@ -336,8 +335,8 @@ static void agent_line(struct run_state *rs, const char *line, size_t len)
 		evq_push_line(&rs->q, REMOTE_STDOUT, in, n, 0); /* the user sees the line unframed */
 		gate_result_parse_from(&r, in, n, rs->policy, GATE_FROM_AGENT);
 		record_result(rs, &r);
-	} else if (n > 4 && memcmp(in, "end ", 4) == 0) {
-		agent_end(rs, in + 4, n - 4);
+	} else if (n > strlen(AGENT_END) && memcmp(in, AGENT_END, strlen(AGENT_END)) == 0) {
+		agent_end(rs, in + strlen(AGENT_END), n - strlen(AGENT_END));
 	}
 }
 
@@ -417,7 +416,7 @@ int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
 	snprintf(rs.frame, sizeof(rs.frame), AGENT_FRAME "%s ", hex);
 	rs.frame_len = strlen(rs.frame);
-	snprintf(nonce_line, sizeof(nonce_line), "nonce %s\n", hex);
+	snprintf(nonce_line, sizeof(nonce_line), AGENT_IN_NONCE "%s\n", hex);
 
 	evq_init(&rs.q, cb);
 	rc = remote_exec_start(c, cmdline, &o, &e, err);
@@ -442,100 +441,4 @@ out:
 	evq_close(&rs.q);
 	strbuf_release(&rs.pending);
 	return rc;
-}
-
-/* ---------------------------------------------------------------- the verdict */
-
-static int say(char *why, size_t n, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int say(char *why, size_t n, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, n, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-static void gate_end_text(const gate_outcome *o, char *buf, size_t n)
-{
-	if (o->gate_signal > 0)
-		snprintf(buf, n, "was killed by signal %d", o->gate_signal);
-	else
-		snprintf(buf, n, "exited %d", o->gate_exit);
-}
-
-int gate_outcome_judge(const gate_outcome *o, char *why, size_t n, bool *from_result)
-{
-	const remote_status *st = &o->status;
-	char how[96], gend[48];
-	bool dummy;
-	if (!from_result)
-		from_result = &dummy;
-	*from_result = false;
-	remote_status_describe(st, how, sizeof(how));
-	if (o->interrupted)
-		return say(why, n, 130, "stopped on request; the gate was killed on the box");
-	if (st->how == REMOTE_LOST)
-		return say(why, n, 3, "connection lost; the agent kills the gate when the heartbeat stops");
-	if (o->forged)
-		return say(why, n, 125, "INVALID: %s", o->forged_why);
-	if (!o->agent_end) {
-		/* Without the agent's report an exit code could be the gate's or a crashed
-		 * agent's: it is not read as an agent verdict, nor a result as final. */
-		bool ended = st->how == REMOTE_EXITED || st->how == REMOTE_SIGNALED;
-		if (st->how == REMOTE_EXITED && st->code == 2 && o->n_results == 0)
-			return say(why, n, 2, "the agent refused its arguments (exit 2)");
-		if (o->n_results > 0 || (st->how == REMOTE_EXITED && st->code == 0) ||
-		    (ended && (st->code == 75 || st->code == 124 || st->code == 125 || st->code == 129 ||
-			       st->code == 130)))
-			return say(why, n, 125, "INVALID: the agent ended (%s) without its final report; its exit and any result are not trusted",
-				   how);
-		return say(why, n, 1, "the agent failed (%s) before reporting", how);
-	}
-	/* A transport may report an exit status above 128 as the signal it stands for
-	 * (the code is kept): the agent exiting 139 for a gate killed by SIGSEGV. */
-	if ((st->how != REMOTE_EXITED && st->how != REMOTE_SIGNALED) || st->code != o->agent_rc)
-		return say(why, n, 125, "INVALID: the agent reported exit %d but the box says %s", o->agent_rc, how);
-	if (o->agent_timeout != (strcmp(o->agent_why, "timeout") == 0))
-		return say(why, n, 125, "INVALID: the agent's TIMEOUT_HANG line and its exit (%s) disagree", o->agent_why);
-	if (strcmp(o->agent_why, "timeout") == 0) {
-		*from_result = o->verdict == VERDICT_TIMEOUT_HANG;
-		return say(why, n, 124, "TIMEOUT_HANG%s%s", o->problems[0] ? ": " : "", o->problems);
-	}
-	if (strcmp(o->agent_why, "busy") == 0)
-		return say(why, n, 1, "the GPU slot is busy");
-	if (strcmp(o->agent_why, "invalid") == 0) {
-		if (!o->agent_invalid)
-			return say(why, n, 125, "INVALID: the agent exited INVALID without its verdict line");
-		*from_result = o->verdict == VERDICT_INVALID;
-		return say(why, n, 125, "INVALID%s%s", o->problems[0] ? ": " : "", o->problems);
-	}
-	if (o->agent_invalid)
-		return say(why, n, 125, "INVALID: the agent's INVALID line and its exit (%s) disagree", o->agent_why);
-	if (strcmp(o->agent_why, "exited") != 0) {
-		if (o->n_gate_results > 0)
-			return say(why, n, 125, "INVALID: the gate did not finish (the agent stopped it: %s)", o->agent_why);
-		return say(why, n, 1, "the agent stopped the gate (%s, exit %d)", o->agent_why, o->agent_rc);
-	}
-	/* The gate exited by itself. */
-	gate_end_text(o, gend, sizeof(gend));
-	if (o->cuda_error)
-		return say(why, n, 125, "INVALID: the gate reported a CUDA error: %s", o->cuda_line);
-	if (o->n_gate_results > 0) {
-		if (o->gate_signal > 0 || o->gate_exit < 0 || !gate_exit_clean(o->stated, o->gate_exit))
-			return say(why, n, 125, "INVALID: the gate printed its %s line, then %s: a result needs a clean exit",
-				   gate_verdict_name(o->stated), gend);
-		*from_result = true;
-		return say(why, n, gate_verdict_exit_code(o->verdict), "%s%s%s", gate_verdict_name(o->verdict),
-			   o->problems[0] ? ": " : "", o->problems);
-	}
-	if (o->gate_signal <= 0 && o->gate_exit == 0)
-		return say(why, n, 125, "INVALID: the gate exited 0 without a FAITHFUL_RESULT line");
-	return say(why, n, o->gate_signal <= 0 && o->gate_exit == 2 ? 2 : 1,
-		   "the gate failed (%s) without a FAITHFUL_RESULT line", gend);
-}
-
-int gate_outcome_exit_code(const gate_outcome *o, char *why, size_t n)
-{
-	return gate_outcome_judge(o, why, n, NULL);
 }

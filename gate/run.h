@@ -4,7 +4,7 @@
  *
  * Trust. The agent is started with --nonce-stdin and gets a fresh random nonce
  * as its first stdin line; its own stdout lines come back framed
- * "@boxgate-agent NONCE ..." (gate/agent/boxgate-agent.c). Only framed lines
+ * "@boxgate-agent NONCE ..." (gate/agent_proto.h). Only framed lines
  * may report TIMEOUT_HANG or the agent's INVALID reasons, and the agent's last
  * framed line ("end") says what its exit status means: a gate that prints an
  * agent verdict, or exits 124 itself, is judged INVALID, never taken for the

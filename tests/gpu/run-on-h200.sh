@@ -51,7 +51,9 @@ show nvidia-smi -L
 show nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.used --format=csv
 CC=$(command -v gcc || command -v cc)
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-show "$CC" -std=c11 -Wall -Wextra -Werror -Wshadow -D_GNU_SOURCE -O2 -o "$AG" "$root/gate/agent/boxgate-agent.c" -ldl
+# The agent's one source, joined from its parts as `make` does.
+"$root/gate/agent/gen.sh" >"$T/boxgate-agent.c"
+show "$CC" -std=c11 -Wall -Wextra -Werror -Wshadow -D_GNU_SOURCE -O2 -o "$AG" "$T/boxgate-agent.c" -ldl -lm
 verdict "agent builds with -Werror" test "$RC" = 0
 show "$NVCC" -O2 -arch=sm_90 -o "$T/spin" "$root/tests/gpu/spin.cu"
 if [ "$RC" != 0 ]; then show "$NVCC" -O2 -o "$T/spin" "$root/tests/gpu/spin.cu"; fi

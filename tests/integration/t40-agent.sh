@@ -6,8 +6,9 @@ source "$(dirname "$0")/lib.sh"
 AGENT=${BG_BUILD:-$BG_ROOT/build}/boxgate-agent
 if ! [ -x "$AGENT" ]; then
   AGENT=$BG_TMP/boxgate-agent
+  "$BG_ROOT/gate/agent/gen.sh" >"$BG_TMP/boxgate-agent.c" &&
   cc -std=c11 -Wall -Wextra -Werror -Wshadow -D_GNU_SOURCE -O2 -o "$AGENT" \
-    "$BG_ROOT/gate/agent/boxgate-agent.c" -ldl || skip_all "cannot build the agent"
+    "$BG_TMP/boxgate-agent.c" -ldl -lm || skip_all "cannot build the agent"
 fi
 HANG=$BG_TMP/hang
 cc -O1 -o "$HANG" "$BG_ROOT/tests/integration/hang/hang.c" || skip_all "cannot build the hang helper"
