@@ -15,7 +15,7 @@ typedef struct cli_ctx {
 	const char *config_path; /* --config */
 	conf conf;
 	bool conf_loaded;
-	cli_common opt;          /* the shared options, as parsed */
+	cli_common opt;          /* the shared options, as parsed (a box operand lands in opt.boxes) */
 	const conf_box **boxes;  /* CLI_NEEDS_BOXES: the selection (owned by main) */
 	size_t n_boxes;
 	char *spec_owned;        /* a selection built from operands */
@@ -33,7 +33,8 @@ typedef enum cli_box_operand {
 	CLI_BOX_FLAGS_ONLY,        /* only the flags */
 	CLI_BOX_FIRST_OPERAND,     /* else the first operand (bootstrap) */
 	CLI_BOX_FIRST_REQUIRED,    /* else the first operand, which must be there (rollback) */
-	CLI_BOX_ALL_OPERANDS       /* the operands, else every box (check) */
+	CLI_BOX_ALL_OPERANDS,      /* the operands, else every box (check) */
+	CLI_BOX_BEFORE_DASH        /* one BOX before "--", the gate's words after it (run) */
 } cli_box_operand;
 
 /* What a command takes after its options. */

@@ -88,6 +88,8 @@ const cli_cmd cli_cmd_explain = {
 	.help = explain_help,
 	.options = gate_options,
 	.opts_size = sizeof(gate_opts),
+	.needs = CLI_NEEDS_CONFIG,
+	.box_operand = CLI_BOX_BEFORE_DASH,
 	.unknown_hint = " (gate flags go after '--')",
 	.run = run_explain,
 };

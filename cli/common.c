@@ -19,7 +19,7 @@ int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min
 		return BG_EXIT_USAGE;
 	}
 	*out = (int)n;
-	return 0;
+	return BG_EXIT_OK;
 }
 
 const cli_cmd *cli_find(const char *name)
@@ -34,14 +34,14 @@ int cli_load_conf(cli_ctx *ctx)
 {
 	bg_err err = {0};
 	if (ctx->conf_loaded)
-		return 0;
+		return BG_EXIT_OK;
 	int rc = conf_load(&ctx->conf, ctx->config_path, &err);
 	if (rc < 0) {
 		cli_error("%s", err.msg);
 		return bg_exit_code(rc);
 	}
 	ctx->conf_loaded = true;
-	return 0;
+	return BG_EXIT_OK;
 }
 
 /* Drops the first operand (it named the boxes). */
@@ -67,7 +67,7 @@ static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
 		return BG_EXIT_USAGE;
 	}
 	switch (cmd->box_operand) {
-	case CLI_BOX_FLAGS_ONLY: return 0;
+	case CLI_BOX_FLAGS_ONLY: return BG_EXIT_OK;
 	case CLI_BOX_FIRST_REQUIRED:
 		if (!flags && !args->n) {
 			cli_error("%s: no box given (boxgate %s BOX PATH...)", cmd->name, cmd->name);
@@ -77,7 +77,7 @@ static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
 	case CLI_BOX_FIRST_OPERAND:
 		if (!flags && args->n)
 			o->boxes = take_first(args);
-		return 0;
+		return BG_EXIT_OK;
 	case CLI_BOX_ALL_OPERANDS:
 		if (args->n) {
 			strbuf spec = STRBUF_INIT;
@@ -93,9 +93,21 @@ static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
 		} else {
 			o->all = true;
 		}
-		return 0;
+		return BG_EXIT_OK;
+	case CLI_BOX_BEFORE_DASH:
+		if (args->n_before_dash == 0) {
+			cli_error("%s: which box? (boxgate %s BOX -- GATE ARGS...)", cmd->name, cmd->name);
+			return BG_EXIT_USAGE;
+		}
+		if (args->n_before_dash > 1) {
+			cli_error("%s: put '--' before the gate's arguments (boxgate %s %s -- %s ...)", cmd->name,
+				  cmd->name, args->v[0], args->v[1]);
+			return BG_EXIT_USAGE;
+		}
+		o->boxes = take_first(args);
+		return BG_EXIT_OK;
 	}
-	return 0;
+	return BG_EXIT_OK;
 }
 
 int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, char **argv,
@@ -116,7 +128,7 @@ int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, ch
 		cli_error("%s: unexpected argument '%s'", cmd->name, args->v[0]);
 		return cli_usage(cmd, stderr, BG_EXIT_USAGE);
 	}
-	return 0;
+	return BG_EXIT_OK;
 }
 
 static int select_boxes(cli_ctx *ctx)
@@ -141,12 +153,12 @@ static int select_boxes(cli_ctx *ctx)
 		cli_error("the selection matched no box");
 		return BG_EXIT_USAGE;
 	}
-	return 0;
+	return BG_EXIT_OK;
 }
 
 int cli_satisfy_needs(const cli_cmd *cmd, cli_ctx *ctx)
 {
-	int code = 0;
+	int code = BG_EXIT_OK;
 	if (cmd->needs & (CLI_NEEDS_CONFIG | CLI_NEEDS_BOXES))
 		code = cli_load_conf(ctx);
 	if (!code && (cmd->needs & CLI_NEEDS_BOXES))

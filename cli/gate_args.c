@@ -30,7 +30,7 @@ static int timeout_from_shim(const cli_cmd *cmd, const shim_result *r, int *out)
 		if (code)
 			return code;
 	}
-	return 0;
+	return BG_EXIT_OK;
 }
 
 /* --bar: a plain decimal ratio in (0, GATE_BAR_MAX]; no sign, blank, exponent, hex, inf or nan. */
@@ -80,7 +80,7 @@ static int check_gpus(const cli_cmd *cmd, gate_args *ga)
 		if (want[g])
 			strbuf_addf(&s, "%s%d", s.len ? "," : "", g);
 	ga->gpus = strbuf_detach(&s);
-	return 0;
+	return BG_EXIT_OK;
 }
 
 const cli_opt gate_options[] = {
@@ -103,22 +103,10 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, con
 			  GATE_BAR_MAX, opts->bar);
 		return BG_EXIT_USAGE;
 	}
-	/* BOX before "--", the gate's arguments after it. */
-	if (args->n_before_dash == 0) {
-		cli_error("%s: which box? (boxgate %s BOX -- GATE ARGS...)", cmd->name, cmd->name);
-		return BG_EXIT_USAGE;
-	}
-	const char *name = args->v[0];
-	if (args->n_before_dash > 1) {
-		cli_error("%s: put '--' before the gate's arguments (boxgate %s %s -- %s ...)", cmd->name,
-			  cmd->name, name, args->v[1]);
-		return BG_EXIT_USAGE;
-	}
+	const char *name = ctx->opt.boxes; /* BOX, taken by the driver */
 	ga->gpu_opt = opts->gpu;
 	ga->timeout_s = opts->timeout_s;
 	ga->json = ctx->opt.json;
-	if ((code = cli_load_conf(ctx)))
-		return code;
 	ga->box = conf_find_box(&ctx->conf, name);
 	if (!ga->box) {
 		const conf_box **sel = NULL;
@@ -131,8 +119,7 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, con
 		cli_error("%s: '%s' names several boxes; run takes one", cmd->name, name);
 		return BG_EXIT_USAGE;
 	}
-	if (shim_translate(ga->box, (const char *const *)args->v + args->n_before_dash,
-			   args->n - args->n_before_dash, &ga->shim, &err) < 0) {
+	if (shim_translate(ga->box, (const char *const *)args->v, args->n, &ga->shim, &err) < 0) {
 		cli_error("%s", err.msg);
 		return BG_EXIT_USAGE;
 	}
@@ -174,7 +161,7 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, con
 		.require_gpu = ga->box->gpu_policy == CONF_GPU_REQUIRED,
 		.tag = ga->tag,
 	};
-	return 0;
+	return BG_EXIT_OK;
 }
 
 void gate_args_release(gate_args *ga)

@@ -30,10 +30,10 @@ typedef struct gate_args {
 	gate_spec spec;
 } gate_args;
 
-/* Checks BOX and the gate's arguments (the operands after "--"), loads the
- * configuration and translates; prints errors and returns an exit code
- * (0 = ok). Nothing connects: a refused flag is reported before any network
- * use. */
+/* Resolves BOX (ctx->opt.boxes, the configuration loaded) and translates the
+ * gate's arguments (args: the words after "--"); prints errors and returns an
+ * exit code (0 = ok). Nothing connects: a refused flag is reported before any
+ * network use. */
 int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, const cli_args *args,
 		    gate_args *ga);
 void gate_args_release(gate_args *ga);

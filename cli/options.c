@@ -35,13 +35,13 @@ static int store(const char *cmd, const cli_opt *o, const char *value, cli_commo
 	void *dst = base + o->offset;
 	char flag[64];
 	switch (o->kind) {
-	case CLI_FLAG: *(bool *)dst = true; return 0;
-	case CLI_STRING: *(const char **)dst = value; return 0;
+	case CLI_FLAG: *(bool *)dst = true; return BG_EXIT_OK;
+	case CLI_STRING: *(const char **)dst = value; return BG_EXIT_OK;
 	case CLI_SECONDS:
 		snprintf(flag, sizeof(flag), "--%s", o->name);
 		return cli_parse_seconds(cmd, flag, value, o->min, o->max, (int *)dst);
 	}
-	return 0;
+	return BG_EXIT_OK;
 }
 
 int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order order, const char *hint,
@@ -94,5 +94,5 @@ int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order ord
 	}
 	if (args->n_before_dash == SIZE_MAX)
 		args->n_before_dash = args->n;
-	return 0;
+	return BG_EXIT_OK;
 }

@@ -13,7 +13,7 @@
 static int build_plan(cli_sync_job *job, const char *root, const cli_args *args)
 {
 	bg_err err = {0};
-	int code = 0;
+	int code = BG_EXIT_OK;
 	if (sync_plan_init(&job->plan, root, &err) < 0) {
 		cli_error("%s: %s", job->cmd->name, err.msg);
 		return BG_EXIT_USAGE;
