@@ -86,10 +86,6 @@ const cli_cmd cli_cmd_explain = {
 	.name = "explain",
 	.summary = "show the exact remote command of a run, and which flag went where",
 	.help = explain_help,
-	.options = gate_options,
-	.opts_size = sizeof(gate_opts),
-	.needs = CLI_NEEDS_CONFIG,
-	.box_operand = CLI_BOX_BEFORE_DASH,
-	.unknown_hint = " (gate flags go after '--')",
+	GATE_CMD_SYNTAX,
 	.run = run_explain,
 };

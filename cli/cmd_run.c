@@ -211,10 +211,6 @@ const cli_cmd cli_cmd_run = {
 	.name = "run",
 	.summary = "run a gate on a box under the watchdog agent",
 	.help = run_help,
-	.options = gate_options,
-	.opts_size = sizeof(gate_opts),
-	.needs = CLI_NEEDS_CONFIG,
-	.box_operand = CLI_BOX_BEFORE_DASH,
-	.unknown_hint = " (gate flags go after '--')",
+	GATE_CMD_SYNTAX,
 	.run = run_run,
 };

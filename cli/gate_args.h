@@ -16,6 +16,11 @@ typedef struct gate_opts {
 
 extern const cli_opt gate_options[];
 
+/* The command line run and explain share: BOX [options] -- GATE ARGS. */
+#define GATE_CMD_SYNTAX                                                                    \
+	.options = gate_options, .opts_size = sizeof(gate_opts), .needs = CLI_NEEDS_CONFIG, \
+	.box_operand = CLI_BOX_BEFORE_DASH, .unknown_hint = " (gate flags go after '--')"
+
 typedef struct gate_args {
 	const conf_box *box;
 	const char *gpu_opt; /* --gpu, as given */

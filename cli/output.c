@@ -1,5 +1,6 @@
-/* All of boxgate's terminal output goes through here: whole lines under one
- * lock, so lines from boxes running in parallel never interleave. */
+/* All of boxgate's terminal output goes through here, progress display
+ * included: each write whole under one lock, so lines from boxes running in
+ * parallel never interleave. */
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdarg.h>
