@@ -1,5 +1,6 @@
 /* The command-line front end: a table of subcommands (one cli/cmd_<verb>.c
- * each), shared option helpers and the only code that prints. */
+ * each, each exporting a cli_cmd), one option parser, shared option helpers
+ * and the only code that prints. */
 #ifndef BG_CLI_H
 #define BG_CLI_H
 
@@ -7,21 +8,57 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli/options.h"
 #include "conf/conf.h"
 
 typedef struct cli_ctx {
 	const char *config_path; /* --config */
 	conf conf;
 	bool conf_loaded;
-	bool color;    /* stdout is a terminal and NO_COLOR is unset */
+	cli_common opt;          /* the shared options, as parsed (a box operand lands in opt.boxes) */
+	const conf_box **boxes;  /* CLI_NEEDS_BOXES: the selection (owned by main) */
+	size_t n_boxes;
+	char *spec_owned;        /* a selection built from operands */
 	const char *argv0;
 } cli_ctx;
 
+/* What main does before the handler runs. */
+enum cli_needs {
+	CLI_NEEDS_CONFIG = 1 << 0, /* the configuration is loaded */
+	CLI_NEEDS_BOXES = 1 << 1   /* ctx->boxes holds the selection (implies CONFIG) */
+};
+
+/* Where a command's boxes may come from besides --boxes/--pool/--all. */
+typedef enum cli_box_operand {
+	CLI_BOX_FLAGS_ONLY,        /* only the flags */
+	CLI_BOX_FIRST_OPERAND,     /* else the first operand (bootstrap) */
+	CLI_BOX_FIRST_REQUIRED,    /* else the first operand, which must be there (rollback) */
+	CLI_BOX_ALL_OPERANDS,      /* the operands, else every box (check) */
+	CLI_BOX_BEFORE_DASH        /* one BOX before "--", the gate's words after it (run) */
+} cli_box_operand;
+
+/* What a command takes after its options. */
+typedef enum cli_arity {
+	CLI_ARGS_ANY,      /* zero or more */
+	CLI_ARGS_NONE,     /* none */
+	CLI_ARGS_REQUIRED  /* at least one; `args_missing` says what is missing */
+} cli_arity;
+
 typedef struct cli_cmd {
 	const char *name;
-	const char *summary; /* one line for `boxgate help` */
-	const char *help;    /* the full --help text */
-	int (*run)(cli_ctx *ctx, int argc, char **argv);
+	const char *summary;        /* one line for `boxgate help` */
+	const char *help;           /* the full --help text */
+	const cli_opt *options;     /* ends with CLI_OPT_END */
+	cli_parse_order order;
+	size_t opts_size;           /* sizeof the handler's options struct (0: none) */
+	unsigned needs;             /* enum cli_needs */
+	cli_box_operand box_operand;
+	cli_arity arity;
+	const char *args_missing;   /* "no files given (boxgate push --all PATH...)" */
+	const char *unknown_hint;   /* appended to option errors, e.g. " (gate flags go after '--')" */
+	/* opts: the command's options struct, filled by the parser; args: the
+	 * operands left (a box operand already taken). Returns an exit code. */
+	int (*run)(cli_ctx *ctx, void *opts, const cli_args *args);
 } cli_cmd;
 
 extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help;
@@ -29,6 +66,14 @@ extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_pu
 extern const cli_cmd *const cli_commands[];
 
 const cli_cmd *cli_find(const char *name);
+
+/* Parses argv (argv[0] the command's name) into ctx->opt and opts, takes the
+ * box operand and checks the arity; prints the error and returns its exit
+ * code, else 0. args->v is owned (free()). */
+int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, char **argv,
+		      cli_args *args);
+/* Does what cmd->needs asks: loads the configuration, selects the boxes. */
+int cli_satisfy_needs(const cli_cmd *cmd, cli_ctx *ctx);
 
 /* "boxgate: ..." on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -44,25 +89,29 @@ void cli_sync_trace(void *ctx, const char *box, const char *phase);
 /* The remote_log_cb that prints warnings as "boxgate: BOX: msg". */
 void cli_log_warning(void *ctx, const char *box, const char *msg);
 
-/* Box selection from --boxes SPEC, --pool P, --all; *out owned (free()). */
-int cli_select_boxes(cli_ctx *ctx, const char *spec, const char *pool, bool all,
-		     const conf_box ***out, size_t *n);
-
 /* Parses FLAG's value as whole seconds in [min, max] (base/parse.h); on bad
  * input prints "CMD: FLAG wants whole seconds from MIN to MAX, got 'V'" and
- * returns 2 (usage), else 0. */
+ * returns BG_EXIT_USAGE, else 0. */
 int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min, long max,
 		      int *out);
 
 /* Prints a help text for a command and returns `code`. */
 int cli_usage(const cli_cmd *cmd, FILE *to, int code);
 
-/* Thread-safe output of one prefixed line: "PREFIX: LINE\n" (prefix may be
- * NULL). The bytes of the line pass unchanged. */
+/* The one writer: everything boxgate prints goes through these, whole
+ * writes under one lock, so output of boxes running in parallel never
+ * interleaves. */
+/* "PREFIX: LINE\n" (prefix may be NULL); the bytes of the line pass unchanged. */
 void cli_print_line(FILE *to, const char *prefix, const char *line, size_t len);
-/* Prints one JSON object (cJSON, compact) as a line, thread-safe. */
+/* Formatted text, written as one piece. */
+void cli_printf(FILE *to, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Raw bytes, written as one piece (progress displays, gathered output). */
+void cli_write(FILE *to, const void *buf, size_t len);
+/* One JSON object (cJSON, compact) as a line on stdout. */
 struct cJSON;
 void cli_print_json(struct cJSON *obj);
+/* Whether to colour what goes to `to`: it is a terminal and NO_COLOR is unset. */
+bool cli_color(FILE *to);
 
 /* Folds box names into node sets: h1 h2 h3 h5 -> "h[1-3,5]". Owned. */
 char *cli_fold_names(const char *const *names, size_t n);

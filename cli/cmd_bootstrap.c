@@ -1,12 +1,11 @@
 /* boxgate bootstrap: install or refresh the agent on boxes. */
-#include <getopt.h>
 #include <stdlib.h>
 
 #include "base/exit.h"
+#include "base/fanout.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
 #include "gate/agent_install.h"
-#include "remote/fanout.h"
 
 static const char bootstrap_help[] =
 	"usage: boxgate bootstrap [--boxes SPEC | --pool POOL | --all] [--force]\n"
@@ -16,15 +15,27 @@ static const char bootstrap_help[] =
 	"the box with its cc. A box that already has this version is left alone unless\n"
 	"--force. 'boxgate run' does the same on demand.\n";
 
+struct boot_opts {
+	bool force;
+};
+
+static const cli_opt bootstrap_options[] = {
+	CLI_OPT_SELECT,
+	CLI_OPT_FLAG("force", struct boot_opts, force),
+	CLI_OPT_END,
+};
+
 struct boot {
+	const conf_box *const *boxes;
 	const gate_agent *agent;
 	bool force;
 	int *codes;
 };
 
-static void boot_box(void *arg, const conf_box *box, size_t i)
+static void boot_box(void *arg, size_t i)
 {
 	struct boot *b = arg;
+	const conf_box *box = b->boxes[i];
 	remote_connect_opts co = {.log = cli_log_warning};
 	remote_conn *c = NULL;
 	bg_err err = {0};
@@ -45,52 +56,25 @@ static void boot_box(void *arg, const conf_box *box, size_t i)
 	remote_close(c);
 }
 
-static int run_bootstrap(cli_ctx *ctx, int argc, char **argv)
+static int run_bootstrap(cli_ctx *ctx, void *opts, const cli_args *args)
 {
-	static const struct option opts[] = {
-		{"boxes", required_argument, NULL, 'B'}, {"pool", required_argument, NULL, 'P'},
-		{"all", no_argument, NULL, 'A'},         {"force", no_argument, NULL, 'f'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *spec = NULL, *pool = NULL;
-	bool all = false;
-	struct boot b = {0};
-	int c;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (c) {
-		case 'B': spec = optarg; break;
-		case 'P': pool = optarg; break;
-		case 'A': all = true; break;
-		case 'f': b.force = true; break;
-		default:
-			cli_error("bootstrap: unknown option '%s'", argv[optind - 1]);
-			return cli_usage(&cli_cmd_bootstrap, stderr, 2);
-		}
-	}
-	if (optind < argc && !spec)
-		spec = argv[optind];
-	const conf_box **boxes = NULL;
-	size_t n = 0;
-	int code = cli_select_boxes(ctx, spec, pool, all, &boxes, &n);
-	if (code)
-		return code;
+	const struct boot_opts *bo = opts;
+	size_t n = ctx->n_boxes;
+	struct boot b = {.boxes = ctx->boxes, .force = bo->force};
 	gate_agent agent;
 	bg_err err = {0};
+	int code = BG_EXIT_OK;
+	(void)args;
 	if (gate_agent_locate(&agent, &err) < 0) {
 		cli_error("%s", err.msg);
-		free(boxes);
-		return 1;
+		return BG_EXIT_FAIL;
 	}
 	b.agent = &agent;
 	b.codes = xcalloc(n, sizeof(int));
-	remote_fanout((const conf_box *const *)boxes, n, 0, boot_box, &b);
+	bg_fanout(n, 0, boot_box, &b);
 	for (size_t i = 0; i < n; i++)
-		if (b.codes[i] && (code == 0 || b.codes[i] == 3))
-			code = b.codes[i];
+		code = bg_exit_merge(code, b.codes[i]);
 	free(b.codes);
-	free(boxes);
 	gate_agent_release(&agent);
 	return code;
 }
@@ -99,5 +83,11 @@ const cli_cmd cli_cmd_bootstrap = {
 	.name = "bootstrap",
 	.summary = "install or refresh the watchdog agent on boxes",
 	.help = bootstrap_help,
+	.options = bootstrap_options,
+	.order = CLI_OPTIONS_FIRST,
+	.opts_size = sizeof(struct boot_opts),
+	.needs = CLI_NEEDS_BOXES,
+	.box_operand = CLI_BOX_FIRST_OPERAND,
+	.arity = CLI_ARGS_NONE,
 	.run = run_bootstrap,
 };

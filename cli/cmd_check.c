@@ -1,14 +1,14 @@
 /* boxgate check: is every box usable? reachable, host key, auth, python,
  * repo, GPUs — one row per box, all boxes probed at once. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/exit.h"
+#include "base/fanout.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
-#include "remote/fanout.h"
 #include "remote/hostfile.h"
 #include "remote/remote.h"
 #include "shim/shim.h"
@@ -42,8 +42,15 @@ struct probe {
 };
 
 struct check_job {
+	const conf_box *const *boxes;
 	struct probe *p;
 	bool accept_new;
+};
+
+static const cli_opt check_options[] = {
+	CLI_OPT_JSON,
+	CLI_OPT_ACCEPT_NEW,
+	CLI_OPT_END,
 };
 
 static char *probe_command(const conf_box *b)
@@ -80,9 +87,10 @@ static void field(const char *out, const char *key, char *dst, size_t n)
 	snprintf(dst, n, "?");
 }
 
-static void check_box(void *arg, const conf_box *box, size_t i)
+static void check_box(void *arg, size_t i)
 {
 	struct check_job *job = arg;
+	const conf_box *box = job->boxes[i];
 	struct probe *p = &job->p[i];
 	remote_connect_opts co = {.log = cli_log_warning, .accept_new = job->accept_new};
 	remote_conn *c = NULL;
@@ -102,7 +110,7 @@ static void check_box(void *arg, const conf_box *box, size_t i)
 		p->hostkey = rc == BG_EHOSTKEY ? remote_hostkey_detail_name(p->err.detail)
 					       : (rc == BG_EAUTH ? "ok" : "-");
 		p->auth = rc == BG_EAUTH ? "FAILED" : "-";
-		p->code = 3;
+		p->code = BG_EXIT_CONNECT;
 		return;
 	}
 	p->reach = local ? "local" : "yes";
@@ -111,7 +119,7 @@ static void check_box(void *arg, const conf_box *box, size_t i)
 	cmd = probe_command(box);
 	rc = remote_capture(c, cmd, 4096, box->connect_timeout_s * 1000 + 10000, &out, NULL, NULL, &p->err);
 	if (rc < 0) {
-		p->code = 1;
+		p->code = BG_EXIT_FAIL;
 		goto out;
 	}
 	field(out, "python", p->python, sizeof(p->python));
@@ -128,81 +136,59 @@ static void check_box(void *arg, const conf_box *box, size_t i)
 		snprintf(p->problem, sizeof(p->problem),
 			 "%s: no GPU found (nvidia-smi) and require_gpu = yes", box->name);
 	if (p->problem[0])
-		p->code = 1;
+		p->code = BG_EXIT_FAIL;
 out:
 	free(out);
 	free(cmd);
 	remote_close(c);
 }
 
-static int run_check(cli_ctx *ctx, int argc, char **argv)
+#define ROW "%-16s %-9s %-8s %-6s %-10s %-5s %s\n"
+
+static cJSON *probe_json(const struct probe *p)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"accept-new", no_argument, NULL, 'N'},
-		{NULL, 0, NULL, 0},
-	};
-	struct check_job job = {0};
-	bool json = false;
-	int c, code = 0;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		if (c == 'j')
-			json = true;
-		else if (c == 'N')
-			job.accept_new = true;
-		else {
-			cli_error("check: unknown option '%s'", argv[optind - 1]);
-			return cli_usage(&cli_cmd_check, stderr, 2);
-		}
-	}
-	strbuf spec = STRBUF_INIT;
-	for (int i = optind; i < argc; i++) {
-		if (spec.len)
-			strbuf_addch(&spec, ',');
-		strbuf_addstr(&spec, argv[i]);
-	}
-	const conf_box **boxes = NULL;
-	size_t n = 0;
-	code = cli_select_boxes(ctx, spec.len ? strbuf_str(&spec) : NULL, NULL, spec.len == 0, &boxes, &n);
-	strbuf_release(&spec);
-	if (code)
-		return code;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "box", p->box->name);
+	cJSON_AddStringToObject(o, "reachable", p->reach);
+	cJSON_AddStringToObject(o, "host_key", p->hostkey);
+	cJSON_AddStringToObject(o, "auth", p->auth);
+	cJSON_AddStringToObject(o, "python", p->python);
+	cJSON_AddStringToObject(o, "repo", p->repo);
+	cJSON_AddStringToObject(o, "gpus", p->gpus);
+	cJSON_AddBoolToObject(o, "ok", p->code == 0);
+	if (p->code)
+		cJSON_AddStringToObject(o, "error", p->problem[0] ? p->problem : p->err.msg);
+	return o;
+}
+
+static int run_check(cli_ctx *ctx, void *opts, const cli_args *args)
+{
+	(void)opts;
+	(void)args;
+	size_t n = ctx->n_boxes;
+	bool json = ctx->opt.json;
+	struct check_job job = {.boxes = ctx->boxes, .accept_new = ctx->opt.accept_new};
+	int code = BG_EXIT_OK;
 	job.p = xcalloc(n, sizeof(*job.p));
-	remote_fanout((const conf_box *const *)boxes, n, 0, check_box, &job);
+	bg_fanout(n, 0, check_box, &job);
 	if (!json)
-		printf("%-16s %-9s %-8s %-6s %-10s %-5s %s\n", "BOX", "REACHABLE", "HOSTKEY", "AUTH", "PYTHON",
-		       "REPO", "GPUS");
+		cli_printf(stdout, ROW, "BOX", "REACHABLE", "HOSTKEY", "AUTH", "PYTHON", "REPO", "GPUS");
 	for (size_t i = 0; i < n; i++) {
 		struct probe *p = &job.p[i];
 		if (json) {
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "box", p->box->name);
-			cJSON_AddStringToObject(o, "reachable", p->reach);
-			cJSON_AddStringToObject(o, "host_key", p->hostkey);
-			cJSON_AddStringToObject(o, "auth", p->auth);
-			cJSON_AddStringToObject(o, "python", p->python);
-			cJSON_AddStringToObject(o, "repo", p->repo);
-			cJSON_AddStringToObject(o, "gpus", p->gpus);
-			cJSON_AddBoolToObject(o, "ok", p->code == 0);
-			if (p->code)
-				cJSON_AddStringToObject(o, "error", p->problem[0] ? p->problem : p->err.msg);
+			cJSON *o = probe_json(p);
 			cli_print_json(o);
 			cJSON_Delete(o);
 		} else {
-			printf("%-16s %-9s %-8s %-6s %-10s %-5s %s\n", p->box->name, p->reach, p->hostkey, p->auth,
-			       p->python, p->repo, p->gpus);
+			cli_printf(stdout, ROW, p->box->name, p->reach, p->hostkey, p->auth, p->python, p->repo,
+				   p->gpus);
 		}
-		if (p->code == 3 || (p->code && code != 3))
-			code = p->code;
+		code = bg_exit_merge(code, p->code);
 	}
-	fflush(stdout);
 	for (size_t i = 0; i < n; i++)
 		if (job.p[i].code)
 			cli_error("%s", job.p[i].problem[0] ? job.p[i].problem : job.p[i].err.msg);
 	free(job.p);
-	free(boxes);
 	return code;
 }
 
@@ -210,5 +196,9 @@ const cli_cmd cli_cmd_check = {
 	.name = "check",
 	.summary = "probe boxes: reachable, host key, auth, python, repo, GPUs",
 	.help = check_help,
+	.options = check_options,
+	.order = CLI_OPTIONS_FIRST,
+	.needs = CLI_NEEDS_BOXES,
+	.box_operand = CLI_BOX_ALL_OPERANDS,
 	.run = run_check,
 };

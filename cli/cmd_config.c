@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/exit.h"
 #include "cli/cli.h"
 
 static const char config_help[] =
@@ -23,7 +24,7 @@ static const char config_help[] =
 static void print_line(void *ctx, const char *line)
 {
 	(void)ctx;
-	puts(line);
+	cli_print_line(stdout, NULL, line, strlen(line));
 }
 
 static cJSON *string_array(char *const *v, size_t n)
@@ -70,36 +71,37 @@ static void print_json(const conf *c)
 	cJSON *boxes = cJSON_AddArrayToObject(root, "boxes");
 	for (size_t i = 0; i < c->n_boxes; i++)
 		cJSON_AddItemToArray(boxes, box_json(&c->boxes[i]));
-	char *s = cJSON_PrintUnformatted(root);
-	if (s)
-		puts(s);
-	free(s);
+	cli_print_json(root);
 	cJSON_Delete(root);
 }
 
-static int run_config(cli_ctx *ctx, int argc, char **argv)
+static const cli_opt config_options[] = {
+	CLI_OPT_JSON,
+	CLI_OPT_END,
+};
+
+static int run_config(cli_ctx *ctx, void *opts, const cli_args *args)
 {
-	bool json = argc == 3 && strcmp(argv[2], "--json") == 0;
-	if ((argc != 2 && !json) || strcmp(argv[1], "check") != 0) {
+	(void)opts;
+	if (args->n != 1 || strcmp(args->v[0], "check") != 0) {
 		cli_error("config: expected 'boxgate config check [--json]'");
-		return cli_usage(&cli_cmd_config, stderr, 2);
+		return cli_usage(&cli_cmd_config, stderr, BG_EXIT_USAGE);
 	}
-	int code = cli_load_conf(ctx);
-	if (code)
-		return code;
-	if (json)
+	if (ctx->opt.json)
 		print_json(&ctx->conf);
 	else
 		conf_dump(&ctx->conf, print_line, NULL);
-	fprintf(stderr, "boxgate: configuration OK: %s (%zu boxes, %zu pools)\n",
-		ctx->conf.path ? ctx->conf.path : "no file, built-in defaults", ctx->conf.n_boxes,
-		ctx->conf.n_pools);
-	return 0;
+	cli_printf(stderr, "boxgate: configuration OK: %s (%zu boxes, %zu pools)\n",
+		   ctx->conf.path ? ctx->conf.path : "no file, built-in defaults", ctx->conf.n_boxes,
+		   ctx->conf.n_pools);
+	return BG_EXIT_OK;
 }
 
 const cli_cmd cli_cmd_config = {
 	.name = "config",
 	.summary = "check the configuration and print it resolved",
 	.help = config_help,
+	.options = config_options,
+	.needs = CLI_NEEDS_CONFIG,
 	.run = run_config,
 };

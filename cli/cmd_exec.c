@@ -1,15 +1,15 @@
 /* boxgate exec: one command on many boxes at once, output prefixed by box. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/exit.h"
+#include "base/fanout.h"
 #include "base/json.h"
 #include "base/lines.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
-#include "remote/fanout.h"
 #include "remote/remote.h"
 
 static const char exec_help[] =
@@ -56,8 +56,22 @@ struct box_run {
 	strbuf out; /* gathered stdout (-b) */
 };
 
+struct exec_opts {
+	int timeout_s;
+	bool gather;
+};
+
+static const cli_opt exec_options[] = {
+	CLI_OPT_SELECT,
+	CLI_OPT_SECONDS("timeout", struct exec_opts, timeout_s, 1, 7 * 86400),
+	{"gather", 'b', CLI_FLAG, false, offsetof(struct exec_opts, gather), 0, 0},
+	CLI_OPT_JSON,
+	CLI_OPT_ACCEPT_NEW,
+	CLI_OPT_END,
+};
+
 struct exec_job {
-	cli_ctx *ctx;
+	const conf_box *const *boxes;
 	char *cmdline;
 	int timeout_s;
 	bool gather, json, accept_new;
@@ -101,9 +115,10 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 	}
 }
 
-static void run_on_box(void *arg, const conf_box *box, size_t i)
+static void run_on_box(void *arg, size_t i)
 {
 	struct exec_job *job = arg;
+	const conf_box *box = job->boxes[i];
 	struct box_run *r = &job->runs[i];
 	remote_connect_opts co = {.log = cli_log_warning, .accept_new = job->accept_new};
 	remote_conn *c = NULL;
@@ -144,11 +159,10 @@ static void print_gathered(struct exec_job *job, size_t n)
 			names[k++] = b->box->name;
 		}
 		char *set = cli_fold_names(names, k);
-		printf("---------------\n%s (%zu)\n---------------\n", set, k);
-		fwrite(strbuf_str(&job->runs[i].out), 1, job->runs[i].out.len, stdout);
+		cli_printf(stdout, "---------------\n%s (%zu)\n---------------\n", set, k);
+		cli_write(stdout, strbuf_str(&job->runs[i].out), job->runs[i].out.len);
 		free(set);
 	}
-	fflush(stdout);
 	free(done);
 	free(names);
 }
@@ -157,42 +171,42 @@ static void print_gathered(struct exec_job *job, size_t n)
 static int summarise(struct exec_job *job, size_t n)
 {
 	size_t failed = 0;
-	int code = 0;
+	int code = BG_EXIT_OK;
 	strbuf sum = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++) {
 		struct box_run *r = &job->runs[i];
 		char how[128];
-		int box_code = 0;
+		int box_code = BG_EXIT_OK;
 		if (r->rc < 0 && r->st.how == REMOTE_LOST) {
 			snprintf(how, sizeof(how), "connection lost");
-			box_code = 3;
+			box_code = BG_EXIT_CONNECT;
 			cli_error("%s", r->err.msg);
 		} else if (r->rc == 0 && r->st.how == REMOTE_LOST) {
 			/* The channel closed cleanly but no status came with it. */
 			snprintf(how, sizeof(how), "no exit status: the channel closed before the command "
 				 "ended; it may still run on the box");
-			box_code = 3;
+			box_code = BG_EXIT_CONNECT;
 		} else if (r->rc < 0 && r->rc != BG_ETIMEOUT) {
 			snprintf(how, sizeof(how), "%s error", failure_kind(r->rc));
-			box_code = 3;
+			box_code = BG_EXIT_CONNECT;
 			cli_error("%s", r->err.msg);
 		} else if (r->rc == BG_ETIMEOUT || r->st.how == REMOTE_TIMEDOUT) {
 			snprintf(how, sizeof(how), "timed out after %d s", job->timeout_s);
-			box_code = 124;
+			box_code = BG_EXIT_TIMEOUT;
 		} else if (r->st.how == REMOTE_EXITED && r->st.code == 0) {
 			;
 		} else {
 			remote_status_describe(&r->st, how, sizeof(how));
-			box_code = 1;
+			box_code = BG_EXIT_FAIL;
 		}
 		if (job->json) {
 			cJSON *o = cJSON_CreateObject();
 			cJSON_AddStringToObject(o, "box", r->box->name);
-			if (r->rc < 0 && box_code == 3) {
+			if (r->rc < 0 && box_code == BG_EXIT_CONNECT) {
 				cJSON_AddStringToObject(o, "event", "error");
 				cJSON_AddStringToObject(o, "kind", failure_kind(r->rc));
 				cJSON_AddStringToObject(o, "error", r->err.msg);
-			} else if (box_code == 124) {
+			} else if (box_code == BG_EXIT_TIMEOUT) {
 				cJSON_AddStringToObject(o, "event", "timeout");
 			} else if (r->st.how == REMOTE_SIGNALED) {
 				cJSON_AddStringToObject(o, "event", "signal");
@@ -209,8 +223,7 @@ static int summarise(struct exec_job *job, size_t n)
 		}
 		if (!box_code)
 			continue;
-		if (box_code == 3 || (code != 3 && box_code == 124) || code == 0)
-			code = box_code;
+		code = bg_exit_merge(code, box_code);
 		strbuf_addf(&sum, "%s%s (%s)", failed ? ", " : "", r->box->name, how);
 		failed++;
 	}
@@ -220,64 +233,33 @@ static int summarise(struct exec_job *job, size_t n)
 	return code;
 }
 
-static int run_exec(cli_ctx *ctx, int argc, char **argv)
+static int run_exec(cli_ctx *ctx, void *opts, const cli_args *args)
 {
-	static const struct option opts[] = {
-		{"boxes", required_argument, NULL, 'B'}, {"pool", required_argument, NULL, 'P'},
-		{"all", no_argument, NULL, 'A'},         {"timeout", required_argument, NULL, 't'},
-		{"gather", no_argument, NULL, 'b'},      {"json", no_argument, NULL, 'j'},
-		{"accept-new", no_argument, NULL, 'N'},  {NULL, 0, NULL, 0},
+	const struct exec_opts *eo = opts;
+	struct exec_job job = {
+		.boxes = ctx->boxes,
+		.timeout_s = eo->timeout_s,
+		.gather = eo->gather,
+		.json = ctx->opt.json,
+		.accept_new = ctx->opt.accept_new,
 	};
-	struct exec_job job = {.ctx = ctx};
-	const char *spec = NULL, *pool = NULL;
-	bool all = false;
-	const conf_box **boxes = NULL;
-	size_t n = 0;
-	int c, code;
-
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+b", opts, NULL)) != -1) {
-		switch (c) {
-		case 'B': spec = optarg; break;
-		case 'P': pool = optarg; break;
-		case 'A': all = true; break;
-		case 'b': job.gather = true; break;
-		case 'j': job.json = true; break;
-		case 'N': job.accept_new = true; break;
-		case 't':
-			if (cli_parse_seconds("exec", "--timeout", optarg, 1, 7 * 86400, &job.timeout_s))
-				return 2;
-			break;
-		default:
-			cli_error("exec: unknown option '%s'", argv[optind - 1]);
-			return cli_usage(&cli_cmd_exec, stderr, 2);
-		}
-	}
-	if (optind >= argc) {
-		cli_error("exec: no command given (boxgate exec --all -- CMD ARGS...)");
-		return 2;
-	}
-	code = cli_select_boxes(ctx, spec, pool, all, &boxes, &n);
-	if (code)
-		return code;
+	size_t n = ctx->n_boxes;
 	strbuf cmd = STRBUF_INIT;
-	for (int i = optind; i < argc; i++) {
-		if (i > optind)
+	for (size_t i = 0; i < args->n; i++) {
+		if (i)
 			strbuf_addch(&cmd, ' ');
-		strbuf_addstr(&cmd, argv[i]);
+		strbuf_addstr(&cmd, args->v[i]);
 	}
 	job.cmdline = strbuf_detach(&cmd);
 	job.runs = xcalloc(n, sizeof(*job.runs));
-	remote_fanout((const conf_box *const *)boxes, n, 0, run_on_box, &job);
+	bg_fanout(n, 0, run_on_box, &job);
 	if (job.gather)
 		print_gathered(&job, n);
-	code = summarise(&job, n);
+	int code = summarise(&job, n);
 	for (size_t i = 0; i < n; i++)
 		strbuf_release(&job.runs[i].out);
 	free(job.runs);
 	free(job.cmdline);
-	free(boxes);
 	return code;
 }
 
@@ -285,5 +267,11 @@ const cli_cmd cli_cmd_exec = {
 	.name = "exec",
 	.summary = "run a command on many boxes at once",
 	.help = exec_help,
+	.options = exec_options,
+	.order = CLI_OPTIONS_FIRST,
+	.opts_size = sizeof(struct exec_opts),
+	.needs = CLI_NEEDS_BOXES,
+	.arity = CLI_ARGS_REQUIRED,
+	.args_missing = "no command given (boxgate exec --all -- CMD ARGS...)",
 	.run = run_exec,
 };

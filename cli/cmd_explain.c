@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/exit.h"
 #include "base/xmalloc.h"
 #include "cli/gate_args.h"
 #include "shim/shim.h"
@@ -25,10 +26,10 @@ static const char *route_name(shim_route r)
 	return "?";
 }
 
-static int run_explain(cli_ctx *ctx, int argc, char **argv)
+static int run_explain(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	gate_args ga;
-	int code = gate_args_parse(ctx, &cli_cmd_explain, argc, argv, &ga);
+	int code = gate_args_parse(ctx, &cli_cmd_explain, opts, args, &ga);
 	if (code) {
 		gate_args_release(&ga);
 		return code;
@@ -51,39 +52,40 @@ static int run_explain(cli_ctx *ctx, int argc, char **argv)
 		ga.spec.gpus = gpus = n ? xstrndup(ga.box->gpus, n) : NULL;
 	}
 	ga.spec.agent = agent;
-	printf("box:     %s (%s, defined at %s:%d)\n", ga.box->name,
+	cli_printf(stdout, "box:     %s (%s, defined at %s:%d)\n", ga.box->name,
 	       ga.box->transport == CONF_TRANSPORT_LOCAL ? "local" : ga.box->hostname, ga.box->file,
 	       ga.box->line);
-	printf("gate:    %s (in %s)\n", ga.entry, ga.box->repo ? ga.box->repo : ".");
-	printf("slot:    %s%s\n", ga.spec.gpus ? "GPU " : "CPU",
+	cli_printf(stdout, "gate:    %s (in %s)\n", ga.entry, ga.box->repo ? ga.box->repo : ".");
+	cli_printf(stdout, "slot:    %s%s\n", ga.spec.gpus ? "GPU " : "CPU",
 	       ga.spec.gpus ? ga.spec.gpus
 			    : (ga.box->transport == CONF_TRANSPORT_LOCAL ? " (GPU 0 if this machine has one)" : ""));
-	printf("timeout: %d s (grace %d s, heartbeat %d s)\n", ga.spec.timeout_s, ga.spec.grace_s,
+	cli_printf(stdout, "timeout: %d s (grace %d s, heartbeat %d s)\n", ga.spec.timeout_s, ga.spec.grace_s,
 	       ga.spec.heartbeat_s);
-	printf("arguments:\n");
+	cli_printf(stdout, "arguments:\n");
 	for (size_t i = 0; i < ga.shim.n_words; i++) {
 		const shim_word *w = &ga.shim.words[i];
 		if (w->route == SHIM_ENV && w->rule)
-			printf("  %-24s -> env %s   (%s:%d)\n", w->arg, w->env, w->rule->file, w->rule->line);
+			cli_printf(stdout, "  %-24s -> env %s   (%s:%d)\n", w->arg, w->env, w->rule->file, w->rule->line);
 		else if (w->route == SHIM_ENV)
-			printf("  %-24s -> env %s\n", w->arg, w->env ? w->env : "");
+			cli_printf(stdout, "  %-24s -> env %s\n", w->arg, w->env ? w->env : "");
 		else
-			printf("  %-24s -> %s\n", w->arg, route_name(w->route));
+			cli_printf(stdout, "  %-24s -> %s\n", w->arg, route_name(w->route));
 	}
 	char *cmd = gate_command_line(&ga.spec);
-	printf("remote command:\n  %s\n", cmd);
-	printf("agent stdin: 'nonce <random hex>' (new each run; the agent frames its own lines with it),\n"
+	cli_printf(stdout, "remote command:\n  %s\n", cmd);
+	cli_printf(stdout, "agent stdin: 'nonce <random hex>' (new each run; the agent frames its own lines with it),\n"
 	       "  then 'hb' every %d s\n", GATE_HEARTBEAT_MS / 1000);
 	free(cmd);
 	free(agent);
 	free(gpus);
 	gate_args_release(&ga);
-	return 0;
+	return BG_EXIT_OK;
 }
 
 const cli_cmd cli_cmd_explain = {
 	.name = "explain",
 	.summary = "show the exact remote command of a run, and which flag went where",
 	.help = explain_help,
+	GATE_CMD_SYNTAX,
 	.run = run_explain,
 };

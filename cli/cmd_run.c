@@ -63,7 +63,7 @@ static void on_signal(int sig)
 
 struct run_view {
 	const gate_args *ga;
-	bool color;
+	bool color_out, color_err; /* per stream: the bold result line, the verdict */
 };
 
 static void print_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
@@ -81,7 +81,7 @@ static void print_line(void *arg, remote_stream s, const char *line, size_t len,
 		return;
 	}
 	bool result = s == REMOTE_STDOUT && gate_is_result_line(line, len);
-	if (result && v->color) {
+	if (result && v->color_out) {
 		strbuf b = STRBUF_INIT;
 		strbuf_addstr(&b, "\033[1m");
 		strbuf_add(&b, line, len);
@@ -118,18 +118,17 @@ static void print_result(void *arg, const gate_result *r)
 		cJSON_Delete(o);
 		return;
 	}
-	const char *col = "";
-	if (v->color)
+	const char *col = "", *end = v->color_err ? "\033[0m" : "";
+	if (v->color_err)
 		col = r->verdict == VERDICT_PASS_GATE ? "\033[1;32m" : "\033[1;31m";
 	if (r->base.present && r->verdict != VERDICT_INVALID)
-		fprintf(stderr, "boxgate: %s%s%s  slowCTA %.3f us (baseline %.3f us, ratio %.3f)  wall %.3f us  sumCTA %.3f us  cos %.5f%s%s\n",
-			col, gate_verdict_name(r->verdict), v->color ? "\033[0m" : "", r->cand.slowCTA_us,
+		cli_printf(stderr, "boxgate: %s%s%s  slowCTA %.3f us (baseline %.3f us, ratio %.3f)  wall %.3f us  sumCTA %.3f us  cos %.5f%s%s\n",
+			col, gate_verdict_name(r->verdict), end, r->cand.slowCTA_us,
 			r->base.slowCTA_us, r->base.slowCTA_us / r->cand.slowCTA_us, r->cand.wall_us,
 			r->cand.sumCTA_us, r->cand.cos, r->problems[0] ? "  -- " : "", r->problems);
 	else
-		fprintf(stderr, "boxgate: %s%s%s%s%s\n", col, gate_verdict_name(r->verdict),
-			v->color ? "\033[0m" : "", r->problems[0] ? ": " : "", r->problems);
-	fflush(stderr);
+		cli_printf(stderr, "boxgate: %s%s%s%s%s\n", col, gate_verdict_name(r->verdict), end,
+			   r->problems[0] ? ": " : "", r->problems);
 }
 
 /* The slot when --gpu is not given. */
@@ -153,7 +152,7 @@ static char *default_gpus(remote_conn *c, const gate_args *ga)
 	return gpus;
 }
 
-static int run_run(cli_ctx *ctx, int argc, char **argv)
+static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	gate_args ga;
 	remote_conn *c = NULL;
@@ -162,7 +161,7 @@ static int run_run(cli_ctx *ctx, int argc, char **argv)
 	gate_outcome out = {0};
 	bg_err err = {0};
 	char why[700];
-	int code = gate_args_parse(ctx, &cli_cmd_run, argc, argv, &ga);
+	int code = gate_args_parse(ctx, &cli_cmd_run, opts, args, &ga);
 	if (code)
 		goto out;
 
@@ -182,14 +181,14 @@ static int run_run(cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (how == AGENT_UPLOADED || how == AGENT_COMPILED)
-		fprintf(stderr, "boxgate: %s: agent %s\n", ga.box->name, gate_agent_how_name(how));
+		cli_printf(stderr, "boxgate: %s: agent %s\n", ga.box->name, gate_agent_how_name(how));
 	if (!ga.spec.gpus)
 		ga.spec.gpus = gpus = default_gpus(c, &ga);
 	ga.spec.agent = agent;
 	cmdline = gate_command_line(&ga.spec);
 	gate_policy policy = GATE_POLICY_DEFAULT;
 	policy.bar = ga.bar; /* 0 without --bar */
-	struct run_view view = {&ga, ctx->color && !ga.json};
+	struct run_view view = {&ga, !ga.json && cli_color(stdout), !ga.json && cli_color(stderr)};
 	gate_callbacks cb = {print_line, print_result, &view};
 	rc = gate_run(c, cmdline, &policy, &cb, &stop_requested, &out, &err);
 	if (rc < 0)
@@ -212,5 +211,6 @@ const cli_cmd cli_cmd_run = {
 	.name = "run",
 	.summary = "run a gate on a box under the watchdog agent",
 	.help = run_help,
+	GATE_CMD_SYNTAX,
 	.run = run_run,
 };

@@ -1,11 +1,13 @@
-/* What every subcommand shares: the command table lookup, loading the
- * configuration once, box selection, usage output. */
+/* What every subcommand shares: the command table lookup, parsing a command
+ * line against its entry, loading the configuration once, box selection,
+ * usage output, the verifier lookup and trace that sync/ is handed. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/exit.h"
 #include "base/parse.h"
+#include "base/strbuf.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
@@ -16,10 +18,10 @@ int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min
 	long n;
 	if (!bg_parse_seconds(v, min, max, &n)) {
 		cli_error("%s: %s wants whole seconds from %ld to %ld, got '%s'", cmd, flag, min, max, v);
-		return 2;
+		return BG_EXIT_USAGE;
 	}
 	*out = (int)n;
-	return 0;
+	return BG_EXIT_OK;
 }
 
 const cli_cmd *cli_find(const char *name)
@@ -40,7 +42,7 @@ int cli_load_conf(cli_ctx *ctx)
 {
 	bg_err err = {0};
 	if (ctx->conf_loaded)
-		return 0;
+		return BG_EXIT_OK;
 	/* conf/ reads no environment: what it may use is handed over here. */
 	conf_env env = {getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),
 			getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL};
@@ -50,43 +52,134 @@ int cli_load_conf(cli_ctx *ctx)
 		return bg_exit_code(rc);
 	}
 	ctx->conf_loaded = true;
-	return 0;
+	return BG_EXIT_OK;
 }
 
-int cli_select_boxes(cli_ctx *ctx, const char *spec, const char *pool, bool all,
-		     const conf_box ***out, size_t *n)
+/* Drops the first operand (it named the boxes). */
+static const char *take_first(cli_args *args)
+{
+	const char *first = args->v[0];
+	memmove(args->v, args->v + 1, args->n * sizeof(*args->v)); /* the NULL moves too */
+	args->n--;
+	if (args->n_before_dash)
+		args->n_before_dash--;
+	return first;
+}
+
+/* Box selection: --boxes, --pool and --all exclude each other; a command
+ * may take its boxes from operands instead. */
+static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
+{
+	cli_common *o = &ctx->opt;
+	int flags = (o->boxes != NULL) + (o->pool != NULL) + o->all;
+	if (flags > 1) {
+		cli_error("%s: %s: choose one way to select boxes", cmd->name,
+			  o->all ? (o->boxes ? "--all and --boxes" : "--all and --pool") : "--pool and --boxes");
+		return BG_EXIT_USAGE;
+	}
+	switch (cmd->box_operand) {
+	case CLI_BOX_FLAGS_ONLY: return BG_EXIT_OK;
+	case CLI_BOX_FIRST_REQUIRED:
+		if (!flags && !args->n) {
+			cli_error("%s: no box given (boxgate %s BOX PATH...)", cmd->name, cmd->name);
+			return BG_EXIT_USAGE;
+		}
+		/* fall through */
+	case CLI_BOX_FIRST_OPERAND:
+		if (!flags && args->n)
+			o->boxes = take_first(args);
+		return BG_EXIT_OK;
+	case CLI_BOX_ALL_OPERANDS:
+		if (args->n) {
+			strbuf spec = STRBUF_INIT;
+			for (size_t i = 0; i < args->n; i++) {
+				if (spec.len)
+					strbuf_addch(&spec, ',');
+				strbuf_addstr(&spec, args->v[i]);
+			}
+			ctx->spec_owned = strbuf_detach(&spec);
+			o->boxes = ctx->spec_owned;
+			args->n = args->n_before_dash = 0;
+			args->v[0] = NULL;
+		} else {
+			o->all = true;
+		}
+		return BG_EXIT_OK;
+	case CLI_BOX_BEFORE_DASH:
+		if (args->n_before_dash == 0) {
+			cli_error("%s: which box? (boxgate %s BOX -- GATE ARGS...)", cmd->name, cmd->name);
+			return BG_EXIT_USAGE;
+		}
+		if (args->n_before_dash > 1) {
+			cli_error("%s: put '--' before the gate's arguments (boxgate %s %s -- %s ...)", cmd->name,
+				  cmd->name, args->v[0], args->v[1]);
+			return BG_EXIT_USAGE;
+		}
+		o->boxes = take_first(args);
+		return BG_EXIT_OK;
+	}
+	return BG_EXIT_OK;
+}
+
+int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, char **argv,
+		      cli_args *args)
+{
+	static const cli_opt none[] = {CLI_OPT_END};
+	int code = cli_parse_options(cmd->name, cmd->options ? cmd->options : none, cmd->order,
+				     cmd->unknown_hint, &ctx->opt, opts, argc, argv, args);
+	if (code)
+		return args->show_usage ? cli_usage(cmd, stderr, code) : code;
+	if ((code = take_box_operand(cmd, ctx, args)))
+		return code;
+	if (cmd->arity == CLI_ARGS_REQUIRED && !args->n) {
+		cli_error("%s: %s", cmd->name, cmd->args_missing);
+		return BG_EXIT_USAGE;
+	}
+	if (cmd->arity == CLI_ARGS_NONE && args->n) {
+		cli_error("%s: unexpected argument '%s'", cmd->name, args->v[0]);
+		return cli_usage(cmd, stderr, BG_EXIT_USAGE);
+	}
+	return BG_EXIT_OK;
+}
+
+static int select_boxes(cli_ctx *ctx)
 {
 	bg_err err = {0};
-	char *pool_spec = NULL;
-	int rc = cli_load_conf(ctx);
-	if (rc)
-		return rc;
-	if (pool) {
-		pool_spec = xasprintf("@%s", pool);
-		spec = pool_spec;
-	}
-	if (!spec && !all) {
+	const cli_common *o = &ctx->opt;
+	char *pool_spec = o->pool ? xasprintf("@%s", o->pool) : NULL;
+	const char *spec = pool_spec ? pool_spec : o->boxes;
+	if (!spec && !o->all) {
 		cli_error("no boxes selected: use --boxes NAMES, --pool POOL or --all");
-		return 2;
+		return BG_EXIT_USAGE;
 	}
-	rc = conf_select(&ctx->conf, spec, all && !spec, out, n, &err);
+	int rc = conf_select(&ctx->conf, spec, !spec, &ctx->boxes, &ctx->n_boxes, &err);
 	free(pool_spec);
 	if (rc < 0) {
 		cli_error("%s", err.msg);
 		return bg_exit_code(rc);
 	}
-	if (*n == 0) {
-		free(*out);
-		*out = NULL;
+	if (ctx->n_boxes == 0) {
+		free(ctx->boxes);
+		ctx->boxes = NULL;
 		cli_error("the selection matched no box");
-		return 2;
+		return BG_EXIT_USAGE;
 	}
-	return 0;
+	return BG_EXIT_OK;
+}
+
+int cli_satisfy_needs(const cli_cmd *cmd, cli_ctx *ctx)
+{
+	int code = BG_EXIT_OK;
+	if (cmd->needs & (CLI_NEEDS_CONFIG | CLI_NEEDS_BOXES))
+		code = cli_load_conf(ctx);
+	if (!code && (cmd->needs & CLI_NEEDS_BOXES))
+		code = select_boxes(ctx);
+	return code;
 }
 
 int cli_usage(const cli_cmd *cmd, FILE *to, int code)
 {
-	fputs(cmd->help, to);
+	cli_write(to, cmd->help, strlen(cmd->help));
 	return code;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/exit.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
@@ -29,7 +30,7 @@ static int timeout_from_shim(const cli_cmd *cmd, const shim_result *r, int *out)
 		if (code)
 			return code;
 	}
-	return 0;
+	return BG_EXIT_OK;
 }
 
 /* --bar: a plain decimal ratio in (0, GATE_BAR_MAX]; no sign, blank, exponent, hex, inf or nan. */
@@ -56,118 +57,75 @@ static int check_gpus(const cli_cmd *cmd, gate_args *ga)
 	const conf_box *b = ga->box;
 	if (!bg_gpus_parse(ga->gpu_opt, want, &why)) {
 		cli_error("%s: --gpu wants GPU indices such as 3, 0,1 or 2-3, got '%s': %s", cmd->name, ga->gpu_opt, why);
-		return 2;
+		return BG_EXIT_USAGE;
 	}
 	if (b->gpus) {
 		if (!bg_gpus_parse(b->gpus, have, &why)) {
 			cli_error("%s: box %s: bad gpus '%s': %s", cmd->name, b->name, b->gpus, why);
-			return 2;
+			return BG_EXIT_USAGE;
 		}
 		for (int g = 0; g < BG_MAX_GPUS; g++)
 			if (want[g] && !have[g]) {
 				cli_error("%s: --gpu %s: GPU %d is not one of box %s's gpus (%s)", cmd->name, ga->gpu_opt, g,
 					  b->name, b->gpus);
-				return 2;
+				return BG_EXIT_USAGE;
 			}
 	} else if (b->transport != CONF_TRANSPORT_LOCAL) {
 		cli_error("%s: --gpu %s: box %s lists no gpus (set gpus = ... under [box %s] in %s)", cmd->name,
 			  ga->gpu_opt, b->name, b->name, b->file);
-		return 2;
+		return BG_EXIT_USAGE;
 	}
 	strbuf s = STRBUF_INIT;
 	for (int g = 0; g < BG_MAX_GPUS; g++)
 		if (want[g])
 			strbuf_addf(&s, "%s%d", s.len ? "," : "", g);
 	ga->gpus = strbuf_detach(&s);
-	return 0;
+	return BG_EXIT_OK;
 }
 
-/* The value of option `opt` at argv[*i] ("--opt V" or "--opt=V"), or NULL
- * when argv[*i] is not that option; *i is advanced past what was used. */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt, bool *missing)
-{
-	size_t n = strlen(opt);
-	const char *a = argv[*i];
-	if (strncmp(a, opt, n) != 0)
-		return NULL;
-	if (a[n] == '=') {
-		(*i)++;
-		return a + n + 1;
-	}
-	if (a[n] != '\0')
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = true;
-		return NULL;
-	}
-	*i += 2;
-	return argv[*i - 1];
-}
+const cli_opt gate_options[] = {
+	CLI_OPT_STRING("gpu", gate_opts, gpu),
+	CLI_OPT_SECONDS("timeout", gate_opts, timeout_s, 0, SECONDS_MAX),
+	CLI_OPT_STRING("bar", gate_opts, bar),
+	CLI_OPT_JSON,
+	CLI_OPT_END,
+};
 
-int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gate_args *ga)
+int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, const cli_args *args,
+		    gate_args *ga)
 {
 	bg_err err = {0};
-	const char *name = NULL, *v;
-	int i = 1, code;
+	int code;
 
 	memset(ga, 0, sizeof(*ga));
-	/* BOX and boxgate's options, in any order, up to "--"; the gate's after it. */
-	while (i < argc && strcmp(argv[i], "--") != 0) {
-		bool missing = false;
-		if (argv[i][0] != '-') {
-			if (name) {
-				cli_error("%s: put '--' before the gate's arguments (boxgate %s %s -- %s ...)",
-					  cmd->name, cmd->name, name, argv[i]);
-				return 2;
-			}
-			name = argv[i++];
-		} else if ((v = opt_value(argc, argv, &i, "--gpu", &missing))) {
-			ga->gpu_opt = v;
-		} else if ((v = opt_value(argc, argv, &i, "--timeout", &missing))) {
-			if ((code = cli_parse_seconds(cmd->name, "--timeout", v, 0, SECONDS_MAX, &ga->timeout_s)))
-				return code;
-		} else if ((v = opt_value(argc, argv, &i, "--bar", &missing))) {
-			if (!parse_bar(v, &ga->bar)) {
-				cli_error("%s: --bar wants a positive ratio such as 1.2 (at most %g), got '%s'", cmd->name,
-					  GATE_BAR_MAX, v);
-				return 2;
-			}
-		} else if (strcmp(argv[i], "--json") == 0) {
-			ga->json = true;
-			i++;
-		} else {
-			cli_error("%s: %s '%s' (gate flags go after '--')", cmd->name,
-				  missing ? "missing value for" : "unknown option", argv[i]);
-			return cli_usage(cmd, stderr, 2);
-		}
+	if (opts->bar && !parse_bar(opts->bar, &ga->bar)) {
+		cli_error("%s: --bar wants a positive ratio such as 1.2 (at most %g), got '%s'", cmd->name,
+			  GATE_BAR_MAX, opts->bar);
+		return BG_EXIT_USAGE;
 	}
-	if (!name) {
-		cli_error("%s: which box? (boxgate %s BOX -- GATE ARGS...)", cmd->name, cmd->name);
-		return 2;
-	}
-	int first = i < argc ? i + 1 : i; /* the gate's first argument */
-	if ((code = cli_load_conf(ctx)))
-		return code;
+	const char *name = ctx->opt.boxes; /* BOX, taken by the driver */
+	ga->gpu_opt = opts->gpu;
+	ga->timeout_s = opts->timeout_s;
+	ga->json = ctx->opt.json;
 	ga->box = conf_find_box(&ctx->conf, name);
 	if (!ga->box) {
 		const conf_box **sel = NULL;
 		size_t n = 0;
 		if (conf_select(&ctx->conf, name, false, &sel, &n, &err) < 0) {
 			cli_error("%s", err.msg);
-			return 2;
+			return BG_EXIT_USAGE;
 		}
 		free(sel);
 		cli_error("%s: '%s' names several boxes; run takes one", cmd->name, name);
-		return 2;
+		return BG_EXIT_USAGE;
 	}
-	if (shim_translate(&ga->box->rules, (const char *const *)argv + first, (size_t)(argc - first), &ga->shim,
-			   &err) < 0) {
+	if (shim_translate(&ga->box->rules, (const char *const *)args->v, args->n, &ga->shim, &err) < 0) {
 		cli_error("%s", err.msg);
-		return 2;
+		return BG_EXIT_USAGE;
 	}
 	if (gate_agent_locate(&ga->agent, &err) < 0) {
 		cli_error("%s", err.msg);
-		return 1;
+		return BG_EXIT_FAIL;
 	}
 	if (ga->box->gate)
 		ga->entry = xstrdup(ga->box->gate);
@@ -176,7 +134,7 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gat
 	else {
 		cli_error("%s: box %s has no gate (set gate = PATH under [box %s] in %s)", cmd->name,
 			  ga->box->name, ga->box->name, ga->box->file);
-		return 2;
+		return BG_EXIT_USAGE;
 	}
 	if (ga->gpu_opt && (code = check_gpus(cmd, ga)))
 		return code;
@@ -203,7 +161,7 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gat
 		.require_gpu = ga->box->gpu_policy == CONF_GPU_REQUIRED,
 		.tag = ga->tag,
 	};
-	return 0;
+	return BG_EXIT_OK;
 }
 
 void gate_args_release(gate_args *ga)

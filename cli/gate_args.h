@@ -7,6 +7,20 @@
 #include "gate/agent_install.h"
 #include "gate/run.h"
 
+/* The options run and explain share (their table is gate_options). */
+typedef struct gate_opts {
+	const char *gpu; /* --gpu LIST */
+	const char *bar; /* --bar R */
+	int timeout_s;   /* --timeout S */
+} gate_opts;
+
+extern const cli_opt gate_options[];
+
+/* The command line run and explain share: BOX [options] -- GATE ARGS. */
+#define GATE_CMD_SYNTAX                                                                    \
+	.options = gate_options, .opts_size = sizeof(gate_opts), .needs = CLI_NEEDS_CONFIG, \
+	.box_operand = CLI_BOX_BEFORE_DASH, .unknown_hint = " (gate flags go after '--')"
+
 typedef struct gate_args {
 	const conf_box *box;
 	const char *gpu_opt; /* --gpu, as given */
@@ -21,9 +35,12 @@ typedef struct gate_args {
 	gate_spec spec;
 } gate_args;
 
-/* Parses and translates; prints errors and returns an exit code (0 = ok).
- * Nothing connects: a refused flag is reported before any network use. */
-int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, int argc, char **argv, gate_args *ga);
+/* Resolves BOX (ctx->opt.boxes, the configuration loaded) and translates the
+ * gate's arguments (args: the words after "--"); prints errors and returns an
+ * exit code (0 = ok). Nothing connects: a refused flag is reported before any
+ * network use. */
+int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, const cli_args *args,
+		    gate_args *ga);
 void gate_args_release(gate_args *ga);
 
 #endif

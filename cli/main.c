@@ -4,6 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/exit.h"
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
 #include "cli/cli.h"
 #include "remote/remote.h"
 
@@ -22,35 +25,37 @@ static const char main_usage[] =
 
 static int print_main_help(FILE *to, int code)
 {
-	fputs(main_usage, to);
-	fputs("\nboxgate runs faithful per-task latency gates on exclusive GPU boxes over SSH.\n\n"
-	      "Commands:\n",
-	      to);
+	strbuf s = STRBUF_INIT;
+	strbuf_addstr(&s, main_usage);
+	strbuf_addstr(&s, "\nboxgate runs faithful per-task latency gates on exclusive GPU boxes over SSH.\n\n"
+	      "Commands:\n");
 	for (size_t i = 0; cli_commands[i]; i++)
-		fprintf(to, "  %-10s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
-	fputs("\nGlobal options:\n"
+		strbuf_addf(&s, "  %-10s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
+	strbuf_addstr(&s, "\nGlobal options:\n"
 	      "  --config FILE  configuration file (else $BOXGATE_CONFIG, ./boxgate.ini,\n"
 	      "                 $XDG_CONFIG_HOME/boxgate/config.ini, ~/.config/boxgate/config.ini)\n"
 	      "  --version      print the version\n\n"
 	      "Exit codes: 0 success/PASS_GATE, 1 a command or gate failed/BELOW_BAR, 2 usage or\n"
 	      "configuration error, 3 connection/authentication/host-key failure, 4 verify failed\n"
 	      "(box left as it was), 124 TIMEOUT_HANG, 125 INVALID.\n"
-	      "'boxgate help COMMAND' describes one command.\n",
-	      to);
+	      "'boxgate help COMMAND' describes one command.\n");
+	cli_write(to, s.buf, s.len);
+	strbuf_release(&s);
 	return code;
 }
 
-static int run_help(cli_ctx *ctx, int argc, char **argv)
+static int run_help(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	(void)ctx;
-	if (argc < 2)
-		return print_main_help(stdout, 0);
-	const cli_cmd *cmd = cli_find(argv[1]);
+	(void)opts;
+	if (!args->n)
+		return print_main_help(stdout, BG_EXIT_OK);
+	const cli_cmd *cmd = cli_find(args->v[0]);
 	if (!cmd) {
-		cli_error("unknown command '%s' (see 'boxgate help')", argv[1]);
-		return 2;
+		cli_error("unknown command '%s' (see 'boxgate help')", args->v[0]);
+		return BG_EXIT_USAGE;
 	}
-	return cli_usage(cmd, stdout, 0);
+	return cli_usage(cmd, stdout, BG_EXIT_OK);
 }
 
 const cli_cmd cli_cmd_help = {
@@ -60,6 +65,21 @@ const cli_cmd cli_cmd_help = {
 	.run = run_help,
 };
 
+/* Parses the command's options, satisfies its needs, runs it. */
+static int run_command(const cli_cmd *cmd, cli_ctx *ctx, int argc, char **argv)
+{
+	cli_args args = {0};
+	void *opts = xcalloc(1, cmd->opts_size ? cmd->opts_size : 1);
+	int code = cli_parse_command(cmd, ctx, opts, argc, argv, &args);
+	if (!code)
+		code = cli_satisfy_needs(cmd, ctx);
+	if (!code)
+		code = cmd->run(ctx, opts, &args);
+	free(args.v);
+	free(opts);
+	return code;
+}
+
 int main(int argc, char **argv)
 {
 	cli_ctx ctx = {.argv0 = argv[0]};
@@ -67,38 +87,39 @@ int main(int argc, char **argv)
 	int i = 1;
 
 	signal(SIGPIPE, SIG_IGN);
-	ctx.color = isatty(1) && !getenv("NO_COLOR");
 	ctx.config_path = NULL;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--version") == 0) {
-			printf("boxgate %s\n", BOXGATE_VERSION);
-			return 0;
+			cli_printf(stdout, "boxgate %s\n", BOXGATE_VERSION);
+			return BG_EXIT_OK;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			return print_main_help(stdout, 0);
+			return print_main_help(stdout, BG_EXIT_OK);
 		} else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
 			ctx.config_path = argv[++i];
 		} else if (strncmp(argv[i], "--config=", 9) == 0) {
 			ctx.config_path = argv[i] + 9;
 		} else {
 			cli_error("unknown option '%s' (see 'boxgate --help')", argv[i]);
-			return 2;
+			return BG_EXIT_USAGE;
 		}
 	}
 	if (i >= argc)
-		return print_main_help(stderr, 2);
+		return print_main_help(stderr, BG_EXIT_USAGE);
 	const cli_cmd *cmd = cli_find(argv[i]);
 	if (!cmd) {
 		cli_error("unknown command '%s' (see 'boxgate help')", argv[i]);
-		return 2;
+		return BG_EXIT_USAGE;
 	}
 	for (int k = i + 1; k < argc && strcmp(argv[k], "--") != 0; k++)
 		if (strcmp(argv[k], "--help") == 0)
-			return cli_usage(cmd, stdout, 0);
+			return cli_usage(cmd, stdout, BG_EXIT_OK);
 	if (remote_global_init(&err) < 0) {
 		cli_error("%s", err.msg);
-		return 1;
+		return BG_EXIT_FAIL;
 	}
-	int rc = cmd->run(&ctx, argc - i, argv + i);
+	int rc = run_command(cmd, &ctx, argc - i, argv + i);
+	free(ctx.boxes);
+	free(ctx.spec_owned);
 	if (ctx.conf_loaded)
 		conf_release(&ctx.conf);
 	remote_global_release();

@@ -1,10 +1,12 @@
-/* All of boxgate's terminal output goes through here: whole lines under one
- * lock, so lines from boxes running in parallel never interleave. */
+/* All of boxgate's terminal output goes through here, progress display
+ * included: each write whole under one lock, so lines from boxes running in
+ * parallel never interleave. */
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/xmalloc.h"
 #include "cli/cli.h"
@@ -67,3 +69,27 @@ void cli_print_json(cJSON *obj)
 	free(s);
 }
 
+
+void cli_printf(FILE *to, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	pthread_mutex_lock(&out_mu);
+	vfprintf(to, fmt, ap);
+	fflush(to);
+	pthread_mutex_unlock(&out_mu);
+	va_end(ap);
+}
+
+void cli_write(FILE *to, const void *buf, size_t len)
+{
+	pthread_mutex_lock(&out_mu);
+	fwrite(buf, 1, len, to);
+	fflush(to);
+	pthread_mutex_unlock(&out_mu);
+}
+
+bool cli_color(FILE *to)
+{
+	return isatty(fileno(to)) && !getenv("NO_COLOR");
+}

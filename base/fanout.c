@@ -1,4 +1,4 @@
-#include "remote/fanout.h"
+#include "base/fanout.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -6,11 +6,10 @@
 #include "base/xmalloc.h"
 
 struct fanout {
-	const conf_box *const *boxes;
 	size_t n;
 	size_t next;
 	pthread_mutex_t mu;
-	remote_box_fn fn;
+	void (*fn)(void *ctx, size_t i);
 	void *ctx;
 };
 
@@ -23,14 +22,13 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&f->mu);
 		if (i >= f->n)
 			return NULL;
-		f->fn(f->ctx, f->boxes[i], i);
+		f->fn(f->ctx, i);
 	}
 }
 
-void remote_fanout(const conf_box *const *boxes, size_t n, size_t max_parallel, remote_box_fn fn,
-		   void *ctx)
+void bg_fanout(size_t n, size_t max_parallel, void (*fn)(void *ctx, size_t i), void *ctx)
 {
-	struct fanout f = {boxes, n, 0, PTHREAD_MUTEX_INITIALIZER, fn, ctx};
+	struct fanout f = {n, 0, PTHREAD_MUTEX_INITIALIZER, fn, ctx};
 	size_t nthreads = max_parallel ? max_parallel : 64;
 	if (nthreads > n)
 		nthreads = n;

@@ -1,0 +1,141 @@
+/* The one pipeline of push, status and rollback (cli/sync_driver.h). */
+#include "cli/sync_driver.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/exit.h"
+#include "base/fanout.h"
+#include "base/xmalloc.h"
+
+/* Prints every argument's plan error; the exit code of the first failure. */
+static int build_plan(cli_sync_job *job, const char *root, const cli_args *args)
+{
+	bg_err err = {0};
+	int code = BG_EXIT_OK;
+	if (sync_plan_init(&job->plan, root, &err) < 0) {
+		cli_error("%s: %s", job->cmd->name, err.msg);
+		return BG_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < args->n; i++) {
+		if (sync_plan_add(&job->plan, args->v[i], job->cmd->add_flags, &err) < 0) {
+			cli_error("%s: %s", job->cmd->name, err.msg);
+			code = BG_EXIT_USAGE;
+		}
+	}
+	if (!code && sync_plan_finish(&job->plan, cli_verifier_for, &job->ctx->conf, &err) < 0) {
+		cli_error("%s: %s", job->cmd->name, err.msg);
+		code = bg_exit_code(err.code);
+	}
+	return code;
+}
+
+struct each {
+	cli_sync_job *job;
+	void (*fn)(cli_sync_job *job, sync_box *b);
+};
+
+static void each_box(void *arg, size_t i)
+{
+	struct each *e = arg;
+	e->fn(e->job, &e->job->boxes[i]);
+}
+
+void cli_sync_each(cli_sync_job *job, void (*fn)(cli_sync_job *job, sync_box *b))
+{
+	struct each e = {job, fn};
+	bg_fanout(job->n, 0, each_box, &e);
+}
+
+void cli_sync_report(cli_sync_job *job, const sync_box *b)
+{
+	/* Big files' hashes may still be in the making when a box failed early. */
+	sync_plan_wait(b->plan, NULL);
+	pthread_mutex_lock(&job->mu);
+	job->cmd->report(job, b);
+	pthread_mutex_unlock(&job->mu);
+}
+
+/* A refused file's verifier output, indented, at most 200 lines. */
+static void print_verify_output(const sync_box *b, const char *s)
+{
+	for (int lines = 0; *s && lines < 200; lines++) {
+		const char *e = strchr(s, '\n');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		char *l = xasprintf("    %.*s", (int)len, s);
+		cli_print_line(stderr, b->box->name, l, strlen(l));
+		free(l);
+		s += len + (e ? 1 : 0);
+	}
+	if (*s)
+		cli_print_line(stderr, b->box->name, "    [boxgate: verifier output cut]", 34);
+}
+
+void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not_done)
+{
+	if (b->rc < 0 && !job->json)
+		cli_error("%s", b->err.msg);
+	for (size_t i = 0; i < b->plan->n; i++) {
+		const sync_file *f = &b->files[i];
+		if (job->json) {
+			cJSON *o = sync_file_json(b, i);
+			cli_print_json(o);
+			cJSON_Delete(o);
+			continue;
+		}
+		if (!sync_state_failed(f->state)) {
+			char *line = sync_file_describe(b, i);
+			cli_print_line(stdout, b->box->name, line, strlen(line));
+			free(line);
+			if (f->warn)
+				cli_warn("%s", f->warn);
+			continue;
+		}
+		if (f->msg) {
+			cli_error("%s", f->msg);
+		} else {
+			char *shown = sync_path_display(b->plan->items[i].rel);
+			cli_error("%s: %s: %s%s", b->box->name, shown, not_done, b->rc < 0 ? " (see above)" : "");
+			free(shown);
+		}
+		if (f->state == SYNC_VERIFY_FAILED && f->verify_out)
+			print_verify_output(b, f->verify_out);
+	}
+}
+
+int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const cli_args *args,
+		 void *state)
+{
+	cli_sync_job job = {.ctx = ctx, .cmd = cmd, .opts = opts, .n = ctx->n_boxes,
+			    .json = ctx->opt.json, .state = state};
+	size_t cnt[SYNC_STATE_COUNT];
+	int code = build_plan(&job, ctx->opt.root ? ctx->opt.root : ctx->conf.root, args);
+	if (code)
+		goto out;
+	opts->verifier_for = cli_verifier_for;
+	opts->verifier_ctx = &ctx->conf;
+	opts->log = cli_log_warning;
+	opts->trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL;
+	opts->accept_new = ctx->opt.accept_new;
+	pthread_mutex_init(&job.mu, NULL);
+	job.boxes = xcalloc(job.n, sizeof(*job.boxes));
+	for (size_t i = 0; i < job.n; i++)
+		sync_box_init(&job.boxes[i], ctx->boxes[i], i, &job.plan, opts);
+	if (cmd->start)
+		cmd->start(&job);
+	cli_sync_each(&job, cmd->box);
+	if (cmd->after && (code = cmd->after(&job)))
+		goto out;
+	sync_plan_wait(&job.plan, NULL);
+	sync_count(job.boxes, job.n, cnt);
+	code = cmd->summary(&job, sync_exit_code(job.boxes, job.n), cnt);
+out:
+	for (size_t i = 0; job.boxes && i < job.n; i++)
+		sync_box_release(&job.boxes[i]);
+	if (job.boxes)
+		pthread_mutex_destroy(&job.mu);
+	free(job.boxes);
+	sync_plan_release(&job.plan);
+	return code;
+}

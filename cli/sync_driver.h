@@ -1,0 +1,59 @@
+/* push, status and rollback share one pipeline: build the plan from the
+ * operands, fan out over the selected boxes, act on and report each box,
+ * print a summary, clean up. Each command brings its flags and callbacks. */
+#ifndef BG_CLI_SYNC_DRIVER_H
+#define BG_CLI_SYNC_DRIVER_H
+
+#include <pthread.h>
+
+#include "cli/cli.h"
+#include "sync/sync.h"
+
+typedef struct cli_sync_job cli_sync_job;
+
+typedef struct cli_sync_cmd {
+	const char *name;   /* "push": prefixes plan errors */
+	unsigned add_flags; /* sync_plan_add flags */
+	/* Before the fan-out (push: local checks, progress). Optional. */
+	void (*start)(cli_sync_job *job);
+	/* On a fan-out thread: act on box i; reports through cli_sync_report. */
+	void (*box)(cli_sync_job *job, sync_box *b);
+	/* One box's results; called with job->mu held. */
+	void (*report)(cli_sync_job *job, const sync_box *b);
+	/* After the fan-out: later phases. A nonzero return is the exit code
+	 * and skips the summary (push: a local check refused). Optional. */
+	int (*after)(cli_sync_job *job);
+	/* The closing lines; `code` merges the boxes', cnt counts the files'
+	 * states. Returns the exit code. */
+	int (*summary)(cli_sync_job *job, int code, const size_t *cnt);
+} cli_sync_cmd;
+
+struct cli_sync_job {
+	cli_ctx *ctx;
+	const cli_sync_cmd *cmd;
+	sync_plan plan;
+	sync_opts *opts;
+	sync_box *boxes; /* one per selected box */
+	size_t n;
+	bool json;
+	pthread_mutex_t mu; /* serialises reports (and push's progress display) */
+	void *state;        /* the command's own */
+};
+
+/* Runs the pipeline on ctx->boxes with the plan from args; opts gets the
+ * shared settings (conf, log, accept_new). Returns the exit code. */
+int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const cli_args *args,
+		 void *state);
+
+/* Reports box b under job->mu, once its plan's hashes are done. */
+void cli_sync_report(cli_sync_job *job, const sync_box *b);
+
+/* What push and rollback report per file: a line per file on stdout, or
+ * JSON; a failed file as an error ("BOX: PATH: NOT_DONE") with the
+ * verifier's output. */
+void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not_done);
+
+/* Calls fn on every box concurrently. */
+void cli_sync_each(cli_sync_job *job, void (*fn)(cli_sync_job *job, sync_box *b));
+
+#endif
