@@ -52,8 +52,7 @@ const char *bg_strerror(int code);
 
 /* Fills `err` (which may be NULL) and returns `code`, so callers can write
  * `return bg_fail(err, BG_EIO, "%s: %s", path, strerror(errno));`. */
-int bg_fail(bg_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int bg_fail(bg_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Prepends "PREFIX: " to err->msg (for adding a box name on the way up). */
 void bg_err_prefix(bg_err *err, const char *prefix);

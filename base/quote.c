@@ -47,10 +47,9 @@ bool bg_env_name_ok(const char *name)
  * `coproc`); the non-letter ones (`!`, `{`, `[[`) are not bare bytes. */
 static bool reserved(const char *w)
 {
-	static const char *const words[] = { "case", "coproc", "do",   "done",	"elif",
-					     "else", "esac",   "fi",   "for",	"function",
-					     "if",   "in",     "select", "then", "time",
-					     "until", "while" };
+	static const char *const words[] = {"case",   "coproc", "do",   "done",     "elif", "else",
+					    "esac",   "fi",     "for",  "function", "if",   "in",
+					    "select", "then",   "time", "until",    "while"};
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		if (strcmp(w, words[i]) == 0)
 			return true;

@@ -11,7 +11,12 @@ typedef struct strbuf {
 	size_t cap;
 } strbuf;
 
-#define STRBUF_INIT { NULL, 0, 0 }
+/* clang-format off: it would spread a braced initializer over four lines */
+#define STRBUF_INIT                                                                                \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
+/* clang-format on */
 
 void strbuf_add(strbuf *sb, const void *data, size_t n);
 void strbuf_addstr(strbuf *sb, const char *s);

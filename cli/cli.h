@@ -15,10 +15,10 @@ typedef struct cli_ctx {
 	const char *config_path; /* --config */
 	conf conf;
 	bool conf_loaded;
-	cli_common opt;          /* the shared options, as parsed (a box operand lands in opt.boxes) */
-	const conf_box **boxes;  /* CLI_NEEDS_BOXES: the selection (owned by main) */
+	cli_common opt; /* the shared options, as parsed (a box operand lands in opt.boxes) */
+	const conf_box **boxes; /* CLI_NEEDS_BOXES: the selection (owned by main) */
 	size_t n_boxes;
-	char *spec_owned;        /* a selection built from operands */
+	char *spec_owned; /* a selection built from operands */
 	const char *argv0;
 } cli_ctx;
 
@@ -30,39 +30,41 @@ enum cli_needs {
 
 /* Where a command's boxes may come from besides --boxes/--pool/--all. */
 typedef enum cli_box_operand {
-	CLI_BOX_FLAGS_ONLY,        /* only the flags */
-	CLI_BOX_FIRST_OPERAND,     /* else the first operand (bootstrap) */
-	CLI_BOX_FIRST_REQUIRED,    /* else the first operand, which must be there (rollback) */
-	CLI_BOX_ALL_OPERANDS,      /* the operands, else every box (check) */
-	CLI_BOX_BEFORE_DASH        /* one BOX before "--", the gate's words after it (run) */
+	CLI_BOX_FLAGS_ONLY,     /* only the flags */
+	CLI_BOX_FIRST_OPERAND,  /* else the first operand (bootstrap) */
+	CLI_BOX_FIRST_REQUIRED, /* else the first operand, which must be there (rollback) */
+	CLI_BOX_ALL_OPERANDS,   /* the operands, else every box (check) */
+	CLI_BOX_BEFORE_DASH     /* one BOX before "--", the gate's words after it (run) */
 } cli_box_operand;
 
 /* What a command takes after its options. */
 typedef enum cli_arity {
-	CLI_ARGS_ANY,      /* zero or more */
-	CLI_ARGS_NONE,     /* none */
-	CLI_ARGS_REQUIRED  /* at least one; `args_missing` says what is missing */
+	CLI_ARGS_ANY,     /* zero or more */
+	CLI_ARGS_NONE,    /* none */
+	CLI_ARGS_REQUIRED /* at least one; `args_missing` says what is missing */
 } cli_arity;
 
 typedef struct cli_cmd {
 	const char *name;
-	const char *summary;        /* one line for `boxgate help` */
-	const char *help;           /* the full --help text */
-	const cli_opt *options;     /* ends with CLI_OPT_END */
+	const char *summary;    /* one line for `boxgate help` */
+	const char *help;       /* the full --help text */
+	const cli_opt *options; /* ends with CLI_OPT_END */
 	cli_parse_order order;
-	size_t opts_size;           /* sizeof the handler's options struct (0: none) */
-	unsigned needs;             /* enum cli_needs */
+	size_t opts_size; /* sizeof the handler's options struct (0: none) */
+	unsigned needs;   /* enum cli_needs */
 	cli_box_operand box_operand;
 	cli_arity arity;
-	const char *args_missing;   /* "no files given (boxgate push --all PATH...)" */
-	const char *unknown_hint;   /* appended to option errors, e.g. " (gate flags go after '--')" */
+	const char *args_missing; /* "no files given (boxgate push --all PATH...)" */
+	const char
+		*unknown_hint; /* appended to option errors, e.g. " (gate flags go after '--')" */
 	/* opts: the command's options struct, filled by the parser; args: the
 	 * operands left (a box operand already taken). Returns an exit code. */
 	int (*run)(cli_ctx *ctx, void *opts, const cli_args *args);
 } cli_cmd;
 
 extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help;
-extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status, cli_cmd_rollback;
+extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status,
+	cli_cmd_rollback;
 extern const cli_cmd *const cli_commands[];
 
 const cli_cmd *cli_find(const char *name);

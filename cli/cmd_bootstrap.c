@@ -49,7 +49,8 @@ static void boot_box(void *arg, size_t i)
 		b->codes[i] = bg_exit_code(rc);
 	} else {
 		char line[512];
-		int n = snprintf(line, sizeof(line), "agent %s: %s", gate_agent_how_name(how), path);
+		int n = snprintf(line, sizeof(line), "agent %s: %s", gate_agent_how_name(how),
+				 path);
 		cli_print_line(stdout, box->name, line, (size_t)n);
 	}
 	free(path);

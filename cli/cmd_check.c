@@ -58,7 +58,8 @@ static char *probe_command(const conf_box *b)
 	strbuf s = STRBUF_INIT;
 	strbuf_addstr(&s, "v=$(");
 	bg_quote(&s, b->python ? b->python : "python3");
-	strbuf_addstr(&s, " --version 2>&1) && echo \"python ${v#Python }\" || echo 'python none'; ");
+	strbuf_addstr(&s,
+		      " --version 2>&1) && echo \"python ${v#Python }\" || echo 'python none'; ");
 	if (b->repo) {
 		strbuf_addstr(&s, "if [ -d ");
 		bg_quote_path(&s, b->repo);
@@ -117,7 +118,8 @@ static void check_box(void *arg, size_t i)
 	p->hostkey = local ? "-" : "ok";
 	p->auth = local ? "-" : "ok";
 	cmd = probe_command(box);
-	rc = remote_capture(c, cmd, 4096, box->connect_timeout_s * 1000 + 10000, &out, NULL, NULL, &p->err);
+	rc = remote_capture(c, cmd, 4096, box->connect_timeout_s * 1000 + 10000, &out, NULL, NULL,
+			    &p->err);
 	if (rc < 0) {
 		p->code = BG_EXIT_FAIL;
 		goto out;
@@ -129,8 +131,8 @@ static void check_box(void *arg, size_t i)
 		snprintf(p->problem, sizeof(p->problem), "%s: %s not found on the box", box->name,
 			 box->python ? box->python : "python3");
 	else if (strcmp(p->repo, "no") == 0)
-		snprintf(p->problem, sizeof(p->problem), "%s: repo %s does not exist on the box", box->name,
-			 box->repo);
+		snprintf(p->problem, sizeof(p->problem), "%s: repo %s does not exist on the box",
+			 box->name, box->repo);
 	else if (box->gpu_policy == CONF_GPU_REQUIRED &&
 		 (strcmp(p->gpus, "none") == 0 || strcmp(p->gpus, "0") == 0))
 		snprintf(p->problem, sizeof(p->problem),
@@ -172,7 +174,8 @@ static int run_check(cli_ctx *ctx, void *opts, const cli_args *args)
 	job.p = xcalloc(n, sizeof(*job.p));
 	bg_fanout(n, 0, check_box, &job);
 	if (!json)
-		cli_printf(stdout, ROW, "BOX", "REACHABLE", "HOSTKEY", "AUTH", "PYTHON", "REPO", "GPUS");
+		cli_printf(stdout, ROW, "BOX", "REACHABLE", "HOSTKEY", "AUTH", "PYTHON", "REPO",
+			   "GPUS");
 	for (size_t i = 0; i < n; i++) {
 		struct probe *p = &job.p[i];
 		if (json) {
@@ -180,8 +183,8 @@ static int run_check(cli_ctx *ctx, void *opts, const cli_args *args)
 			cli_print_json(o);
 			cJSON_Delete(o);
 		} else {
-			cli_printf(stdout, ROW, p->box->name, p->reach, p->hostkey, p->auth, p->python, p->repo,
-				   p->gpus);
+			cli_printf(stdout, ROW, p->box->name, p->reach, p->hostkey, p->auth,
+				   p->python, p->repo, p->gpus);
 		}
 		code = bg_exit_merge(code, p->code);
 	}

@@ -92,8 +92,8 @@ static int run_config(cli_ctx *ctx, void *opts, const cli_args *args)
 	else
 		conf_dump(&ctx->conf, print_line, NULL);
 	cli_printf(stderr, "boxgate: configuration OK: %s (%zu boxes, %zu pools)\n",
-		   ctx->conf.path ? ctx->conf.path : "no file, built-in defaults", ctx->conf.n_boxes,
-		   ctx->conf.n_pools);
+		   ctx->conf.path ? ctx->conf.path : "no file, built-in defaults",
+		   ctx->conf.n_boxes, ctx->conf.n_pools);
 	return BG_EXIT_OK;
 }
 

@@ -126,7 +126,8 @@ static void run_on_box(void *arg, size_t i)
 	r->box = box;
 	r->rc = remote_connect(&box->target, &co, &c, &r->err);
 	if (r->rc == 0)
-		r->rc = remote_run(c, job->cmdline, on_line, r, job->timeout_s * 1000, &r->st, &r->err);
+		r->rc = remote_run(c, job->cmdline, on_line, r, job->timeout_s * 1000, &r->st,
+				   &r->err);
 	remote_close(c);
 }
 
@@ -183,7 +184,8 @@ static int summarise(struct exec_job *job, size_t n)
 			cli_error("%s", r->err.msg);
 		} else if (r->rc == 0 && r->st.how == REMOTE_LOST) {
 			/* The channel closed cleanly but no status came with it. */
-			snprintf(how, sizeof(how), "no exit status: the channel closed before the command "
+			snprintf(how, sizeof(how),
+				 "no exit status: the channel closed before the command "
 				 "ended; it may still run on the box");
 			box_code = BG_EXIT_CONNECT;
 		} else if (r->rc < 0 && r->rc != BG_ETIMEOUT) {

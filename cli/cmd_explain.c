@@ -53,19 +53,22 @@ static int run_explain(cli_ctx *ctx, void *opts, const cli_args *args)
 	}
 	ga.spec.agent = agent;
 	cli_printf(stdout, "box:     %s (%s, defined at %s:%d)\n", ga.box->name,
-	       ga.box->transport == CONF_TRANSPORT_LOCAL ? "local" : ga.box->hostname, ga.box->file,
-	       ga.box->line);
+		   ga.box->transport == CONF_TRANSPORT_LOCAL ? "local" : ga.box->hostname,
+		   ga.box->file, ga.box->line);
 	cli_printf(stdout, "gate:    %s (in %s)\n", ga.entry, ga.box->repo ? ga.box->repo : ".");
 	cli_printf(stdout, "slot:    %s%s\n", ga.spec.gpus ? "GPU " : "CPU",
-	       ga.spec.gpus ? ga.spec.gpus
-			    : (ga.box->transport == CONF_TRANSPORT_LOCAL ? " (GPU 0 if this machine has one)" : ""));
-	cli_printf(stdout, "timeout: %d s (grace %d s, heartbeat %d s)\n", ga.spec.timeout_s, ga.spec.grace_s,
-	       ga.spec.heartbeat_s);
+		   ga.spec.gpus ? ga.spec.gpus
+				: (ga.box->transport == CONF_TRANSPORT_LOCAL
+					   ? " (GPU 0 if this machine has one)"
+					   : ""));
+	cli_printf(stdout, "timeout: %d s (grace %d s, heartbeat %d s)\n", ga.spec.timeout_s,
+		   ga.spec.grace_s, ga.spec.heartbeat_s);
 	cli_printf(stdout, "arguments:\n");
 	for (size_t i = 0; i < ga.shim.n_words; i++) {
 		const shim_word *w = &ga.shim.words[i];
 		if (w->route == SHIM_ENV && w->rule)
-			cli_printf(stdout, "  %-24s -> env %s   (%s:%d)\n", w->arg, w->env, w->rule->file, w->rule->line);
+			cli_printf(stdout, "  %-24s -> env %s   (%s:%d)\n", w->arg, w->env,
+				   w->rule->file, w->rule->line);
 		else if (w->route == SHIM_ENV)
 			cli_printf(stdout, "  %-24s -> env %s\n", w->arg, w->env ? w->env : "");
 		else
@@ -73,8 +76,11 @@ static int run_explain(cli_ctx *ctx, void *opts, const cli_args *args)
 	}
 	char *cmd = gate_command_line(&ga.spec);
 	cli_printf(stdout, "remote command:\n  %s\n", cmd);
-	cli_printf(stdout, "agent stdin: 'nonce <random hex>' (new each run; the agent frames its own lines with it),\n"
-	       "  then 'hb' every %d s\n", GATE_HEARTBEAT_MS / 1000);
+	cli_printf(stdout,
+		   "agent stdin: 'nonce <random hex>' (new each run; the agent frames its own "
+		   "lines with it),\n"
+		   "  then 'hb' every %d s\n",
+		   GATE_HEARTBEAT_MS / 1000);
 	free(cmd);
 	free(agent);
 	free(gpus);

@@ -16,7 +16,8 @@
 
 static const char push_help[] =
 	"usage: boxgate push [--boxes SPEC | --pool POOL | --all] [--dry-run] [--all-or-nothing]\n"
-	"                    [--keep-mode] [--root DIR] [--json] [--accept-new] [--no-local-check]\n"
+	"                    [--keep-mode] [--root DIR] [--json] [--accept-new] "
+	"[--no-local-check]\n"
 	"                    [--verify-timeout S] [--lock-wait S] [--] PATH|LOCAL=REMOTE...\n"
 	"\n"
 	"Pushes local files to the selected boxes' own repo copies, all boxes at once over one\n"
@@ -63,7 +64,7 @@ static const char push_help[] =
 	"paths; 1 for other failures. Boxes that fail do not stop the others. Large uploads\n"
 	"show a progress line per box when stdout is a terminal.\n";
 
-#define PROGRESS_MIN (1u << 20)
+#define PROGRESS_MIN      (1u << 20)
 #define PROGRESS_EVERY_MS 150
 
 struct push_opts {
@@ -90,13 +91,13 @@ struct push_state {
 	bool no_local_check;
 	/* progress lines on a terminal */
 	bool tty;
-	size_t shown;        /* progress lines on screen */
+	size_t shown; /* progress lines on screen */
 	int64_t last_draw;
 	struct bar {
 		const sync_item *it;
 		uint64_t done, total;
 		int64_t start;
-	} *bars;             /* one per box */
+	} * bars; /* one per box */
 	/* The local checks run while the boxes connect; boxes wait for them. */
 	pthread_t checker;
 	bool checking, checked;
@@ -138,8 +139,9 @@ static void draw_bars(cli_sync_job *job)
 		double rate = secs > 0.05 ? (double)b->done / secs / 1e6 : 0;
 		char *shown = sync_path_display(b->it->rel);
 		char line[512];
-		snprintf(line, sizeof(line), "%s: %s %5.1f%% %.1f/%.1f MiB %.1f MB/s", job->boxes[i].box->name,
-			 shown, pct, (double)b->done / 1048576.0, (double)b->total / 1048576.0, rate);
+		snprintf(line, sizeof(line), "%s: %s %5.1f%% %.1f/%.1f MiB %.1f MB/s",
+			 job->boxes[i].box->name, shown, pct, (double)b->done / 1048576.0,
+			 (double)b->total / 1048576.0, rate);
 		free(shown);
 		strbuf_addf(&screen, "%.*s\n", cols - 1, line);
 		ps->shown++;
@@ -200,7 +202,8 @@ static int local_checks(cli_sync_job *job)
 		int rc = 0;
 		char *out = NULL;
 		bg_err err = {0};
-		if (sync_local_check(cli_local_python(&job->ctx->conf), &job->plan, it, &ran, &rc, &out, &err) < 0) {
+		if (sync_local_check(cli_local_python(&job->ctx->conf), &job->plan, it, &ran, &rc,
+				     &out, &err) < 0) {
 			cli_warn("%s: the local check could not run: %s", it->arg, err.msg);
 			continue;
 		}
@@ -216,7 +219,9 @@ static int local_checks(cli_sync_job *job)
 				cli_print_json(o);
 				cJSON_Delete(o);
 			} else {
-				cli_error("%s: refused by the local check (exit %d), no box was touched:", shown, rc);
+				cli_error("%s: refused by the local check (exit %d), no box was "
+					  "touched:",
+					  shown, rc);
 				const char *s = out ? out : "";
 				while (*s) {
 					const char *e = strchr(s, '\n');
@@ -354,7 +359,8 @@ static int summarise(cli_sync_job *job, int code, const size_t *c)
 		cJSON_AddNumberToObject(o, "boxes", (double)job->n);
 		for (int s = 1; s < SYNC_STATE_COUNT; s++)
 			if (c[s])
-				cJSON_AddNumberToObject(o, sync_state_name((sync_state)s), (double)c[s]);
+				cJSON_AddNumberToObject(o, sync_state_name((sync_state)s),
+							(double)c[s]);
 		cJSON_AddNumberToObject(o, "exit", code);
 		cli_print_json(o);
 		cJSON_Delete(o);
@@ -380,11 +386,14 @@ static int summarise(cli_sync_job *job, int code, const size_t *c)
 		failed++;
 	}
 	if (failed)
-		cli_error("push: %zu of %zu boxes had failures: %s", failed, job->n, strbuf_str(&sb));
+		cli_error("push: %zu of %zu boxes had failures: %s", failed, job->n,
+			  strbuf_str(&sb));
 	if (job->opts->all_or_nothing && (c[SYNC_NOT_APPLIED] || code))
-		cli_error("push: --all-or-nothing: %s", c[SYNC_UPDATED] + c[SYNC_CREATED]
-							    ? "a swap failed after every box had verified: see the errors above"
-							    : "no box was changed");
+		cli_error(
+			"push: --all-or-nothing: %s",
+			c[SYNC_UPDATED] + c[SYNC_CREATED]
+				? "a swap failed after every box had verified: see the errors above"
+				: "no box was changed");
 	strbuf_release(&sb);
 	return code;
 }

@@ -3,7 +3,8 @@
 #include "cli/sync_driver.h"
 
 static const char rollback_help[] =
-	"usage: boxgate rollback [--boxes SPEC | --pool POOL | --all | BOX] [--dry-run] [--root DIR]\n"
+	"usage: boxgate rollback [--boxes SPEC | --pool POOL | --all | BOX] [--dry-run] [--root "
+	"DIR]\n"
 	"                        [--json] [--verify-timeout S] [--accept-new] [--] PATH...\n"
 	"\n"
 	"Swaps TARGET.bak back in on the selected boxes: the .bak is checked with the target's\n"
@@ -56,15 +57,18 @@ static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 		cJSON_AddStringToObject(o, "event", "summary");
 		cJSON_AddNumberToObject(o, "boxes", (double)job->n);
 		cJSON_AddNumberToObject(o, "rolled back", (double)cnt[SYNC_ROLLED_BACK]);
-		cJSON_AddNumberToObject(o, "failed", (double)(cnt[SYNC_FAILED] + cnt[SYNC_VERIFY_FAILED]));
+		cJSON_AddNumberToObject(o, "failed",
+					(double)(cnt[SYNC_FAILED] + cnt[SYNC_VERIFY_FAILED]));
 		cJSON_AddNumberToObject(o, "exit", code);
 		cli_print_json(o);
 		cJSON_Delete(o);
 		return code;
 	}
-	cli_printf(stdout, "rollback%s: %zu box%s: %zu %s, %zu failed\n", dry ? " --dry-run" : "", job->n,
-		   job->n == 1 ? "" : "es", cnt[SYNC_ROLLED_BACK] + cnt[SYNC_WOULD_ROLL_BACK],
-		   dry ? "would roll back" : "rolled back", cnt[SYNC_FAILED] + cnt[SYNC_VERIFY_FAILED]);
+	cli_printf(stdout, "rollback%s: %zu box%s: %zu %s, %zu failed\n", dry ? " --dry-run" : "",
+		   job->n, job->n == 1 ? "" : "es",
+		   cnt[SYNC_ROLLED_BACK] + cnt[SYNC_WOULD_ROLL_BACK],
+		   dry ? "would roll back" : "rolled back",
+		   cnt[SYNC_FAILED] + cnt[SYNC_VERIFY_FAILED]);
 	return code;
 }
 

@@ -28,7 +28,8 @@ static const char run_help[] =
 	"TIMEOUT_HANG. Every FAITHFUL_RESULT line is parsed and judged again by boxgate\n"
 	"(cos >= 0.99, slowCTA ratio against the bar, anti-sloughing on sumCTA).\n"
 	"\n"
-	"  --gpu LIST     slot GPUs (\"3\", \"0,1\"); default: the first of the box's gpus, on the\n"
+	"  --gpu LIST     slot GPUs (\"3\", \"0,1\"); default: the first of the box's gpus, on "
+	"the\n"
 	"                 local box GPU 0 when one exists, else a CPU slot\n"
 	"  --timeout S    watchdog timeout (default: MPK_GATE_TIMEOUT_S given through the shim,\n"
 	"                 else the box's gate_timeout_s, 420)\n"
@@ -122,10 +123,13 @@ static void print_result(void *arg, const gate_result *r)
 	if (v->color_err)
 		col = r->verdict == VERDICT_PASS_GATE ? "\033[1;32m" : "\033[1;31m";
 	if (r->base.present && r->verdict != VERDICT_INVALID)
-		cli_printf(stderr, "boxgate: %s%s%s  slowCTA %.3f us (baseline %.3f us, ratio %.3f)  wall %.3f us  sumCTA %.3f us  cos %.5f%s%s\n",
-			col, gate_verdict_name(r->verdict), end, r->cand.slowCTA_us,
-			r->base.slowCTA_us, r->base.slowCTA_us / r->cand.slowCTA_us, r->cand.wall_us,
-			r->cand.sumCTA_us, r->cand.cos, r->problems[0] ? "  -- " : "", r->problems);
+		cli_printf(stderr,
+			   "boxgate: %s%s%s  slowCTA %.3f us (baseline %.3f us, ratio %.3f)  wall "
+			   "%.3f us  sumCTA %.3f us  cos %.5f%s%s\n",
+			   col, gate_verdict_name(r->verdict), end, r->cand.slowCTA_us,
+			   r->base.slowCTA_us, r->base.slowCTA_us / r->cand.slowCTA_us,
+			   r->cand.wall_us, r->cand.sumCTA_us, r->cand.cos,
+			   r->problems[0] ? "  -- " : "", r->problems);
 	else
 		cli_printf(stderr, "boxgate: %s%s%s%s%s\n", col, gate_verdict_name(r->verdict), end,
 			   r->problems[0] ? ": " : "", r->problems);
@@ -145,7 +149,8 @@ static char *default_gpus(remote_conn *c, const gate_args *ga)
 	char *out = NULL, *cmd = xasprintf("%s gpus", ga->agent.binary);
 	bg_err err = {0};
 	char *gpus = NULL;
-	if (remote_capture(c, cmd, 65536, 30000, &out, NULL, NULL, &err) == 0 && strncmp(out, "gpu 0 ", 6) == 0)
+	if (remote_capture(c, cmd, 65536, 30000, &out, NULL, NULL, &err) == 0 &&
+	    strncmp(out, "gpu 0 ", 6) == 0)
 		gpus = xstrdup("0");
 	free(out);
 	free(cmd);
@@ -181,7 +186,8 @@ static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
 		goto out;
 	}
 	if (how == AGENT_UPLOADED || how == AGENT_COMPILED)
-		cli_printf(stderr, "boxgate: %s: agent %s\n", ga.box->name, gate_agent_how_name(how));
+		cli_printf(stderr, "boxgate: %s: agent %s\n", ga.box->name,
+			   gate_agent_how_name(how));
 	if (!ga.spec.gpus)
 		ga.spec.gpus = gpus = default_gpus(c, &ga);
 	ga.spec.agent = agent;

@@ -8,7 +8,8 @@
 
 static const char status_help[] =
 	"usage: boxgate status [--boxes SPEC | --pool POOL | --all] [--root DIR] [--json]\n"
-	"                      [--no-clean] [--exit-code] [--accept-new] [--] [PATH|LOCAL=REMOTE...]\n"
+	"                      [--no-clean] [--exit-code] [--accept-new] [--] "
+	"[PATH|LOCAL=REMOTE...]\n"
 	"\n"
 	"Compares local files with the selected boxes' repo copies, one round trip per box:\n"
 	"per file and box 'same', 'differs', 'missing' (not on the box) or 'no local file',\n"
@@ -95,9 +96,11 @@ static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 		cJSON_Delete(o);
 		return code;
 	}
-	cli_printf(stdout, "status: %zu box%s: %zu same, %zu differ, %zu missing, %zu without a local file\n",
-		   job->n, job->n == 1 ? "" : "es", cnt[SYNC_SAME], cnt[SYNC_DIFFERS], cnt[SYNC_MISSING],
-		   cnt[SYNC_NO_LOCAL]);
+	cli_printf(
+		stdout,
+		"status: %zu box%s: %zu same, %zu differ, %zu missing, %zu without a local file\n",
+		job->n, job->n == 1 ? "" : "es", cnt[SYNC_SAME], cnt[SYNC_DIFFERS],
+		cnt[SYNC_MISSING], cnt[SYNC_NO_LOCAL]);
 	return code;
 }
 

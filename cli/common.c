@@ -17,7 +17,8 @@ int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min
 {
 	long n;
 	if (!bg_parse_seconds(v, min, max, &n)) {
-		cli_error("%s: %s wants whole seconds from %ld to %ld, got '%s'", cmd, flag, min, max, v);
+		cli_error("%s: %s wants whole seconds from %ld to %ld, got '%s'", cmd, flag, min,
+			  max, v);
 		return BG_EXIT_USAGE;
 	}
 	*out = (int)n;
@@ -44,8 +45,13 @@ int cli_load_conf(cli_ctx *ctx)
 	if (ctx->conf_loaded)
 		return BG_EXIT_OK;
 	/* conf/ reads no environment: what it may use is handed over here. */
-	conf_env env = {getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),
-			getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL};
+	conf_env env = {getenv("HOME"),
+			getenv("USER"),
+			getenv("BOXGATE_CONFIG"),
+			getenv("XDG_CONFIG_HOME"),
+			getenv("SSH_AUTH_SOCK"),
+			env_lookup,
+			NULL};
 	int rc = conf_load(&ctx->conf, ctx->config_path, &env, &err);
 	if (rc < 0) {
 		cli_error("%s", err.msg);
@@ -74,14 +80,16 @@ static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
 	int flags = (o->boxes != NULL) + (o->pool != NULL) + o->all;
 	if (flags > 1) {
 		cli_error("%s: %s: choose one way to select boxes", cmd->name,
-			  o->all ? (o->boxes ? "--all and --boxes" : "--all and --pool") : "--pool and --boxes");
+			  o->all ? (o->boxes ? "--all and --boxes" : "--all and --pool")
+				 : "--pool and --boxes");
 		return BG_EXIT_USAGE;
 	}
 	switch (cmd->box_operand) {
 	case CLI_BOX_FLAGS_ONLY: return BG_EXIT_OK;
 	case CLI_BOX_FIRST_REQUIRED:
 		if (!flags && !args->n) {
-			cli_error("%s: no box given (boxgate %s BOX PATH...)", cmd->name, cmd->name);
+			cli_error("%s: no box given (boxgate %s BOX PATH...)", cmd->name,
+				  cmd->name);
 			return BG_EXIT_USAGE;
 		}
 		/* fall through */
@@ -107,12 +115,14 @@ static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
 		return BG_EXIT_OK;
 	case CLI_BOX_BEFORE_DASH:
 		if (args->n_before_dash == 0) {
-			cli_error("%s: which box? (boxgate %s BOX -- GATE ARGS...)", cmd->name, cmd->name);
+			cli_error("%s: which box? (boxgate %s BOX -- GATE ARGS...)", cmd->name,
+				  cmd->name);
 			return BG_EXIT_USAGE;
 		}
 		if (args->n_before_dash > 1) {
-			cli_error("%s: put '--' before the gate's arguments (boxgate %s %s -- %s ...)", cmd->name,
-				  cmd->name, args->v[0], args->v[1]);
+			cli_error("%s: put '--' before the gate's arguments (boxgate %s %s -- %s "
+				  "...)",
+				  cmd->name, cmd->name, args->v[0], args->v[1]);
 			return BG_EXIT_USAGE;
 		}
 		o->boxes = take_first(args);
@@ -190,7 +200,8 @@ const char *cli_verifier_for(void *ctx, const char *rel, bool *builtin)
 	*builtin = false;
 	for (size_t i = 0; cmd && i < c->n_verify; i++)
 		if (c->verify[i].command == cmd) {
-			*builtin = c->verify[i].file && strcmp(c->verify[i].file, "(built-in)") == 0;
+			*builtin =
+				c->verify[i].file && strcmp(c->verify[i].file, "(built-in)") == 0;
 			break;
 		}
 	return cmd;

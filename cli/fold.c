@@ -37,7 +37,8 @@ static int cmp_split(const void *a, const void *b)
 		return c;
 	if (x->prefix_len != y->prefix_len)
 		return x->prefix_len < y->prefix_len ? -1 : 1;
-	if (x->width != y->width && (x->name[x->prefix_len] == '0' || y->name[y->prefix_len] == '0'))
+	if (x->width != y->width &&
+	    (x->name[x->prefix_len] == '0' || y->name[y->prefix_len] == '0'))
 		return x->width - y->width;
 	return (x->num > y->num) - (x->num < y->num);
 }

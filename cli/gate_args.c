@@ -24,9 +24,11 @@ static int timeout_from_shim(const cli_cmd *cmd, const shim_result *r, int *out)
 			continue;
 		const char *flag = "MPK_GATE_TIMEOUT_S";
 		for (size_t w = 0; w < r->n_words; w++)
-			if (r->words[w].route == SHIM_ENV && r->words[w].env && strcmp(r->words[w].env, r->env[i]) == 0)
+			if (r->words[w].route == SHIM_ENV && r->words[w].env &&
+			    strcmp(r->words[w].env, r->env[i]) == 0)
 				flag = r->words[w].rule ? r->words[w].rule->flag : r->words[w].arg;
-		int code = cli_parse_seconds(cmd->name, flag, r->env[i] + sizeof(key) - 1, 1, SECONDS_MAX, out);
+		int code = cli_parse_seconds(cmd->name, flag, r->env[i] + sizeof(key) - 1, 1,
+					     SECONDS_MAX, out);
 		if (code)
 			return code;
 	}
@@ -56,23 +58,26 @@ static int check_gpus(const cli_cmd *cmd, gate_args *ga)
 	const char *why = NULL;
 	const conf_box *b = ga->box;
 	if (!bg_gpus_parse(ga->gpu_opt, want, &why)) {
-		cli_error("%s: --gpu wants GPU indices such as 3, 0,1 or 2-3, got '%s': %s", cmd->name, ga->gpu_opt, why);
+		cli_error("%s: --gpu wants GPU indices such as 3, 0,1 or 2-3, got '%s': %s",
+			  cmd->name, ga->gpu_opt, why);
 		return BG_EXIT_USAGE;
 	}
 	if (b->gpus) {
 		if (!bg_gpus_parse(b->gpus, have, &why)) {
-			cli_error("%s: box %s: bad gpus '%s': %s", cmd->name, b->name, b->gpus, why);
+			cli_error("%s: box %s: bad gpus '%s': %s", cmd->name, b->name, b->gpus,
+				  why);
 			return BG_EXIT_USAGE;
 		}
 		for (int g = 0; g < BG_MAX_GPUS; g++)
 			if (want[g] && !have[g]) {
-				cli_error("%s: --gpu %s: GPU %d is not one of box %s's gpus (%s)", cmd->name, ga->gpu_opt, g,
-					  b->name, b->gpus);
+				cli_error("%s: --gpu %s: GPU %d is not one of box %s's gpus (%s)",
+					  cmd->name, ga->gpu_opt, g, b->name, b->gpus);
 				return BG_EXIT_USAGE;
 			}
 	} else if (b->transport != CONF_TRANSPORT_LOCAL) {
-		cli_error("%s: --gpu %s: box %s lists no gpus (set gpus = ... under [box %s] in %s)", cmd->name,
-			  ga->gpu_opt, b->name, b->name, b->file);
+		cli_error(
+			"%s: --gpu %s: box %s lists no gpus (set gpus = ... under [box %s] in %s)",
+			cmd->name, ga->gpu_opt, b->name, b->name, b->file);
 		return BG_EXIT_USAGE;
 	}
 	strbuf s = STRBUF_INIT;
@@ -99,8 +104,8 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, con
 
 	memset(ga, 0, sizeof(*ga));
 	if (opts->bar && !parse_bar(opts->bar, &ga->bar)) {
-		cli_error("%s: --bar wants a positive ratio such as 1.2 (at most %g), got '%s'", cmd->name,
-			  GATE_BAR_MAX, opts->bar);
+		cli_error("%s: --bar wants a positive ratio such as 1.2 (at most %g), got '%s'",
+			  cmd->name, GATE_BAR_MAX, opts->bar);
 		return BG_EXIT_USAGE;
 	}
 	const char *name = ctx->opt.boxes; /* BOX, taken by the driver */
@@ -119,7 +124,8 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, con
 		cli_error("%s: '%s' names several boxes; run takes one", cmd->name, name);
 		return BG_EXIT_USAGE;
 	}
-	if (shim_translate(&ga->box->rules, (const char *const *)args->v, args->n, &ga->shim, &err) < 0) {
+	if (shim_translate(&ga->box->rules, (const char *const *)args->v, args->n, &ga->shim,
+			   &err) < 0) {
 		cli_error("%s", err.msg);
 		return BG_EXIT_USAGE;
 	}
@@ -132,8 +138,8 @@ int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, con
 	else if (ga->box->transport == CONF_TRANSPORT_LOCAL)
 		ga->entry = xasprintf("%s/boxgate-demo-gate", ga->agent.libexec);
 	else {
-		cli_error("%s: box %s has no gate (set gate = PATH under [box %s] in %s)", cmd->name,
-			  ga->box->name, ga->box->name, ga->box->file);
+		cli_error("%s: box %s has no gate (set gate = PATH under [box %s] in %s)",
+			  cmd->name, ga->box->name, ga->box->name, ga->box->file);
 		return BG_EXIT_USAGE;
 	}
 	if (ga->gpu_opt && (code = check_gpus(cmd, ga)))

@@ -17,21 +17,21 @@ typedef struct gate_opts {
 extern const cli_opt gate_options[];
 
 /* The command line run and explain share: BOX [options] -- GATE ARGS. */
-#define GATE_CMD_SYNTAX                                                                    \
-	.options = gate_options, .opts_size = sizeof(gate_opts), .needs = CLI_NEEDS_CONFIG, \
+#define GATE_CMD_SYNTAX                                                                            \
+	.options = gate_options, .opts_size = sizeof(gate_opts), .needs = CLI_NEEDS_CONFIG,        \
 	.box_operand = CLI_BOX_BEFORE_DASH, .unknown_hint = " (gate flags go after '--')"
 
 typedef struct gate_args {
 	const conf_box *box;
 	const char *gpu_opt; /* --gpu, as given */
-	char *gpus;          /* --gpu checked against the box's gpus, "0,1" (owned), NULL without --gpu */
-	int timeout_s;       /* --timeout, else MPK_GATE_TIMEOUT_S from the shim, else the box's */
+	char *gpus;    /* --gpu checked against the box's gpus, "0,1" (owned), NULL without --gpu */
+	int timeout_s; /* --timeout, else MPK_GATE_TIMEOUT_S from the shim, else the box's */
 	bool json;
-	double bar;          /* --bar, 0 = default */
+	double bar; /* --bar, 0 = default */
 	shim_result shim;
 	gate_agent agent;
-	char *entry;         /* owned */
-	char *tag;           /* owned */
+	char *entry; /* owned */
+	char *tag;   /* owned */
 	gate_spec spec;
 } gate_args;
 

@@ -29,7 +29,8 @@ static const cli_opt *lookup(const cli_opt *table, const char *word, const char 
 	return NULL;
 }
 
-static int store(const char *cmd, const cli_opt *o, const char *value, cli_common *common, void *opts)
+static int store(const char *cmd, const cli_opt *o, const char *value, cli_common *common,
+		 void *opts)
 {
 	char *base = o->common ? (char *)common : (char *)opts;
 	void *dst = base + o->offset;
@@ -44,8 +45,9 @@ static int store(const char *cmd, const cli_opt *o, const char *value, cli_commo
 	return BG_EXIT_OK;
 }
 
-int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order order, const char *hint,
-		      cli_common *common, void *opts, int argc, char **argv, cli_args *args)
+int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order order,
+		      const char *hint, cli_common *common, void *opts, int argc, char **argv,
+		      cli_args *args)
 {
 	bool options_over = false;
 	args->v = xcalloc((size_t)argc + 1, sizeof(*args->v));

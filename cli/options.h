@@ -17,45 +17,61 @@ typedef struct cli_common {
 } cli_common;
 
 typedef enum cli_opt_kind {
-	CLI_FLAG,    /* bool, no value */
-	CLI_STRING,  /* const char *, borrowed from argv */
-	CLI_SECONDS  /* int, whole seconds in [min, max] */
+	CLI_FLAG,   /* bool, no value */
+	CLI_STRING, /* const char *, borrowed from argv */
+	CLI_SECONDS /* int, whole seconds in [min, max] */
 } cli_opt_kind;
 
 typedef struct cli_opt {
 	const char *name; /* the long name without "--"; NULL ends a table */
 	char letter;      /* the short form (-b), 0 for none */
 	cli_opt_kind kind;
-	bool common;      /* the value goes into cli_common, else into the command's struct */
-	size_t offset;    /* of the value in that struct */
-	long min, max;    /* CLI_SECONDS bounds */
+	bool common;   /* the value goes into cli_common, else into the command's struct */
+	size_t offset; /* of the value in that struct */
+	long min, max; /* CLI_SECONDS bounds */
 } cli_opt;
 
 /* An option of the command's own options struct TYPE. */
-#define CLI_OPT_FLAG(name, type, field) {(name), 0, CLI_FLAG, false, offsetof(type, field), 0, 0}
-#define CLI_OPT_STRING(name, type, field) {(name), 0, CLI_STRING, false, offsetof(type, field), 0, 0}
-#define CLI_OPT_SECONDS(name, type, field, min, max) \
-	{(name), 0, CLI_SECONDS, false, offsetof(type, field), (min), (max)}
-#define CLI_OPT_END {NULL, 0, CLI_FLAG, false, 0, 0, 0}
+/* clang-format off: one initializer per line reads better than four */
+#define CLI_OPT_FLAG(name, type, field)                                                            \
+	{                                                                                          \
+		(name), 0, CLI_FLAG, false, offsetof(type, field), 0, 0                            \
+	}
+#define CLI_OPT_STRING(name, type, field)                                                          \
+	{                                                                                          \
+		(name), 0, CLI_STRING, false, offsetof(type, field), 0, 0                          \
+	}
+#define CLI_OPT_SECONDS(name, type, field, min, max)                                               \
+	{                                                                                          \
+		(name), 0, CLI_SECONDS, false, offsetof(type, field), (min), (max)                 \
+	}
+#define CLI_OPT_END                                                                                \
+	{                                                                                          \
+		NULL, 0, CLI_FLAG, false, 0, 0, 0                                                  \
+	}
 
 /* The shared options, declared once. */
-#define CLI_COMMON_OPT(name, kind, field) {(name), 0, (kind), true, offsetof(cli_common, field), 0, 0}
-#define CLI_OPT_BOXES CLI_COMMON_OPT("boxes", CLI_STRING, boxes)
-#define CLI_OPT_POOL CLI_COMMON_OPT("pool", CLI_STRING, pool)
-#define CLI_OPT_ALL CLI_COMMON_OPT("all", CLI_FLAG, all)
+#define CLI_COMMON_OPT(name, kind, field)                                                          \
+	{                                                                                          \
+		(name), 0, (kind), true, offsetof(cli_common, field), 0, 0                         \
+	}
+#define CLI_OPT_BOXES  CLI_COMMON_OPT("boxes", CLI_STRING, boxes)
+#define CLI_OPT_POOL   CLI_COMMON_OPT("pool", CLI_STRING, pool)
+#define CLI_OPT_ALL    CLI_COMMON_OPT("all", CLI_FLAG, all)
 #define CLI_OPT_SELECT CLI_OPT_BOXES, CLI_OPT_POOL, CLI_OPT_ALL
-#define CLI_OPT_JSON CLI_COMMON_OPT("json", CLI_FLAG, json)
-#define CLI_OPT_ROOT CLI_COMMON_OPT("root", CLI_STRING, root)
+#define CLI_OPT_JSON   CLI_COMMON_OPT("json", CLI_FLAG, json)
+#define CLI_OPT_ROOT   CLI_COMMON_OPT("root", CLI_STRING, root)
+/* clang-format on */
 #define CLI_OPT_ACCEPT_NEW CLI_COMMON_OPT("accept-new", CLI_FLAG, accept_new)
 
 typedef enum cli_parse_order {
-	CLI_OPTIONS_ANYWHERE,    /* options and operands mix, up to "--" (push, run) */
-	CLI_OPTIONS_FIRST        /* the first operand ends the options (exec: CMD's own flags) */
+	CLI_OPTIONS_ANYWHERE, /* options and operands mix, up to "--" (push, run) */
+	CLI_OPTIONS_FIRST     /* the first operand ends the options (exec: CMD's own flags) */
 } cli_parse_order;
 
 /* The operands: everything that is not an option, in order. */
 typedef struct cli_args {
-	char **v;             /* borrowed strings; the array is owned */
+	char **v; /* borrowed strings; the array is owned */
 	size_t n;
 	size_t n_before_dash; /* how many came before "--" (n without "--") */
 	bool show_usage;      /* an unknown option or a missing value: the usage helps */
@@ -65,7 +81,8 @@ typedef struct cli_args {
  * "-L" for a letter; "--" ends the options. Values go into *common or
  * *opts. On a bad option prints "CMD: unknown option 'X'HINT", "CMD: missing
  * value for '--name'HINT" or the seconds error, and returns BG_EXIT_USAGE. */
-int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order order, const char *hint,
-		      cli_common *common, void *opts, int argc, char **argv, cli_args *args);
+int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order order,
+		      const char *hint, cli_common *common, void *opts, int argc, char **argv,
+		      cli_args *args);
 
 #endif

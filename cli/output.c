@@ -69,7 +69,6 @@ void cli_print_json(cJSON *obj)
 	free(s);
 }
 
-
 void cli_printf(FILE *to, const char *fmt, ...)
 {
 	va_list ap;

@@ -96,7 +96,8 @@ void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not
 			cli_error("%s", f->msg);
 		} else {
 			char *shown = sync_path_display(b->plan->items[i].rel);
-			cli_error("%s: %s: %s%s", b->box->name, shown, not_done, b->rc < 0 ? " (see above)" : "");
+			cli_error("%s: %s: %s%s", b->box->name, shown, not_done,
+				  b->rc < 0 ? " (see above)" : "");
 			free(shown);
 		}
 		if (f->state == SYNC_VERIFY_FAILED && f->verify_out)
@@ -107,8 +108,12 @@ void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not
 int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const cli_args *args,
 		 void *state)
 {
-	cli_sync_job job = {.ctx = ctx, .cmd = cmd, .opts = opts, .n = ctx->n_boxes,
-			    .json = ctx->opt.json, .state = state};
+	cli_sync_job job = {.ctx = ctx,
+			    .cmd = cmd,
+			    .opts = opts,
+			    .n = ctx->n_boxes,
+			    .json = ctx->opt.json,
+			    .state = state};
 	size_t cnt[SYNC_STATE_COUNT];
 	int code = build_plan(&job, ctx->opt.root ? ctx->opt.root : ctx->conf.root, args);
 	if (code)

@@ -18,7 +18,7 @@ void conf_box_bind(conf_box *b, const char *agent_socket)
 		.global_known_hosts = b->global_known_hosts,
 		.n_global_known_hosts = b->n_global_known_hosts,
 		.host_key_check = b->host_key_check == CONF_HKC_ACCEPT_NEW ? REMOTE_HKC_ACCEPT_NEW
-									    : REMOTE_HKC_STRICT,
+									   : REMOTE_HKC_STRICT,
 		.connect_timeout_s = b->connect_timeout_s,
 		.keepalive_s = b->keepalive_s,
 		.agent_socket = agent_socket,

@@ -29,9 +29,9 @@ typedef struct conf_box {
 	conf_transport transport;
 	/* ssh: `host` as written, then resolved through ssh_config. */
 	char *host;
-	char *hostname; /* HostName, else host */
-	char *user;     /* box key, else ssh_config User, else $USER/pw_name */
-	int port;       /* box key, else ssh_config Port, else 22 */
+	char *hostname;    /* HostName, else host */
+	char *user;        /* box key, else ssh_config User, else $USER/pw_name */
+	int port;          /* box key, else ssh_config Port, else 22 */
 	char **identities; /* expanded paths: box `identity`, else ssh_config IdentityFile(s) */
 	size_t n_identities;
 	/* User known_hosts files, expanded: box key (a list), else ssh_config's
@@ -47,26 +47,26 @@ typedef struct conf_box {
 	/* ConnectTimeout as ssh_config set it (what `ssh -G` prints; 0 is "no
 	 * timeout" to ssh, which boxgate never uses), -1 when it set none. */
 	int ssh_connect_timeout_s;
-	int keepalive_s;       /* default 5 */
+	int keepalive_s; /* default 5 */
 	/* Set when ssh_config asks for something boxgate cannot do (ProxyJump,
 	 * ProxyCommand): "ProxyJump (~/.ssh/config:12)". cli refuses that box. */
 	char *unsupported;
 	/* The gate side. */
-	char *repo;   /* the box's own repo copy ("~" kept for the remote shell) */
-	char *gate;   /* remote entry point, relative to repo (or absolute) */
-	char *python; /* interpreter on the box, default "python3" */
-	char *gpus;   /* as written: "0-7", "0,2,3"; NULL when none configured */
+	char *repo;                 /* the box's own repo copy ("~" kept for the remote shell) */
+	char *gate;                 /* remote entry point, relative to repo (or absolute) */
+	char *python;               /* interpreter on the box, default "python3" */
+	char *gpus;                 /* as written: "0-7", "0,2,3"; NULL when none configured */
 	conf_gpu_policy gpu_policy; /* require_gpu = yes|no (default yes for ssh, no for local) */
-	int gate_timeout_s;      /* default 420 */
-	int heartbeat_timeout_s; /* default 15 */
-	int kill_grace_s;        /* default 5 */
-	int lock_wait_s;         /* default 0: refuse at once when the slot is held */
-	char **allow; /* flags the entry point accepts */
+	int gate_timeout_s;         /* default 420 */
+	int heartbeat_timeout_s;    /* default 15 */
+	int kill_grace_s;           /* default 5 */
+	int lock_wait_s;            /* default 0: refuse at once when the slot is held */
+	char **allow;               /* flags the entry point accepts */
 	size_t n_allow;
 	conf_env_rule *env; /* flag -> environment translations */
 	size_t n_env;
 	char *num_workers_env; /* e.g. "MPK_TEST_NUM_WORKERS": also export --num-workers */
-	char *file; /* where [box NAME] was written; "(built-in)" for local */
+	char *file;            /* where [box NAME] was written; "(built-in)" for local */
 	int line;
 	bool builtin;
 	/* What remote/ and shim/ are handed, pointing at the strings above:
@@ -99,9 +99,9 @@ typedef struct conf_verify {
 } conf_verify;
 
 typedef struct conf {
-	char *path; /* the file that was loaded, NULL when none was found */
-	char *root; /* the directory holding it (the local repo root), else cwd */
-	char *ssh_config; /* [defaults] ssh_config, else ~/.ssh/config */
+	char *path;         /* the file that was loaded, NULL when none was found */
+	char *root;         /* the directory holding it (the local repo root), else cwd */
+	char *ssh_config;   /* [defaults] ssh_config, else ~/.ssh/config */
 	char *agent_socket; /* conf_env's, copied: every box's target points at it */
 	conf_box *boxes;
 	size_t n_boxes;
@@ -148,8 +148,8 @@ const conf_pool *conf_find_pool(const conf *c, const char *name);
  * (which is selected only by name or when it is the only box).
  * *out is an owned array of borrowed pointers (free() it). Unknown names are
  * BG_ENOTFOUND with a did-you-mean where one is close. */
-int conf_select(const conf *c, const char *spec, bool all, const conf_box ***out,
-		size_t *n_out, bg_err *err);
+int conf_select(const conf *c, const char *spec, bool all, const conf_box ***out, size_t *n_out,
+		bg_err *err);
 
 /* The verifier command for a repo-relative path: a path rule wins over an
  * extension rule; NULL when none applies (borrowed). */

@@ -61,13 +61,16 @@ static void dump_box(dumper *d, const conf_box *b)
 			emit(d, "; identity: none (ssh-agent keys only)");
 		}
 		emit_list(d, "known_hosts", b->known_hosts, b->n_known_hosts);
-		emit_list(d, "; global_known_hosts", b->global_known_hosts, b->n_global_known_hosts);
+		emit_list(d, "; global_known_hosts", b->global_known_hosts,
+			  b->n_global_known_hosts);
 		emit(d, "host_key_check = %s",
 		     b->host_key_check == CONF_HKC_ACCEPT_NEW ? "accept-new" : "strict");
 		emit(d, "connect_timeout_s = %d", b->connect_timeout_s);
 		if (b->ssh_connect_timeout_s == 0)
-			emit(d, "; ssh_config ConnectTimeout 0 is \"no timeout\" to ssh: boxgate keeps a deadline");
-		else if (b->ssh_connect_timeout_s > 0 && b->ssh_connect_timeout_s != b->connect_timeout_s)
+			emit(d, "; ssh_config ConnectTimeout 0 is \"no timeout\" to ssh: boxgate "
+				"keeps a deadline");
+		else if (b->ssh_connect_timeout_s > 0 &&
+			 b->ssh_connect_timeout_s != b->connect_timeout_s)
 			emit(d, "; ssh_config ConnectTimeout %d is overridden by connect_timeout_s",
 			     b->ssh_connect_timeout_s);
 		emit(d, "keepalive_s = %d", b->keepalive_s);
@@ -105,7 +108,7 @@ static void dump_box(dumper *d, const conf_box *b)
 
 void conf_dump(const conf *c, void (*out)(void *ctx, const char *line), void *ctx)
 {
-	dumper d = { out, ctx };
+	dumper d = {out, ctx};
 	emit(&d, "; configuration: %s", c->path ? c->path : "none found (built-in box only)");
 	emit(&d, "; root: %s", c->root);
 	emit(&d, "[defaults]");

@@ -57,8 +57,8 @@ typedef struct conf_layer {
 
 typedef struct conf_raw_pool {
 	char *name;
-	int line;       /* the section line */
-	char *slots;    /* NULL when no `slots` key */
+	int line;    /* the section line */
+	char *slots; /* NULL when no `slots` key */
 	int slots_line;
 } conf_raw_pool;
 
@@ -89,7 +89,6 @@ int conf_resolve(conf *c, conf_raw *raw, const conf_env *env, bg_err *err);
  * case-insensitive, or `word` a prefix of a candidate), NULL when none is
  * close. Borrowed from cands. */
 const char *conf_suggest(const char *word, const char *const *cands, size_t n);
-
 
 /* [A-Za-z_][A-Za-z0-9_]* */
 bool conf_env_name_ok(const char *s);

@@ -20,7 +20,18 @@
 #include "base/xmalloc.h"
 
 enum key_scope { IN_DEFAULTS = 1, IN_BOX = 2, IN_BOTH = 3 };
-enum key_type { T_STR, T_WORD, T_INT, T_HKC, T_GPUS, T_BOOL, T_FLAGS, T_ENVNAME, T_TRANSPORT, T_LIST };
+enum key_type {
+	T_STR,
+	T_WORD,
+	T_INT,
+	T_HKC,
+	T_GPUS,
+	T_BOOL,
+	T_FLAGS,
+	T_ENVNAME,
+	T_TRANSPORT,
+	T_LIST
+};
 
 static const struct keydef {
 	const char *name;
@@ -29,27 +40,27 @@ static const struct keydef {
 	enum key_type type;
 	long min, max;
 } keydefs[] = {
-	{ "host", K_HOST, IN_BOTH, T_WORD, 0, 0 },
-	{ "user", K_USER, IN_BOTH, T_WORD, 0, 0 },
-	{ "port", K_PORT, IN_BOTH, T_INT, 1, 65535 },
-	{ "identity", K_IDENTITY, IN_BOTH, T_LIST, 0, 0 },
-	{ "known_hosts", K_KNOWN_HOSTS, IN_BOTH, T_STR, 0, 0 },
-	{ "host_key_check", K_HOST_KEY_CHECK, IN_BOTH, T_HKC, 0, 0 },
-	{ "connect_timeout_s", K_CONNECT_TIMEOUT, IN_BOTH, T_INT, 1, 3600 },
-	{ "keepalive_s", K_KEEPALIVE, IN_BOTH, T_INT, 0, 3600 },
-	{ "gate_timeout_s", K_GATE_TIMEOUT, IN_BOTH, T_INT, 1, 7 * 86400 },
-	{ "heartbeat_timeout_s", K_HEARTBEAT_TIMEOUT, IN_BOTH, T_INT, 1, 86400 },
-	{ "kill_grace_s", K_KILL_GRACE, IN_BOTH, T_INT, 0, 3600 },
-	{ "lock_wait_s", K_LOCK_WAIT, IN_BOTH, T_INT, 0, 7 * 86400 },
-	{ "repo", K_REPO, IN_BOTH, T_STR, 0, 0 },
-	{ "gate", K_GATE, IN_BOTH, T_STR, 0, 0 },
-	{ "python", K_PYTHON, IN_BOTH, T_STR, 0, 0 },
-	{ "gpus", K_GPUS, IN_BOTH, T_GPUS, 0, 0 },
-	{ "require_gpu", K_REQUIRE_GPU, IN_BOTH, T_BOOL, 0, 0 },
-	{ "allow", K_ALLOW, IN_BOTH, T_FLAGS, 0, 0 },
-	{ "num_workers_env", K_NUM_WORKERS_ENV, IN_BOTH, T_ENVNAME, 0, 0 },
-	{ "transport", K_TRANSPORT, IN_BOX, T_TRANSPORT, 0, 0 },
-	{ "ssh_config", K_SSH_CONFIG, IN_DEFAULTS, T_STR, 0, 0 },
+	{"host", K_HOST, IN_BOTH, T_WORD, 0, 0},
+	{"user", K_USER, IN_BOTH, T_WORD, 0, 0},
+	{"port", K_PORT, IN_BOTH, T_INT, 1, 65535},
+	{"identity", K_IDENTITY, IN_BOTH, T_LIST, 0, 0},
+	{"known_hosts", K_KNOWN_HOSTS, IN_BOTH, T_STR, 0, 0},
+	{"host_key_check", K_HOST_KEY_CHECK, IN_BOTH, T_HKC, 0, 0},
+	{"connect_timeout_s", K_CONNECT_TIMEOUT, IN_BOTH, T_INT, 1, 3600},
+	{"keepalive_s", K_KEEPALIVE, IN_BOTH, T_INT, 0, 3600},
+	{"gate_timeout_s", K_GATE_TIMEOUT, IN_BOTH, T_INT, 1, 7 * 86400},
+	{"heartbeat_timeout_s", K_HEARTBEAT_TIMEOUT, IN_BOTH, T_INT, 1, 86400},
+	{"kill_grace_s", K_KILL_GRACE, IN_BOTH, T_INT, 0, 3600},
+	{"lock_wait_s", K_LOCK_WAIT, IN_BOTH, T_INT, 0, 7 * 86400},
+	{"repo", K_REPO, IN_BOTH, T_STR, 0, 0},
+	{"gate", K_GATE, IN_BOTH, T_STR, 0, 0},
+	{"python", K_PYTHON, IN_BOTH, T_STR, 0, 0},
+	{"gpus", K_GPUS, IN_BOTH, T_GPUS, 0, 0},
+	{"require_gpu", K_REQUIRE_GPU, IN_BOTH, T_BOOL, 0, 0},
+	{"allow", K_ALLOW, IN_BOTH, T_FLAGS, 0, 0},
+	{"num_workers_env", K_NUM_WORKERS_ENV, IN_BOTH, T_ENVNAME, 0, 0},
+	{"transport", K_TRANSPORT, IN_BOX, T_TRANSPORT, 0, 0},
+	{"ssh_config", K_SSH_CONFIG, IN_DEFAULTS, T_STR, 0, 0},
 };
 #define N_KEYDEFS (sizeof(keydefs) / sizeof(keydefs[0]))
 
@@ -59,10 +70,10 @@ typedef struct load_ctx {
 	conf_raw *raw;
 	const char *file;
 	conf_lines lines;
-	size_t next;     /* index of the next line to serve */
-	int lineno;      /* the line inih is processing */
-	bool cur_long;   /* that line did not fit inih's buffer */
-	bool cur_cont;   /* it continues the previous key's value */
+	size_t next;   /* index of the next line to serve */
+	int lineno;    /* the line inih is processing */
+	bool cur_long; /* that line did not fit inih's buffer */
+	bool cur_cont; /* it continues the previous key's value */
 	bool have_prev_key;
 	enum section sec;
 	size_t sec_index; /* box or pool index */
@@ -173,7 +184,7 @@ static void on_section(load_ctx *lc, const char *text, int line)
 	const char *sp = t + strcspn(t, " \t");
 	char *kind = xstrndup(t, (size_t)(sp - t));
 	char *name = trim_dup(sp, sp + strlen(sp));
-	static const char *const kinds[] = { "defaults", "box", "pool", "verify" };
+	static const char *const kinds[] = {"defaults", "box", "pool", "verify"};
 
 	free(lc->sec_label);
 	lc->sec_label = xasprintf("[%s]", t);
@@ -196,15 +207,15 @@ static void on_section(load_ctx *lc, const char *text, int line)
 			goto out;
 		}
 		if (!conf_box_name_ok(name)) {
-			fail(lc, line, "bad %s name '%s' (letters, digits, '.', '_' and '-' only)", kind,
-			     name);
+			fail(lc, line, "bad %s name '%s' (letters, digits, '.', '_' and '-' only)",
+			     kind, name);
 			goto out;
 		}
 		if (box) {
 			for (size_t i = 0; i < raw->n_boxes; i++) {
 				if (strcmp(raw->boxes[i].name, name) == 0) {
-					fail(lc, line, "box '%s' defined twice, first at %s:%d", name,
-					     lc->file, raw->boxes[i].line);
+					fail(lc, line, "box '%s' defined twice, first at %s:%d",
+					     name, lc->file, raw->boxes[i].line);
 					goto out;
 				}
 			}
@@ -216,8 +227,8 @@ static void on_section(load_ctx *lc, const char *text, int line)
 		} else {
 			for (size_t i = 0; i < raw->n_pools; i++) {
 				if (strcmp(raw->pools[i].name, name) == 0) {
-					fail(lc, line, "pool '%s' defined twice, first at %s:%d", name,
-					     lc->file, raw->pools[i].line);
+					fail(lc, line, "pool '%s' defined twice, first at %s:%d",
+					     name, lc->file, raw->pools[i].line);
 					goto out;
 				}
 			}
@@ -233,12 +244,14 @@ static void on_section(load_ctx *lc, const char *text, int line)
 	}
 	const char *s = conf_suggest(kind, kinds, 4);
 	if (s && (strcmp(s, "box") == 0 || strcmp(s, "pool") == 0))
-		fail(lc, line, "unknown section [%s] (did you mean [%s%s%s]?)", t, s, *name ? " " : "",
-		     *name ? name : " NAME");
+		fail(lc, line, "unknown section [%s] (did you mean [%s%s%s]?)", t, s,
+		     *name ? " " : "", *name ? name : " NAME");
 	else if (s)
 		fail(lc, line, "unknown section [%s] (did you mean [%s]?)", t, s);
 	else
-		fail(lc, line, "unknown section [%s] (expected [defaults], [box NAME], [pool NAME] or [verify])",
+		fail(lc, line,
+		     "unknown section [%s] (expected [defaults], [box NAME], [pool NAME] or "
+		     "[verify])",
 		     t);
 out:
 	free(kind);
@@ -260,7 +273,8 @@ static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int
 			if (isspace((unsigned char)*p))
 				return fail(lc, line, "%s must be one word, got '%s'", kd->name, v);
 		if (kd->id == K_HOST && strchr(v, '@'))
-			return fail(lc, line, "host must not contain '@', got '%s' (set user = ... instead)",
+			return fail(lc, line,
+				    "host must not contain '@', got '%s' (set user = ... instead)",
 				    v);
 		if (v[0] == '-')
 			return fail(lc, line, "%s must not start with '-', got '%s'", kd->name, v);
@@ -275,13 +289,14 @@ static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int
 				x = x * 10 + (*p - '0');
 		}
 		if (!ok || x < kd->min || x > kd->max)
-			return fail(lc, line, "%s must be an integer %ld-%ld, got '%s'", kd->name, kd->min,
-				    kd->max, v);
+			return fail(lc, line, "%s must be an integer %ld-%ld, got '%s'", kd->name,
+				    kd->min, kd->max, v);
 		return 0;
 	}
 	case T_HKC:
 		if (strcmp(v, "strict") && strcmp(v, "accept-new"))
-			return fail(lc, line, "host_key_check must be strict or accept-new, got '%s'", v);
+			return fail(lc, line,
+				    "host_key_check must be strict or accept-new, got '%s'", v);
 		return 0;
 	case T_TRANSPORT:
 		if (strcmp(v, "ssh") && strcmp(v, "local"))
@@ -298,13 +313,17 @@ static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int
 		bool ok = bg_gpus_parse(v, set, &why);
 		free(set);
 		if (!ok)
-			return fail(lc, line, "gpus must be indices and ranges such as 0-7 or 0,2,5 (at most %d), got '%s': %s",
+			return fail(lc, line,
+				    "gpus must be indices and ranges such as 0-7 or 0,2,5 (at most "
+				    "%d), got '%s': %s",
 				    CONF_MAX_GPUS - 1, v, why);
 		return 0;
 	}
 	case T_ENVNAME:
 		if (!conf_env_name_ok(v))
-			return fail(lc, line, "%s must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got '%s'",
+			return fail(lc, line,
+				    "%s must be an environment variable name "
+				    "([A-Za-z_][A-Za-z0-9_]*), got '%s'",
 				    kd->name, v);
 		return 0;
 	case T_FLAGS: {
@@ -313,7 +332,8 @@ static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int
 		conf_split_list(v, &fl, &n);
 		for (size_t i = 0; i < n; i++) {
 			if (fl[i][0] != '-' || fl[i][1] == '\0') {
-				fail(lc, line, "allow: '%s' is not a flag (flags start with '-')", fl[i]);
+				fail(lc, line, "allow: '%s' is not a flag (flags start with '-')",
+				     fl[i]);
 				break;
 			}
 		}
@@ -342,8 +362,9 @@ static void set_env_rule(load_ctx *lc, conf_layer *l, const char *key, const cha
 	const char *eq = strchr(v, '=');
 	char *name = eq ? trim_dup(v, eq) : NULL;
 	if (!eq || !conf_env_name_ok(name)) {
-		fail(lc, line, "env %s: expected NAME=VALUE with NAME of [A-Za-z_][A-Za-z0-9_]*, got '%s'",
-		     f, v);
+		fail(lc, line,
+		     "env %s: expected NAME=VALUE with NAME of [A-Za-z_][A-Za-z0-9_]*, got '%s'", f,
+		     v);
 		free(name);
 		return;
 	}
@@ -351,8 +372,8 @@ static void set_env_rule(load_ctx *lc, conf_layer *l, const char *key, const cha
 	for (size_t i = 0; i < l->n_env; i++) {
 		if (strcmp(l->env[i].flag, f) == 0) {
 			if (!cont) {
-				fail(lc, line, "env %s given twice in %s, first at %s:%d", f, lc->sec_label,
-				     lc->file, l->env[i].line);
+				fail(lc, line, "env %s given twice in %s, first at %s:%d", f,
+				     lc->sec_label, lc->file, l->env[i].line);
 				free(name);
 				return;
 			}
@@ -396,8 +417,8 @@ static void set_layer_key(load_ctx *lc, conf_layer *l, bool is_defaults, const c
 			fail(lc, line, "unknown key '%s' in %s (did you mean 'env --flag'?)", key,
 			     lc->sec_label);
 		else if (s)
-			fail(lc, line, "unknown key '%s' in %s (did you mean '%s'?)", key, lc->sec_label,
-			     s);
+			fail(lc, line, "unknown key '%s' in %s (did you mean '%s'?)", key,
+			     lc->sec_label, s);
 		else
 			fail(lc, line, "unknown key '%s' in %s", key, lc->sec_label);
 		return;
@@ -430,7 +451,9 @@ static void set_verify(load_ctx *lc, const char *key, const char *v, int line, b
 			   strstr(key, "/../") != NULL ||
 			   (strlen(key) >= 3 && strcmp(key + strlen(key) - 3, "/..") == 0);
 		if (bad) {
-			fail(lc, line, "[verify] key '%s' must be an extension such as .py or a path inside the repo",
+			fail(lc, line,
+			     "[verify] key '%s' must be an extension such as .py or a path inside "
+			     "the repo",
 			     key);
 			return;
 		}
@@ -462,12 +485,14 @@ static void set_pool_key(load_ctx *lc, const char *key, const char *v, int line,
 {
 	conf_raw_pool *p = &lc->raw->pools[lc->sec_index];
 	if (strcmp(key, "slots") != 0) {
-		static const char *const cands[] = { "slots" };
+		static const char *const cands[] = {"slots"};
 		const char *s = conf_suggest(key, cands, 1);
 		if (s)
-			fail(lc, line, "unknown key '%s' in %s (did you mean '%s'?)", key, lc->sec_label, s);
+			fail(lc, line, "unknown key '%s' in %s (did you mean '%s'?)", key,
+			     lc->sec_label, s);
 		else
-			fail(lc, line, "unknown key '%s' in %s (a pool has only slots = BOX:GPUS, ...)", key,
+			fail(lc, line,
+			     "unknown key '%s' in %s (a pool has only slots = BOX:GPUS, ...)", key,
 			     lc->sec_label);
 		return;
 	}
@@ -491,7 +516,8 @@ static void apply(load_ctx *lc, const char *key, const char *v, int line, bool c
 	conf_raw *raw = lc->raw;
 	switch (lc->sec) {
 	case SEC_NONE:
-		fail(lc, line, "'%s' comes before any section (start with [defaults] or [box NAME])", key);
+		fail(lc, line,
+		     "'%s' comes before any section (start with [defaults] or [box NAME])", key);
 		return;
 	case SEC_DEFAULTS: set_layer_key(lc, &raw->defaults, true, key, v, line, cont); return;
 	case SEC_BOX:

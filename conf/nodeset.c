@@ -28,7 +28,7 @@ void nodeset_free(char **v, size_t n)
 
 void nodeset_split(const char *spec, char ***out, size_t *n_out)
 {
-	strv r = { 0 };
+	strv r = {0};
 	const char *p = spec;
 	while (*p) {
 		const char *b = p;
@@ -85,7 +85,8 @@ static int expand_group(const char *b, const char *e, strv *out, bg_err *err)
 		unsigned long lo, hi, step = 1;
 		int width, hw;
 		if (!parse_num(&p, e, &lo, &width))
-			return bg_fail(err, BG_EUSAGE, "expected a number in '[%.*s]'", (int)(e - b), b);
+			return bg_fail(err, BG_EUSAGE, "expected a number in '[%.*s]'",
+				       (int)(e - b), b);
 		hi = lo;
 		while (p < e && isspace((unsigned char)*p))
 			p++;
@@ -94,17 +95,19 @@ static int expand_group(const char *b, const char *e, strv *out, bg_err *err)
 			while (p < e && isspace((unsigned char)*p))
 				p++;
 			if (!parse_num(&p, e, &hi, &hw))
-				return bg_fail(err, BG_EUSAGE, "expected a number after '-' in '[%.*s]'",
+				return bg_fail(err, BG_EUSAGE,
+					       "expected a number after '-' in '[%.*s]'",
 					       (int)(e - b), b);
 			if (hi < lo)
-				return bg_fail(err, BG_EUSAGE, "range %lu-%lu goes backwards in '[%.*s]'",
-					       lo, hi, (int)(e - b), b);
+				return bg_fail(err, BG_EUSAGE,
+					       "range %lu-%lu goes backwards in '[%.*s]'", lo, hi,
+					       (int)(e - b), b);
 			if (p < e && *p == '/') {
 				p++;
 				int sw;
 				if (!parse_num(&p, e, &step, &sw) || step == 0)
-					return bg_fail(err, BG_EUSAGE, "bad step in '[%.*s]'", (int)(e - b),
-						       b);
+					return bg_fail(err, BG_EUSAGE, "bad step in '[%.*s]'",
+						       (int)(e - b), b);
 			}
 		}
 		if ((hi - lo) / step + 1 + out->n > NODESET_MAX)
@@ -117,7 +120,8 @@ static int expand_group(const char *b, const char *e, strv *out, bg_err *err)
 		if (p == e)
 			return 0;
 		if (*p != ',')
-			return bg_fail(err, BG_EUSAGE, "unexpected '%c' in '[%.*s]'", *p, (int)(e - b), b);
+			return bg_fail(err, BG_EUSAGE, "unexpected '%c' in '[%.*s]'", *p,
+				       (int)(e - b), b);
 		p++;
 	}
 }
@@ -126,7 +130,7 @@ static int expand_group(const char *b, const char *e, strv *out, bg_err *err)
 static int expand_item(const char *item, strv *out, bg_err *err)
 {
 	int rc = 0;
-	strv cur = { 0 };
+	strv cur = {0};
 	strv_push(&cur, xstrdup(""));
 	const char *p = item;
 	while (*p) {
@@ -153,7 +157,7 @@ static int expand_item(const char *item, strv *out, bg_err *err)
 			rc = bg_fail(err, BG_EUSAGE, "'%s': '[' without ']'", item);
 			goto out;
 		}
-		strv grp = { 0 };
+		strv grp = {0};
 		rc = expand_group(gb, p, &grp, err);
 		if (rc == 0 && cur.n * grp.n + out->n > NODESET_MAX)
 			rc = bg_fail(err, BG_EUSAGE, "'%s' expands to more than %d names", item,
@@ -162,7 +166,7 @@ static int expand_item(const char *item, strv *out, bg_err *err)
 			nodeset_free(grp.v, grp.n);
 			goto out;
 		}
-		strv next = { 0 };
+		strv next = {0};
 		for (size_t i = 0; i < cur.n; i++)
 			for (size_t j = 0; j < grp.n; j++)
 				strv_push(&next, xasprintf("%s%s", cur.v[i], grp.v[j]));
@@ -185,7 +189,7 @@ int nodeset_expand(const char *spec, char ***out, size_t *n_out, bg_err *err)
 	int rc = 0;
 	char **items = NULL;
 	size_t n_items = 0;
-	strv r = { 0 };
+	strv r = {0};
 	*out = NULL;
 	*n_out = 0;
 	nodeset_split(spec, &items, &n_items);

@@ -92,12 +92,10 @@ static void paths_from_list(resolver *rs, char ***out, size_t *n_out, const char
 	conf_strv_free(v, n);
 }
 
-
-
 /* One path from ssh_config, expanded as ssh expands it; an error names the
  * line that wrote it. */
-static int expand_ssh_path(resolver *rs, const conf_box *b, const sshcfg_tokens *t,
-			   const char *kw, const char *raw, const char *where, char **out)
+static int expand_ssh_path(resolver *rs, const conf_box *b, const sshcfg_tokens *t, const char *kw,
+			   const char *raw, const char *where, char **out)
 {
 	bg_err e2;
 	int rc = sshcfg_expand(raw, t, SSHCFG_X_TILDE | SSHCFG_X_DOLLAR, out, &e2);
@@ -112,8 +110,8 @@ static int expand_ssh_path(resolver *rs, const conf_box *b, const sshcfg_tokens 
 static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, conf_box *b)
 {
 	const char *v;
-	sshcfg_query q = { b->host, pick_str(L, NULL, K_USER), pick_int(L, NULL, K_PORT, 0),
-			   pick_str(NULL, D, K_USER), rs->home };
+	sshcfg_query q = {b->host, pick_str(L, NULL, K_USER), pick_int(L, NULL, K_PORT, 0),
+			  pick_str(NULL, D, K_USER), rs->home};
 	sshcfg_host h;
 	int rc = sshcfg_resolve(rs->c->ssh_config, &q, &h, rs->err);
 	if (rc) {
@@ -143,8 +141,8 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 	 * takes them (not $HOME / $USER). */
 	char *pw_home = xstrdup(conf_pw_home(rs->env));
 	char *pw_name = xstrdup(conf_pw_name(rs->env));
-	sshcfg_tokens t = { b->hostname, b->host, pw_name, b->user, pw_home, b->port,
-			    rs->env->lookup, rs->env->lookup_ctx };
+	sshcfg_tokens t = {b->hostname, b->host, pw_name,         b->user,
+			   pw_home,     b->port, rs->env->lookup, rs->env->lookup_ctx};
 
 	size_t cap = 0;
 	if ((v = pick_str(L, NULL, K_IDENTITY))) {
@@ -160,7 +158,7 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 	} else if ((v = pick_str(NULL, D, K_IDENTITY))) {
 		paths_from_list(rs, &b->identities, &b->n_identities, v);
 	} else {
-		static const char *const dflt[] = { "id_ed25519", "id_ecdsa", "id_rsa" };
+		static const char *const dflt[] = {"id_ed25519", "id_ecdsa", "id_rsa"};
 		for (size_t i = 0; i < 3; i++) {
 			char *p = xasprintf("%s/.ssh/%s", rs->home, dflt[i]);
 			if (access(p, F_OK) == 0)
@@ -234,13 +232,14 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 	if ((v = pick_str(L, NULL, K_TRANSPORT)))
 		b->transport = strcmp(v, "local") == 0 ? CONF_TRANSPORT_LOCAL : CONF_TRANSPORT_SSH;
 	else
-		b->transport = strcmp(b->name, "local") == 0 ? CONF_TRANSPORT_LOCAL : CONF_TRANSPORT_SSH;
+		b->transport =
+			strcmp(b->name, "local") == 0 ? CONF_TRANSPORT_LOCAL : CONF_TRANSPORT_SSH;
 	bool ssh = b->transport == CONF_TRANSPORT_SSH;
 
 	if (!ssh && L && L->kv[K_HOST].value)
 		return bg_fail(rs->err, BG_ECONFIG,
-			       "%s:%d: box '%s' is local (transport = local) and takes no host", rs->file,
-			       L->kv[K_HOST].line, b->name);
+			       "%s:%d: box '%s' is local (transport = local) and takes no host",
+			       rs->file, L->kv[K_HOST].line, b->name);
 	if (ssh) {
 		v = pick_str(L, D, K_HOST);
 		if (!v)
@@ -251,7 +250,8 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 	}
 
 	v = pick_str(L, D, K_HOST_KEY_CHECK);
-	b->host_key_check = v && strcmp(v, "accept-new") == 0 ? CONF_HKC_ACCEPT_NEW : CONF_HKC_STRICT;
+	b->host_key_check =
+		v && strcmp(v, "accept-new") == 0 ? CONF_HKC_ACCEPT_NEW : CONF_HKC_STRICT;
 	b->keepalive_s = pick_int(L, D, K_KEEPALIVE, 5);
 	b->gate_timeout_s = pick_int(L, D, K_GATE_TIMEOUT, 420);
 	b->heartbeat_timeout_s = pick_int(L, D, K_HEARTBEAT_TIMEOUT, 15);
@@ -275,10 +275,11 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 		conf_split_list(v, &b->allow, &b->n_allow);
 	} else if (!ssh && !b->gate) {
 		/* A local box without its own gate runs the demo gate: its flags. */
-		conf_split_list("--kind --shape --num-workers --configs --variant --iters --warmup "
-				"--baseline --dtype --bar --slough-tol --seed --l2 --timer --rows --split "
-				"--cta-warps --list-shapes --probe",
-				&b->allow, &b->n_allow);
+		conf_split_list(
+			"--kind --shape --num-workers --configs --variant --iters --warmup "
+			"--baseline --dtype --bar --slough-tol --seed --l2 --timer --rows --split "
+			"--cta-warps --list-shapes --probe",
+			&b->allow, &b->n_allow);
 	}
 	if ((v = pick_str(L, D, K_NUM_WORKERS_ENV)))
 		b->num_workers_env = xstrdup(v);
@@ -318,8 +319,9 @@ static int unknown_box(resolver *rs, const conf_raw_pool *rp, const char *name)
 	const char *s = conf_suggest(name, cands, rs->c->n_boxes);
 	int rc;
 	if (s)
-		rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': unknown box '%s' (did you mean '%s'?)",
-			     rs->file, rp->slots_line, rp->name, name, s);
+		rc = bg_fail(rs->err, BG_ECONFIG,
+			     "%s:%d: pool '%s': unknown box '%s' (did you mean '%s'?)", rs->file,
+			     rp->slots_line, rp->name, name, s);
 	else
 		rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': unknown box '%s'", rs->file,
 			     rp->slots_line, rp->name, name);
@@ -361,7 +363,8 @@ static int add_slot(resolver *rs, const conf_raw_pool *rp, conf_pool *p, size_t 
 		const char *why = "empty";
 		int rc = 0;
 		if (!bg_gpus_parse(gpus, set, &why)) {
-			rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': bad GPU list '%s' for box '%s': %s",
+			rc = bg_fail(rs->err, BG_ECONFIG,
+				     "%s:%d: pool '%s': bad GPU list '%s' for box '%s': %s",
 				     rs->file, rp->slots_line, rp->name, gpus, name, why);
 			goto done;
 		}
@@ -373,9 +376,10 @@ static int add_slot(resolver *rs, const conf_raw_pool *rp, conf_pool *p, size_t 
 			if (!set[g])
 				continue;
 			if (box_set && !box_set[g])
-				rc = bg_fail(rs->err, BG_ECONFIG,
-					     "%s:%d: pool '%s': GPU %d is not among box '%s' gpus (%s)",
-					     rs->file, rp->slots_line, rp->name, g, name, b->gpus);
+				rc = bg_fail(
+					rs->err, BG_ECONFIG,
+					"%s:%d: pool '%s': GPU %d is not among box '%s' gpus (%s)",
+					rs->file, rp->slots_line, rp->name, g, name, b->gpus);
 			else if (mine[g] || h->whole[bi])
 				rc = bg_fail(rs->err, BG_ECONFIG,
 					     "%s:%d: pool '%s': GPU %d of box '%s' is listed twice",
@@ -461,14 +465,16 @@ static int resolve_pool(resolver *rs, const conf_raw_pool *rp, conf_pool *p)
 		size_t n_names = 0;
 		bg_err e2;
 		if (name[0] == '\0') {
-			rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': a slot lacks its box name",
-				     rs->file, rp->slots_line, rp->name);
+			rc = bg_fail(rs->err, BG_ECONFIG,
+				     "%s:%d: pool '%s': a slot lacks its box name", rs->file,
+				     rp->slots_line, rp->name);
 		} else if (nodeset_expand(name, &names, &n_names, &e2) != 0) {
-			rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': %s", rs->file, rp->slots_line,
-				     rp->name, e2.msg);
+			rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s': %s", rs->file,
+				     rp->slots_line, rp->name, e2.msg);
 		}
 		for (size_t j = 0; j < n_names && rc == 0; j++)
-			rc = add_slot(rs, rp, p, &cap, &h, names[j], colon ? strbuf_str(&gpus) : NULL);
+			rc = add_slot(rs, rp, p, &cap, &h, names[j],
+				      colon ? strbuf_str(&gpus) : NULL);
 		nodeset_free(names, n_names);
 		strbuf_release(&gpus);
 	}
@@ -500,7 +506,8 @@ int conf_resolve(conf *c, conf_raw *raw, const conf_env *env, bg_err *err)
 	int rc = 0;
 	if (!env)
 		env = &none;
-	resolver rs = { c, raw, raw->file ? raw->file : "(built-in)", conf_home(env), NULL, err, env };
+	resolver rs = {c,   raw, raw->file ? raw->file : "(built-in)", conf_home(env), NULL,
+		       err, env};
 	char *home = xstrdup(rs.home);
 	rs.home = home;
 	rs.local_user = xstrdup(conf_local_user(env));
@@ -536,7 +543,8 @@ int conf_resolve(conf *c, conf_raw *raw, const conf_env *env, bg_err *err)
 		add_verify(c, &cap, raw->verify[i].pattern, raw->verify[i].command,
 			   raw->verify[i].file, raw->verify[i].line);
 	add_verify(c, &cap, ".py",
-		   "{python} -c \"import ast,sys; ast.parse(open(sys.argv[1],'rb').read(), sys.argv[1])\" {}",
+		   "{python} -c \"import ast,sys; ast.parse(open(sys.argv[1],'rb').read(), "
+		   "sys.argv[1])\" {}",
 		   "(built-in)", 0);
 	add_verify(c, &cap, ".sh", "bash -n {}", "(built-in)", 0);
 	add_verify(c, &cap, ".json",

@@ -8,8 +8,8 @@
 #include "conf/internal.h"
 #include "conf/nodeset.h"
 
-static int unknown(const conf *c, const char *what, const char *name, const char *from,
-		   bool pool, bg_err *err)
+static int unknown(const conf *c, const char *what, const char *name, const char *from, bool pool,
+		   bg_err *err)
 {
 	size_t n = pool ? c->n_pools : c->n_boxes;
 	const char **cands = xcalloc(n ? n : 1, sizeof(*cands));
@@ -38,8 +38,8 @@ static long box_index(const conf *c, const char *name)
 	return -1;
 }
 
-int conf_select(const conf *c, const char *spec, bool all, const conf_box ***out,
-		size_t *n_out, bg_err *err)
+int conf_select(const conf *c, const char *spec, bool all, const conf_box ***out, size_t *n_out,
+		bg_err *err)
 {
 	int rc = 0;
 	bool *chosen = xcalloc(c->n_boxes ? c->n_boxes : 1, sizeof(*chosen));

@@ -47,8 +47,8 @@ static char *canonical_addr(const char *name)
 	if (getaddrinfo(name, "22", &hints, &res) != 0 || !res)
 		return NULL;
 	char *out = NULL;
-	if (!res->ai_next &&
-	    getnameinfo(res->ai_addr, res->ai_addrlen, addr, sizeof(addr), NULL, 0, NI_NUMERICHOST) == 0)
+	if (!res->ai_next && getnameinfo(res->ai_addr, res->ai_addrlen, addr, sizeof(addr), NULL, 0,
+					 NI_NUMERICHOST) == 0)
 		out = xstrdup(addr);
 	freeaddrinfo(res);
 	return out;
@@ -143,7 +143,7 @@ out:
 int sshcfg_lookup(const char *path, const char *host, const char *home, sshcfg_host *out,
 		  bg_err *err)
 {
-	sshcfg_query q = { host, NULL, 0, NULL, home ? home : "/" };
+	sshcfg_query q = {host, NULL, 0, NULL, home ? home : "/"};
 	return sshcfg_resolve(path, &q, out, err);
 }
 

@@ -47,14 +47,14 @@ typedef struct sshcfg_query {
  * ${VAR} are expanded by sshcfg_expand() once user and port are final; the
  * %-tokens have been checked. */
 typedef struct sshcfg_host {
-	char *hostname; /* the host to connect to, as `ssh -G` prints it (never NULL) */
-	bool hostname_set; /* HostName gave it */
-	char *user;     /* User, NULL when not set */
-	int port;       /* Port (service names resolved), 0 when not set */
+	char *hostname;       /* the host to connect to, as `ssh -G` prints it (never NULL) */
+	bool hostname_set;    /* HostName gave it */
+	char *user;           /* User, NULL when not set */
+	int port;             /* Port (service names resolved), 0 when not set */
 	char **identities;    /* IdentityFile, in order, without duplicates */
 	char **identities_at; /* "FILE:LINE" of each */
 	size_t n_identities;
-	char **known_hosts;   /* UserKnownHostsFile paths; `none` gives "/dev/null" */
+	char **known_hosts; /* UserKnownHostsFile paths; `none` gives "/dev/null" */
 	size_t n_known_hosts;
 	char *known_hosts_at;
 	char **global_known_hosts; /* GlobalKnownHostsFile paths (not expanded by ssh) */
@@ -99,7 +99,7 @@ typedef struct sshcfg_tokens {
 } sshcfg_tokens;
 
 /* Expansion flags: a leading `~` / `~user` (tilde_expand_filename), ${VAR}. */
-#define SSHCFG_X_TILDE 1
+#define SSHCFG_X_TILDE  1
 #define SSHCFG_X_DOLLAR 2
 
 /* Expands %h %n %k %u %r %p %d %i %l %L %% (and, per flags, `~` and

@@ -99,12 +99,8 @@ int sshcfg_expand(const char *s, const sshcfg_tokens *t, int flags, char **out, 
 				host[strcspn(host, ".")] = '\0';
 			strbuf_addstr(&sb, host);
 			break;
-		case '\0':
-			rc = bg_fail(err, BG_ECONFIG, "a '%%' ends the value");
-			goto out;
-		default:
-			rc = bg_fail(err, BG_ECONFIG, "unknown token '%%%c'", *s);
-			goto out;
+		case '\0': rc = bg_fail(err, BG_ECONFIG, "a '%%' ends the value"); goto out;
+		default: rc = bg_fail(err, BG_ECONFIG, "unknown token '%%%c'", *s); goto out;
 		}
 	}
 	*out = strbuf_detach(&sb);
@@ -130,8 +126,9 @@ int sshcfg_expand_hostname(const char *hostname, const char *h, const char *wher
 			continue;
 		}
 		strbuf_release(&sb);
-		return bg_fail(err, BG_ECONFIG, "%s: HostName accepts only %%h and %%%%, got '%%%s'", where,
-			       *s ? (char[]){ *s, '\0' } : "");
+		return bg_fail(err, BG_ECONFIG,
+			       "%s: HostName accepts only %%h and %%%%, got '%%%s'", where,
+			       *s ? (char[]){*s, '\0'} : "");
 	}
 	*out = strbuf_detach(&sb);
 	return 0;

@@ -10,8 +10,8 @@
 #include "conf/sshconfig.h"
 
 /* readconf.c's limits. */
-#define SSHCFG_MAX_DEPTH 16
-#define SSHCFG_MAX_IDENTITIES 100
+#define SSHCFG_MAX_DEPTH       16
+#define SSHCFG_MAX_IDENTITIES  100
 #define SSHCFG_MAX_HOSTS_FILES 32
 
 #define WS " \t\r\n"
@@ -82,7 +82,7 @@ char *sshcfg_at(const char *file, int line);
 void sshcfg_refuse_at(sshcfg_state *lk, const char *what, const char *where);
 void sshcfg_refuse(sshcfg_state *lk, const char *what, const char *file, int line);
 /* read_config_file_depth(): every line of `path` (an Include when not `top`). */
-int sshcfg_parse_file(sshcfg_state *lk, const char *path, int depth, bool *active,
-		      bool nevermatch, bool top);
+int sshcfg_parse_file(sshcfg_state *lk, const char *path, int depth, bool *active, bool nevermatch,
+		      bool top);
 
 #endif

@@ -103,8 +103,8 @@ int sshcfg_match_line(sshcfg_state *lk, char *cp, const char *file, int line, bo
 	} else {
 		host = xstrdup(lk->host);
 	}
-	const char *ruser = lk->q->user        ? lk->q->user
-			    : lk->out->user     ? lk->out->user
+	const char *ruser = lk->q->user           ? lk->q->user
+			    : lk->out->user       ? lk->out->user
 			    : lk->q->default_user ? lk->q->default_user
 						  : lk->local_user;
 	char *attrib;
@@ -121,9 +121,10 @@ int sshcfg_match_line(sshcfg_state *lk, char *cp, const char *file, int line, bo
 		if (strcasecmp(attrib, "all") == 0) {
 			if (attributes > 1 ||
 			    ((arg = sshcfg_strdelim(&cp)) != NULL && *arg != '\0' && *arg != '#')) {
-				rc = bg_fail(lk->err, BG_ECONFIG,
-					     "%s:%d: Match '%s' cannot be combined with other criteria", file,
-					     line, oattrib);
+				rc = bg_fail(
+					lk->err, BG_ECONFIG,
+					"%s:%d: Match '%s' cannot be combined with other criteria",
+					file, line, oattrib);
 				goto out;
 			}
 			if (arg != NULL && *arg == '#')
@@ -140,8 +141,10 @@ int sshcfg_match_line(sshcfg_state *lk, char *cp, const char *file, int line, bo
 				result = 0;
 			continue;
 		}
-		bool known = strcasecmp(attrib, "host") == 0 || strcasecmp(attrib, "originalhost") == 0 ||
-			     strcasecmp(attrib, "user") == 0 || strcasecmp(attrib, "localuser") == 0 ||
+		bool known = strcasecmp(attrib, "host") == 0 ||
+			     strcasecmp(attrib, "originalhost") == 0 ||
+			     strcasecmp(attrib, "user") == 0 ||
+			     strcasecmp(attrib, "localuser") == 0 ||
 			     strcasecmp(attrib, "exec") == 0;
 		if (!known) {
 			/* Unknown to ssh 9.2 (a newer ssh's tagged, localnetwork,
@@ -154,8 +157,8 @@ int sshcfg_match_line(sshcfg_state *lk, char *cp, const char *file, int line, bo
 			goto done;
 		}
 		if ((arg = sshcfg_strdelim(&cp)) == NULL || *arg == '\0' || *arg == '#') {
-			rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Match %s needs an argument", file, line,
-				     attrib);
+			rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Match %s needs an argument", file,
+				     line, attrib);
 			goto out;
 		}
 		bool r;
@@ -174,8 +177,9 @@ int sshcfg_match_line(sshcfg_state *lk, char *cp, const char *file, int line, bo
 					continue;
 				s++;
 				if (!*s || !strchr("%CLdhklnprui", *s)) {
-					rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Match exec: unknown token '%%%s'",
-						     file, line, *s ? (char[]){ *s, '\0' } : "");
+					rc = bg_fail(lk->err, BG_ECONFIG,
+						     "%s:%d: Match exec: unknown token '%%%s'",
+						     file, line, *s ? (char[]){*s, '\0'} : "");
 					goto out;
 				}
 			}
@@ -189,7 +193,8 @@ int sshcfg_match_line(sshcfg_state *lk, char *cp, const char *file, int line, bo
 			result = 0;
 	}
 	if (attributes == 0) {
-		rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Match needs one or more criteria", file, line);
+		rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Match needs one or more criteria", file,
+			     line);
 		goto out;
 	}
 done:

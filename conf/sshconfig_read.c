@@ -19,11 +19,11 @@
 static const struct {
 	const char *kw, *name, *harmless;
 } hostkey_opts[] = {
-	{ "revokedhostkeys", "RevokedHostKeys", "none" },
-	{ "knownhostscommand", "KnownHostsCommand", "none" },
-	{ "hashknownhosts", "HashKnownHosts", "no" },
-	{ "checkhostip", "CheckHostIP", "no" },
-	{ "verifyhostkeydns", "VerifyHostKeyDNS", "no" },
+	{"revokedhostkeys", "RevokedHostKeys", "none"},
+	{"knownhostscommand", "KnownHostsCommand", "none"},
+	{"hashknownhosts", "HashKnownHosts", "no"},
+	{"checkhostip", "CheckHostIP", "no"},
+	{"verifyhostkeydns", "VerifyHostKeyDNS", "no"},
 };
 
 _Static_assert(sizeof(hostkey_opts) / sizeof(hostkey_opts[0]) == SSHCFG_N_HOSTKEY_OPTS,
@@ -82,8 +82,8 @@ static int path_tokens(sshcfg_state *lk, const char *file, int lineno, const cha
 	char which = 0;
 	int e = check_tokens(v, &which);
 	if (e < 0)
-		return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: unknown token '%%%c'", file, lineno, kw,
-			       which ? which : ' ');
+		return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: unknown token '%%%c'", file, lineno,
+			       kw, which ? which : ' ');
 	if (e > 0) {
 		char *what = xasprintf("%%%c in %s", which, kw);
 		sshcfg_refuse(lk, what, file, lineno);
@@ -92,13 +92,14 @@ static int path_tokens(sshcfg_state *lk, const char *file, int lineno, const cha
 	return e > 0;
 }
 
-static int do_include(sshcfg_state *lk, const char *file, int line, char *const *args,
-		      size_t n, int depth, bool *active, bool nevermatch)
+static int do_include(sshcfg_state *lk, const char *file, int line, char *const *args, size_t n,
+		      int depth, bool *active, bool nevermatch)
 {
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		if (args[i][0] == '\0')
-			return bg_fail(lk->err, BG_ECONFIG, "%s:%d: Include: an empty argument", file, line);
+			return bg_fail(lk->err, BG_ECONFIG, "%s:%d: Include: an empty argument",
+				       file, line);
 		char *pat;
 		const char *a = args[i];
 		if (a[0] == '~' && (a[1] == '/' || a[1] == '\0'))
@@ -111,13 +112,14 @@ static int do_include(sshcfg_state *lk, const char *file, int line, char *const 
 		memset(&g, 0, sizeof(g));
 		int gr = glob(pat, GLOB_TILDE, NULL, &g);
 		if (gr != 0 && gr != GLOB_NOMATCH)
-			rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Include: glob failed for %s", file, line,
-				     pat);
+			rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Include: glob failed for %s",
+				     file, line, pat);
 		bool oactive = *active;
 		for (size_t j = 0; gr == 0 && j < g.gl_pathc && rc == 0; j++) {
 			if (depth + 1 > SSHCFG_MAX_DEPTH)
-				rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Include nested more than %d deep",
-					     file, line, SSHCFG_MAX_DEPTH);
+				rc = bg_fail(lk->err, BG_ECONFIG,
+					     "%s:%d: Include nested more than %d deep", file, line,
+					     SSHCFG_MAX_DEPTH);
 			else
 				rc = sshcfg_parse_file(lk, g.gl_pathv[j], depth + 1, active,
 						       nevermatch || !oactive, false);
@@ -131,30 +133,31 @@ static int do_include(sshcfg_state *lk, const char *file, int line, char *const 
 }
 
 /* Keywords that take exactly one argument, where a second one is an error. */
-static int one_arg(sshcfg_state *lk, const char *file, int line, const char *kw,
-		   char **args, size_t nargs)
+static int one_arg(sshcfg_state *lk, const char *file, int line, const char *kw, char **args,
+		   size_t nargs)
 {
 	if (nargs == 0)
 		return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: missing argument", file, line, kw);
 	const char *args0 = args[0];
 	if (nargs > 1)
-		return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: extra arguments at end of line", file,
-			       line, kw);
+		return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: extra arguments at end of line",
+			       file, line, kw);
 	if (args0[0] == '\0')
 		return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: missing argument", file, line, kw);
 	return 0;
 }
 
-static int hosts_files(sshcfg_state *lk, const char *file, int line, const char *kw,
-		       char **args, size_t nargs, bool active, char ***list, size_t *n, bool *set)
+static int hosts_files(sshcfg_state *lk, const char *file, int line, const char *kw, char **args,
+		       size_t nargs, bool active, char ***list, size_t *n, bool *set)
 {
 	bool empty = *n == 0 && !*set;
 	for (size_t i = 0; i < nargs; i++) {
 		if (args[i][0] == '\0')
-			return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: an empty argument", file, line, kw);
-		if (strcasecmp(args[i], "none") == 0 && nargs > 1)
-			return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: \"none\" must appear alone", file,
+			return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: an empty argument", file,
 				       line, kw);
+		if (strcasecmp(args[i], "none") == 0 && nargs > 1)
+			return bg_fail(lk->err, BG_ECONFIG, "%s:%d: %s: \"none\" must appear alone",
+				       file, line, kw);
 	}
 	if (!active || !empty || nargs == 0)
 		return 0;
@@ -169,8 +172,8 @@ static int hosts_files(sshcfg_state *lk, const char *file, int line, const char 
 }
 
 /* One line: process_config_line_depth(). */
-static int process_line(sshcfg_state *lk, const char *file, int lineno, const char *text,
-			int depth, bool *active, bool nevermatch)
+static int process_line(sshcfg_state *lk, const char *file, int lineno, const char *text, int depth,
+			bool *active, bool nevermatch)
 {
 	int rc = 0;
 	char **args = NULL;
@@ -190,14 +193,15 @@ static int process_line(sshcfg_state *lk, const char *file, int lineno, const ch
 	if (str)
 		str += strspn(str, WS);
 	if (!str || !*str) {
-		rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: no argument after keyword \"%s\"", file, lineno,
-			     kw);
+		rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: no argument after keyword \"%s\"", file,
+			     lineno, kw);
 		goto out;
 	}
 	if (!sshcfg_known_keyword(kw)) {
 		if (lk->ignore_unknown && sshcfg_match_list(kw, lk->ignore_unknown, true) == 1)
 			goto out;
-		rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Bad configuration option: %s", file, lineno, kw);
+		rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Bad configuration option: %s", file,
+			     lineno, kw);
 		goto out;
 	}
 	if (!sshcfg_split_args(str, &args, &nargs)) {
@@ -210,7 +214,8 @@ static int process_line(sshcfg_state *lk, const char *file, int lineno, const ch
 		*active = false;
 		for (size_t i = 0; i < nargs; i++)
 			if (args[i][0] == '\0') {
-				rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Host: an empty argument", file, lineno);
+				rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: Host: an empty argument",
+					     file, lineno);
 				goto out;
 			}
 		if (!nevermatch)
@@ -223,13 +228,13 @@ static int process_line(sshcfg_state *lk, const char *file, int lineno, const ch
 		*active = !nevermatch && rc == 1;
 		rc = 0;
 		if (!consumed)
-			rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: match: extra arguments at end of line",
-				     file, lineno);
+			rc = bg_fail(lk->err, BG_ECONFIG,
+				     "%s:%d: match: extra arguments at end of line", file, lineno);
 	} else if (strcmp(kw, "include") == 0) {
 		rc = do_include(lk, file, lineno, args, nargs, depth, active, nevermatch);
 	} else if (strcmp(kw, "ignoreunknown") == 0) {
-		if ((rc = one_arg(lk, file, lineno, "IgnoreUnknown", args, nargs)) == 0 && *active &&
-		    !lk->ignore_unknown)
+		if ((rc = one_arg(lk, file, lineno, "IgnoreUnknown", args, nargs)) == 0 &&
+		    *active && !lk->ignore_unknown)
 			lk->ignore_unknown = xstrdup(a);
 	} else if (strcmp(kw, "proxycommand") == 0 || strcmp(kw, "proxyjump") == 0) {
 		bool jump = kw[5] == 'j';
@@ -243,7 +248,8 @@ static int process_line(sshcfg_state *lk, const char *file, int lineno, const ch
 		/* ProxyJump X also sets ProxyCommand none; `ProxyJump none` stops a
 		 * later ProxyJump but not a later ProxyCommand (as ssh 9.2 -G shows). */
 		bool jump_blocks = lk->jump_host && strcasecmp(lk->jump_host, "none") != 0;
-		bool taken = jump ? lk->jump_host || lk->proxy_command : lk->proxy_command || jump_blocks;
+		bool taken = jump ? lk->jump_host || lk->proxy_command
+				  : lk->proxy_command || jump_blocks;
 		if (*active && !taken) {
 			if (jump) {
 				lk->jump_host = v;
@@ -259,21 +265,23 @@ static int process_line(sshcfg_state *lk, const char *file, int lineno, const ch
 		}
 		free(v);
 	} else if (strcmp(kw, "hostname") == 0) {
-		if ((rc = one_arg(lk, file, lineno, "HostName", args, nargs)) == 0 && *active && !o->hostname) {
+		if ((rc = one_arg(lk, file, lineno, "HostName", args, nargs)) == 0 && *active &&
+		    !o->hostname) {
 			o->hostname = xstrdup(a);
 			o->hostname_set = true;
 			lk->hostname_at = sshcfg_at(file, lineno);
 		}
 	} else if (strcmp(kw, "user") == 0) {
-		if ((rc = one_arg(lk, file, lineno, "User", args, nargs)) == 0 && *active && !lk->q->user &&
-		    !o->user)
+		if ((rc = one_arg(lk, file, lineno, "User", args, nargs)) == 0 && *active &&
+		    !lk->q->user && !o->user)
 			o->user = xstrdup(a);
 	} else if (hostkey_opt(kw) >= 0) {
 		int i = hostkey_opt(kw);
 		if (nargs && *active && !lk->hostkey_opt_set[i]) {
 			lk->hostkey_opt_set[i] = true;
 			bool harmless = strcasecmp(a, hostkey_opts[i].harmless) == 0 ||
-					(strcmp(hostkey_opts[i].harmless, "no") == 0 && strcasecmp(a, "false") == 0);
+					(strcmp(hostkey_opts[i].harmless, "no") == 0 &&
+					 strcasecmp(a, "false") == 0);
 			if (!harmless && !lk->hostkey_opt_at) {
 				lk->hostkey_opt_at = sshcfg_at(file, lineno);
 				lk->hostkey_opt_name = hostkey_opts[i].name;
@@ -298,8 +306,9 @@ static int process_line(sshcfg_state *lk, const char *file, int lineno, const ch
 			goto out;
 		long v = -1;
 		if (strcmp(a, "none") != 0 && (v = sshcfg_convtime(a)) < 0) {
-			rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: ConnectTimeout: invalid time value '%s'",
-				     file, lineno, a);
+			rc = bg_fail(lk->err, BG_ECONFIG,
+				     "%s:%d: ConnectTimeout: invalid time value '%s'", file, lineno,
+				     a);
 			goto out;
 		}
 		/* `none` leaves it unset: a later line still sets it, as in ssh. */
@@ -318,8 +327,9 @@ static int process_line(sshcfg_state *lk, const char *file, int lineno, const ch
 			 strcasecmp(a, "always") == 0)
 			v = 1;
 		if (v < 0) {
-			rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: CanonicalizeHostname: unsupported option \"%s\"",
-				     file, lineno, a);
+			rc = bg_fail(lk->err, BG_ECONFIG,
+				     "%s:%d: CanonicalizeHostname: unsupported option \"%s\"", file,
+				     lineno, a);
 			goto out;
 		}
 		if (*active && lk->canonicalize == -1 && !lk->final_pass) {
@@ -330,8 +340,8 @@ static int process_line(sshcfg_state *lk, const char *file, int lineno, const ch
 		if ((rc = one_arg(lk, file, lineno, "IdentityFile", args, nargs)) != 0 || !*active)
 			goto out;
 		if (o->n_identities >= SSHCFG_MAX_IDENTITIES) {
-			rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: more than %d IdentityFile", file, lineno,
-				     SSHCFG_MAX_IDENTITIES);
+			rc = bg_fail(lk->err, BG_ECONFIG, "%s:%d: more than %d IdentityFile", file,
+				     lineno, SSHCFG_MAX_IDENTITIES);
 			goto out;
 		}
 		for (size_t i = 0; i < o->n_identities; i++)
@@ -357,7 +367,8 @@ static int process_line(sshcfg_state *lk, const char *file, int lineno, const ch
 		if (rc == 0 && set && !was) {
 			o->known_hosts_at = sshcfg_at(file, lineno);
 			for (size_t i = 0; i < o->n_known_hosts; i++) {
-				int e = path_tokens(lk, file, lineno, "UserKnownHostsFile", o->known_hosts[i]);
+				int e = path_tokens(lk, file, lineno, "UserKnownHostsFile",
+						    o->known_hosts[i]);
 				if (e < 0) {
 					rc = e;
 					goto out;
@@ -385,8 +396,8 @@ out:
 	return rc;
 }
 
-int sshcfg_parse_file(sshcfg_state *lk, const char *path, int depth, bool *active,
-		      bool nevermatch, bool top)
+int sshcfg_parse_file(sshcfg_state *lk, const char *path, int depth, bool *active, bool nevermatch,
+		      bool top)
 {
 	conf_lines l;
 	bg_err e2;

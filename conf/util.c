@@ -212,7 +212,7 @@ int conf_read_lines(const char *path, conf_lines *out, bg_err *err)
 {
 	int rc = 0;
 	int fd = -1;
-	struct read_ctx ctx = { out, false, false };
+	struct read_ctx ctx = {out, false, false};
 	lines splitter;
 	memset(out, 0, sizeof(*out));
 	lines_init(&splitter, CONF_MAX_LINE, on_line, &ctx);
@@ -247,8 +247,9 @@ int conf_read_lines(const char *path, conf_lines *out, bg_err *err)
 			break;
 		total += (size_t)r;
 		if (total > CONF_MAX_FILE) {
-			rc = bg_fail(err, BG_ECONFIG, "%s: larger than %d MiB, not a configuration file",
-				     path, CONF_MAX_FILE >> 20);
+			rc = bg_fail(err, BG_ECONFIG,
+				     "%s: larger than %d MiB, not a configuration file", path,
+				     CONF_MAX_FILE >> 20);
 			goto out;
 		}
 		lines_feed(&splitter, buf, (size_t)r);

@@ -36,7 +36,8 @@ int gate_agent_locate(gate_agent *a, bg_err *err)
 	 * a build tree: build/boxgate with the agent's one generated source in
 	 * build/gen/ (gate/agent/gen.sh). */
 	char *cands[][2] = {
-		{xasprintf("%s/../libexec/boxgate", dir), xasprintf("%s/../libexec/boxgate/boxgate-agent.c", dir)},
+		{xasprintf("%s/../libexec/boxgate", dir),
+		 xasprintf("%s/../libexec/boxgate/boxgate-agent.c", dir)},
 		{xstrdup(dir), xasprintf("%s/gen/boxgate-agent.c", dir)},
 	};
 	int rc = 0;
@@ -55,7 +56,8 @@ int gate_agent_locate(gate_agent *a, bg_err *err)
 	}
 	if (!a->binary)
 		return bg_fail(err, BG_ENOTFOUND,
-			       "boxgate-agent and its source were not found beside %s (run make, or make install)",
+			       "boxgate-agent and its source were not found beside %s (run make, "
+			       "or make install)",
 			       exe);
 	rc = bg_sha256_file(a->source, a->sha, err);
 	if (rc < 0)
@@ -111,7 +113,8 @@ static int run_with_input(remote_conn *c, const char *script, const strbuf *inpu
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
-		return bg_fail(err, BG_ETIMEOUT, "%s: installing the agent timed out", remote_target_of(c)->name);
+		return bg_fail(err, BG_ETIMEOUT, "%s: installing the agent timed out",
+			       remote_target_of(c)->name);
 	return st.how == REMOTE_EXITED ? st.code : 128;
 }
 
@@ -149,8 +152,10 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 	/* Upload to a temp file, prove it runs, rename over: never half an agent. */
 	strbuf_reset(&s);
 	strbuf_addf(&s,
-		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && t=$(mktemp \"$HOME/.cache/boxgate/.agent.XXXXXX\") "
-		    "&& cat >\"$t\" && chmod 755 \"$t\" && \"$t\" " AGENT_CMD_VERSION " >/dev/null 2>&1 && mv -f \"$t\" %s "
+		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && t=$(mktemp "
+		    "\"$HOME/.cache/boxgate/.agent.XXXXXX\") "
+		    "&& cat >\"$t\" && chmod 755 \"$t\" && \"$t\" " AGENT_CMD_VERSION
+		    " >/dev/null 2>&1 && mv -f \"$t\" %s "
 		    "|| { rm -f \"$t\"; exit 3; }",
 		    ap);
 	rc = read_file(a->binary, &data, err);
@@ -167,9 +172,12 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 	strbuf_reset(&s);
 	strbuf_reset(&data);
 	strbuf_addf(&s,
-		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && d=$(mktemp -d \"$HOME/.cache/boxgate/.build.XXXXXX\") "
-		    "&& cat >\"$d/a.c\" && ${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -o \"$d/a\" \"$d/a.c\" -ldl -lm "
-		    "&& \"$d/a\" " AGENT_CMD_VERSION " >/dev/null && mv -f \"$d/a\" %s; r=$?; rm -rf \"$d\"; exit $r",
+		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && d=$(mktemp -d "
+		    "\"$HOME/.cache/boxgate/.build.XXXXXX\") "
+		    "&& cat >\"$d/a.c\" && ${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -o \"$d/a\" "
+		    "\"$d/a.c\" -ldl -lm "
+		    "&& \"$d/a\" " AGENT_CMD_VERSION
+		    " >/dev/null && mv -f \"$d/a\" %s; r=$?; rm -rf \"$d\"; exit $r",
 		    ap);
 	rc = read_file(a->source, &data, err);
 	if (rc < 0)
@@ -179,7 +187,8 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 		goto out;
 	if (rc != 0) {
 		rc = bg_fail(err, BG_EREMOTE,
-			     "%s: the prebuilt agent does not run there and compiling it with the box's cc "
+			     "%s: the prebuilt agent does not run there and compiling it with the "
+			     "box's cc "
 			     "failed (exit %d); install a C compiler on the box",
 			     b->name, rc);
 		goto out;

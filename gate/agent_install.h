@@ -10,10 +10,10 @@
 #include "remote/remote.h"
 
 typedef struct gate_agent {
-	char *binary; /* the local prebuilt agent (owned) */
-	char *source; /* its one C file (owned) */
+	char *binary;  /* the local prebuilt agent (owned) */
+	char *source;  /* its one C file (owned) */
 	char *libexec; /* the directory boxgate's helpers live in (owned) */
-	char sha[65]; /* SHA-256 of the source: the content address */
+	char sha[65];  /* SHA-256 of the source: the content address */
 } gate_agent;
 
 /* Finds the agent beside the running boxgate (build/ or libexec/boxgate/). */

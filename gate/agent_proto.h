@@ -22,85 +22,75 @@ enum agent_exit {
 
 /* Commands. */
 #define AGENT_CMD_VERSION "version"
-#define AGENT_CMD_GPUS "gpus"
-#define AGENT_CMD_PROCS "procs"
-#define AGENT_CMD_RUN "run"
+#define AGENT_CMD_GPUS    "gpus"
+#define AGENT_CMD_PROCS   "procs"
+#define AGENT_CMD_RUN     "run"
 
 /* Options of run (each also as --opt=VALUE); "--" ends them. */
-#define AGENT_OPT_GPUS "--gpus"
-#define AGENT_OPT_LOCK_DIR "--lock-dir"
-#define AGENT_OPT_TAG "--tag"
-#define AGENT_OPT_LOCK_WAIT "--lock-wait"
-#define AGENT_OPT_TIMEOUT "--timeout"
-#define AGENT_OPT_GRACE "--grace"
-#define AGENT_OPT_HEARTBEAT "--heartbeat"
-#define AGENT_OPT_NO_STDIN "--no-stdin"
+#define AGENT_OPT_GPUS        "--gpus"
+#define AGENT_OPT_LOCK_DIR    "--lock-dir"
+#define AGENT_OPT_TAG         "--tag"
+#define AGENT_OPT_LOCK_WAIT   "--lock-wait"
+#define AGENT_OPT_TIMEOUT     "--timeout"
+#define AGENT_OPT_GRACE       "--grace"
+#define AGENT_OPT_HEARTBEAT   "--heartbeat"
+#define AGENT_OPT_NO_STDIN    "--no-stdin"
 #define AGENT_OPT_NONCE_STDIN "--nonce-stdin"
 #define AGENT_OPT_REQUIRE_GPU "--require-gpu"
-#define AGENT_OPT_CWD "--cwd"
-#define AGENT_OPT_ENV "--env"
+#define AGENT_OPT_CWD         "--cwd"
+#define AGENT_OPT_ENV         "--env"
 
 /* stdin, one word a line: first the nonce line (with --nonce-stdin), then
  * heartbeats and at most one kill. */
-#define AGENT_IN_NONCE "nonce " /* followed by the nonce's lowercase hex digits */
+#define AGENT_IN_NONCE      "nonce " /* followed by the nonce's lowercase hex digits */
 #define AGENT_NONCE_HEX_MIN 16
 #define AGENT_NONCE_HEX_MAX 64
-#define AGENT_IN_HEARTBEAT "hb"
-#define AGENT_IN_KILL "kill"
+#define AGENT_IN_HEARTBEAT  "hb"
+#define AGENT_IN_KILL       "kill"
 
 /* Framing: every stdout line of the agent's own starts with
  * AGENT_FRAME NONCE " "; its last one is
  * AGENT_FRAME NONCE " " AGENT_END {"rc":N,"why":WORD[,"gate_exit":N|"gate_signal":N]}. */
-#define AGENT_FRAME "@boxgate-agent "
-#define AGENT_END "end "
-#define AGENT_END_RC "rc"
-#define AGENT_END_WHY "why"
-#define AGENT_END_GATE_EXIT "gate_exit"
+#define AGENT_FRAME           "@boxgate-agent "
+#define AGENT_END             "end "
+#define AGENT_END_RC          "rc"
+#define AGENT_END_WHY         "why"
+#define AGENT_END_GATE_EXIT   "gate_exit"
 #define AGENT_END_GATE_SIGNAL "gate_signal"
 
 /* The end line's "why" words. */
-#define AGENT_WHY_EXITED "exited" /* the gate's own status */
-#define AGENT_WHY_TIMEOUT "timeout"
-#define AGENT_WHY_BUSY "busy"
-#define AGENT_WHY_INVALID "invalid"
+#define AGENT_WHY_EXITED      "exited" /* the gate's own status */
+#define AGENT_WHY_TIMEOUT     "timeout"
+#define AGENT_WHY_BUSY        "busy"
+#define AGENT_WHY_INVALID     "invalid"
 #define AGENT_WHY_CLIENT_GONE "client_gone"
-#define AGENT_WHY_KILLED "killed"
-#define AGENT_WHY_TERMINATED "terminated"
-#define AGENT_WHY_SYSERR "syserr"
-#define AGENT_WHY_USAGE "usage"
-#define AGENT_WHY_NOEXEC "noexec"
-#define AGENT_WHY_OTHER "agent"
+#define AGENT_WHY_KILLED      "killed"
+#define AGENT_WHY_TERMINATED  "terminated"
+#define AGENT_WHY_SYSERR      "syserr"
+#define AGENT_WHY_USAGE       "usage"
+#define AGENT_WHY_NOEXEC      "noexec"
+#define AGENT_WHY_OTHER       "agent"
 
 /* The agent's result lines: the contract's prefix, and the INVALID reasons
  * only the agent may give. */
-#define AGENT_RESULT_PREFIX "FAITHFUL_RESULT "
+#define AGENT_RESULT_PREFIX   "FAITHFUL_RESULT "
 #define AGENT_REASON_GPU_BUSY "gpu_busy"
-#define AGENT_REASON_NO_GPU "no_gpu"
+#define AGENT_REASON_NO_GPU   "no_gpu"
 
 /* The "why" word of an agent exit code that has no more precise one. */
 static inline const char *agent_exit_word(int rc)
 {
 	switch (rc) {
-	case AGENT_EXIT_USAGE:
-		return AGENT_WHY_USAGE;
-	case AGENT_EXIT_SYSERR:
-		return AGENT_WHY_SYSERR;
-	case AGENT_EXIT_BUSY:
-		return AGENT_WHY_BUSY;
-	case AGENT_EXIT_TIMEOUT:
-		return AGENT_WHY_TIMEOUT;
-	case AGENT_EXIT_INVALID:
-		return AGENT_WHY_INVALID;
-	case AGENT_EXIT_NOEXEC:
-		return AGENT_WHY_NOEXEC;
-	case AGENT_EXIT_CLIENT_GONE:
-		return AGENT_WHY_CLIENT_GONE;
-	case AGENT_EXIT_KILLED:
-		return AGENT_WHY_KILLED;
-	case AGENT_EXIT_TERMINATED:
-		return AGENT_WHY_TERMINATED;
-	default:
-		return AGENT_WHY_OTHER;
+	case AGENT_EXIT_USAGE: return AGENT_WHY_USAGE;
+	case AGENT_EXIT_SYSERR: return AGENT_WHY_SYSERR;
+	case AGENT_EXIT_BUSY: return AGENT_WHY_BUSY;
+	case AGENT_EXIT_TIMEOUT: return AGENT_WHY_TIMEOUT;
+	case AGENT_EXIT_INVALID: return AGENT_WHY_INVALID;
+	case AGENT_EXIT_NOEXEC: return AGENT_WHY_NOEXEC;
+	case AGENT_EXIT_CLIENT_GONE: return AGENT_WHY_CLIENT_GONE;
+	case AGENT_EXIT_KILLED: return AGENT_WHY_KILLED;
+	case AGENT_EXIT_TERMINATED: return AGENT_WHY_TERMINATED;
+	default: return AGENT_WHY_OTHER;
 	}
 }
 

@@ -253,7 +253,7 @@ static bool jobject(struct jscan *j)
 			if (keyref_cmp(&v[i - 1], &v[i]) == 0) {
 				char what[96];
 				snprintf(what, sizeof(what), "duplicate key \"%.*s\"",
-				         (int)(v[i].n > 40 ? 40 : v[i].n), v[i].k);
+					 (int)(v[i].n > 40 ? 40 : v[i].n), v[i].k);
 				free(v);
 				jfail(j, what);
 				goto out;
@@ -314,14 +314,10 @@ static bool jvalue(struct jscan *j)
 		ok = *j->p == '{' ? jobject(j) : jarray(j);
 		j->depth--;
 		return ok;
-	case '"':
-		return jstring(j, NULL);
-	case 't':
-		return jliteral(j, "true");
-	case 'f':
-		return jliteral(j, "false");
-	case 'n':
-		return jliteral(j, "null");
+	case '"': return jstring(j, NULL);
+	case 't': return jliteral(j, "true");
+	case 'f': return jliteral(j, "false");
+	case 'n': return jliteral(j, "null");
 	default:
 		if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9'))
 			return jnumber(j);
@@ -332,12 +328,12 @@ static bool jvalue(struct jscan *j)
 const char *gate_json_strict_check(const char *s, size_t n, char *buf, size_t bufn)
 {
 	struct jscan j = {(const unsigned char *)s,
-	                  (const unsigned char *)s,
-	                  (const unsigned char *)s + n,
-	                  0,
-	                  NULL,
-	                  buf,
-	                  bufn};
+			  (const unsigned char *)s,
+			  (const unsigned char *)s + n,
+			  0,
+			  NULL,
+			  buf,
+			  bufn};
 	jws(&j);
 	if (j.p >= j.end || *j.p != '{') {
 		jfail(&j, "not a JSON object");

@@ -11,11 +11,13 @@
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
 
-static const char *const verdict_names[] = {"NONE", "PASS_GATE", "BELOW_BAR", "TIMEOUT_HANG", "INVALID"};
+static const char *const verdict_names[] = {"NONE", "PASS_GATE", "BELOW_BAR", "TIMEOUT_HANG",
+					    "INVALID"};
 
 const char *gate_verdict_name(gate_verdict v)
 {
-	return (unsigned)v < sizeof(verdict_names) / sizeof(verdict_names[0]) ? verdict_names[v] : "?";
+	return (unsigned)v < sizeof(verdict_names) / sizeof(verdict_names[0]) ? verdict_names[v]
+									      : "?";
 }
 
 gate_verdict gate_verdict_from_name(const char *s)
@@ -40,7 +42,8 @@ bool gate_exit_clean(gate_verdict stated, int code)
 {
 	if (code == 0)
 		return true;
-	return (stated == VERDICT_BELOW_BAR || stated == VERDICT_INVALID) && code == gate_verdict_exit_code(stated);
+	return (stated == VERDICT_BELOW_BAR || stated == VERDICT_INVALID) &&
+	       code == gate_verdict_exit_code(stated);
 }
 
 bool gate_is_result_line(const char *line, size_t len)
@@ -54,18 +57,25 @@ bool gate_is_result_line(const char *line, size_t len)
 bool gate_line_cuda_error(const char *line, size_t len)
 {
 	static const char *const pats[] = {
-		"CUDA error:", "CUDA error at ", "CUDA_ERROR_", "Triton Error [CUDA]",
-		"illegal memory access was encountered", "unspecified launch failure",
-		"device-side assert triggered", "misaligned address",
+		"CUDA error:",
+		"CUDA error at ",
+		"CUDA_ERROR_",
+		"Triton Error [CUDA]",
+		"illegal memory access was encountered",
+		"unspecified launch failure",
+		"device-side assert triggered",
+		"misaligned address",
 	};
 	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
 		if (memmem(line, len, pats[i], strlen(pats[i])))
 			return true;
 	/* cudaErrorIllegalAddress, CUBLAS_STATUS_EXECUTION_FAILED (not ..._SUCCESS). */
-	for (const char *p = line, *end = line + len; (p = memmem(p, (size_t)(end - p), "cudaError", 9)); p += 9)
+	for (const char *p = line, *end = line + len;
+	     (p = memmem(p, (size_t)(end - p), "cudaError", 9)); p += 9)
 		if (p + 9 < end && p[9] >= 'A' && p[9] <= 'Z')
 			return true;
-	for (const char *p = line, *end = line + len; (p = memmem(p, (size_t)(end - p), "CUBLAS_STATUS_", 14)); p += 14)
+	for (const char *p = line, *end = line + len;
+	     (p = memmem(p, (size_t)(end - p), "CUBLAS_STATUS_", 14)); p += 14)
 		if ((size_t)(end - p) < 21 || memcmp(p + 14, "SUCCESS", 7) != 0)
 			return true;
 	return false;
@@ -88,17 +98,18 @@ static void problem(gate_result *r, const char *fmt, ...)
 }
 
 /* A number field; false (with a problem) when missing, not a number or outside [lo, hi]. */
-static bool number_in(gate_result *r, const cJSON *obj, const char *side, const char *key, double lo, double hi,
-		      double *out)
+static bool number_in(gate_result *r, const cJSON *obj, const char *side, const char *key,
+		      double lo, double hi, double *out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
-		problem(r, "%s%s%s is %s", side, side[0] ? "." : "", key, v ? "not a finite number" : "missing");
+		problem(r, "%s%s%s is %s", side, side[0] ? "." : "", key,
+			v ? "not a finite number" : "missing");
 		return false;
 	}
 	if (v->valuedouble < lo || v->valuedouble > hi) {
-		problem(r, "%s%s%s = %g is impossible (outside [%g, %g])", side, side[0] ? "." : "", key,
-			v->valuedouble, lo, hi);
+		problem(r, "%s%s%s = %g is impossible (outside [%g, %g])", side, side[0] ? "." : "",
+			key, v->valuedouble, lo, hi);
 		return false;
 	}
 	*out = v->valuedouble;
@@ -119,7 +130,8 @@ static bool read_side(gate_result *r, const cJSON *root, const char *key, gate_s
 	/* Spans: positive, at most an hour (the smallest double above 0 still counts as a span). */
 	bool ok = number_in(r, o, key, "slowCTA_us", 0, GATE_SPAN_MAX_US, &s->slowCTA_us);
 	ok &= number_in(r, o, key, "wall_us", 0, GATE_SPAN_MAX_US, &s->wall_us);
-	ok &= number_in(r, o, key, "sumCTA_us", 0, GATE_SPAN_MAX_US * GATE_WORKERS_MAX, &s->sumCTA_us);
+	ok &= number_in(r, o, key, "sumCTA_us", 0, GATE_SPAN_MAX_US * GATE_WORKERS_MAX,
+			&s->sumCTA_us);
 	ok &= number_in(r, o, key, "cos", -1.0 - GATE_COS_SLACK, 1.0 + GATE_COS_SLACK, &s->cos);
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
 	if (cJSON_IsString(st)) {
@@ -178,7 +190,8 @@ static bool read_fields(gate_result *r, const cJSON *root)
 		else if (na != floor(na))
 			problem(r, "num_active %g is not a whole number", na), ok = false;
 	}
-	if (cJSON_GetObjectItemCaseSensitive(root, "bar") && !positive(r, root, "bar", GATE_BAR_MAX, &r->gate_bar))
+	if (cJSON_GetObjectItemCaseSensitive(root, "bar") &&
+	    !positive(r, root, "bar", GATE_BAR_MAX, &r->gate_bar))
 		ok = false;
 	if (cJSON_GetObjectItemCaseSensitive(root, "slowCTA_ratio_base_over_cand") &&
 	    !positive(r, root, "slowCTA_ratio_base_over_cand", GATE_RATIO_MAX, &r->ratio))
@@ -187,8 +200,8 @@ static bool read_fields(gate_result *r, const cJSON *root)
 }
 
 /* The verdict the numbers imply against `bar`; problems recorded when `say`. */
-static gate_verdict judge(gate_result *r, const gate_policy *p, double bar, const char *bar_from, bool cand_ok,
-			  bool base_ok, bool say)
+static gate_verdict judge(gate_result *r, const gate_policy *p, double bar, const char *bar_from,
+			  bool cand_ok, bool base_ok, bool say)
 {
 	if (!cand_ok)
 		return VERDICT_INVALID;
@@ -210,7 +223,8 @@ static gate_verdict judge(gate_result *r, const gate_policy *p, double bar, cons
 	}
 	if (ratio < bar) {
 		if (say)
-			problem(r, "slowCTA ratio %.3f below the bar %.2f (%s)", ratio, bar, bar_from);
+			problem(r, "slowCTA ratio %.3f below the bar %.2f (%s)", ratio, bar,
+				bar_from);
 		return VERDICT_BELOW_BAR;
 	}
 	/* Anti-sloughing: a faster slowest CTA bought with more total CTA time has
@@ -218,8 +232,11 @@ static gate_verdict judge(gate_result *r, const gate_policy *p, double bar, cons
 	if (r->base.present && r->cand.slowCTA_us < r->base.slowCTA_us &&
 	    r->cand.sumCTA_us > r->base.sumCTA_us * (1.0 + p->sum_tolerance)) {
 		if (say)
-			problem(r, "sumCTA rose %.1f%% (> %.0f%%) while slowCTA fell: work spread, not sped up",
-				100.0 * (r->cand.sumCTA_us / r->base.sumCTA_us - 1.0), 100.0 * p->sum_tolerance);
+			problem(r,
+				"sumCTA rose %.1f%% (> %.0f%%) while slowCTA fell: work spread, "
+				"not sped up",
+				100.0 * (r->cand.sumCTA_us / r->base.sumCTA_us - 1.0),
+				100.0 * p->sum_tolerance);
 		return VERDICT_BELOW_BAR;
 	}
 	return VERDICT_PASS_GATE;
@@ -238,8 +255,8 @@ static void judge_agent_line(gate_result *r)
 		double t;
 		if (number_in(r, r->json, "", "timeout_s", 0, 1e9, &t)) {
 			const cJSON *k = cJSON_GetObjectItemCaseSensitive(r->json, "killed");
-			problem(r, "the watchdog stopped the gate after %g s (%d process%s killed)", t,
-				cJSON_IsNumber(k) ? (int)k->valuedouble : 0,
+			problem(r, "the watchdog stopped the gate after %g s (%d process%s killed)",
+				t, cJSON_IsNumber(k) ? (int)k->valuedouble : 0,
 				cJSON_IsNumber(k) && k->valuedouble == 1 ? "" : "es");
 			r->verdict = VERDICT_TIMEOUT_HANG;
 		} else {
@@ -255,8 +272,9 @@ static void judge_agent_line(gate_result *r)
 		if (cJSON_IsString(d))
 			problem(r, "%s: %.200s", why->valuestring, d->valuestring);
 		else if (cJSON_IsNumber(pid) && cJSON_IsString(proc) && cJSON_IsNumber(gpu))
-			problem(r, "%s: gpu %d has compute process pid %.0f (%.60s)", why->valuestring,
-				(int)gpu->valuedouble, pid->valuedouble, proc->valuestring);
+			problem(r, "%s: gpu %d has compute process pid %.0f (%.60s)",
+				why->valuestring, (int)gpu->valuedouble, pid->valuedouble,
+				proc->valuestring);
 		else
 			problem(r, "%s", why->valuestring);
 		r->verdict = VERDICT_INVALID;
@@ -270,13 +288,16 @@ static void judge_gate_line(gate_result *r, const gate_policy *p)
 {
 	const cJSON *why = cJSON_GetObjectItemCaseSensitive(r->json, "reason");
 	if (r->stated == VERDICT_TIMEOUT_HANG) {
-		problem(r, "forged: a line of the gate's own output claims TIMEOUT_HANG; only boxgate's agent reports a timeout");
+		problem(r, "forged: a line of the gate's own output claims TIMEOUT_HANG; only "
+			   "boxgate's agent reports a timeout");
 		r->forged = true;
 		r->verdict = VERDICT_INVALID;
 		return;
 	}
 	if (cJSON_IsString(why) && agent_reason(why->valuestring)) {
-		problem(r, "forged: a line of the gate's own output claims the agent's verdict '%s'", why->valuestring);
+		problem(r,
+			"forged: a line of the gate's own output claims the agent's verdict '%s'",
+			why->valuestring);
 		r->forged = true;
 		r->verdict = VERDICT_INVALID;
 		return;
@@ -302,7 +323,8 @@ static void judge_gate_line(gate_result *r, const gate_policy *p)
 	if (cand_ok && base_ok && r->base.present && r->ratio > 0) {
 		double ratio = r->base.slowCTA_us / r->cand.slowCTA_us;
 		if (fabs(r->ratio - ratio) > 0.01 * ratio + 0.005) {
-			problem(r, "stated slowCTA ratio %.3f but the spans give %.3f", r->ratio, ratio);
+			problem(r, "stated slowCTA ratio %.3f but the spans give %.3f", r->ratio,
+				ratio);
 			r->disagrees = true;
 		}
 	}
@@ -310,15 +332,16 @@ static void judge_gate_line(gate_result *r, const gate_policy *p)
 	 * judged with: a verdict that differs only because --bar differs is not a lie. */
 	if (r->stated != VERDICT_NONE) {
 		double gate_bar = r->gate_bar > 0 ? r->gate_bar : GATE_DEFAULT_BAR;
-		gate_verdict as_gate = gate_bar == r->bar ? r->verdict
-							  : judge(r, p, gate_bar, "", cand_ok, base_ok, false);
+		gate_verdict as_gate = gate_bar == r->bar
+					       ? r->verdict
+					       : judge(r, p, gate_bar, "", cand_ok, base_ok, false);
 		if (r->stated != as_gate) {
-			problem(r, "the gate says %s but the numbers say %s", gate_verdict_name(r->stated),
-				gate_verdict_name(as_gate));
+			problem(r, "the gate says %s but the numbers say %s",
+				gate_verdict_name(r->stated), gate_verdict_name(as_gate));
 			r->disagrees = true;
 		} else if (r->stated != r->verdict) {
-			problem(r, "the gate says %s against its bar %.2f; --bar %.2f decides", gate_verdict_name(r->stated),
-				gate_bar, r->bar);
+			problem(r, "the gate says %s against its bar %.2f; --bar %.2f decides",
+				gate_verdict_name(r->stated), gate_bar, r->bar);
 		}
 	}
 	if (r->stated == VERDICT_NONE || r->disagrees || !fields_ok)

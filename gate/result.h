@@ -20,11 +20,11 @@
 #define GATE_RESULT_MAX_LEN (4 * 1024 * 1024)
 
 /* Bounds of what a result may claim. */
-#define GATE_SPAN_MAX_US 3.6e9   /* one hour */
-#define GATE_COS_SLACK 1e-6      /* cos must lie in [-1 - slack, 1 + slack] (fp32 rounding) */
-#define GATE_WORKERS_MAX 65536   /* num_workers, num_active */
-#define GATE_BAR_MAX 1000.0
-#define GATE_RATIO_MAX 1e6
+#define GATE_SPAN_MAX_US 3.6e9 /* one hour */
+#define GATE_COS_SLACK   1e-6  /* cos must lie in [-1 - slack, 1 + slack] (fp32 rounding) */
+#define GATE_WORKERS_MAX 65536 /* num_workers, num_active */
+#define GATE_BAR_MAX     1000.0
+#define GATE_RATIO_MAX   1e6
 
 typedef enum {
 	VERDICT_NONE = 0,
@@ -35,7 +35,7 @@ typedef enum {
 } gate_verdict;
 
 typedef struct gate_policy {
-	double min_cos;       /* 0.99 */
+	double min_cos; /* 0.99 */
 	/* The user's slowCTA ratio base/cand to pass (run --bar), which wins over
 	 * a "bar" the gate states; 0 when the user gave none: then the gate's
 	 * bar, else GATE_DEFAULT_BAR. */
@@ -44,7 +44,10 @@ typedef struct gate_policy {
 } gate_policy;
 
 #define GATE_DEFAULT_BAR 1.0
-#define GATE_POLICY_DEFAULT { 0.99, 0, 0.10 }
+#define GATE_POLICY_DEFAULT                                                                        \
+	{                                                                                          \
+		0.99, 0, 0.10                                                                      \
+	}
 
 /* Who printed a line: the gate (anything on the channel), or the agent (a line
  * framed with the run's nonce, see gate/run.h). Only the agent may report
@@ -58,18 +61,19 @@ typedef struct gate_side {
 } gate_side;
 
 typedef struct gate_result {
-	char *raw;        /* the line as received, verbatim (owned) */
-	bool parsed;      /* the line passed the strict JSON check and parsed */
+	char *raw;   /* the line as received, verbatim (owned) */
+	bool parsed; /* the line passed the strict JSON check and parsed */
 	gate_source source;
 	gate_side cand, base;
-	double ratio;     /* as stated, 0 when absent */
-	double bar;       /* the bar boxgate judged against (0 when not reached) */
-	double gate_bar;  /* the "bar" the gate stated, 0 when absent */
+	double ratio;    /* as stated, 0 when absent */
+	double bar;      /* the bar boxgate judged against (0 when not reached) */
+	double gate_bar; /* the "bar" the gate stated, 0 when absent */
 	gate_verdict stated;
 	gate_verdict verdict; /* boxgate's own */
-	bool disagrees;   /* stated verdict or ratio differs from what the numbers say */
-	bool forged;      /* a gate line claims a verdict only the agent may give */
-	char problems[512]; /* why INVALID / BELOW_BAR / disagreement, "; "-joined, printable ASCII */
+	bool disagrees;       /* stated verdict or ratio differs from what the numbers say */
+	bool forged;          /* a gate line claims a verdict only the agent may give */
+	char problems[512]; /* why INVALID / BELOW_BAR / disagreement, "; "-joined, printable ASCII
+			     */
 	struct cJSON *json; /* the parsed object (owned), NULL when it did not parse */
 } gate_result;
 

@@ -80,7 +80,6 @@ char *gate_command_line(const gate_spec *g)
 	return strbuf_detach(&s);
 }
 
-
 /* ---------------------------------------------------------------- delivery queue */
 
 /* One line or one judged result on its way to the callbacks. */
@@ -228,11 +227,11 @@ struct run_state {
 	volatile sig_atomic_t *stop;
 	bool kill_sent;
 	int64_t next_hb;
-	char frame[80];  /* "@boxgate-agent NONCE " */
+	char frame[80]; /* "@boxgate-agent NONCE " */
 	size_t frame_len;
-	bool midline;    /* the last stdout piece was LINE_PARTIAL */
+	bool midline;        /* the last stdout piece was LINE_PARTIAL */
 	enum line_class cls; /* of the stdout line being received */
-	strbuf pending;  /* a result or agent line arriving in pieces (bounded) */
+	strbuf pending;      /* a result or agent line arriving in pieces (bounded) */
 };
 
 /* Heartbeat and Ctrl-C, between waits: remote_exec_wait returns at its
@@ -259,11 +258,13 @@ static void excerpt(char *dst, size_t n, const char *line, size_t len)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < len && k + 1 < n; i++)
-		dst[k++] = (unsigned char)line[i] >= 0x20 && (unsigned char)line[i] < 0x7f ? line[i] : '?';
+		dst[k++] = (unsigned char)line[i] >= 0x20 && (unsigned char)line[i] < 0x7f ? line[i]
+											   : '?';
 	dst[k] = '\0';
 }
 
-static void forged(struct run_state *rs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void forged(struct run_state *rs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void forged(struct run_state *rs, const char *fmt, ...)
 {
 	if (rs->out->forged)
@@ -332,7 +333,8 @@ static void agent_line(struct run_state *rs, const char *line, size_t len)
 	size_t n = len - rs->frame_len;
 	if (gate_is_result_line(in, n)) {
 		gate_result r;
-		evq_push_line(&rs->q, REMOTE_STDOUT, in, n, 0); /* the user sees the line unframed */
+		evq_push_line(&rs->q, REMOTE_STDOUT, in, n,
+			      0); /* the user sees the line unframed */
 		gate_result_parse_from(&r, in, n, rs->policy, GATE_FROM_AGENT);
 		record_result(rs, &r);
 	} else if (n > strlen(AGENT_END) && memcmp(in, AGENT_END, strlen(AGENT_END)) == 0) {
@@ -353,7 +355,8 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 		strbuf_reset(&rs->pending);
 		if (len >= rs->frame_len && memcmp(line, rs->frame, rs->frame_len) == 0)
 			rs->cls = L_AGENT;
-		else if (len >= strlen(AGENT_FRAME) && memcmp(line, AGENT_FRAME, strlen(AGENT_FRAME)) == 0)
+		else if (len >= strlen(AGENT_FRAME) &&
+			 memcmp(line, AGENT_FRAME, strlen(AGENT_FRAME)) == 0)
 			rs->cls = L_FORGED;
 		else if (gate_is_result_line(line, len))
 			rs->cls = L_RESULT;
@@ -365,7 +368,10 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 		if (rs->cls == L_FORGED && start) {
 			char ex[100];
 			excerpt(ex, sizeof(ex), line, len);
-			forged(rs, "forged: the gate printed a line framed as the agent's, without this run's nonce: %s", ex);
+			forged(rs,
+			       "forged: the gate printed a line framed as the agent's, without "
+			       "this run's nonce: %s",
+			       ex);
 		}
 		cuda_check(rs, line, len);
 		evq_push_line(&rs->q, s, line, len, flags);
@@ -376,8 +382,9 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 	/* A line longer than the line limit is reassembled (up to just past the result
 	 * limit, so that gate_result_parse sees it is too long), never judged in pieces. */
 	if (rs->pending.len || (flags & LINE_PARTIAL)) {
-		size_t room = GATE_RESULT_MAX_LEN + 1 - (rs->pending.len < GATE_RESULT_MAX_LEN + 1 ? rs->pending.len
-												  : GATE_RESULT_MAX_LEN + 1);
+		size_t room = GATE_RESULT_MAX_LEN + 1 -
+			      (rs->pending.len < GATE_RESULT_MAX_LEN + 1 ? rs->pending.len
+									 : GATE_RESULT_MAX_LEN + 1);
 		strbuf_add(&rs->pending, line, len < room ? len : room);
 		if (flags & LINE_PARTIAL)
 			return;
@@ -397,7 +404,8 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err)
 {
-	struct run_state rs = {.cb = cb, .policy = policy, .out = out, .stop = stop, .pending = STRBUF_INIT};
+	struct run_state rs = {
+		.cb = cb, .policy = policy, .out = out, .stop = stop, .pending = STRBUF_INIT};
 	remote_exec_opts o = {.on_line = on_line, .ctx = &rs, .max_line = 0};
 	remote_exec *e = NULL;
 	unsigned char rnd[16];

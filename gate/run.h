@@ -28,22 +28,20 @@
 #include "remote/remote.h"
 #include "shim/shim.h"
 
-
 typedef struct gate_spec {
 	const conf_box *box;
-	const char *agent;   /* command word for the agent (quoted) */
-	const char *entry;   /* the gate's entry point (relative to repo or absolute) */
-	const char *gpus;    /* slot GPUs "0" / "0,1", NULL for a CPU slot */
+	const char *agent; /* command word for the agent (quoted) */
+	const char *entry; /* the gate's entry point (relative to repo or absolute) */
+	const char *gpus;  /* slot GPUs "0" / "0,1", NULL for a CPU slot */
 	const shim_result *shim;
 	int timeout_s, grace_s, heartbeat_s, lock_wait_s;
 	bool require_gpu;
-	const char *tag;     /* holder tag for the slot lock */
+	const char *tag; /* holder tag for the slot lock */
 } gate_spec;
 
 /* The remote command line (owned): AGENT run OPTIONS -- ENTRY ARGS, every
  * word through bg_quote. */
 char *gate_command_line(const gate_spec *spec);
-
 
 typedef struct gate_callbacks {
 	/* Every line the gate or agent prints, as it arrives (agent lines unframed). */
@@ -54,24 +52,24 @@ typedef struct gate_callbacks {
 } gate_callbacks;
 
 typedef struct gate_outcome {
-	remote_status status;  /* the agent's exit */
-	gate_verdict verdict;  /* of the last result line; VERDICT_NONE when none */
-	gate_verdict stated;   /* the verdict the gate's own last result line stated */
-	int n_results;         /* result lines, the agent's included */
-	int n_gate_results;    /* result lines printed by the gate */
-	bool interrupted;      /* the user asked to stop */
-	bool agent_end;        /* the agent's framed final report arrived */
-	int agent_rc;          /* ... the exit status it announced */
-	char agent_why[24];    /* ... "exited", "timeout", "busy", "invalid", ... */
-	int gate_exit;         /* ... the gate's exit code, -1 when not reported */
-	int gate_signal;       /* ... the signal that killed the gate, -1 when none */
-	bool agent_timeout;    /* the agent's framed TIMEOUT_HANG line arrived */
-	bool agent_invalid;    /* the agent's framed INVALID line (gpu_busy, no_gpu) arrived */
-	bool forged;           /* the gate imitated the agent (frame or verdict) */
+	remote_status status; /* the agent's exit */
+	gate_verdict verdict; /* of the last result line; VERDICT_NONE when none */
+	gate_verdict stated;  /* the verdict the gate's own last result line stated */
+	int n_results;        /* result lines, the agent's included */
+	int n_gate_results;   /* result lines printed by the gate */
+	bool interrupted;     /* the user asked to stop */
+	bool agent_end;       /* the agent's framed final report arrived */
+	int agent_rc;         /* ... the exit status it announced */
+	char agent_why[24];   /* ... "exited", "timeout", "busy", "invalid", ... */
+	int gate_exit;        /* ... the gate's exit code, -1 when not reported */
+	int gate_signal;      /* ... the signal that killed the gate, -1 when none */
+	bool agent_timeout;   /* the agent's framed TIMEOUT_HANG line arrived */
+	bool agent_invalid;   /* the agent's framed INVALID line (gpu_busy, no_gpu) arrived */
+	bool forged;          /* the gate imitated the agent (frame or verdict) */
 	char forged_why[200];
-	bool cuda_error;       /* a line of the gate reported a CUDA error */
-	char cuda_line[160];   /* its start, printable ASCII */
-	char problems[512];    /* of the last result */
+	bool cuda_error;     /* a line of the gate reported a CUDA error */
+	char cuda_line[160]; /* its start, printable ASCII */
+	char problems[512];  /* of the last result */
 } gate_outcome;
 
 /* Heartbeat period: the agent is told to give up after spec->heartbeat_s. */

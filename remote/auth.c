@@ -96,36 +96,42 @@ int remote_auth(remote_conn *c, bg_err *err)
 			continue;
 		bool rsa = key_is_rsa(path);
 		snprintf(what, sizeof(what), "%s", path);
-		int r = libssh2_userauth_publickey_fromfile_ex(c->session, user, (unsigned)strlen(user),
-							      NULL, path, NULL);
+		int r = libssh2_userauth_publickey_fromfile_ex(
+			c->session, user, (unsigned)strlen(user), NULL, path, NULL);
 		if (r == 0)
 			goto out;
 		if (r == LIBSSH2_ERROR_FILE || r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED)
-			snprintf(what, sizeof(what), "%s (cannot read it: %s; a passphrase-protected key must "
-						     "be loaded into ssh-agent)",
+			snprintf(what, sizeof(what),
+				 "%s (cannot read it: %s; a passphrase-protected key must "
+				 "be loaded into ssh-agent)",
 				 path, remote_ssh_errmsg(c->session));
 		note(&t, what, rsa);
 	}
 	/* Asking for the method list costs a round trip: only on failure, to say why. */
 	char *methods = libssh2_userauth_list(c->session, user, (unsigned)strlen(user));
 	if (methods && !strstr(methods, "publickey")) {
-		rc = bg_fail(err, BG_EAUTH,
-			     "%s: the server does not accept public keys for user %s (it offers: %s)",
-			     b->name, user, methods);
+		rc = bg_fail(
+			err, BG_EAUTH,
+			"%s: the server does not accept public keys for user %s (it offers: %s)",
+			b->name, user, methods);
 	} else if (t.total == 0) {
 		rc = bg_fail(err, BG_EAUTH,
-			     "%s: no key to offer for %s@%s: no ssh-agent keys and no identity file found "
+			     "%s: no key to offer for %s@%s: no ssh-agent keys and no identity "
+			     "file found "
 			     "(set identity = ~/.ssh/id_ed25519 for the box)",
 			     b->name, user, b->hostname);
 	} else if (t.rsa == t.total) {
 		rc = bg_fail(err, BG_EAUTH,
-			     "%s: authentication as %s failed with RSA keys only (tried %s): libssh2 1.10 "
-			     "cannot sign with rsa-sha2-256/512 and modern OpenSSH refuses ssh-rsa (SHA-1) "
-			     "signatures; create an ed25519 key (ssh-keygen -t ed25519) and authorise it on the box",
+			     "%s: authentication as %s failed with RSA keys only (tried %s): "
+			     "libssh2 1.10 "
+			     "cannot sign with rsa-sha2-256/512 and modern OpenSSH refuses ssh-rsa "
+			     "(SHA-1) "
+			     "signatures; create an ed25519 key (ssh-keygen -t ed25519) and "
+			     "authorise it on the box",
 			     b->name, user, strbuf_str(&t.list));
 	} else {
-		rc = bg_fail(err, BG_EAUTH, "%s: permission denied for %s@%s (tried %s)", b->name, user,
-			     b->hostname, strbuf_str(&t.list));
+		rc = bg_fail(err, BG_EAUTH, "%s: permission denied for %s@%s (tried %s)", b->name,
+			     user, b->hostname, strbuf_str(&t.list));
 	}
 out:
 	strbuf_release(&t.list);

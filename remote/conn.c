@@ -41,7 +41,8 @@ int remote_connect(const remote_target *t, const remote_connect_opts *opts, remo
 	}
 	c->ops = &remote_ssh_ops;
 	if (t->unsupported) {
-		rc = bg_fail(err, BG_EUNSUPPORTED, "%s: ssh_config asks for %s, which boxgate does not support yet",
+		rc = bg_fail(err, BG_EUNSUPPORTED,
+			     "%s: ssh_config asks for %s, which boxgate does not support yet",
 			     t->name, t->unsupported);
 		goto out;
 	}
@@ -90,8 +91,8 @@ void remote_status_describe(const remote_status *st, char *buf, size_t n)
 
 static void deliver(remote_exec *e, remote_stream s, const char *line, size_t len, int flags)
 {
-	if (s == REMOTE_STDERR && e->opts.killable && e->remote_pid == 0 && len > strlen(PID_MARK) &&
-	    memcmp(line, PID_MARK, strlen(PID_MARK)) == 0) {
+	if (s == REMOTE_STDERR && e->opts.killable && e->remote_pid == 0 &&
+	    len > strlen(PID_MARK) && memcmp(line, PID_MARK, strlen(PID_MARK)) == 0) {
 		e->remote_pid = strtol(line + strlen(PID_MARK), NULL, 10);
 		if (e->remote_pid <= 1)
 			e->remote_pid = -1;
@@ -169,7 +170,8 @@ int remote_exec_kill(remote_exec *e, int grace_ms, remote_status *st, bg_err *er
 	int rc = 0;
 	if (!e->done) {
 		rc = e->conn->ops->exec_signal(e, SIGTERM, err);
-		if (rc == 0 && e->conn->ops->exec_wait(e, bg_deadline_ms(grace_ms), err) == 0 && !e->done) {
+		if (rc == 0 && e->conn->ops->exec_wait(e, bg_deadline_ms(grace_ms), err) == 0 &&
+		    !e->done) {
 			e->conn->ops->exec_signal(e, SIGKILL, err);
 			e->conn->ops->exec_wait(e, bg_deadline_ms(grace_ms + 2000), err);
 		}
@@ -230,8 +232,8 @@ static void capture_line(void *ctx, remote_stream s, const char *line, size_t le
 		strbuf_addch(sb, '\n');
 }
 
-int remote_capture(remote_conn *c, const char *cmdline, size_t max, int timeout_ms,
-		   char **out, size_t *out_len, remote_status *st, bg_err *err)
+int remote_capture(remote_conn *c, const char *cmdline, size_t max, int timeout_ms, char **out,
+		   size_t *out_len, remote_status *st, bg_err *err)
 {
 	struct capture cap = {STRBUF_INIT, STRBUF_INIT, max};
 	remote_status local_st;

@@ -32,7 +32,8 @@ bool remote_hostfile_match_pattern(const char *s, const char *pattern)
 				return true;
 			if (*pattern != '?' && *pattern != '*') {
 				for (; *s; s++)
-					if (*s == *pattern && remote_hostfile_match_pattern(s + 1, pattern + 1))
+					if (*s == *pattern &&
+					    remote_hostfile_match_pattern(s + 1, pattern + 1))
 						return true;
 				return false;
 			}
@@ -92,7 +93,8 @@ int remote_hostfile_match_list(const char *host, const char *list)
  * Returns the decoded length or -1. */
 static int b64_decode(const char *src, unsigned char *target, size_t targsize)
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	size_t ti = 0;
 	int state = 0, ch;
 
@@ -141,8 +143,7 @@ static int b64_decode(const char *src, unsigned char *target, size_t targsize)
 		ch = (unsigned char)*src++;
 		switch (state) {
 		case 0:
-		case 1:
-			return -1;
+		case 1: return -1;
 		case 2:
 			for (; ch != '\0'; ch = (unsigned char)*src++)
 				if (!isspace(ch))
@@ -172,7 +173,7 @@ static char *b64_encode(const unsigned char *data, size_t n)
 }
 
 #define HASH_MAGIC "|1|"
-#define SHA1_LEN 20
+#define SHA1_LEN   20
 
 char *remote_hostfile_hash_name(const char *host, const unsigned char salt[SHA1_LEN])
 {
@@ -226,8 +227,8 @@ char *remote_hostfile_host_port(const char *host, int port)
 enum kind { K_ED25519, K_ECDSA, K_RSA, K_DSA, K_ED25519_SK, K_ECDSA_SK, K_CERT };
 
 struct keytype {
-	const char *name;   /* as written in known_hosts and in the blob */
-	const char *label;  /* sshkey_type() */
+	const char *name;  /* as written in known_hosts and in the blob */
+	const char *label; /* sshkey_type() */
 	enum kind kind;
 	int nid;            /* ECDSA: the curve */
 	const char *curve;  /* ECDSA: the blob's curve name */
@@ -236,13 +237,15 @@ struct keytype {
 
 static const struct keytype types[] = {
 	{"ssh-ed25519", "ED25519", K_ED25519, 0, NULL, "ssh-ed25519"},
-	{"ecdsa-sha2-nistp256", "ECDSA", K_ECDSA, NID_X9_62_prime256v1, "nistp256", "ecdsa-sha2-nistp256"},
+	{"ecdsa-sha2-nistp256", "ECDSA", K_ECDSA, NID_X9_62_prime256v1, "nistp256",
+	 "ecdsa-sha2-nistp256"},
 	{"ecdsa-sha2-nistp384", "ECDSA", K_ECDSA, NID_secp384r1, "nistp384", "ecdsa-sha2-nistp384"},
 	{"ecdsa-sha2-nistp521", "ECDSA", K_ECDSA, NID_secp521r1, "nistp521", "ecdsa-sha2-nistp521"},
 	{"ssh-rsa", "RSA", K_RSA, 0, NULL, "ssh-rsa"},
 	{"ssh-dss", "DSA", K_DSA, 0, NULL, "ssh-dss"},
 	{"sk-ssh-ed25519@openssh.com", "ED25519-SK", K_ED25519_SK, 0, NULL, NULL},
-	{"sk-ecdsa-sha2-nistp256@openssh.com", "ECDSA-SK", K_ECDSA_SK, NID_X9_62_prime256v1, "nistp256", NULL},
+	{"sk-ecdsa-sha2-nistp256@openssh.com", "ECDSA-SK", K_ECDSA_SK, NID_X9_62_prime256v1,
+	 "nistp256", NULL},
 	/* Certificates are parsed by type name only: boxgate does not check
 	 * certificates, and a certificate is never equal to a plain key. */
 	{"ssh-ed25519-cert-v01@openssh.com", "ED25519-CERT", K_CERT, 0, NULL, NULL},
@@ -254,8 +257,8 @@ static const struct keytype types[] = {
 	{"sk-ssh-ed25519-cert-v01@openssh.com", "ED25519-SK-CERT", K_CERT, 0, NULL, NULL},
 	{"sk-ecdsa-sha2-nistp256-cert-v01@openssh.com", "ECDSA-SK-CERT", K_CERT, 0, NULL, NULL},
 };
-#define N_TYPES ((int)(sizeof(types) / sizeof(types[0])))
-#define T_RSA 4
+#define N_TYPES    ((int)(sizeof(types) / sizeof(types[0])))
+#define T_RSA      4
 #define T_RSA_CERT 12
 
 /* peek_type_nid / sshkey_type_from_name: the signature-only names of RSA
@@ -307,7 +310,8 @@ static bool get_string(struct rd *r, const unsigned char **s, size_t *len)
 {
 	if (r->n < 4)
 		return false;
-	uint32_t l = (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 | r->p[3];
+	uint32_t l = (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 |
+		     r->p[3];
 	if (l > r->n - 4)
 		return false;
 	*s = r->p + 4;
@@ -611,7 +615,8 @@ static const remote_hostfile_entry *revoked_entry(const remote_hostfile_set *s,
 						  const remote_hostkey *k)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (s->e[i].marker == REMOTE_HOSTFILE_MARK_REVOKED && remote_hostkey_equal(k, &s->e[i].key))
+		if (s->e[i].marker == REMOTE_HOSTFILE_MARK_REVOKED &&
+		    remote_hostkey_equal(k, &s->e[i].key))
 			return &s->e[i];
 	return NULL;
 }

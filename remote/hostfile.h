@@ -69,17 +69,17 @@ typedef enum {
 } remote_hostfile_marker;
 
 typedef enum {
-	REMOTE_HOSTFILE_LINE_SKIP,    /* blank or comment */
-	REMOTE_HOSTFILE_LINE_KEY,     /* marker, names, key */
-	REMOTE_HOSTFILE_LINE_INVALID  /* what OpenSSH would skip as a parse error */
+	REMOTE_HOSTFILE_LINE_SKIP,   /* blank or comment */
+	REMOTE_HOSTFILE_LINE_KEY,    /* marker, names, key */
+	REMOTE_HOSTFILE_LINE_INVALID /* what OpenSSH would skip as a parse error */
 } remote_hostfile_line_kind;
 
 typedef struct remote_hostfile_line {
 	remote_hostfile_line_kind kind;
 	remote_hostfile_marker marker;
-	char *names;       /* the host field, pointing into the line */
+	char *names;        /* the host field, pointing into the line */
 	remote_hostkey key; /* LINE_KEY only; blob owned by the caller */
-	const char *why;   /* LINE_INVALID: what is wrong */
+	const char *why;    /* LINE_INVALID: what is wrong */
 } remote_hostfile_line;
 
 /* Splits one line (its '\n' removed, a '\r' kept as OpenSSH keeps it) in
@@ -106,7 +106,10 @@ typedef struct remote_hostfile_set {
 	size_t n, cap;
 } remote_hostfile_set;
 
-#define REMOTE_HOSTFILE_SET_INIT {NULL, 0, 0}
+#define REMOTE_HOSTFILE_SET_INIT                                                                   \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /* Called for each line that cannot be parsed (any host's): "FILE:LINE" detail. */
 typedef void (*remote_hostfile_warn_fn)(void *ctx, const char *path, int line, const char *why);

@@ -52,9 +52,10 @@ static void warn(const remote_connect_opts *opts, const remote_target *b, const 
 static void keep_warning(void *ctx, const char *path, int line, const char *why)
 {
 	remote_known_hosts *kh = ctx;
-	kh->warnings = xgrow(kh->warnings, &kh->cap_warnings, kh->n_warnings + 1, sizeof(*kh->warnings));
-	kh->warnings[kh->n_warnings++] =
-		xasprintf("%s:%d: cannot parse this known_hosts line (%s); skipped", path, line, why);
+	kh->warnings =
+		xgrow(kh->warnings, &kh->cap_warnings, kh->n_warnings + 1, sizeof(*kh->warnings));
+	kh->warnings[kh->n_warnings++] = xasprintf(
+		"%s:%d: cannot parse this known_hosts line (%s); skipped", path, line, why);
 }
 
 /* The host name ssh looks up: HostName lowercased, or an address in its
@@ -158,8 +159,8 @@ static int record(const remote_target *b, const char *name, const remote_hostkey
 	create_user_ssh_dir(path);
 	int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		rc = bg_fail(err, BG_EHOSTKEY, "%s: cannot record the host key in %s: %s", b->name, path,
-			     strerror(errno));
+		rc = bg_fail(err, BG_EHOSTKEY, "%s: cannot record the host key in %s: %s", b->name,
+			     path, strerror(errno));
 		goto out;
 	}
 	flock(fd, LOCK_EX);
@@ -171,8 +172,8 @@ static int record(const remote_target *b, const char *name, const remote_hostkey
 	flock(fd, LOCK_UN);
 	close(fd);
 	if (rc < 0)
-		rc = bg_fail(err, BG_EHOSTKEY, "%s: short write recording the host key in %s", b->name,
-			     path);
+		rc = bg_fail(err, BG_EHOSTKEY, "%s: short write recording the host key in %s",
+			     b->name, path);
 out:
 	free(line);
 	return rc;
@@ -189,12 +190,16 @@ static int with_detail(bg_err *err, int rc, int detail)
 static int fail_revoked(const remote_target *b, const char *label, const char *name, const char *fp,
 			const remote_hostfile_entry *e, const char *extra, bg_err *err)
 {
-	return with_detail(err, bg_fail(err, BG_EHOSTKEY,
-		       "%s: @ " REMOTE_HOSTKEY_REVOKED_TEXT " @ The %s host key for %s is marked as "
-		       "revoked (%s; @revoked in %s:%d). This could mean that a stolen key is being "
-		       "used to impersonate this host. %s host key for %s was revoked and you have "
-		       "requested strict checking.%s Host key verification failed.",
-		       b->name, label, name, fp, e->file, e->line, label, name, extra),
+	return with_detail(err,
+			   bg_fail(err, BG_EHOSTKEY,
+				   "%s: @ " REMOTE_HOSTKEY_REVOKED_TEXT
+				   " @ The %s host key for %s is marked as "
+				   "revoked (%s; @revoked in %s:%d). This could mean that a stolen "
+				   "key is being "
+				   "used to impersonate this host. %s host key for %s was revoked "
+				   "and you have "
+				   "requested strict checking.%s Host key verification failed.",
+				   b->name, label, name, fp, e->file, e->line, label, name, extra),
 			   BG_DETAIL_HOSTKEY_REVOKED);
 }
 
@@ -205,8 +210,8 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 	size_t keylen = 0;
 	int type = 0;
 	const char *key = libssh2_session_hostkey(c->session, &keylen, &type);
-	const unsigned char *hash =
-		(const unsigned char *)libssh2_hostkey_hash(c->session, LIBSSH2_HOSTKEY_HASH_SHA256);
+	const unsigned char *hash = (const unsigned char *)libssh2_hostkey_hash(
+		c->session, LIBSSH2_HOSTKEY_HASH_SHA256);
 	const remote_hostfile_set *s = &kh->set;
 	remote_hostfile_set s2 = REMOTE_HOSTFILE_SET_INIT;
 	const remote_hostfile_entry *found = NULL;
@@ -215,40 +220,43 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 	int rc = 0;
 
 	if (!key || !hash)
-		return with_detail(err, bg_fail(err, BG_EHOSTKEY, "%s: the server sent no host key", b->name),
-				   BG_DETAIL_HOSTKEY_REFUSED);
+		return with_detail(
+			err, bg_fail(err, BG_EHOSTKEY, "%s: the server sent no host key", b->name),
+			BG_DETAIL_HOSTKEY_REFUSED);
 	remote_hostkey k = {remote_hostkey_parse_blob((const unsigned char *)key, keylen, &why),
 			    (unsigned char *)key, keylen};
 	if (k.type < 0)
-		return with_detail(err,
-				   bg_fail(err, BG_EHOSTKEY,
-					   "%s: the server offered a host key boxgate cannot check (%s)",
-					   b->name, why),
-				   BG_DETAIL_HOSTKEY_REFUSED);
+		return with_detail(
+			err,
+			bg_fail(err, BG_EHOSTKEY,
+				"%s: the server offered a host key boxgate cannot check (%s)",
+				b->name, why),
+			BG_DETAIL_HOSTKEY_REFUSED);
 	const char *label = remote_hostkey_label(k.type);
 	remote_sha256_fingerprint(hash, c->fingerprint, sizeof(c->fingerprint));
 	for (size_t i = 0; i < kh->n_warnings; i++)
 		warn(opts, b, "%s", kh->warnings[i]);
 	switch (remote_hostfile_check(s, &k, &found)) {
-	case REMOTE_HOSTKEY_OK:
-		goto out;
+	case REMOTE_HOSTKEY_OK: goto out;
 	case REMOTE_HOSTKEY_REVOKED:
 		rc = fail_revoked(b, label, name, c->fingerprint, found, "", err);
 		goto out;
 	case REMOTE_HOSTKEY_CHANGED:
-		rc = bg_fail(err, BG_EHOSTKEY,
-			     "%s: " REMOTE_HOSTKEY_CHANGED_TEXT " The fingerprint for the %s key sent by "
-			     "the remote host is %s; offending %s key in %s:%d. Someone could be "
-			     "eavesdropping on you right now (man-in-the-middle attack), or the host key "
-			     "has just been changed. Host key for %s has changed and you have requested "
-			     "strict checking. Host key verification failed. Once you have verified the "
-			     "new key, remove the old entry with: ssh-keygen -f '%s' -R '%s'",
-			     b->name, label, c->fingerprint, remote_hostkey_label(found->key.type),
-			     found->file, found->line, name, found->file, name);
+		rc = bg_fail(
+			err, BG_EHOSTKEY,
+			"%s: " REMOTE_HOSTKEY_CHANGED_TEXT
+			" The fingerprint for the %s key sent by "
+			"the remote host is %s; offending %s key in %s:%d. Someone could be "
+			"eavesdropping on you right now (man-in-the-middle attack), or the host "
+			"key "
+			"has just been changed. Host key for %s has changed and you have requested "
+			"strict checking. Host key verification failed. Once you have verified the "
+			"new key, remove the old entry with: ssh-keygen -f '%s' -R '%s'",
+			b->name, label, c->fingerprint, remote_hostkey_label(found->key.type),
+			found->file, found->line, name, found->file, name);
 		with_detail(err, rc, BG_DETAIL_HOSTKEY_CHANGED);
 		goto out;
-	case REMOTE_HOSTKEY_NEW:
-		break;
+	case REMOTE_HOSTKEY_NEW: break;
 	}
 
 	/* "checking without port identifier": for a non-default port, a key
@@ -257,19 +265,18 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 	if (b->port != 22 && b->port != 0) {
 		load_all(&s2, b, host, NULL);
 		switch (remote_hostfile_check(&s2, &k, &found)) {
-		case REMOTE_HOSTKEY_OK:
-			goto out;
+		case REMOTE_HOSTKEY_OK: goto out;
 		case REMOTE_HOSTKEY_REVOKED: {
 			char extra[160];
 			snprintf(extra, sizeof(extra),
-				 " (Revoked under the port-less name: ssh would go on as for a new key "
+				 " (Revoked under the port-less name: ssh would go on as for a new "
+				 "key "
 				 "for %s; boxgate refuses.)",
 				 name);
 			rc = fail_revoked(b, label, host, c->fingerprint, found, extra, err);
 			goto out;
 		}
-		default:
-			break;
+		default: break;
 		}
 	}
 
@@ -295,7 +302,8 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 			with_detail(err, rc, BG_DETAIL_HOSTKEY_REFUSED);
 		if (rc == 0)
 			warn(opts, b,
-			     "Warning: Permanently added '%s' (%s) to the list of known hosts: %s key %s "
+			     "Warning: Permanently added '%s' (%s) to the list of known hosts: %s "
+			     "key %s "
 			     "recorded in %s.%s",
 			     name, label, label, c->fingerprint, b->known_hosts[0], note);
 		goto out;
@@ -312,13 +320,17 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 			     b->name, name, label, c->fingerprint, unrecordable, note);
 	else
 		rc = bg_fail(err, BG_EHOSTKEY,
-			     "%s: host key for %s " REMOTE_HOSTKEY_UNKNOWN_TEXT " (%s key %s) in %s%s; "
-			     "refusing to connect (host_key_check = strict). No %s host key is known for "
-			     "%s and you have requested strict checking. Host key verification failed.%s "
-			     "If this fingerprint is right, accept it with: boxgate check --accept-new %s",
+			     "%s: host key for %s " REMOTE_HOSTKEY_UNKNOWN_TEXT
+			     " (%s key %s) in %s%s; "
+			     "refusing to connect (host_key_check = strict). No %s host key is "
+			     "known for "
+			     "%s and you have requested strict checking. Host key verification "
+			     "failed.%s "
+			     "If this fingerprint is right, accept it with: boxgate check "
+			     "--accept-new %s",
 			     b->name, name, label, c->fingerprint,
-			     b->n_known_hosts ? b->known_hosts[0] : "(no file)", others, label, name,
-			     note, b->name);
+			     b->n_known_hosts ? b->known_hosts[0] : "(no file)", others, label,
+			     name, note, b->name);
 	with_detail(err, rc, BG_DETAIL_HOSTKEY_UNKNOWN);
 out:
 	remote_hostfile_set_release(&s2);

@@ -102,9 +102,12 @@ static int local_exec_start(remote_conn *c, const char *cmdline, remote_exec *e,
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0) {
 		int saved = errno;
 		for (int i = 0; i < 2; i++) {
-			if (in[i] >= 0) close(in[i]);
-			if (out[i] >= 0) close(out[i]);
-			if (er[i] >= 0) close(er[i]);
+			if (in[i] >= 0)
+				close(in[i]);
+			if (out[i] >= 0)
+				close(out[i]);
+			if (er[i] >= 0)
+				close(er[i]);
 		}
 		return bg_fail(err, BG_EIO, "%s: pipe: %s", c->target->name, strerror(saved));
 	}
@@ -118,7 +121,12 @@ static int local_exec_start(remote_conn *c, const char *cmdline, remote_exec *e,
 	pid_t pid = fork();
 	if (pid < 0) {
 		int saved = errno;
-		close(in[0]); close(in[1]); close(out[0]); close(out[1]); close(er[0]); close(er[1]);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		close(er[0]);
+		close(er[1]);
 		if (env != environ)
 			free(env);
 		free(entry);
@@ -169,7 +177,8 @@ static void read_stream(remote_exec *e, int *fd, remote_stream s)
 static void write_stdin(remote_exec *e)
 {
 	while (e->fd_in >= 0 && e->stdin_off < e->stdin_q.len) {
-		ssize_t n = write(e->fd_in, e->stdin_q.buf + e->stdin_off, e->stdin_q.len - e->stdin_off);
+		ssize_t n = write(e->fd_in, e->stdin_q.buf + e->stdin_off,
+				  e->stdin_q.len - e->stdin_off);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;

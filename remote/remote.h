@@ -109,7 +109,7 @@ int remote_run(remote_conn *c, const char *cmdline, remote_line_cb on_line, void
 
 /* Runs `cmdline` and collects its stdout (at most `max` bytes, owned by the
  * caller) and exit status; stderr is appended to err->msg on failure. */
-int remote_capture(remote_conn *c, const char *cmdline, size_t max, int timeout_ms,
-		   char **out, size_t *out_len, remote_status *st, bg_err *err);
+int remote_capture(remote_conn *c, const char *cmdline, size_t max, int timeout_ms, char **out,
+		   size_t *out_len, remote_status *st, bg_err *err);
 
 #endif

@@ -56,15 +56,16 @@ static int wait_io(remote_conn *c, int64_t deadline, const char *what, bg_err *e
 	if (bg_now_ms() >= deadline)
 		return bg_fail(err, BG_ETIMEOUT, "%s: %s: timed out", c->target->name, what);
 	if (remote_ssh_wait_socket(c, deadline) < 0)
-		return bg_fail(err, BG_ECONNECT, "%s: %s: no reply from the box for %d s: connection lost",
+		return bg_fail(err, BG_ECONNECT,
+			       "%s: %s: no reply from the box for %d s: connection lost",
 			       c->target->name, what, c->keepalive_s * 3);
 	return 0;
 }
 
 /* After a libssh2 call failed with `rc` (not EAGAIN): a protocol status from
  * the server (BG_EREMOTE, *fx set) or a lost connection (BG_ECONNECT). */
-static int sftp_error(remote_conn *c, int rc, const char *what, const char *path,
-		      unsigned long *fx, bg_err *err)
+static int sftp_error(remote_conn *c, int rc, const char *what, const char *path, unsigned long *fx,
+		      bg_err *err)
 {
 	if (fx)
 		*fx = 0;
@@ -72,10 +73,11 @@ static int sftp_error(remote_conn *c, int rc, const char *what, const char *path
 		unsigned long code = libssh2_sftp_last_error(c->sftp);
 		if (fx)
 			*fx = code;
-		return bg_fail(err, BG_EREMOTE, "%s: %s %s: %s", c->target->name, what, path, fx_name(code));
+		return bg_fail(err, BG_EREMOTE, "%s: %s %s: %s", c->target->name, what, path,
+			       fx_name(code));
 	}
-	return bg_fail(err, BG_ECONNECT, "%s: %s %s: connection lost: %s", c->target->name, what, path,
-		       remote_ssh_errmsg(c->session));
+	return bg_fail(err, BG_ECONNECT, "%s: %s %s: connection lost: %s", c->target->name, what,
+		       path, remote_ssh_errmsg(c->session));
 }
 
 int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err)
@@ -89,9 +91,10 @@ int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err)
 			return 0;
 		int e = libssh2_session_last_errno(c->session);
 		if (e != LIBSSH2_ERROR_EAGAIN)
-			return bg_fail(err, e == LIBSSH2_ERROR_CHANNEL_FAILURE ? BG_EREMOTE : BG_ECONNECT,
-				       "%s: cannot start SFTP: %s", c->target->name,
-				       remote_ssh_errmsg(c->session));
+			return bg_fail(
+				err, e == LIBSSH2_ERROR_CHANNEL_FAILURE ? BG_EREMOTE : BG_ECONNECT,
+				"%s: cannot start SFTP: %s", c->target->name,
+				remote_ssh_errmsg(c->session));
 		int rc = wait_io(c, deadline, "starting SFTP", err);
 		if (rc < 0)
 			return rc;
@@ -115,9 +118,12 @@ void remote_sftp_finish(remote_conn *c)
 
 static remote_fs_type type_of_mode(unsigned long m)
 {
-	if (S_ISREG(m)) return REMOTE_FS_FILE;
-	if (S_ISDIR(m)) return REMOTE_FS_DIR;
-	if (S_ISLNK(m)) return REMOTE_FS_LINK;
+	if (S_ISREG(m))
+		return REMOTE_FS_FILE;
+	if (S_ISDIR(m))
+		return REMOTE_FS_DIR;
+	if (S_ISLNK(m))
+		return REMOTE_FS_LINK;
 	return REMOTE_FS_OTHER;
 }
 
@@ -130,7 +136,8 @@ int remote_fs_lstat(remote_conn *c, const char *path, remote_fs_stat *st, int64_
 		if (lstat(path, &sb) < 0) {
 			if (errno == ENOENT || errno == ENOTDIR)
 				return 0;
-			return bg_fail(err, BG_EREMOTE, "%s: stat %s: %s", c->target->name, path, strerror(errno));
+			return bg_fail(err, BG_EREMOTE, "%s: stat %s: %s", c->target->name, path,
+				       strerror(errno));
 		}
 		st->type = type_of_mode(sb.st_mode);
 		st->mode = sb.st_mode & 07777;
@@ -143,7 +150,8 @@ int remote_fs_lstat(remote_conn *c, const char *path, remote_fs_stat *st, int64_
 	LIBSSH2_SFTP_ATTRIBUTES a;
 	for (;;) {
 		memset(&a, 0, sizeof(a));
-		rc = libssh2_sftp_stat_ex(c->sftp, path, (unsigned)strlen(path), LIBSSH2_SFTP_LSTAT, &a);
+		rc = libssh2_sftp_stat_ex(c->sftp, path, (unsigned)strlen(path), LIBSSH2_SFTP_LSTAT,
+					  &a);
 		if (rc != LIBSSH2_ERROR_EAGAIN)
 			break;
 		if ((rc = wait_io(c, deadline, "stat", err)) < 0)
@@ -179,7 +187,8 @@ int remote_fs_mkdir(remote_conn *c, const char *path, unsigned mode, int64_t dea
 		struct stat sb;
 		if (e == EEXIST && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
 			return 0;
-		return bg_fail(err, BG_EREMOTE, "%s: mkdir %s: %s", c->target->name, path, strerror(e));
+		return bg_fail(err, BG_EREMOTE, "%s: mkdir %s: %s", c->target->name, path,
+			       strerror(e));
 	}
 	int rc = remote_sftp_open(c, deadline, err);
 	if (rc < 0)
@@ -209,7 +218,8 @@ int remote_fs_mkdir(remote_conn *c, const char *path, unsigned mode, int64_t dea
 	if (st.type == REMOTE_FS_DIR)
 		return 0;
 	if (st.type != REMOTE_FS_MISSING)
-		return bg_fail(err, BG_EREMOTE, "%s: mkdir %s: a file that is not a directory is in the way",
+		return bg_fail(err, BG_EREMOTE,
+			       "%s: mkdir %s: a file that is not a directory is in the way",
 			       c->target->name, path);
 	if (err)
 		*err = first;
@@ -221,7 +231,8 @@ int remote_fs_unlink(remote_conn *c, const char *path, int64_t deadline, bg_err 
 	if (is_local(c)) {
 		if (unlink(path) == 0 || errno == ENOENT)
 			return 0;
-		return bg_fail(err, BG_EREMOTE, "%s: unlink %s: %s", c->target->name, path, strerror(errno));
+		return bg_fail(err, BG_EREMOTE, "%s: unlink %s: %s", c->target->name, path,
+			       strerror(errno));
 	}
 	int rc = remote_sftp_open(c, deadline, err);
 	if (rc < 0)
@@ -250,7 +261,8 @@ int remote_fs_space(remote_conn *c, const char *path, uint64_t *avail, bool *rea
 	if (is_local(c)) {
 		struct statvfs sv;
 		if (statvfs(path, &sv) < 0)
-			return bg_fail(err, BG_EREMOTE, "%s: statvfs %s: %s", c->target->name, path, strerror(errno));
+			return bg_fail(err, BG_EREMOTE, "%s: statvfs %s: %s", c->target->name, path,
+				       strerror(errno));
 		*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 		*read_only = sv.f_flag & ST_RDONLY;
 		return 0;
@@ -294,10 +306,12 @@ static void explain_write_failure(remote_conn *c, const char *path, uint64_t lef
 	bg_err ignored = {0};
 	if (remote_fs_space(c, dir, &avail, &ro, bg_deadline_ms(5000), &ignored) == 0) {
 		if (ro)
-			bg_fail(err, BG_EREMOTE, "%s: writing %s: the file system is read-only", c->target->name,
-				path);
+			bg_fail(err, BG_EREMOTE, "%s: writing %s: the file system is read-only",
+				c->target->name, path);
 		else if (avail < left + 65536)
-			bg_fail(err, BG_EREMOTE, "%s: writing %s: no space left on the box's disk (%llu bytes free in %s)",
+			bg_fail(err, BG_EREMOTE,
+				"%s: writing %s: no space left on the box's disk (%llu bytes free "
+				"in %s)",
 				c->target->name, path, (unsigned long long)avail, dir);
 	}
 	free(dir);
@@ -312,7 +326,8 @@ static int local_put(remote_conn *c, int fd, uint64_t size, const char *path,
 	if (out < 0) {
 		if (errno == EEXIST)
 			*exists = true;
-		return bg_fail(err, BG_EREMOTE, "%s: cannot create %s: %s", c->target->name, path, strerror(errno));
+		return bg_fail(err, BG_EREMOTE, "%s: cannot create %s: %s", c->target->name, path,
+			       strerror(errno));
 	}
 	uint64_t done = 0;
 	off_t in_off = 0;
@@ -320,11 +335,16 @@ static int local_put(remote_conn *c, int fd, uint64_t size, const char *path,
 	if (o->created)
 		o->created(o->created_ctx);
 	while (done < size) {
-		ssize_t n = copy_file_range(fd, &in_off, out, NULL, (size_t)(size - done > (1 << 24) ? 1 << 24 : size - done), 0);
-		if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+		ssize_t n = copy_file_range(
+			fd, &in_off, out, NULL,
+			(size_t)(size - done > (1 << 24) ? 1 << 24 : size - done), 0);
+		if (n < 0 &&
+		    (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
 			if (!buf)
 				buf = xmalloc(1 << 20);
-			n = pread(fd, buf, (size_t)(size - done > (1 << 20) ? 1 << 20 : size - done), in_off);
+			n = pread(fd, buf,
+				  (size_t)(size - done > (1 << 20) ? 1 << 20 : size - done),
+				  in_off);
 			if (n > 0) {
 				ssize_t w = 0;
 				for (ssize_t k = 0; k < n; k += w) {
@@ -342,12 +362,16 @@ static int local_put(remote_conn *c, int fd, uint64_t size, const char *path,
 			if (errno == EINTR)
 				continue;
 			int e = errno;
-			rc = bg_fail(err, BG_EREMOTE, "%s: writing %s: %s", c->target->name, path, strerror(e));
+			rc = bg_fail(err, BG_EREMOTE, "%s: writing %s: %s", c->target->name, path,
+				     strerror(e));
 			goto out;
 		}
 		if (n == 0) {
-			rc = bg_fail(err, BG_EIO, "%s: the local file shrank while it was copied (%llu of %llu bytes)",
-				     c->target->name, (unsigned long long)done, (unsigned long long)size);
+			rc = bg_fail(err, BG_EIO,
+				     "%s: the local file shrank while it was copied (%llu of %llu "
+				     "bytes)",
+				     c->target->name, (unsigned long long)done,
+				     (unsigned long long)size);
 			goto out;
 		}
 		done += (uint64_t)n;
@@ -355,17 +379,20 @@ static int local_put(remote_conn *c, int fd, uint64_t size, const char *path,
 			o->progress(o->progress_ctx, done, size);
 	}
 	if (fchmod(out, o->mode & 07777) < 0) {
-		rc = bg_fail(err, BG_EREMOTE, "%s: chmod %s: %s", c->target->name, path, strerror(errno));
+		rc = bg_fail(err, BG_EREMOTE, "%s: chmod %s: %s", c->target->name, path,
+			     strerror(errno));
 		goto out;
 	}
 	if (o->fsync && fsync(out) < 0) {
-		rc = bg_fail(err, BG_EREMOTE, "%s: fsync %s: %s", c->target->name, path, strerror(errno));
+		rc = bg_fail(err, BG_EREMOTE, "%s: fsync %s: %s", c->target->name, path,
+			     strerror(errno));
 		goto out;
 	}
 out:
 	free(buf);
 	if (close(out) < 0 && rc == 0)
-		rc = bg_fail(err, BG_EREMOTE, "%s: closing %s: %s", c->target->name, path, strerror(errno));
+		rc = bg_fail(err, BG_EREMOTE, "%s: closing %s: %s", c->target->name, path,
+			     strerror(errno));
 	if (rc < 0)
 		unlink(path);
 	return rc;
@@ -405,14 +432,15 @@ int remote_put_file(remote_conn *c, int fd, uint64_t size, const char *path,
 	int64_t t_open = bg_now_ms();
 	for (;;) {
 		h = libssh2_sftp_open_ex(c->sftp, path, (unsigned)strlen(path),
-					 LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL, 0600,
-					 LIBSSH2_SFTP_OPENFILE);
+					 LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL,
+					 0600, LIBSSH2_SFTP_OPENFILE);
 		if (h)
 			break;
 		int e = libssh2_session_last_errno(c->session);
 		if (e != LIBSSH2_ERROR_EAGAIN) {
 			rc = sftp_error(c, e, "cannot create", path, &fx, err);
-			if (rc == BG_EREMOTE && (fx == LIBSSH2_FX_FAILURE || fx == LIBSSH2_FX_FILE_ALREADY_EXISTS)) {
+			if (rc == BG_EREMOTE &&
+			    (fx == LIBSSH2_FX_FAILURE || fx == LIBSSH2_FX_FILE_ALREADY_EXISTS)) {
 				/* OpenSSH reports EEXIST as a plain failure: look. */
 				remote_fs_stat st;
 				bg_err ignored = {0};
@@ -470,8 +498,10 @@ int remote_put_file(remote_conn *c, int fd, uint64_t size, const char *path,
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n <= 0) {
-				rc = n < 0 ? bg_fail(err, BG_EIO, "reading the local file: %s", strerror(errno))
-					   : bg_fail(err, BG_EIO, "the local file shrank while it was pushed");
+				rc = n < 0 ? bg_fail(err, BG_EIO, "reading the local file: %s",
+						     strerror(errno))
+					   : bg_fail(err, BG_EIO,
+						     "the local file shrank while it was pushed");
 				goto out;
 			}
 			blen += (size_t)n;
@@ -515,7 +545,8 @@ int remote_put_file(remote_conn *c, int fd, uint64_t size, const char *path,
 		if (rc < 0) {
 			rc = sftp_error(c, rc, "fsync", path, &fx, err);
 			if (rc == BG_EREMOTE && fx == LIBSSH2_FX_OP_UNSUPPORTED) {
-				rc = 0; /* a server without fsync@openssh.com: the rename still is atomic */
+				rc = 0; /* a server without fsync@openssh.com: the rename still is
+					   atomic */
 			} else {
 				if (rc == BG_EREMOTE)
 					explain_write_failure(c, path, 0, err);

@@ -58,8 +58,8 @@ int remote_fs_space(remote_conn *c, const char *path, uint64_t *avail, bool *rea
 typedef void (*remote_progress_cb)(void *ctx, uint64_t done, uint64_t total);
 
 typedef struct remote_put_opts {
-	unsigned mode;  /* the file's final permission bits */
-	bool fsync;     /* fsync the file on the box before closing it */
+	unsigned mode; /* the file's final permission bits */
+	bool fsync;    /* fsync the file on the box before closing it */
 	/* Bytes kept in flight (rounded down to 30000-byte packets); 0: chosen
 	 * from the round trip of the open request, REMOTE_PUT_WINDOW_MIN on a
 	 * fast link up to REMOTE_PUT_WINDOW_MAX on a slow one. */
@@ -79,8 +79,8 @@ typedef struct remote_put_opts {
  * depth. Measured on 256 MiB uploads: about 1 MB is fastest on a local link
  * (more only queues behind the server), about 2 MB (what OpenSSH's sftp
  * keeps in flight, and the server's channel window) at 20 ms round trips. */
-#define REMOTE_PUT_WINDOW_MIN (35 * 30000)
-#define REMOTE_PUT_WINDOW_MAX (69 * 30000)
+#define REMOTE_PUT_WINDOW_MIN    (35 * 30000)
+#define REMOTE_PUT_WINDOW_MAX    (69 * 30000)
 #define REMOTE_PUT_WINDOW_PER_MS (150 * 1000)
 
 /* Creates `path` on the box exclusively (it must not exist), mode 0600 while

@@ -58,7 +58,9 @@ static char *wrap(const remote_exec *e, const char *cmdline, const char *nonce)
 {
 	strbuf sb = STRBUF_INIT;
 	if (e->opts.killable)
-		strbuf_addf(&sb, "BOXGATE_EXEC_ID=%s; export BOXGATE_EXEC_ID; echo \"@boxgate-pid $$\" >&2; ",
+		strbuf_addf(&sb,
+			    "BOXGATE_EXEC_ID=%s; export BOXGATE_EXEC_ID; echo \"@boxgate-pid $$\" "
+			    ">&2; ",
 			    e->exec_id);
 	/* All on the first line, parsed before any of it runs: a syntax error
 	 * in the command is shown (with its own line numbers) before the
@@ -70,7 +72,8 @@ static char *wrap(const remote_exec *e, const char *cmdline, const char *nonce)
 	strbuf_addstr(&sb, cmdline);
 	strbuf_addstr(&sb, "\n) 2>&3 3>&-\n");
 	strbuf_addf(&sb,
-		    "__bg_st=$?; if [ \"$__bg_st\" -gt 128 ] && __bg_sig=$(kill -l \"$__bg_st\" 2>/dev/null); "
+		    "__bg_st=$?; if [ \"$__bg_st\" -gt 128 ] && __bg_sig=$(kill -l \"$__bg_st\" "
+		    "2>/dev/null); "
 		    "then printf '\\036@bgst-%s %%s %%s\\n' \"$__bg_st\" \"$__bg_sig\" >&3; "
 		    "else printf '\\036@bgst-%s %%s\\n' \"$__bg_st\" >&3; fi; exit \"$__bg_st\"",
 		    nonce, nonce);
@@ -105,8 +108,8 @@ int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, b
 		remote_random_hex(e->exec_id, 16);
 	cmd = wrap(e, cmdline, nonce);
 	if (libssh2_channel_process_startup(e->ch, "exec", 4, cmd, (unsigned)strlen(cmd)) != 0) {
-		rc = bg_fail(err, BG_EREMOTE, "%s: the server refused to run the command: %s", b->name,
-			     remote_ssh_errmsg(c->session));
+		rc = bg_fail(err, BG_EREMOTE, "%s: the server refused to run the command: %s",
+			     b->name, remote_ssh_errmsg(c->session));
 		goto out;
 	}
 out:
@@ -304,10 +307,12 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			return bg_fail(err, BG_ECONNECT, "%s: connection lost: %s", name,
 				       remote_ssh_errmsg(c->session));
 		}
-		if (pump_stdin(e) < 0 && libssh2_session_last_errno(c->session) != LIBSSH2_ERROR_CHANNEL_EOF_SENT &&
+		if (pump_stdin(e) < 0 &&
+		    libssh2_session_last_errno(c->session) != LIBSSH2_ERROR_CHANNEL_EOF_SENT &&
 		    !libssh2_channel_eof(e->ch)) {
 			lost(e);
-			return bg_fail(err, BG_ECONNECT, "%s: connection lost while sending input: %s", name,
+			return bg_fail(err, BG_ECONNECT,
+				       "%s: connection lost while sending input: %s", name,
 				       remote_ssh_errmsg(c->session));
 		}
 		if (libssh2_channel_eof(e->ch) && a == 0 && b == 0) {
@@ -320,7 +325,8 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			}
 			if (r != LIBSSH2_ERROR_EAGAIN) {
 				lost(e);
-				return bg_fail(err, BG_ECONNECT, "%s: connection lost at channel close: %s", name,
+				return bg_fail(err, BG_ECONNECT,
+					       "%s: connection lost at channel close: %s", name,
 					       remote_ssh_errmsg(c->session));
 			}
 		}
@@ -333,8 +339,9 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			continue;
 		if (remote_ssh_wait_socket(c, deadline) < 0) {
 			lost(e);
-			return bg_fail(err, BG_ECONNECT, "%s: no reply from the box for %d s: connection lost",
-				       name, c->keepalive_s * 3);
+			return bg_fail(err, BG_ECONNECT,
+				       "%s: no reply from the box for %d s: connection lost", name,
+				       c->keepalive_s * 3);
 		}
 	}
 }
@@ -349,15 +356,18 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 static char *kill_script(const remote_exec *e, int sig)
 {
 	strbuf sb = STRBUF_INIT;
-	strbuf_addf(&sb, "m=BOXGATE_EXEC_ID=%s; g=%ld\n", e->exec_id, e->remote_pid > 1 ? e->remote_pid : 0L);
-	strbuf_addstr(&sb,
-		      "bgk() { [ \"$g\" -gt 1 ] && kill -s $1 -- -$g 2>/dev/null;"
-		      " for f in $(grep -lzxF -- \"$m\" /proc/[0-9]*/environ 2>/dev/null); do"
-		      " p=${f%/environ}; p=${p#/proc/}; [ -O \"/proc/$p\" ] && kill -s $1 \"$p\" 2>/dev/null; done; }\n"
-		      "bgl() { grep -qzxF -- \"$m\" /proc/[0-9]*/environ 2>/dev/null; }\n");
+	strbuf_addf(&sb, "m=BOXGATE_EXEC_ID=%s; g=%ld\n", e->exec_id,
+		    e->remote_pid > 1 ? e->remote_pid : 0L);
+	strbuf_addstr(&sb, "bgk() { [ \"$g\" -gt 1 ] && kill -s $1 -- -$g 2>/dev/null;"
+			   " for f in $(grep -lzxF -- \"$m\" /proc/[0-9]*/environ 2>/dev/null); do"
+			   " p=${f%/environ}; p=${p#/proc/}; [ -O \"/proc/$p\" ] && kill -s $1 "
+			   "\"$p\" 2>/dev/null; done; }\n"
+			   "bgl() { grep -qzxF -- \"$m\" /proc/[0-9]*/environ 2>/dev/null; }\n");
 	if (sig != SIGKILL)
-		strbuf_addstr(&sb, "bgk TERM; i=0; while [ $i -lt 20 ] && bgl; do sleep 0.1; i=$((i + 1)); done\n");
-	strbuf_addstr(&sb, "bgk KILL; i=0; while [ $i -lt 20 ] && bgl; do sleep 0.1; bgk KILL; i=$((i + 1)); done\n"
+		strbuf_addstr(&sb, "bgk TERM; i=0; while [ $i -lt 20 ] && bgl; do sleep 0.1; "
+				   "i=$((i + 1)); done\n");
+	strbuf_addstr(&sb, "bgk KILL; i=0; while [ $i -lt 20 ] && bgl; do sleep 0.1; bgk KILL; "
+			   "i=$((i + 1)); done\n"
 			   "exit 0\n");
 	return strbuf_detach(&sb);
 }
@@ -377,8 +387,8 @@ int remote_ssh_exec_signal(remote_exec *e, int sig, bg_err *err)
 		cmd = kill_script(e, sig);
 	} else {
 		const char *name = sig == SIGKILL ? "KILL" : "TERM";
-		cmd = xasprintf("kill -%s -- -%ld 2>/dev/null || kill -%s %ld 2>/dev/null; exit 0", name,
-				e->remote_pid, name, e->remote_pid);
+		cmd = xasprintf("kill -%s -- -%ld 2>/dev/null || kill -%s %ld 2>/dev/null; exit 0",
+				name, e->remote_pid, name, e->remote_pid);
 	}
 	/* TERM, up to 2 s of grace and up to 2 s of KILL rounds on the box. */
 	block_for(c, 15000);

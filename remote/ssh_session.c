@@ -39,7 +39,8 @@ static LIBSSH2_RECV_FUNC(stamped_recv)
 
 static int connect_one(const struct addrinfo *ai, int64_t deadline, int *fd_out, int *err_out)
 {
-	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			ai->ai_protocol);
 	if (fd < 0) {
 		*err_out = errno;
 		return -1;
@@ -85,8 +86,8 @@ static int tcp_connect(remote_conn *c, bg_err *err)
 	snprintf(port, sizeof(port), "%d", b->port);
 	int g = getaddrinfo(b->hostname, port, &hints, &res);
 	if (g != 0)
-		return bg_fail(err, BG_ECONNECT, "%s: cannot resolve host '%s': %s", b->name, b->hostname,
-			       gai_strerror(g));
+		return bg_fail(err, BG_ECONNECT, "%s: cannot resolve host '%s': %s", b->name,
+			       b->hostname, gai_strerror(g));
 	int64_t deadline = bg_deadline_ms((int64_t)b->connect_timeout_s * 1000);
 	int last = 0;
 	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
@@ -99,10 +100,10 @@ static int tcp_connect(remote_conn *c, bg_err *err)
 	if (c->sock >= 0)
 		return 0;
 	if (last == ETIMEDOUT)
-		return bg_fail(err, BG_ECONNECT, "%s: connect to %s port %d timed out after %d s", b->name,
-			       b->hostname, b->port, b->connect_timeout_s);
-	return bg_fail(err, BG_ECONNECT, "%s: connect to %s port %d: %s", b->name, b->hostname, b->port,
-		       strerror(last));
+		return bg_fail(err, BG_ECONNECT, "%s: connect to %s port %d timed out after %d s",
+			       b->name, b->hostname, b->port, b->connect_timeout_s);
+	return bg_fail(err, BG_ECONNECT, "%s: connect to %s port %d: %s", b->name, b->hostname,
+		       b->port, strerror(last));
 }
 
 int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err)
@@ -122,8 +123,8 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	remote_knownhosts_prefer(c, &kh);
 	c->last_rx_ms = bg_now_ms();
 	if (libssh2_session_handshake(c->session, c->sock) != 0)
-		rc = bg_fail(err, BG_ECONNECT, "%s: SSH handshake with %s port %d failed: %s", b->name,
-			     b->hostname, b->port, remote_ssh_errmsg(c->session));
+		rc = bg_fail(err, BG_ECONNECT, "%s: SSH handshake with %s port %d failed: %s",
+			     b->name, b->hostname, b->port, remote_ssh_errmsg(c->session));
 	else
 		rc = remote_knownhosts_check(c, &kh, opts, err);
 	remote_knownhosts_release(&kh);
@@ -193,7 +194,6 @@ static void ssh_close(remote_conn *c)
 		close(c->sock);
 	c->sock = -1;
 }
-
 
 const struct remote_ops remote_ssh_ops = {
 	.exec_start = remote_ssh_exec_start,

@@ -16,7 +16,7 @@ typedef struct remote_target {
 	remote_transport transport;
 	const char *hostname; /* where to connect (HostName, resolved) */
 	int port;
-	const char *user; /* NULL: "root" */
+	const char *user;        /* NULL: "root" */
 	char *const *identities; /* identity files, expanded */
 	size_t n_identities;
 	/* User known_hosts files: all are read; a new key is recorded in the first. */
@@ -26,7 +26,7 @@ typedef struct remote_target {
 	size_t n_global_known_hosts;
 	remote_hostkey_policy host_key_check;
 	int connect_timeout_s;
-	int keepalive_s; /* 0: none */
+	int keepalive_s;          /* 0: none */
 	const char *agent_socket; /* ssh-agent's socket ($SSH_AUTH_SOCK); NULL: no agent */
 	/* Set when the box asks for something boxgate cannot do ("ProxyJump
 	 * (~/.ssh/config:12)"): remote_connect refuses it. */

@@ -19,16 +19,17 @@
 typedef enum { SHIM_PASS, SHIM_ENV, SHIM_VALUE } shim_route;
 
 typedef struct shim_word {
-	char *arg;       /* the user's argument, verbatim */
+	char *arg; /* the user's argument, verbatim */
 	shim_route route;
-	char *env;       /* "NAME=value" for SHIM_ENV (and for a PASS word also exported via num_workers_env) */
+	char *env; /* "NAME=value" for SHIM_ENV (and for a PASS word also exported via
+		      num_workers_env) */
 	const shim_env_rule *rule; /* the rule that translated it (borrowed) */
 } shim_word;
 
 typedef struct shim_result {
-	char **env;       /* NAME=value assignments, in order (owned) */
+	char **env; /* NAME=value assignments, in order (owned) */
 	size_t n_env;
-	char **argv;      /* arguments passed to the entry point (owned) */
+	char **argv; /* arguments passed to the entry point (owned) */
 	size_t n_argv;
 	shim_word *words; /* one per user argument, for `boxgate explain` */
 	size_t n_words;

@@ -294,8 +294,7 @@ static bool positive_int(const char *s)
 	return true;
 }
 
-static int record_policy(tr *t, policy_kind k, const char *name, const char *val,
-			 const char *from)
+static int record_policy(tr *t, policy_kind k, const char *name, const char *val, const char *from)
 {
 	if (k == POL_NONE)
 		return 0;
@@ -308,7 +307,8 @@ static int record_policy(tr *t, policy_kind k, const char *name, const char *val
 			       "grid size, e.g. 128), not '%s'",
 			       box_name(t->rules), val);
 	if (t->pol_val[k] && strcmp(t->pol_val[k], val) != 0) {
-		const char *why = k == POL_SHAPE ? "; a gate measures one shape per invocation" : "";
+		const char *why =
+			k == POL_SHAPE ? "; a gate measures one shape per invocation" : "";
 		return bg_fail(t->err, BG_EUSAGE,
 			       "box %s: %s given twice with different values ('%s' from %s, "
 			       "'%s' from %s)%s",
@@ -449,10 +449,10 @@ out:
 	return rc;
 }
 
-int shim_translate(const shim_rules *rules, const char *const *args, size_t n_args, shim_result *out,
-		   bg_err *err)
+int shim_translate(const shim_rules *rules, const char *const *args, size_t n_args,
+		   shim_result *out, bg_err *err)
 {
-	tr t = { .rules = rules, .r = out, .err = err };
+	tr t = {.rules = rules, .r = out, .err = err};
 	int rc = 0;
 	memset(out, 0, sizeof(*out));
 	if ((rc = check_names(&t)) < 0)

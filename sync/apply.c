@@ -41,32 +41,32 @@ static void step_failed(sync_box *b, size_t i)
 	switch (f->failed_step) {
 	case SYNC_STEP_HASH:
 		sync_file_fail(
-		    b, i, BG_EREMOTE,
-		    "the uploaded file's SHA-256 on the box (%.12s...) is not the local one "
-		    "(did the local file change during the push?); the box is unchanged",
-		    f->hashed ? f->nsha : "?");
+			b, i, BG_EREMOTE,
+			"the uploaded file's SHA-256 on the box (%.12s...) is not the local one "
+			"(did the local file change during the push?); the box is unchanged",
+			f->hashed ? f->nsha : "?");
 		break;
 	case SYNC_STEP_BAK:
-		sync_file_fail(
-		    b, i, BG_EREMOTE,
-		    "cannot keep a .bak (hard link and copy failed)%s%s; the target is unchanged",
-		    sep, sync_errtail(b));
+		sync_file_fail(b, i, BG_EREMOTE,
+			       "cannot keep a .bak (hard link and copy failed)%s%s; the target is "
+			       "unchanged",
+			       sep, sync_errtail(b));
 		break;
 	case SYNC_STEP_NOBAK:
 		sync_file_fail(b, i, BG_ENOTFOUND, "there is no .bak to roll back to on the box");
 		break;
 	case SYNC_STEP_VLINK:
 		sync_file_fail(b, i, BG_EREMOTE,
-		               "cannot make the link the verifier needs in the repo's top%s%s; the "
-		               "box is unchanged",
-		               sep, sync_errtail(b));
+			       "cannot make the link the verifier needs in the repo's top%s%s; the "
+			       "box is unchanged",
+			       sep, sync_errtail(b));
 		break;
 	case SYNC_STEP_COPY:
 		sync_file_fail(b, i, BG_EREMOTE, "cannot copy the .bak%s%s", sep, sync_errtail(b));
 		break;
 	default:
 		sync_file_fail(b, i, BG_EREMOTE, "the rename failed%s%s; the target is unchanged",
-		               sep, sync_errtail(b));
+			       sep, sync_errtail(b));
 	}
 }
 
@@ -78,7 +78,7 @@ int sync_apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_upload
 		for (size_t i = 0; i < n; i++)
 			if (b->files[i].state == sel_state && b->files[i].uploaded)
 				sync_file_fail(b, i, BG_EIO, "cannot hash the local file: %s",
-				               herr.msg);
+					       herr.msg);
 		return 0;
 	}
 	sync_apply_file *af = xcalloc(n ? n : 1, sizeof(*af));
@@ -103,7 +103,7 @@ int sync_apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_upload
 		if (it->verifier && (what & (SYNC_DO_VERIFY | SYNC_DO_ROLLBACK))) {
 			set_vpath(f);
 			verifiers[i] =
-			    sync_verifier_command(it->verifier, f->vpath, b->box->python);
+				sync_verifier_command(it->verifier, f->vpath, b->box->python);
 			a->verifier = verifiers[i];
 			a->vpath = f->vpath;
 			a->vlink = f->vlink;
@@ -129,7 +129,7 @@ int sync_apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_upload
 		for (;;) {
 			unsigned flags = what | (via_holder && !last ? SYNC_NO_EXIT : 0);
 			script = sync_script_apply(b->box->repo, b->nonce, b->box->name, af + start,
-			                           m, flags);
+						   m, flags);
 			if (via_holder || strlen(script) <= SYNC_SCRIPT_MAX || m == 1)
 				break;
 			free(script);
@@ -146,14 +146,14 @@ int sync_apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_upload
 		free(script);
 		if (rc == 0 && b->norepo)
 			rc = bg_fail(&b->err, BG_EREMOTE,
-			             "%s: the repo %s does not exist on the box", b->box->name,
-			             b->box->repo);
+				     "%s: the repo %s does not exist on the box", b->box->name,
+				     b->box->repo);
 		if (rc == 0 && !(st.how == REMOTE_EXITED && st.code == 0)) {
 			char how[96];
 			remote_status_describe(&st, how, sizeof(how));
-			rc =
-			    bg_fail(&b->err, BG_EREMOTE, "%s: the verify step ended with %s%s%s",
-			            b->box->name, how, b->errtail.len ? ": " : "", sync_errtail(b));
+			rc = bg_fail(&b->err, BG_EREMOTE, "%s: the verify step ended with %s%s%s",
+				     b->box->name, how, b->errtail.len ? ": " : "",
+				     sync_errtail(b));
 		}
 		for (size_t j = start; j < start + m; j++) {
 			size_t i = af[j].index;
@@ -162,8 +162,8 @@ int sync_apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_upload
 			switch (f->done) {
 			case SYNC_DONE_SWAPPED:
 				f->state = (what & SYNC_DO_ROLLBACK) ? SYNC_ROLLED_BACK
-				           : f->replaced             ? SYNC_UPDATED
-				                                     : SYNC_CREATED;
+					   : f->replaced             ? SYNC_UPDATED
+								     : SYNC_CREATED;
 				if (!(what & SYNC_DO_ROLLBACK) && !f->hashed) {
 					/* AON: confirmed in the verify step. */
 					memcpy(f->nsha, sync_box_item(b, i)->sha, sizeof(f->nsha));
@@ -188,8 +188,8 @@ int sync_apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_upload
 				{
 					char *shown = sync_path_display(sync_box_item(b, i)->rel);
 					f->msg = xasprintf("%s: %s: refused by the verifier on the "
-					                   "box (exit %d); the box is unchanged",
-					                   b->box->name, shown, f->verify_rc);
+							   "box (exit %d); the box is unchanged",
+							   b->box->name, shown, f->verify_rc);
 					free(shown);
 				}
 				break;
@@ -199,10 +199,10 @@ int sync_apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_upload
 				break;
 			default:
 				sync_file_fail(b, i, rc < 0 ? rc : BG_EPROTO,
-				               "%s did not finish (%s): the target is the old or "
-				               "the new file, "
-				               "see boxgate status",
-				               step, rc < 0 ? b->err.msg : "no result");
+					       "%s did not finish (%s): the target is the old or "
+					       "the new file, "
+					       "see boxgate status",
+					       step, rc < 0 ? b->err.msg : "no result");
 			}
 		}
 		start += m;

@@ -13,7 +13,7 @@
 #include "remote/sftp.h"
 
 void sync_box_init(sync_box *b, const conf_box *box, size_t index, sync_plan *plan,
-                   const sync_opts *o)
+		   const sync_opts *o)
 {
 	memset(b, 0, sizeof(*b));
 	b->box = box;
@@ -102,7 +102,7 @@ int sync_box_connect(sync_box *b)
 {
 	const sync_opts *o = b->opts;
 	remote_connect_opts co = {
-	    .log = o->log, .log_ctx = o->log_ctx, .accept_new = o->accept_new};
+		.log = o->log, .log_ctx = o->log_ctx, .accept_new = o->accept_new};
 	return remote_connect(&b->box->target, &co, &b->conn, &b->err);
 }
 
@@ -129,7 +129,7 @@ int sync_push_box(sync_box *b)
 		return sync_box_fail(b, rc);
 	if (o->ready && o->ready(o->ready_ctx) != 0) {
 		bg_fail(&b->err, BG_EVERIFY, "%s: not touched: the local check refused a file",
-		        b->box->name);
+			b->box->name);
 		return sync_box_fail(b, BG_EVERIFY);
 	}
 	rc = sync_probe(b, o->dry_run ? SYNC_PROBE_DRY : SYNC_PROBE_PUSH);
@@ -150,13 +150,13 @@ int sync_push_box(sync_box *b)
 		if (rc < 0) {
 			b->err = (bg_err){0};
 			snprintf(b->err.msg, sizeof(b->err.msg), "%s",
-			         f->msg ? f->msg : "connection lost");
+				 f->msg ? f->msg : "connection lost");
 			return sync_box_fail(b, rc);
 		}
 	}
 	sync_trace(b, "uploaded");
 	rc = sync_apply(b, o->all_or_nothing ? SYNC_DO_VERIFY : SYNC_DO_VERIFY | SYNC_DO_SWAP,
-	                SYNC_PENDING, true);
+			SYNC_PENDING, true);
 	sync_trace(b, "applied");
 	if (rc < 0 && rc != BG_ETIMEOUT)
 		b->rc = rc;
@@ -207,20 +207,20 @@ int sync_rollback_box(sync_box *b)
 		const sync_item *it = sync_box_item(b, i);
 		if (f->btype != SYNC_FT_FILE) {
 			sync_file_fail(b, i, BG_ENOTFOUND, "%s",
-			               f->btype == SYNC_FT_MISSING
-			                   ? "there is no .bak on the box to roll back to"
-			                   : "its .bak on the box is not a regular file");
+				       f->btype == SYNC_FT_MISSING
+					       ? "there is no .bak on the box to roll back to"
+					       : "its .bak on the box is not a regular file");
 			continue;
 		}
 		if (f->rtype == SYNC_FT_DIR || f->rtype == SYNC_FT_SYMLINK ||
 		    f->rtype == SYNC_FT_OTHER) {
 			sync_file_fail(b, i, BG_EREMOTE,
-			               "the target on the box is not a regular file");
+				       "the target on the box is not a regular file");
 			continue;
 		}
 		if (f->parent != SYNC_PARENT_INSIDE) {
 			sync_file_fail(b, i, BG_EUSAGE,
-			               "its directory on the box leads out of the repo");
+				       "its directory on the box leads out of the repo");
 			continue;
 		}
 		if (o->dry_run) {

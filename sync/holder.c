@@ -48,7 +48,7 @@ int sync_run_script(sync_box *b, const char *script, int64_t deadline, bool hold
 		if (bg_now_ms() >= deadline) {
 			remote_exec_kill(e, 2000, st, NULL);
 			rc = bg_fail(&b->err, BG_ETIMEOUT, "%s: the box did not finish in time",
-			             b->box->name);
+				     b->box->name);
 			break;
 		}
 	}
@@ -93,7 +93,7 @@ int sync_holder_run(sync_box *b, const char *script, bool last, int64_t deadline
 		if (bg_now_ms() >= deadline) {
 			remote_exec_kill(e, 2000, st, NULL);
 			rc = bg_fail(&b->err, BG_ETIMEOUT, "%s: the box did not finish in time",
-			             b->box->name);
+				     b->box->name);
 			break;
 		}
 	}
@@ -109,19 +109,19 @@ int sync_holder_run(sync_box *b, const char *script, bool last, int64_t deadline
 /* Probes items idx[0..n), halving the batch while its script is too long
  * for one command line; later batches run under the first one's lock. */
 static int probe_range(sync_box *b, size_t *idx, size_t n, sync_probe_kind kind, bool first,
-                       int64_t deadline)
+		       int64_t deadline)
 {
 	const sync_opts *o = b->opts;
 	sync_probe_opts po = {
-	    .repo = b->box->repo,
-	    .nonce = b->nonce,
-	    .lock = first && kind != SYNC_PROBE_DRY,
-	    .lock_wait_s =
-	        kind == SYNC_PROBE_STATUS ? 0 : (o->lock_wait_s > 0 ? o->lock_wait_s : 30),
-	    .fail_busy = kind == SYNC_PROBE_PUSH || kind == SYNC_PROBE_ROLLBACK,
-	    .clean = kind == SYNC_PROBE_STATUS ? o->clean : kind != SYNC_PROBE_DRY,
-	    .stats = kind == SYNC_PROBE_STATUS || o->keep_mode,
-	    .hold = first && (kind == SYNC_PROBE_PUSH || kind == SYNC_PROBE_ROLLBACK),
+		.repo = b->box->repo,
+		.nonce = b->nonce,
+		.lock = first && kind != SYNC_PROBE_DRY,
+		.lock_wait_s =
+			kind == SYNC_PROBE_STATUS ? 0 : (o->lock_wait_s > 0 ? o->lock_wait_s : 30),
+		.fail_busy = kind == SYNC_PROBE_PUSH || kind == SYNC_PROBE_ROLLBACK,
+		.clean = kind == SYNC_PROBE_STATUS ? o->clean : kind != SYNC_PROBE_DRY,
+		.stats = kind == SYNC_PROBE_STATUS || o->keep_mode,
+		.hold = first && (kind == SYNC_PROBE_PUSH || kind == SYNC_PROBE_ROLLBACK),
 	};
 	if (!first) {
 		/* Later batches run under the first one's lock. */
@@ -152,18 +152,18 @@ static int probe_range(sync_box *b, size_t *idx, size_t n, sync_probe_kind kind,
 		return rc;
 	if (b->norepo)
 		return bg_fail(&b->err, BG_EREMOTE, "%s: the repo %s does not exist on the box",
-		               b->box->name, b->box->repo);
+			       b->box->name, b->box->repo);
 	if (first && b->lock == SYNC_LOCK_BUSY)
 		return bg_fail(
-		    &b->err, BG_EBUSY,
-		    "%s: another boxgate push or rollback is running on the box (waited %d s)",
-		    b->box->name, po.lock_wait_s);
+			&b->err, BG_EBUSY,
+			"%s: another boxgate push or rollback is running on the box (waited %d s)",
+			b->box->name, po.lock_wait_s);
 	if (b->proto_err || !b->end || !b->repo_abs) {
 		char how[96];
 		remote_status_describe(&st, how, sizeof(how));
 		return bg_fail(&b->err, BG_EPROTO,
-		               "%s: the probe did not answer as expected (%s)%s%s", b->box->name,
-		               how, b->errtail.len ? ": " : "", sync_errtail(b));
+			       "%s: the probe did not answer as expected (%s)%s%s", b->box->name,
+			       how, b->errtail.len ? ": " : "", sync_errtail(b));
 	}
 	return 0;
 }
@@ -183,7 +183,7 @@ int sync_probe(sync_box *b, sync_probe_kind kind)
 	int lock_wait = b->opts->lock_wait_s > 0 ? b->opts->lock_wait_s : 30;
 	/* Hashing big files on the box takes time: allow 20 MB/s. */
 	int64_t deadline =
-	    bg_deadline_ms((int64_t)(lock_wait + 120) * 1000 + (int64_t)(big / 20000));
+		bg_deadline_ms((int64_t)(lock_wait + 120) * 1000 + (int64_t)(big / 20000));
 	int rc = probe_range(b, idx, n, kind, true, deadline);
 	free(idx);
 	return rc;

@@ -91,7 +91,7 @@ typedef struct sync_apply_file {
  *                         the new file (it keeps the second)
  *   ok I created|replaced swapped in */
 char *sync_script_apply(const char *repo, const char *nonce, const char *box,
-                        const sync_apply_file *f, size_t n, unsigned what);
+			const sync_apply_file *f, size_t n, unsigned what);
 
 /* ---- one box (sync_box's private part) ---- */
 
@@ -108,7 +108,7 @@ static inline bool sync_item_big(const sync_item *it)
 
 /* Marks file i failed with a message naming the box and the path. */
 __attribute__((format(printf, 4, 5))) void sync_file_fail(sync_box *b, size_t i, int code,
-                                                          const char *fmt, ...);
+							  const char *fmt, ...);
 /* A box-level failure: every file not done yet shares it. Returns rc. */
 int sync_box_fail(sync_box *b, int rc);
 /* The last stderr lines of the box's commands ("" none). */
@@ -140,11 +140,11 @@ typedef enum sync_probe_kind {
  * it returns once the script printed its end line, leaving it running in
  * b->holder (it holds the push lock until the connection closes). */
 int sync_run_script(sync_box *b, const char *script, int64_t deadline, bool hold,
-                    remote_status *st);
+		    remote_status *st);
 /* Runs `script` in the probe's shell that holds the lock. With `last` the
  * script ends that shell (and the lock) too. */
 int sync_holder_run(sync_box *b, const char *script, bool last, int64_t deadline,
-                    remote_status *st);
+		    remote_status *st);
 /* Probes every file of the plan (taking the lock as `kind` needs). */
 int sync_probe(sync_box *b, sync_probe_kind kind);
 

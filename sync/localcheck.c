@@ -13,7 +13,7 @@
 #include "base/xmalloc.h"
 
 #define LOCAL_CHECK_TIMEOUT_MS 120000
-#define LOCAL_OUTPUT_MAX (64 * 1024)
+#define LOCAL_OUTPUT_MAX       (64 * 1024)
 
 static void collect(void *ctx, remote_stream s, const char *line, size_t len, int flags)
 {

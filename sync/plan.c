@@ -88,7 +88,8 @@ int sync_normalize_rel(const char *in, char **out, bg_err *err)
 	if (!in || !*in)
 		return bg_fail(err, BG_EUSAGE, "an empty path");
 	if (in[0] == '/')
-		return bg_fail(err, BG_EUSAGE, "%s: an absolute path (targets are relative to the box's repo)", in);
+		return bg_fail(err, BG_EUSAGE,
+			       "%s: an absolute path (targets are relative to the box's repo)", in);
 	strbuf sb = STRBUF_INIT;
 	if (!resolve_components(&sb, in)) {
 		strbuf_release(&sb);
@@ -143,7 +144,8 @@ static int add_item(sync_plan *p, char *arg, char *local, char *rel, bg_err *err
 {
 	for (size_t i = 0; i < p->n; i++) {
 		if (strcmp(p->items[i].rel, rel) == 0) {
-			int rc = bg_fail(err, BG_EUSAGE, "%s: the same target as %s", arg, p->items[i].arg);
+			int rc = bg_fail(err, BG_EUSAGE, "%s: the same target as %s", arg,
+					 p->items[i].arg);
 			free(arg);
 			free(local);
 			free(rel);
@@ -192,8 +194,9 @@ int sync_plan_add(sync_plan *p, const char *arg, unsigned flags, bg_err *err)
 			goto out;
 		}
 		if (!inside(p->root, real)) {
-			rc = bg_fail(err, BG_EUSAGE, "%s: a symlink that leads out of the repo root (to %s)",
-				     lpart, real);
+			rc = bg_fail(err, BG_EUSAGE,
+				     "%s: a symlink that leads out of the repo root (to %s)", lpart,
+				     real);
 			goto out;
 		}
 		if (stat(real, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -281,7 +284,8 @@ int sync_plan_finish(sync_plan *p, sync_verifier_for_fn verifier_for, void *ctx,
 	for (size_t i = 0; i < p->n; i++) {
 		sync_item *it = &p->items[i];
 		it->verifier_builtin = false;
-		it->verifier = verifier_for ? verifier_for(ctx, it->rel, &it->verifier_builtin) : NULL;
+		it->verifier =
+			verifier_for ? verifier_for(ctx, it->rel, &it->verifier_builtin) : NULL;
 		if (!it->local)
 			continue;
 		struct stat st;
@@ -331,7 +335,8 @@ static size_t ext_len(const char *base, size_t blen)
 		char ch = base[k];
 		if (ch == '.')
 			return blen - k <= 16 ? blen - k : 0;
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'))
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_'))
 			return 0;
 	}
 	return 0;
@@ -347,7 +352,8 @@ char *sync_temp_name(const char *rel, const char *hex)
 	const char *ext = base + blen - el;
 	if (blen > NAME_MAX - TEMP_EXTRA - el)
 		blen = NAME_MAX - TEMP_EXTRA - el;
-	char *t = xasprintf("%.*s.%.*s.boxgate-%.16s.tmp%s", (int)dirlen, rel, (int)blen, base, hex, ext);
+	char *t = xasprintf("%.*s.%.*s.boxgate-%.16s.tmp%s", (int)dirlen, rel, (int)blen, base, hex,
+			    ext);
 	/* The name part only of safe bytes: verifiers see this file, and the
 	 * text `{}` becomes must stay inert in any shell, however nested. */
 	for (char *c = t + dirlen; *c; c++)
@@ -358,8 +364,8 @@ char *sync_temp_name(const char *rel, const char *hex)
 
 bool sync_safe_byte(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-	       c == '_' || c == '-';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
 }
 
 bool sync_safe_path(const char *s)

@@ -11,9 +11,9 @@
 #include "base/lines.h"
 #include "base/xmalloc.h"
 
-#define ERRTAIL_MAX 2048
+#define ERRTAIL_MAX    2048
 #define VERIFY_OUT_MAX (64 * 1024)
-#define SCAN_MAX (16 << 20)
+#define SCAN_MAX       (16 << 20)
 
 static bool parse_index(const sync_box *b, const char **s, size_t *out)
 {
@@ -130,21 +130,14 @@ void sync_verify_output_end(sync_box *b)
 static sync_ftype ftype_of(char c)
 {
 	switch (c) {
-	case 'F':
-		return SYNC_FT_FILE;
+	case 'F': return SYNC_FT_FILE;
 	case 'M':
-	case '-':
-		return SYNC_FT_MISSING;
-	case 'D':
-		return SYNC_FT_DIR;
-	case 'L':
-		return SYNC_FT_SYMLINK;
-	case 'O':
-		return SYNC_FT_OTHER;
-	case 'U':
-		return SYNC_FT_UNREADABLE;
-	default:
-		return SYNC_FT_UNKNOWN;
+	case '-': return SYNC_FT_MISSING;
+	case 'D': return SYNC_FT_DIR;
+	case 'L': return SYNC_FT_SYMLINK;
+	case 'O': return SYNC_FT_OTHER;
+	case 'U': return SYNC_FT_UNREADABLE;
+	default: return SYNC_FT_UNKNOWN;
 	}
 }
 
@@ -153,7 +146,7 @@ static sync_parent parent_of(char c)
 	return c == 'i'   ? SYNC_PARENT_INSIDE
 	       : c == 'o' ? SYNC_PARENT_OUTSIDE
 	       : c == 'e' ? SYNC_PARENT_UNREACHABLE
-	                  : SYNC_PARENT_UNKNOWN;
+			  : SYNC_PARENT_UNKNOWN;
 }
 
 static sync_step step_of(const char *s)
@@ -162,8 +155,8 @@ static sync_step step_of(const char *s)
 		const char *name;
 		sync_step step;
 	} steps[] = {{"hash", SYNC_STEP_HASH},   {"bak", SYNC_STEP_BAK},
-	             {"nobak", SYNC_STEP_NOBAK}, {"copy", SYNC_STEP_COPY},
-	             {"vlink", SYNC_STEP_VLINK}, {"mv", SYNC_STEP_MV}};
+		     {"nobak", SYNC_STEP_NOBAK}, {"copy", SYNC_STEP_COPY},
+		     {"vlink", SYNC_STEP_VLINK}, {"mv", SYNC_STEP_MV}};
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++)
 		if (strcmp(s, steps[k].name) == 0)
 			return steps[k].step;
@@ -187,8 +180,8 @@ static void on_lock(sync_box *b, size_t i, const char *rest)
 {
 	(void)i;
 	b->lock = rest[0] == 'o'   ? SYNC_LOCK_OURS
-	          : rest[0] == 'b' ? SYNC_LOCK_BUSY
-	                           : SYNC_LOCK_NONE;
+		  : rest[0] == 'b' ? SYNC_LOCK_BUSY
+				   : SYNC_LOCK_NONE;
 }
 
 static void on_end(sync_box *b, size_t i, const char *rest)
@@ -308,8 +301,8 @@ static void on_owner_kept_not(sync_box *b, size_t i, const char *rest)
 	free(f->warn);
 	char *shown = sync_path_display(sync_box_item(b, i)->rel);
 	f->warn = xasprintf("%s: %s: could not keep the replaced file's owner and group %s "
-	                    "(not allowed to chown); the new file belongs to %s",
-	                    b->box->name, shown, old_owner, new_owner);
+			    "(not allowed to chown); the new file belongs to %s",
+			    b->box->name, shown, old_owner, new_owner);
 	free(shown);
 }
 
@@ -328,26 +321,26 @@ static const struct sync_word {
 	bool indexed;
 	void (*on)(sync_box *b, size_t i, const char *rest); /* NULL: sent to the box */
 } words[] = {
-    {"repo", false, on_repo},       /* the repo's resolved path */
-    {"norepo", false, on_norepo},   /* no such repo */
-    {"lock", false, on_lock},       /* o ours, b busy, n no flock */
-    {"stats", false, on_stats},     /* COUNT, then the block */
-    {"hashes", false, on_hashes},   /* COUNT, then the block */
-    {"scan", false, on_scan},       /* NUL-separated names follow */
-    {"end", false, on_end},         /* the probe (or scan) is complete */
-    {"done", false, on_done},       /* a step sent to the holder is complete */
-    {"go", false, NULL},            /* to the holder: the step sent is whole */
-    {"f", true, on_f},              /* a target's state */
-    {"t", true, on_t},              /* a stale temporary file */
-    {"H", true, on_big_hash},       /* a big target's hash */
-    {"S", true, on_big_size},       /* a big target's differing size */
-    {"h", true, on_temp_hash},      /* the uploaded file's hash */
-    {"x", true, on_step_failed},    /* a step failed */
-    {"v", true, on_refused},        /* the verifier refused */
-    {"vend", true, on_vend},        /* the end of its output */
-    {"vok", true, on_verified},     /* verified */
-    {"w", true, on_owner_kept_not}, /* the owner could not be kept */
-    {"ok", true, on_swapped},       /* swapped in */
+	{"repo", false, on_repo},       /* the repo's resolved path */
+	{"norepo", false, on_norepo},   /* no such repo */
+	{"lock", false, on_lock},       /* o ours, b busy, n no flock */
+	{"stats", false, on_stats},     /* COUNT, then the block */
+	{"hashes", false, on_hashes},   /* COUNT, then the block */
+	{"scan", false, on_scan},       /* NUL-separated names follow */
+	{"end", false, on_end},         /* the probe (or scan) is complete */
+	{"done", false, on_done},       /* a step sent to the holder is complete */
+	{"go", false, NULL},            /* to the holder: the step sent is whole */
+	{"f", true, on_f},              /* a target's state */
+	{"t", true, on_t},              /* a stale temporary file */
+	{"H", true, on_big_hash},       /* a big target's hash */
+	{"S", true, on_big_size},       /* a big target's differing size */
+	{"h", true, on_temp_hash},      /* the uploaded file's hash */
+	{"x", true, on_step_failed},    /* a step failed */
+	{"v", true, on_refused},        /* the verifier refused */
+	{"vend", true, on_vend},        /* the end of its output */
+	{"vok", true, on_verified},     /* verified */
+	{"w", true, on_owner_kept_not}, /* the owner could not be kept */
+	{"ok", true, on_swapped},       /* swapped in */
 };
 #define N_WORDS (sizeof(words) / sizeof(words[0]))
 
@@ -387,9 +380,9 @@ void sync_on_line(void *ctx, remote_stream s, const char *line, size_t len, int 
 	bool whole = !(flags & LINE_PARTIAL);
 	if (s == REMOTE_STDERR) {
 		if (b->errtail.len + len > ERRTAIL_MAX) {
-			const char *cut = b->errtail.len
-			                      ? strchr(b->errtail.buf + b->errtail.len / 2, '\n')
-			                      : NULL;
+			const char *cut =
+				b->errtail.len ? strchr(b->errtail.buf + b->errtail.len / 2, '\n')
+					       : NULL;
 			size_t keep = cut ? b->errtail.len - (size_t)(cut + 1 - b->errtail.buf) : 0;
 			memmove(b->errtail.buf, b->errtail.buf + b->errtail.len - keep, keep);
 			b->errtail.len = keep;

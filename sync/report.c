@@ -111,7 +111,8 @@ int sync_exit_code(const sync_box *boxes, size_t n)
 				verify = true;
 			else if (f->state == SYNC_FAILED && unreachable(f->code))
 				conn = true;
-			else if (f->state == SYNC_FAILED || (f->state == SYNC_PENDING && b->rc == 0))
+			else if (f->state == SYNC_FAILED ||
+				 (f->state == SYNC_PENDING && b->rc == 0))
 				other = true;
 		}
 	}
@@ -140,11 +141,11 @@ char *sync_file_describe(const sync_box *b, size_t i)
 	strbuf_addf(&sb, "%s: %s", shown, sync_state_name(f->state));
 	free(shown);
 	const char *sep = " (";
-#define NOTE(...)                                  \
-	do {                                       \
-		strbuf_addstr(&sb, sep);           \
-		strbuf_addf(&sb, __VA_ARGS__);     \
-		sep = ", ";                        \
+#define NOTE(...)                                                                                  \
+	do {                                                                                       \
+		strbuf_addstr(&sb, sep);                                                           \
+		strbuf_addf(&sb, __VA_ARGS__);                                                     \
+		sep = ", ";                                                                        \
 	} while (0)
 	switch (f->state) {
 	case SYNC_UPDATED:
@@ -153,14 +154,14 @@ char *sync_file_describe(const sync_box *b, size_t i)
 		if (f->nsha[0])
 			NOTE("sha256 %.12s confirmed on the box", f->nsha);
 		if (f->bak_after)
-			NOTE("%s", f->state == SYNC_ROLLED_BACK ? "the replaced file is the .bak" : "old one kept as .bak");
+			NOTE("%s", f->state == SYNC_ROLLED_BACK ? "the replaced file is the .bak"
+								: "old one kept as .bak");
 		break;
 	case SYNC_UNCHANGED:
-	case SYNC_SAME:
-		NOTE("sha256 %.12s", it->sha);
-		break;
+	case SYNC_SAME: NOTE("sha256 %.12s", it->sha); break;
 	case SYNC_WOULD_UPDATE:
-		NOTE("differs: %.12s on the box, %.12s here", f->rsha[0] ? f->rsha : "size", it->sha);
+		NOTE("differs: %.12s on the box, %.12s here", f->rsha[0] ? f->rsha : "size",
+		     it->sha);
 		break;
 	case SYNC_DIFFERS:
 		if (f->msg)
@@ -175,20 +176,22 @@ char *sync_file_describe(const sync_box *b, size_t i)
 		if (f->rsha[0])
 			NOTE("sha256 %.12s on the box", f->rsha);
 		break;
-	default:
-		break;
+	default: break;
 	}
 	if ((f->state == SYNC_SAME || f->state == SYNC_DIFFERS || f->state == SYNC_MISSING ||
-	     f->state == SYNC_NO_LOCAL || f->state == SYNC_UNCHANGED || f->state == SYNC_WOULD_UPDATE) &&
+	     f->state == SYNC_NO_LOCAL || f->state == SYNC_UNCHANGED ||
+	     f->state == SYNC_WOULD_UPDATE) &&
 	    f->btype == SYNC_FT_FILE)
 		NOTE(".bak present");
 	if (f->have_stat && f->state != SYNC_FAILED && it->local && (f->rmode & 0777) != it->mode &&
 	    (f->state == SYNC_SAME || f->state == SYNC_DIFFERS))
 		NOTE("mode %03o on the box, %03o here", f->rmode & 0777, it->mode);
 	if (f->stale_removed)
-		NOTE("%d stale temporary file%s removed", f->stale_removed, f->stale_removed == 1 ? "" : "s");
+		NOTE("%d stale temporary file%s removed", f->stale_removed,
+		     f->stale_removed == 1 ? "" : "s");
 	if (f->stale_found > f->stale_removed)
-		NOTE("%d temporary file%s of an interrupted or running push", f->stale_found - f->stale_removed,
+		NOTE("%d temporary file%s of an interrupted or running push",
+		     f->stale_found - f->stale_removed,
 		     f->stale_found - f->stale_removed == 1 ? "" : "s");
 #undef NOTE
 	if (strcmp(sep, ", ") == 0)
@@ -210,7 +213,8 @@ cJSON *sync_file_json(const sync_box *b, size_t i)
 		cJSON_AddStringToObject(o, "sha256", it->sha);
 	if (f->rsha[0])
 		cJSON_AddStringToObject(o, "box_sha256", f->rsha);
-	if (f->nsha[0] && (f->state == SYNC_UPDATED || f->state == SYNC_CREATED || f->state == SYNC_ROLLED_BACK))
+	if (f->nsha[0] &&
+	    (f->state == SYNC_UPDATED || f->state == SYNC_CREATED || f->state == SYNC_ROLLED_BACK))
 		cJSON_AddStringToObject(o, "confirmed_sha256", f->nsha);
 	if (f->rtype != SYNC_FT_UNKNOWN) {
 		const char *t = "unknown";
@@ -225,7 +229,8 @@ cJSON *sync_file_json(const sync_box *b, size_t i)
 		}
 		cJSON_AddStringToObject(o, "box_type", t);
 	}
-	cJSON_AddBoolToObject(o, "bak", f->state == SYNC_PENDING ? f->btype == SYNC_FT_FILE : f->bak_after);
+	cJSON_AddBoolToObject(o, "bak",
+			      f->state == SYNC_PENDING ? f->btype == SYNC_FT_FILE : f->bak_after);
 	if (f->have_stat) {
 		char m[8];
 		snprintf(m, sizeof(m), "%04o", f->rmode);

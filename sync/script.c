@@ -206,8 +206,11 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 			first = false;
 		}
 		if (what & (SYNC_DO_VERIFY | SYNC_DO_ROLLBACK)) {
-			strbuf_addf(&sb, "%sbgv %zu %s %s %d ", first ? "" : " && ", a->index, strbuf_str(&x),
-				    a->sha ? a->sha : "''", a->prehashed && a->sha ? 2 : a->big ? 1 : 0);
+			strbuf_addf(&sb, "%sbgv %zu %s %s %d ", first ? "" : " && ", a->index,
+				    strbuf_str(&x), a->sha ? a->sha : "''",
+				    a->prehashed && a->sha ? 2
+				    : a->big               ? 1
+							   : 0);
 			if (a->verifier)
 				strbuf_addf(&sb, "bgv%zu ", a->index);
 			else
@@ -229,8 +232,9 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 			first = false;
 		}
 		if (what & (SYNC_DO_SWAP | SYNC_DO_ROLLBACK))
-			strbuf_addf(&sb, "%sbgs %zu %s %s %s %d", first ? "" : " && ", a->index, strbuf_str(&x),
-				    strbuf_str(&t), strbuf_str(&xb), a->keep_owner ? 1 : 0);
+			strbuf_addf(&sb, "%sbgs %zu %s %s %s %d", first ? "" : " && ", a->index,
+				    strbuf_str(&x), strbuf_str(&t), strbuf_str(&xb),
+				    a->keep_owner ? 1 : 0);
 		strbuf_addch(&sb, '\n');
 		strbuf_release(&t);
 		strbuf_release(&x);

@@ -21,10 +21,10 @@ static int scan_targets(sync_box *b)
 		return rc;
 	if (b->norepo)
 		return bg_fail(&b->err, BG_EREMOTE, "%s: the repo %s does not exist on the box",
-		               b->box->name, b->box->repo);
+			       b->box->name, b->box->repo);
 	if (!b->end)
 		return bg_fail(&b->err, BG_EPROTO, "%s: the scan did not finish%s%s", b->box->name,
-		               b->errtail.len ? ": " : "", sync_errtail(b));
+			       b->errtail.len ? ": " : "", sync_errtail(b));
 	rc = sync_plan_init(&b->own_plan, b->plan->root, &b->err);
 	if (rc < 0)
 		return rc;
@@ -48,7 +48,7 @@ static int scan_targets(sync_box *b)
 			target = xstrndup(p, pl - 4);
 		} else if (base[0] == '.' && tag && strncmp(tag + 9 + 16, ".tmp", 4) == 0) {
 			target = xasprintf("%.*s%.*s", (int)(base - p), p, (int)(tag - base - 1),
-			                   base + 1);
+					   base + 1);
 		}
 		if (target) {
 			bg_err ignored = {0};
@@ -95,14 +95,12 @@ int sync_status_box(sync_box *b)
 			else
 				f->state = SYNC_DIFFERS;
 			break;
-		case SYNC_FT_MISSING:
-			f->state = SYNC_MISSING;
-			break;
+		case SYNC_FT_MISSING: f->state = SYNC_MISSING; break;
 		default: {
 			const char *what = f->rtype == SYNC_FT_DIR          ? "a directory"
-			                   : f->rtype == SYNC_FT_SYMLINK    ? "a symlink"
-			                   : f->rtype == SYNC_FT_UNREADABLE ? "unreadable"
-			                                                    : "not a regular file";
+					   : f->rtype == SYNC_FT_SYMLINK    ? "a symlink"
+					   : f->rtype == SYNC_FT_UNREADABLE ? "unreadable"
+									    : "not a regular file";
 			f->state = SYNC_DIFFERS;
 			f->msg = xasprintf("%s on the box", what);
 		}

@@ -50,10 +50,10 @@ typedef struct sync_item {
 	char *local; /* absolute local path, owned; NULL when there is no local file */
 	char *rel;   /* the target, relative to the box's repo, normalised (owned) */
 	uint64_t size;
-	unsigned mode;                     /* local permission bits (0777) */
-	char sha[BG_SHA256_HEX_LEN + 1];  /* local SHA-256, "" when no local file */
-	const char *verifier;              /* borrowed (sync_verifier_for_fn); NULL: none */
-	bool verifier_builtin;             /* one of boxgate's defaults: runnable here too */
+	unsigned mode;                   /* local permission bits (0777) */
+	char sha[BG_SHA256_HEX_LEN + 1]; /* local SHA-256, "" when no local file */
+	const char *verifier;            /* borrowed (sync_verifier_for_fn); NULL: none */
+	bool verifier_builtin;           /* one of boxgate's defaults: runnable here too */
 } sync_item;
 
 typedef struct sync_plan {
@@ -133,21 +133,21 @@ int sync_local_check(const char *python, const sync_plan *p, const sync_item *it
 
 typedef enum sync_state {
 	SYNC_PENDING = 0,
-	SYNC_UNCHANGED,      /* push: the box already has this content */
-	SYNC_UPDATED,        /* push: replaced; the previous one is TARGET.bak */
-	SYNC_CREATED,        /* push: there was no target before */
-	SYNC_WOULD_UPDATE,   /* --dry-run */
-	SYNC_WOULD_CREATE,   /* --dry-run */
-	SYNC_VERIFIED,       /* all-or-nothing: uploaded, verified, not swapped yet */
-	SYNC_NOT_APPLIED,    /* all-or-nothing: verified, discarded because another failed */
-	SYNC_VERIFY_FAILED,  /* the verifier refused it; the box is as it was */
-	SYNC_FAILED,         /* anything else (code, msg) */
-	SYNC_ROLLED_BACK,    /* rollback: the .bak is the target again */
+	SYNC_UNCHANGED,     /* push: the box already has this content */
+	SYNC_UPDATED,       /* push: replaced; the previous one is TARGET.bak */
+	SYNC_CREATED,       /* push: there was no target before */
+	SYNC_WOULD_UPDATE,  /* --dry-run */
+	SYNC_WOULD_CREATE,  /* --dry-run */
+	SYNC_VERIFIED,      /* all-or-nothing: uploaded, verified, not swapped yet */
+	SYNC_NOT_APPLIED,   /* all-or-nothing: verified, discarded because another failed */
+	SYNC_VERIFY_FAILED, /* the verifier refused it; the box is as it was */
+	SYNC_FAILED,        /* anything else (code, msg) */
+	SYNC_ROLLED_BACK,   /* rollback: the .bak is the target again */
 	SYNC_WOULD_ROLL_BACK,
-	SYNC_SAME,           /* status: the box has the local content */
-	SYNC_DIFFERS,        /* status */
-	SYNC_MISSING,        /* status: no such target on the box */
-	SYNC_NO_LOCAL,       /* status: on the box, but no local file to compare */
+	SYNC_SAME,     /* status: the box has the local content */
+	SYNC_DIFFERS,  /* status */
+	SYNC_MISSING,  /* status: no such target on the box */
+	SYNC_NO_LOCAL, /* status: on the box, but no local file to compare */
 } sync_state;
 #define SYNC_STATE_COUNT (SYNC_NO_LOCAL + 1)
 
@@ -165,8 +165,8 @@ typedef enum sync_ftype {
 /* Where a target's nearest existing directory leads. */
 typedef enum sync_parent {
 	SYNC_PARENT_UNKNOWN = 0,
-	SYNC_PARENT_INSIDE,  /* inside the repo */
-	SYNC_PARENT_OUTSIDE, /* out of the repo (a symlink) */
+	SYNC_PARENT_INSIDE,      /* inside the repo */
+	SYNC_PARENT_OUTSIDE,     /* out of the repo (a symlink) */
 	SYNC_PARENT_UNREACHABLE, /* cannot be entered */
 } sync_parent;
 
@@ -176,7 +176,7 @@ typedef enum sync_outcome {
 	SYNC_DONE_VERIFIED,    /* verified, not swapped */
 	SYNC_DONE_STEP_FAILED, /* a step failed (sync_file.failed_step) */
 	SYNC_DONE_SWAPPED,
-	SYNC_DONE_REFUSED,     /* the verifier refused it */
+	SYNC_DONE_REFUSED, /* the verifier refused it */
 } sync_outcome;
 
 /* The apply step's step that failed. */
@@ -210,9 +210,9 @@ typedef struct sync_file {
 	char *msg;        /* owned: what went wrong, naming box and path */
 	char *verify_out; /* owned: the verifier's own output */
 	int verify_rc;
-	char *warn;       /* owned: the replaced file's owner could not be kept (names box and path) */
-	sync_ftype rtype; /* what the box had before */
-	sync_ftype btype; /* TARGET.bak: MISSING, FILE, SYMLINK or OTHER */
+	char *warn; /* owned: the replaced file's owner could not be kept (names box and path) */
+	sync_ftype rtype;                 /* what the box had before */
+	sync_ftype btype;                 /* TARGET.bak: MISSING, FILE, SYMLINK or OTHER */
 	char rsha[BG_SHA256_HEX_LEN + 1]; /* the box's target before ("" unknown) */
 	char nsha[BG_SHA256_HEX_LEN + 1]; /* what the box has now, when checked */
 	bool have_stat;
@@ -225,16 +225,16 @@ typedef struct sync_file {
 	sync_parent parent;
 	bool dir_exists, writable;
 	char *temp, *bak_temp;
-	char *vpath;     /* what the verifier sees: "./" + temp, or through vlink */
-	char *vlink;     /* a symlink in the repo's top to temp's directory, when
-			  * that directory's path is not safe; NULL: none */
+	char *vpath; /* what the verifier sees: "./" + temp, or through vlink */
+	char *vlink; /* a symlink in the repo's top to temp's directory, when
+		      * that directory's path is not safe; NULL: none */
 	bool uploaded;
 	unsigned push_mode;
-	sync_outcome done; /* apply: how it ended */
+	sync_outcome done;     /* apply: how it ended */
 	sync_step failed_step; /* apply: with SYNC_DONE_STEP_FAILED */
-	bool replaced;   /* apply: there was a target before the swap */
-	bool hashed;     /* apply: nsha holds the temporary file's hash */
-	bool prehashed;  /* upload: the box hashed the file as it arrived */
+	bool replaced;         /* apply: there was a target before the swap */
+	bool hashed;           /* apply: nsha holds the temporary file's hash */
+	bool prehashed;        /* upload: the box hashed the file as it arrived */
 } sync_file;
 
 struct sync_box;
@@ -250,13 +250,13 @@ typedef struct sync_opts {
 	sync_verifier_for_fn verifier_for;
 	void *verifier_ctx;
 	bool dry_run;
-	bool keep_mode;      /* the replaced file's mode instead of the local one */
-	bool all_or_nothing; /* stop before the swap; sync_push_commit/abort decide */
-	bool accept_new;     /* record unknown host keys */
-	bool clean;          /* status: remove stale temporary files (push always does) */
-	bool fsync;          /* fsync uploads before the rename (default on) */
+	bool keep_mode;       /* the replaced file's mode instead of the local one */
+	bool all_or_nothing;  /* stop before the swap; sync_push_commit/abort decide */
+	bool accept_new;      /* record unknown host keys */
+	bool clean;           /* status: remove stale temporary files (push always does) */
+	bool fsync;           /* fsync uploads before the rename (default on) */
 	int verify_timeout_s; /* the verify (and swap) step on one box; 0: 300 */
-	int lock_wait_s;     /* wait this long for another push on the box; 0: 30 */
+	int lock_wait_s;      /* wait this long for another push on the box; 0: 30 */
 	remote_log_cb log;
 	void *log_ctx;
 	sync_progress_cb progress;
@@ -272,29 +272,29 @@ typedef struct sync_opts {
 typedef struct sync_box {
 	const conf_box *box;
 	size_t index;
-	sync_plan *plan;     /* borrowed, or &own_plan after a status scan */
+	sync_plan *plan; /* borrowed, or &own_plan after a status scan */
 	const sync_opts *opts;
-	sync_file *files;    /* one per plan item */
+	sync_file *files; /* one per plan item */
 	/* Box-level failure: connect, host key, lock busy, no repo (BG_E*, err). */
 	int rc;
 	bg_err err;
-	char *repo_abs;      /* the repo on the box, absolute and resolved */
+	char *repo_abs; /* the repo on the box, absolute and resolved */
 	/* private to sync/ */
 	sync_plan own_plan;
 	remote_conn *conn;
 	remote_exec *holder; /* the probe that holds the push lock */
 	sync_lock lock;
 	char nonce[17];
-	strbuf errtail;      /* the last stderr lines of the box's commands */
+	strbuf errtail; /* the last stderr lines of the box's commands */
 	/* output parsing */
 	const size_t *batch; /* the plan indexes the running script covers */
 	size_t batch_n;
 	sync_block block;
-	size_t *block_idx;   /* plan indexes the block's lines belong to */
+	size_t *block_idx; /* plan indexes the block's lines belong to */
 	size_t block_n, block_pos;
-	long vfile;          /* collecting verifier output for this index, -1 none */
+	long vfile; /* collecting verifier output for this index, -1 none */
 	strbuf vbuf;
-	bool vpartial;       /* the last verifier line came in pieces */
+	bool vpartial; /* the last verifier line came in pieces */
 	bool in_scan;
 	strbuf scan;
 	bool end, norepo, proto_err, cmd_done;

@@ -32,14 +32,13 @@ bool sync_decide_push(sync_box *b, size_t i)
 			return false;
 		}
 		break;
-	case SYNC_FT_MISSING:
-		break;
+	case SYNC_FT_MISSING: break;
 	case SYNC_FT_DIR:
 		sync_file_fail(b, i, BG_EREMOTE, "is a directory on the box");
 		return false;
 	case SYNC_FT_SYMLINK:
 		sync_file_fail(b, i, BG_EREMOTE,
-		               "is a symlink on the box (boxgate replaces regular files only)");
+			       "is a symlink on the box (boxgate replaces regular files only)");
 		return false;
 	case SYNC_FT_UNREADABLE:
 		sync_file_fail(b, i, BG_EREMOTE, "is not readable on the box");
@@ -47,18 +46,16 @@ bool sync_decide_push(sync_box *b, size_t i)
 	case SYNC_FT_OTHER:
 		sync_file_fail(b, i, BG_EREMOTE, "is not a regular file on the box");
 		return false;
-	default:
-		sync_file_fail(b, i, BG_EPROTO, "the probe said nothing about it");
-		return false;
+	default: sync_file_fail(b, i, BG_EPROTO, "the probe said nothing about it"); return false;
 	}
 	if (f->btype == SYNC_FT_SYMLINK || f->btype == SYNC_FT_OTHER) {
 		sync_file_fail(b, i, BG_EREMOTE,
-		               "its .bak on the box is not a regular file: move it away first");
+			       "its .bak on the box is not a regular file: move it away first");
 		return false;
 	}
 	if (f->parent == SYNC_PARENT_OUTSIDE) {
 		sync_file_fail(b, i, BG_EUSAGE,
-		               "its directory on the box leads out of the repo (a symlink)");
+			       "its directory on the box leads out of the repo (a symlink)");
 		return false;
 	}
 	if (f->parent != SYNC_PARENT_INSIDE) {
@@ -68,22 +65,22 @@ bool sync_decide_push(sync_box *b, size_t i)
 	if (!f->writable) {
 		if (!f->dir_exists) {
 			sync_file_fail(b, i, BG_EREMOTE,
-			               "its directory does not exist on the box and cannot be "
-			               "created there (not writable)");
+				       "its directory does not exist on the box and cannot be "
+				       "created there (not writable)");
 			return false;
 		}
 		const char *slash = strrchr(it->rel, '/');
 		char *dir = slash ? xstrndup(it->rel, (size_t)(slash - it->rel)) : xstrdup(".");
 		char *shown = sync_path_display(dir);
 		sync_file_fail(b, i, BG_EREMOTE, "the directory %s/%s on the box is not writable",
-		               b->repo_abs, shown);
+			       b->repo_abs, shown);
 		free(shown);
 		free(dir);
 		return false;
 	}
 	f->push_mode = b->opts->keep_mode && f->rtype == SYNC_FT_FILE && f->have_stat
-	                   ? (f->rmode & 07777)
-	                   : it->mode;
+			       ? (f->rmode & 07777)
+			       : it->mode;
 	if (b->opts->dry_run) {
 		f->state = f->rtype == SYNC_FT_FILE ? SYNC_WOULD_UPDATE : SYNC_WOULD_CREATE;
 		f->bak_after = f->btype == SYNC_FT_FILE;
@@ -115,8 +112,8 @@ static int make_parents(sync_box *b, size_t i)
 		if (rc < 0) {
 			size_t bl = strlen(b->box->name);
 			const char *why = strncmp(e.msg, b->box->name, bl) == 0 && e.msg[bl] == ':'
-			                      ? e.msg + bl + 2
-			                      : e.msg;
+						  ? e.msg + bl + 2
+						  : e.msg;
 			sync_file_fail(b, i, rc, "cannot create its directory: %s", why);
 			return rc;
 		}
@@ -146,7 +143,7 @@ static void start_follower(void *ctx)
 	struct follower *fw = ctx;
 	sync_box *b = fw->b;
 	char *script = sync_script_follow(b->box->repo, b->box->python, fw->temp,
-	                                  sync_box_item(b, fw->i)->size);
+					  sync_box_item(b, fw->i)->size);
 	strbuf cmd = STRBUF_INIT;
 	strbuf_addstr(&cmd, "exec /bin/sh -c ");
 	bg_quote(&cmd, script);
@@ -181,10 +178,10 @@ static int finish_follower(sync_box *b, struct follower *fw, const char *abs)
 		bg_err ignored = {0};
 		remote_fs_unlink(b->conn, abs, bg_deadline_ms(10000), &ignored);
 		sync_file_fail(
-		    b, i, BG_EREMOTE,
-		    "the uploaded file's SHA-256 on the box (%.12s...) is not the local one "
-		    "(did the local file change during the push?); the box is unchanged",
-		    fw->hash);
+			b, i, BG_EREMOTE,
+			"the uploaded file's SHA-256 on the box (%.12s...) is not the local one "
+			"(did the local file change during the push?); the box is unchanged",
+			fw->hash);
 		return -1;
 	}
 	memcpy(b->files[i].nsha, fw->hash, sizeof(fw->hash));
@@ -205,10 +202,10 @@ int sync_upload(sync_box *b, size_t i)
 	}
 	struct progress_ctx pc = {b, it};
 	remote_put_opts po = {
-	    .mode = f->push_mode,
-	    .fsync = b->opts->fsync,
-	    .progress = b->opts->progress ? on_progress : NULL,
-	    .progress_ctx = &pc,
+		.mode = f->push_mode,
+		.fsync = b->opts->fsync,
+		.progress = b->opts->progress ? on_progress : NULL,
+		.progress_ctx = &pc,
 	};
 	rc = BG_EREMOTE;
 	for (int attempt = 0; attempt < 3; attempt++) {
@@ -247,8 +244,8 @@ int sync_upload(sync_box *b, size_t i)
 		/* e.msg starts with the box's name, which file_fail adds too. */
 		size_t bl = strlen(b->box->name);
 		const char *why = strncmp(e.msg, b->box->name, bl) == 0 && e.msg[bl] == ':'
-		                      ? e.msg + bl + 2
-		                      : e.msg;
+					  ? e.msg + bl + 2
+					  : e.msg;
 		sync_file_fail(b, i, rc, "upload failed: %s", why);
 		break;
 	}

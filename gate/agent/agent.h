@@ -42,16 +42,16 @@
 #endif
 
 #define PARTIAL_FLUSH_MS 50
-#define LINE_KEEP_MAX (64 * 1024)   /* a longer line is written in pieces */
-#define OUTQ_HIGH (4 * 1024 * 1024) /* stop reading the gate above this */
-#define TERM_SCAN_MS 50
-#define KILL_SCAN_MS 20
-#define KILL_GIVEUP_MS 30000
-#define DRAIN_MS 2000
-#define GPU_CONFIRM_MS 5000
-#define GPU_POLL_MS 100
-#define FINAL_FLUSH_MS 10000
-#define LOCK_POLL_MS 100
+#define LINE_KEEP_MAX    (64 * 1024)       /* a longer line is written in pieces */
+#define OUTQ_HIGH        (4 * 1024 * 1024) /* stop reading the gate above this */
+#define TERM_SCAN_MS     50
+#define KILL_SCAN_MS     20
+#define KILL_GIVEUP_MS   30000
+#define DRAIN_MS         2000
+#define GPU_CONFIRM_MS   5000
+#define GPU_POLL_MS      100
+#define FINAL_FLUSH_MS   10000
+#define LOCK_POLL_MS     100
 
 /* ---------------------------------------------------------------- output.c */
 
@@ -114,7 +114,7 @@ void fmt_secs(char *out, size_t n, long long ms);
 
 typedef int nvml_ret;
 typedef void *nvml_dev;
-#define NVML_SUCCESS 0
+#define NVML_SUCCESS                 0
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 
 struct nvml {
@@ -203,7 +203,7 @@ struct run {
 	lines stdin_lines;
 	int stdin_long; /* inside a stdin line longer than the protocol's */
 	long long start_ms, hb_last_ms, trigger_ms, kill_at_ms, giveup_ms, next_scan_ms,
-	    drain_until_ms;
+		drain_until_ms;
 	long long gpu_until_ms, gpu_next_ms, reaped_ms;
 	enum phase ph;
 	enum why why;

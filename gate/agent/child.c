@@ -52,7 +52,7 @@ void start_gate(struct run *r)
 		agent_exit(AGENT_EXIT_SYSERR);
 	}
 	out_flush(bg_now_ms() +
-	          1000); /* the agent's notes first, and no queued bytes in the child */
+		  1000); /* the agent's notes first, and no queued bytes in the child */
 	pid_t p = fork();
 	if (p < 0) {
 		msg("fork: %s", strerror(errno));

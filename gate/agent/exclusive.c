@@ -10,9 +10,9 @@ static void invalid_no_gpu(struct run *r, const char *detail)
 	}
 	strbuf b = STRBUF_INIT;
 	strbuf_addf(&b,
-	            "%s" AGENT_RESULT_PREFIX
-	            "{\"verdict\":\"INVALID\",\"reason\":\"" AGENT_REASON_NO_GPU "\",\"detail\":\"",
-	            g_frame);
+		    "%s" AGENT_RESULT_PREFIX
+		    "{\"verdict\":\"INVALID\",\"reason\":\"" AGENT_REASON_NO_GPU "\",\"detail\":\"",
+		    g_frame);
 	json_escape(&b, detail);
 	strbuf_addf(&b, "\"}\n");
 	msg("INVALID: no GPU: %s", detail);
@@ -43,7 +43,7 @@ void check_exclusive(struct run *r)
 		char why[256];
 		if ((unsigned)r->gpus[g] >= count) {
 			snprintf(why, sizeof why, "gpu %d not present (%u GPUs)", r->gpus[g],
-			         count);
+				 count);
 			invalid_no_gpu(r, why);
 			continue;
 		}
@@ -56,11 +56,11 @@ void check_exclusive(struct run *r)
 			    v[i].pid, v[i].name, v[i].mem_mib);
 		strbuf b = STRBUF_INIT;
 		strbuf_addf(&b,
-		            "%s" AGENT_RESULT_PREFIX
-		            "{\"verdict\":\"INVALID\",\"reason\":\"" AGENT_REASON_GPU_BUSY
-		            "\",\"gpu\":%d,\"pid\":%u,"
-		            "\"process\":\"",
-		            g_frame, v[0].gpu, v[0].pid);
+			    "%s" AGENT_RESULT_PREFIX
+			    "{\"verdict\":\"INVALID\",\"reason\":\"" AGENT_REASON_GPU_BUSY
+			    "\",\"gpu\":%d,\"pid\":%u,"
+			    "\"process\":\"",
+			    g_frame, v[0].gpu, v[0].pid);
 		json_escape(&b, v[0].name);
 		strbuf_addf(&b, "\"}\n");
 		out_line(&g_out[0], b.buf, b.len);
@@ -93,7 +93,7 @@ int gpu_free_now(struct run *r, strbuf *why)
 			freed = 0;
 			if (why)
 				strbuf_addf(why, " pid %u (%s) on gpu %d", v[i].pid, v[i].name,
-				            v[i].gpu);
+					    v[i].gpu);
 		}
 	}
 	free(v);

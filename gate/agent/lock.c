@@ -92,8 +92,8 @@ static int lock_try(struct run *r, char *busy, size_t busyn)
 	}
 	char since[64], rec[512];
 	iso_now(since, sizeof since);
-	int n =
-	    snprintf(rec, sizeof rec, "tag=%s\npid=%d\nsince=%s\n", r->tag, (int)r->self, since);
+	int n = snprintf(rec, sizeof rec, "tag=%s\npid=%d\nsince=%s\n", r->tag, (int)r->self,
+			 since);
 	for (int i = 0; i < r->nlocks; i++) {
 		if (pwrite(r->lock_fds[i], rec, (size_t)n, 0) != n ||
 		    ftruncate(r->lock_fds[i], n) < 0)

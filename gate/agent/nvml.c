@@ -32,17 +32,17 @@ void nvml_open(struct nvml *nv)
 	nv->init = (nvml_ret(*)(void))nvml_sym(nv, "nvmlInit_v2", "nvmlInit");
 	nv->shutdown = (nvml_ret(*)(void))nvml_sym(nv, "nvmlShutdown", NULL);
 	nv->errstr = (const char *(*)(nvml_ret))nvml_sym(nv, "nvmlErrorString", NULL);
-	nv->count =
-	    (nvml_ret(*)(unsigned *))nvml_sym(nv, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+	nv->count = (nvml_ret(*)(unsigned *))nvml_sym(nv, "nvmlDeviceGetCount_v2",
+						      "nvmlDeviceGetCount");
 	nv->by_index = (nvml_ret(*)(unsigned, nvml_dev *))nvml_sym(
-	    nv, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+		nv, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
 	nv->name = (nvml_ret(*)(nvml_dev, char *, unsigned))nvml_sym(nv, "nvmlDeviceGetName", NULL);
 	nv->uuid = (nvml_ret(*)(nvml_dev, char *, unsigned))nvml_sym(nv, "nvmlDeviceGetUUID", NULL);
-	nv->procname =
-	    (nvml_ret(*)(unsigned, char *, unsigned))nvml_sym(nv, "nvmlSystemGetProcessName", NULL);
+	nv->procname = (nvml_ret(*)(unsigned, char *, unsigned))nvml_sym(
+		nv, "nvmlSystemGetProcessName", NULL);
 	static const char *const pn[3] = {"nvmlDeviceGetComputeRunningProcesses_v3",
-	                                  "nvmlDeviceGetComputeRunningProcesses_v2",
-	                                  "nvmlDeviceGetComputeRunningProcesses"};
+					  "nvmlDeviceGetComputeRunningProcesses_v2",
+					  "nvmlDeviceGetComputeRunningProcesses"};
 	/* Nominal entry sizes: v3/v2 take nvmlProcessInfo_v2_t (24 bytes), the plain one
 	 * nvmlProcessInfo_v1_t (16). Some drivers gave _v3 a 32-byte entry without a version
 	 * bump, so the stride is also measured on each call (nvml_list). */
@@ -54,7 +54,7 @@ void nvml_open(struct nvml *nv)
 	if (!nv->init || !nv->count || !nv->by_index ||
 	    !(nv->procs[0] || nv->procs[1] || nv->procs[2])) {
 		snprintf(nv->why, sizeof nv->why,
-		         "libnvidia-ml.so.1 lacks the functions boxgate needs");
+			 "libnvidia-ml.so.1 lacks the functions boxgate needs");
 		return;
 	}
 	nvml_ret r = nv->init();
@@ -169,7 +169,7 @@ int nvml_list(struct nvml *nv, int idx, struct gpu_proc **v, int *n, char *why, 
 			return 0;
 		}
 		snprintf(why, whyn, "gpu %d: cannot list compute processes: %s", idx,
-		         nvml_err(nv, r));
+			 nvml_err(nv, r));
 		return -1;
 	again:;
 	}
@@ -251,7 +251,7 @@ int cmd_procs(int argc, char **argv)
 			for (int i = 0; i < k; i++) {
 				sanitize_word(v[i].name);
 				print_line("pid %u gpu %d name %s mem_mib %lld", v[i].pid, v[i].gpu,
-				           v[i].name, v[i].mem_mib);
+					   v[i].name, v[i].mem_mib);
 			}
 			free(v);
 		}

@@ -116,8 +116,8 @@ void parse_run(struct run *r, int argc, char **argv)
 			free(name);
 			if (!name_ok)
 				usage_fail("bad --env '%s' (want NAME=VALUE, NAME of "
-				           "[A-Za-z_][A-Za-z0-9_]*)",
-				           v);
+					   "[A-Za-z_][A-Za-z0-9_]*)",
+					   v);
 			r->envs = xrealloc(r->envs, sizeof *r->envs * (size_t)(r->nenvs + 1));
 			r->envs[r->nenvs++] = (char *)v;
 		} else {

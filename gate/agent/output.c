@@ -178,9 +178,9 @@ void agent_exit(int rc)
 		 * tell the agent's exit codes from the same numbers returned by a gate. */
 		char line[320];
 		int n = snprintf(
-		    line, sizeof line,
-		    "%s" AGENT_END "{\"" AGENT_END_RC "\":%d,\"" AGENT_END_WHY "\":\"%s\"%s}\n",
-		    g_frame, rc, g_end_why ? g_end_why : agent_exit_word(rc), g_end_extra);
+			line, sizeof line,
+			"%s" AGENT_END "{\"" AGENT_END_RC "\":%d,\"" AGENT_END_WHY "\":\"%s\"%s}\n",
+			g_frame, rc, g_end_why ? g_end_why : agent_exit_word(rc), g_end_extra);
 		if (n > 0 && (size_t)n < sizeof line)
 			out_line(&g_out[0], line, (size_t)n);
 	}

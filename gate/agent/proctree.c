@@ -64,7 +64,7 @@ static const struct pent *pent_find(const struct pent *v, size_t n, pid_t pid)
 
 /* Part of the gate's tree: in the gate's session, or a parent chain reaching the agent. */
 static int pent_ours(const struct pent *v, size_t n, const struct pent *p, pid_t self,
-                     pid_t gate_sid)
+		     pid_t gate_sid)
 {
 	if (p->pid == self)
 		return 0;

@@ -3,41 +3,36 @@
 #include "gate/agent/agent.h"
 
 const char *const why_text[] = {
-    [W_NONE] = "",
-    [W_EXITED] = "",
-    [W_TIMEOUT] = "timeout",
-    [W_EOF] = "stdin closed: client gone",
-    [W_HB] = "no heartbeat: client presumed gone",
-    [W_HUP] = "SIGHUP: client gone",
-    [W_OUTGONE] = "output closed: client gone",
-    [W_KILLREQ] = "kill requested",
-    [W_SIGINT] = "SIGINT",
-    [W_SIGTERM] = "terminated by signal",
+	[W_NONE] = "",
+	[W_EXITED] = "",
+	[W_TIMEOUT] = "timeout",
+	[W_EOF] = "stdin closed: client gone",
+	[W_HB] = "no heartbeat: client presumed gone",
+	[W_HUP] = "SIGHUP: client gone",
+	[W_OUTGONE] = "output closed: client gone",
+	[W_KILLREQ] = "kill requested",
+	[W_SIGINT] = "SIGINT",
+	[W_SIGTERM] = "terminated by signal",
 };
 
 int why_exit(const struct run *r)
 {
 	switch (r->why) {
-	case W_TIMEOUT:
-		return AGENT_EXIT_TIMEOUT;
+	case W_TIMEOUT: return AGENT_EXIT_TIMEOUT;
 	case W_EOF:
 	case W_HB:
 	case W_HUP:
-	case W_OUTGONE:
-		return AGENT_EXIT_CLIENT_GONE;
+	case W_OUTGONE: return AGENT_EXIT_CLIENT_GONE;
 	case W_KILLREQ:
-	case W_SIGINT:
-		return AGENT_EXIT_KILLED;
-	case W_SIGTERM:
-		return AGENT_EXIT_TERMINATED;
+	case W_SIGINT: return AGENT_EXIT_KILLED;
+	case W_SIGTERM: return AGENT_EXIT_TERMINATED;
 	case W_EXITED:
 		if (WIFEXITED(r->gate_status))
 			return WEXITSTATUS(r->gate_status);
 		if (WIFSIGNALED(r->gate_status))
 			return 128 + WTERMSIG(r->gate_status);
 		return 1;
-	case W_NONE:
-		break;
+	case W_NONE: break;
 	}
 	return 0;
 }
@@ -80,9 +75,7 @@ void trigger(struct run *r, enum why why)
 		fmt_secs(t, sizeof t, r->hb_ms);
 		msg("no heartbeat for %s s: client presumed gone, stopping the gate", t);
 		break;
-	default:
-		msg("%s: stopping the gate", why_text[why]);
-		break;
+	default: msg("%s: stopping the gate", why_text[why]); break;
 	}
 	start_stop(r, why);
 }
@@ -96,18 +89,11 @@ static void handle_signals(struct run *r)
 			if (r->ph != PH_LOCK)
 				reap(r);
 			break;
-		case SIGHUP:
-			trigger(r, W_HUP);
-			break;
-		case SIGINT:
-			trigger(r, W_SIGINT);
-			break;
+		case SIGHUP: trigger(r, W_HUP); break;
+		case SIGINT: trigger(r, W_SIGINT); break;
 		case SIGTERM:
-		case SIGQUIT:
-			trigger(r, W_SIGTERM);
-			break;
-		default:
-			break;
+		case SIGQUIT: trigger(r, W_SIGTERM); break;
+		default: break;
 		}
 	}
 }
@@ -146,16 +132,10 @@ void loop_once(struct run *r, long long deadline)
 		if (!ev)
 			continue;
 		switch (role[i]) {
-		case 0:
-			handle_signals(r);
-			break;
-		case 1:
-			read_stdin(r);
-			break;
+		case 0: handle_signals(r); break;
+		case 1: read_stdin(r); break;
 		case 2:
-		case 3:
-			read_gate(&r->in[role[i] - 2]);
-			break;
+		case 3: read_gate(&r->in[role[i] - 2]); break;
 		default: {
 			struct outq *o = &g_out[role[i] - 4];
 			if (ev & POLLNVAL) {
@@ -237,7 +217,7 @@ long long step(struct run *r)
 			reap(r);
 			size_t live;
 			size_t left =
-			    tree_scan(r, r->ph == PH_KILL ? SIGKILL : SIGTERM, &live, NULL);
+				tree_scan(r, r->ph == PH_KILL ? SIGKILL : SIGTERM, &live, NULL);
 			if (!left) {
 				r->reaped_ms = bg_now_ms() - r->trigger_ms;
 				r->ph = PH_DRAIN;
@@ -298,8 +278,7 @@ long long step(struct run *r)
 			r->gpu_next_ms = now + GPU_POLL_MS;
 		}
 		return r->gpu_next_ms < next ? r->gpu_next_ms : next;
-	default:
-		return now;
+	default: return now;
 	}
 }
 
@@ -314,16 +293,15 @@ void finish_run(struct run *r)
 		char t[32];
 		fmt_secs(t, sizeof t, r->timeout_ms);
 		strbuf b = STRBUF_INIT;
-		strbuf_addf(
-		    &b,
-		    "%s" AGENT_RESULT_PREFIX
-		    "{\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":%s,\"killed\":%d,\"gpu_freed\":%s,"
-		    "\"reaped_ms\":%lld",
-		    g_frame, t, r->nkilled,
-		    r->gpu_freed == 1   ? "true"
-		    : r->gpu_freed == 0 ? "false"
-		                        : "null",
-		    r->reaped_ms);
+		strbuf_addf(&b,
+			    "%s" AGENT_RESULT_PREFIX
+			    "{\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":%s,"
+			    "\"killed\":%d,\"gpu_freed\":%s,\"reaped_ms\":%lld",
+			    g_frame, t, r->nkilled,
+			    r->gpu_freed == 1   ? "true"
+			    : r->gpu_freed == 0 ? "false"
+						: "null",
+			    r->reaped_ms);
 		if (r->unreaped)
 			strbuf_addf(&b, ",\"unreaped\":%d", r->unreaped);
 		strbuf_addf(&b, "}\n");
@@ -337,10 +315,10 @@ void finish_run(struct run *r)
 		g_end_why = AGENT_WHY_EXITED;
 		if (WIFSIGNALED(r->gate_status))
 			snprintf(g_end_extra, sizeof g_end_extra,
-			         ",\"" AGENT_END_GATE_SIGNAL "\":%d", WTERMSIG(r->gate_status));
+				 ",\"" AGENT_END_GATE_SIGNAL "\":%d", WTERMSIG(r->gate_status));
 		else if (WIFEXITED(r->gate_status))
 			snprintf(g_end_extra, sizeof g_end_extra, ",\"" AGENT_END_GATE_EXIT "\":%d",
-			         WEXITSTATUS(r->gate_status));
+				 WEXITSTATUS(r->gate_status));
 	}
 	lock_release(r);
 	nvml_close(&r->nv);

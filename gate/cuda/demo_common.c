@@ -150,7 +150,8 @@ static void usage(FILE *f, const struct demo_backend *be)
 		"       " PROG " --list-shapes | --probe%s | --help\n"
 		"\n"
 		"A faithful per-task latency gate for a decode (M = 1) GEMV y = W x, bf16 (or\n"
-		"e4m3 weights with 128x128 block scales), fp32 accumulation, on a persistent grid of\n"
+		"e4m3 weights with 128x128 block scales), fp32 accumulation, on a persistent grid "
+		"of\n"
 		"--num-workers workers (default: $MPK_TEST_NUM_WORKERS, else %s). It measures the\n"
 		"in-tree baseline and the --variant candidate, interleaved, and prints one\n"
 		"FAITHFUL_RESULT line: slowCTA (max worker body), wall (makespan), sumCTA (busy\n"
@@ -170,14 +171,17 @@ static void usage(FILE *f, const struct demo_backend *be)
 		"\n"
 		"Exit: 0 PASS_GATE, 1 BELOW_BAR, 2 usage, 125 INVALID%s.\n",
 		be->gpu_knobs ? " | --probe-timers" : "",
-		be->gpu_knobs ? "the GPU's SM count" : "the online CPU count",
-		be->default_iters, be->default_warmup,
-		be->gpu_knobs ? "  --timer      auto|globaltimer|clock64 (auto: %globaltimer when its step\n"
-				"               is at most 64 ns, else clock64 for spans)\n"
-				"  --rows 1|2|4 --split S --depth 8|16: fix the candidate's plan (rows per\n"
-				"               warp, split-K factor, 16-byte loads in flight per lane)\n"
-				"  --tune       first time every candidate plan (TUNE lines on stdout)\n"
-			      : "",
+		be->gpu_knobs ? "the GPU's SM count" : "the online CPU count", be->default_iters,
+		be->default_warmup,
+		be->gpu_knobs
+			? "  --timer      auto|globaltimer|clock64 (auto: %globaltimer when its "
+			  "step\n"
+			  "               is at most 64 ns, else clock64 for spans)\n"
+			  "  --rows 1|2|4 --split S --depth 8|16: fix the candidate's plan (rows "
+			  "per\n"
+			  "               warp, split-K factor, 16-byte loads in flight per lane)\n"
+			  "  --tune       first time every candidate plan (TUNE lines on stdout)\n"
+			: "",
 		be->gpu_knobs ? ", 69 no usable GPU (nothing printed)" : "");
 }
 
@@ -198,7 +202,8 @@ static int parse_int(const char *flag, const char *s, long lo, long hi, int *out
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < lo || v > hi)
-		return usage_error("%s: expected an integer in %ld..%ld, got '%s'", flag, lo, hi, s);
+		return usage_error("%s: expected an integer in %ld..%ld, got '%s'", flag, lo, hi,
+				   s);
 	*out = (int)v;
 	return 0;
 }
@@ -224,8 +229,8 @@ static uint64_t fresh_seed(void)
 enum { MODE_RUN, MODE_HELP, MODE_LIST, MODE_PROBE, MODE_PROBE_TIMERS };
 
 /* Parses argv into o; returns 0, or an exit code for a usage error. */
-static int parse_args(int argc, char **argv, const struct demo_backend *be,
-		      struct demo_opts *o, int *mode)
+static int parse_args(int argc, char **argv, const struct demo_backend *be, struct demo_opts *o,
+		      int *mode)
 {
 	const char *configs = NULL;
 	int workers_given = 0;
@@ -262,8 +267,9 @@ static int parse_args(int argc, char **argv, const struct demo_backend *be,
 			val = eq + 1;
 
 		/* flags without a value */
-		static const char *const bare[] = {"--help", "--baseline", "--list-shapes",
-						   "--probe", "--probe-timers", "--tune", NULL};
+		static const char *const bare[] = {"--help",  "--baseline",     "--list-shapes",
+						   "--probe", "--probe-timers", "--tune",
+						   NULL};
 		int is_bare = 0;
 		for (int b = 0; bare[b]; b++)
 			if (strcmp(flag, bare[b]) == 0)
@@ -283,17 +289,17 @@ static int parse_args(int argc, char **argv, const struct demo_backend *be,
 				if (!be->gpu_knobs)
 					return usage_error("--tune: only the CUDA build has it");
 				o->tune = 1;
-			}
-			else if (be->probe_timers)
+			} else if (be->probe_timers)
 				*mode = MODE_PROBE_TIMERS;
 			else
 				return usage_error("--probe-timers: only the CUDA build has it");
 			continue;
 		}
 		static const char *const valued[] = {
-			"--kind", "--shape", "--num-workers", "--variant", "--iters", "--warmup",
-			"--configs", "--dtype", "--bar", "--slough-tol", "--seed", "--l2",
-			"--timer", "--rows", "--split", "--depth", NULL};
+			"--kind",   "--shape",   "--num-workers", "--variant", "--iters",
+			"--warmup", "--configs", "--dtype",       "--bar",     "--slough-tol",
+			"--seed",   "--l2",      "--timer",       "--rows",    "--split",
+			"--depth",  NULL};
 		int known = 0;
 		for (int b = 0; valued[b]; b++)
 			if (strcmp(flag, valued[b]) == 0)
@@ -308,12 +314,14 @@ static int parse_args(int argc, char **argv, const struct demo_backend *be,
 		int rc = 0;
 		if (strcmp(flag, "--kind") == 0) {
 			if (strcmp(val, "demo") && strcmp(val, "gemv_m1"))
-				return usage_error("--kind: unknown kind '%s' (demo, gemv_m1)", val);
+				return usage_error("--kind: unknown kind '%s' (demo, gemv_m1)",
+						   val);
 			o->kind = strcmp(val, "demo") == 0 ? "demo" : "gemv_m1";
 		} else if (strcmp(flag, "--shape") == 0) {
 			o->shape = demo_shape_find(val);
 			if (!o->shape)
-				return usage_error("--shape: unknown shape '%s' (--list-shapes)", val);
+				return usage_error("--shape: unknown shape '%s' (--list-shapes)",
+						   val);
 		} else if (strcmp(flag, "--configs") == 0) {
 			configs = val;
 		} else if (strcmp(flag, "--num-workers") == 0) {
@@ -328,7 +336,8 @@ static int parse_args(int argc, char **argv, const struct demo_backend *be,
 				}
 			if (!found)
 				return usage_error("--variant: unknown variant '%s' "
-						   "(baseline, candidate, nosplit, stub, halfk)", val);
+						   "(baseline, candidate, nosplit, stub, halfk)",
+						   val);
 		} else if (strcmp(flag, "--iters") == 0) {
 			rc = parse_int(flag, val, 1, 100000, &o->iters);
 		} else if (strcmp(flag, "--warmup") == 0) {
@@ -349,7 +358,8 @@ static int parse_args(int argc, char **argv, const struct demo_backend *be,
 			errno = 0;
 			unsigned long long s = strtoull(val, &end, 0);
 			if (errno || end == val || *end || val[0] == '-')
-				return usage_error("--seed: expected an unsigned integer, got '%s'", val);
+				return usage_error("--seed: expected an unsigned integer, got '%s'",
+						   val);
 			o->seed = s;
 			o->seed_given = 1;
 		} else if (strcmp(flag, "--l2") == 0) {
@@ -368,8 +378,9 @@ static int parse_args(int argc, char **argv, const struct demo_backend *be,
 				o->timer = DEMO_TIMER_CLOCK;
 			else
 				return usage_error("--timer: expected %s, got '%s'",
-						   be->gpu_knobs ? "auto, globaltimer or clock64"
-								 : "auto (the CPU twin has one clock)",
+						   be->gpu_knobs
+							   ? "auto, globaltimer or clock64"
+							   : "auto (the CPU twin has one clock)",
 						   val);
 		} else {
 			/* --rows, --split, --depth */
@@ -378,13 +389,15 @@ static int parse_args(int argc, char **argv, const struct demo_backend *be,
 			if (strcmp(flag, "--rows") == 0) {
 				rc = parse_int(flag, val, 1, 4, &o->force_rows);
 				if (!rc && o->force_rows == 3)
-					return usage_error("--rows: expected 1, 2 or 4, got '%s'", val);
+					return usage_error("--rows: expected 1, 2 or 4, got '%s'",
+							   val);
 			} else if (strcmp(flag, "--split") == 0) {
 				rc = parse_int(flag, val, 1, 64, &o->force_split);
 			} else {
 				rc = parse_int(flag, val, 8, 16, &o->force_depth);
 				if (!rc && o->force_depth != 8 && o->force_depth != 16)
-					return usage_error("--depth: expected 8 or 16, got '%s'", val);
+					return usage_error("--depth: expected 8 or 16, got '%s'",
+							   val);
 			}
 		}
 		if (rc)
@@ -447,7 +460,10 @@ static void jb_printf(struct jbuf *b, const char *fmt, ...)
 	}
 }
 
-static double fin(double v) { return isfinite(v) ? v : 0.0; }
+static double fin(double v)
+{
+	return isfinite(v) ? v : 0.0;
+}
 
 static void jb_str(struct jbuf *b, const char *key, const char *s)
 {
@@ -474,23 +490,24 @@ static const char *impl_status(const struct demo_impl *m)
 
 static void jb_impl(struct jbuf *b, const char *key, const struct demo_impl *m)
 {
-	jb_printf(b, "\"%s\":{\"slowCTA_us\":%.4f,\"wall_us\":%.4f,\"sumCTA_us\":%.3f,"
-		     "\"cos\":%.7f,\"status\":\"%s\",\"variant\":\"%s\",\"rsd_pct\":%.3f,"
-		     "\"cos_after\":%.7f,\"relerr\":%.3e,\"nonfinite\":%ld,"
-		     "\"below_resolution\":%s,\"gbps\":%.1f,\"bw_frac\":%.4f",
-		  key, fin(m->slow_us), fin(m->wall_us), fin(m->sum_us), fin(m->cos), impl_status(m),
-		  demo_variant_name(m->variant), fin(m->rsd_pct), fin(m->cos_after),
+	jb_printf(b,
+		  "\"%s\":{\"slowCTA_us\":%.4f,\"wall_us\":%.4f,\"sumCTA_us\":%.3f,"
+		  "\"cos\":%.7f,\"status\":\"%s\",\"variant\":\"%s\",\"rsd_pct\":%.3f,"
+		  "\"cos_after\":%.7f,\"relerr\":%.3e,\"nonfinite\":%ld,"
+		  "\"below_resolution\":%s,\"gbps\":%.1f,\"bw_frac\":%.4f",
+		  key, fin(m->slow_us), fin(m->wall_us), fin(m->sum_us), fin(m->cos),
+		  impl_status(m), demo_variant_name(m->variant), fin(m->rsd_pct), fin(m->cos_after),
 		  fin(m->relerr), m->nonfinite, m->below_res ? "true" : "false", fin(m->gbps),
 		  fin(m->bw_frac));
 	if (m->rows)
-		jb_printf(b, ",\"rows_per_warp\":%d,\"split_k\":%d,\"load_depth\":%d", m->rows, m->split,
-			  m->depth);
+		jb_printf(b, ",\"rows_per_warp\":%d,\"split_k\":%d,\"load_depth\":%d", m->rows,
+			  m->split, m->depth);
 	jb_printf(b, "}");
 }
 
 /* Decides the verdict from the numbers, the same policy boxgate applies. */
-static const char *decide(const struct demo_opts *o, const struct demo_report *r,
-			  double ratio, char *reason, size_t rlen)
+static const char *decide(const struct demo_opts *o, const struct demo_report *r, double ratio,
+			  char *reason, size_t rlen)
 {
 	const char *cs = impl_status(&r->cand), *bs = impl_status(&r->base);
 	if (r->error[0]) {
@@ -498,7 +515,8 @@ static const char *decide(const struct demo_opts *o, const struct demo_report *r
 		return "INVALID";
 	}
 	if (strcmp(cs, "FAIL") == 0) {
-		snprintf(reason, rlen, "candidate failed correctness: cos %.4f, %ld outputs unwritten",
+		snprintf(reason, rlen,
+			 "candidate failed correctness: cos %.4f, %ld outputs unwritten",
 			 fin(r->cand.cos < r->cand.cos_after ? r->cand.cos : r->cand.cos_after),
 			 r->cand.nonfinite);
 		return "INVALID";
@@ -549,21 +567,24 @@ static int print_result(const struct demo_opts *o, const struct demo_report *r)
 	jb_str(&b, "device", r->device);
 	jb_printf(&b, ",\"backend\":\"%s\",", r->backend);
 	jb_str(&b, "device_name", r->device_name);
-	jb_printf(&b, ",\"%s\":%d,\"n\":%d,\"k\":%d,\"dtype\":\"%s\",\"iters\":%d,\"warmup\":%d,"
-		      "\"seed\":%llu,\"l2\":\"%s\",\"l2_copies\":%d,",
+	jb_printf(&b,
+		  ",\"%s\":%d,\"n\":%d,\"k\":%d,\"dtype\":\"%s\",\"iters\":%d,\"warmup\":%d,"
+		  "\"seed\":%llu,\"l2\":\"%s\",\"l2_copies\":%d,",
 		  r->units_key ? r->units_key : "units", r->units, o->shape->n, o->shape->k,
 		  o->dtype == DEMO_FP8 ? "fp8" : "bf16", o->iters, o->warmup,
 		  (unsigned long long)o->seed, o->l2_cold ? "cold" : "hot", r->l2_copies);
 	jb_str(&b, "timer", r->timer ? r->timer : "none");
-	jb_printf(&b, ",\"timer_res_ns\":%.2f,\"bytes\":%.0f,\"copy_gbps\":%.1f,"
-		      "\"cos_base_cand\":%.7f,\"bar\":%.3f",
+	jb_printf(&b,
+		  ",\"timer_res_ns\":%.2f,\"bytes\":%.0f,\"copy_gbps\":%.1f,"
+		  "\"cos_base_cand\":%.7f,\"bar\":%.3f",
 		  fin(r->timer_res_ns), fin(r->bytes), fin(r->copy_gbps), fin(r->cos_base_cand),
 		  o->bar);
 	jb_printf(&b, ",\"sumCTA_ratio_cand_over_base\":%.4f",
 		  r->base.sum_us > 0 ? fin(r->cand.sum_us / r->base.sum_us) : 0.0);
 	if (r->have_clocks)
-		jb_printf(&b, ",\"sm_clock_before_mhz\":%.0f,\"sm_clock_after_mhz\":%.0f,"
-			      "\"sm_clock_min_mhz\":%.0f,\"sm_clock_max_mhz\":%.0f",
+		jb_printf(&b,
+			  ",\"sm_clock_before_mhz\":%.0f,\"sm_clock_after_mhz\":%.0f,"
+			  "\"sm_clock_min_mhz\":%.0f,\"sm_clock_max_mhz\":%.0f",
 			  r->clk_before, r->clk_after, r->clk_min, r->clk_max);
 	jb_printf(&b, ",\"throttled\":%s}\n", r->throttled ? "true" : "false");
 	fputs(b.p, stdout);
@@ -584,19 +605,14 @@ int demo_main(int argc, char **argv, const struct demo_backend *be)
 	if (rc)
 		return rc;
 	switch (mode) {
-	case MODE_HELP:
-		usage(stdout, be);
-		return 0;
+	case MODE_HELP: usage(stdout, be); return 0;
 	case MODE_LIST:
 		for (const struct demo_shape *s = demo_shapes; s->name; s++)
 			printf("%-7s N=%-6d K=%-6d %s\n", s->name, s->n, s->k, s->what);
 		return 0;
-	case MODE_PROBE:
-		return be->probe();
-	case MODE_PROBE_TIMERS:
-		return be->probe_timers();
-	default:
-		break;
+	case MODE_PROBE: return be->probe();
+	case MODE_PROBE_TIMERS: return be->probe_timers();
+	default: break;
 	}
 
 	struct demo_report *r = calloc(1, sizeof *r);

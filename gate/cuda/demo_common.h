@@ -57,7 +57,7 @@ struct demo_opts {
 	int iters, warmup;
 	int baseline_only; /* --baseline: the candidate is the in-tree kernel, ratio 1.0 */
 	enum demo_dtype dtype;
-	double bar;       /* PASS_GATE needs slowCTA ratio >= bar */
+	double bar;        /* PASS_GATE needs slowCTA ratio >= bar */
 	double slough_tol; /* anti-sloughing: sumCTA may grow by at most this fraction */
 	uint64_t seed;
 	int seed_given;
@@ -84,7 +84,7 @@ struct demo_report {
 	const char *backend; /* "cpu" or "cuda" */
 	char device[256];    /* "cpu" for the twin, else the GPU's name */
 	char device_name[320];
-	int units;           /* SMs, or online CPUs */
+	int units;             /* SMs, or online CPUs */
 	const char *units_key; /* "sm_count" or "cpus" */
 	const char *timer;
 	double timer_res_ns;

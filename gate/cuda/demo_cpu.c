@@ -346,8 +346,8 @@ static int cpu_run(const struct demo_opts *o, struct demo_report *rep)
 		tb[i] = calloc((size_t)total * (size_t)nw, sizeof *tb[i]);
 		te[i] = calloc((size_t)total * (size_t)nw, sizeof *te[i]);
 	}
-	if ((!g.wb && !g.w8) || (o->dtype == DEMO_FP8 && !g.sc) || !g.x || !ref || !yf ||
-	    !yf2 || !y[0] || !y[1] || !tb[0] || !tb[1] || !te[0] || !te[1]) {
+	if ((!g.wb && !g.w8) || (o->dtype == DEMO_FP8 && !g.sc) || !g.x || !ref || !yf || !yf2 ||
+	    !y[0] || !y[1] || !tb[0] || !tb[1] || !te[0] || !te[1]) {
 		snprintf(rep->error, sizeof rep->error, "out of memory for shape %s",
 			 o->shape->name);
 		goto out;
@@ -388,11 +388,12 @@ static int cpu_run(const struct demo_opts *o, struct demo_report *rep)
 		double acc = 0.0;
 		size_t base = (size_t)r * (size_t)k;
 		for (int c = 0; c < k; c++) {
-			double wv = o->dtype == DEMO_BF16
-					    ? (double)bg_bf2f(g.wb[base + c])
-					    : (double)e4m3_lut[g.w8[base + c]] *
-						      (double)g.sc[(size_t)(r / BG_FP8_BLOCK) * g.ks +
-								    (size_t)(c / BG_FP8_BLOCK)];
+			double wv =
+				o->dtype == DEMO_BF16
+					? (double)bg_bf2f(g.wb[base + c])
+					: (double)e4m3_lut[g.w8[base + c]] *
+						  (double)g.sc[(size_t)(r / BG_FP8_BLOCK) * g.ks +
+							       (size_t)(c / BG_FP8_BLOCK)];
 			acc += wv * (double)bg_bf2f(g.x[c]);
 		}
 		ref[r] = acc;
@@ -492,4 +493,7 @@ static const struct demo_backend cpu_backend = {
 	.run = cpu_run,
 };
 
-int main(int argc, char **argv) { return demo_main(argc, argv, &cpu_backend); }
+int main(int argc, char **argv)
+{
+	return demo_main(argc, argv, &cpu_backend);
+}

@@ -44,7 +44,10 @@ BG_HD uint16_t bg_f2bf(float f)
 	return (uint16_t)(u >> 16);
 }
 
-BG_HD float bg_bf2f(uint16_t b) { return bg_u2f((uint32_t)b << 16); }
+BG_HD float bg_bf2f(uint16_t b)
+{
+	return bg_u2f((uint32_t)b << 16);
+}
 
 /* OCP e4m3 (the "fn" variant: no infinities, S.1111.111 is NaN, largest finite 448),
  * decoded in software so that the reference never depends on the hardware converter the
@@ -71,7 +74,7 @@ BG_HD uint8_t bg_f_to_e4m3(float f)
 	uint32_t code;
 	if (a >= 0x43E00000u) { /* >= 448 */
 		code = 0x7Eu;
-	} else if (a < 0x3C800000u) { /* < 2^-6: subnormal step 2^-9 */
+	} else if (a < 0x3C800000u) {         /* < 2^-6: subnormal step 2^-9 */
 		float q = bg_u2f(a) * 512.0f; /* exact: a power-of-two scale */
 		uint32_t m = (uint32_t)q;
 		float rem = q - (float)m;
@@ -119,10 +122,22 @@ BG_HD float bg_uniform(uint64_t seed, uint64_t i)
 #define BG_SEED_X(seed) ((seed) ^ 0x4143544956415445ull)
 #define BG_SEED_S(seed) ((seed) ^ 0x5343414c45535321ull)
 
-BG_HD uint16_t bg_gen_w_bf16(uint64_t seed, uint64_t i) { return bg_f2bf(bg_uniform(BG_SEED_W(seed), i)); }
-BG_HD uint8_t bg_gen_w_e4m3(uint64_t seed, uint64_t i) { return bg_f_to_e4m3(bg_uniform(BG_SEED_W(seed), i) * 448.0f); }
-BG_HD float bg_gen_scale(uint64_t seed, uint64_t i) { return (1.0f + 0.5f * bg_uniform(BG_SEED_S(seed), i)) / 448.0f; }
-BG_HD uint16_t bg_gen_x(uint64_t seed, uint64_t i) { return bg_f2bf(bg_uniform(BG_SEED_X(seed), i)); }
+BG_HD uint16_t bg_gen_w_bf16(uint64_t seed, uint64_t i)
+{
+	return bg_f2bf(bg_uniform(BG_SEED_W(seed), i));
+}
+BG_HD uint8_t bg_gen_w_e4m3(uint64_t seed, uint64_t i)
+{
+	return bg_f_to_e4m3(bg_uniform(BG_SEED_W(seed), i) * 448.0f);
+}
+BG_HD float bg_gen_scale(uint64_t seed, uint64_t i)
+{
+	return (1.0f + 0.5f * bg_uniform(BG_SEED_S(seed), i)) / 448.0f;
+}
+BG_HD uint16_t bg_gen_x(uint64_t seed, uint64_t i)
+{
+	return bg_f2bf(bg_uniform(BG_SEED_X(seed), i));
+}
 
 /* fp8 weights carry one float scale per 128x128 block of W. */
 #define BG_FP8_BLOCK 128

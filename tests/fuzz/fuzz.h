@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
 			fprintf(stderr, "%s: invariant failed: %s (line %d)\n", __FILE__, #cond,   \
-			        __LINE__);                                                         \
+				__LINE__);                                                         \
 			abort();                                                                   \
 		}                                                                                  \
 	} while (0)

@@ -35,9 +35,9 @@ static const char *env_lookup(void *ctx, const char *name)
 }
 
 /* What cli/ hands conf_load: the process environment, read now. */
-#define ENV                                                                                     \
-	(&(conf_env){ getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),                \
-		      getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL })
+#define ENV                                                                                        \
+	(&(conf_env){getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),                     \
+		     getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL})
 
 static char dir[64];
 static char ini_path[128];
@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_write_file(ini_path, data, size);
 	conf c;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	int rc = conf_load_file(&c, ini_path, ENV, &e);
 	CHECK(rc <= 0);
 	if (rc) {
@@ -125,7 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conf c2;
 	rc = conf_load_file(&c2, dump_path, ENV, &e);
 	if (rc)
-		fprintf(stderr, "fuzz_conf: dump does not load again: %s\n%s", e.msg, strbuf_str(&sb));
+		fprintf(stderr, "fuzz_conf: dump does not load again: %s\n%s", e.msg,
+			strbuf_str(&sb));
 	CHECK(rc == 0);
 	CHECK(c2.n_boxes == c.n_boxes);
 	CHECK(c2.n_pools == c.n_pools);

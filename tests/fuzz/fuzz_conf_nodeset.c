@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *spec = xstrndup((const char *)data, size);
 	char **v = NULL;
 	size_t n = 0;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	int rc = nodeset_expand(spec, &v, &n, &e);
 	CHECK(rc == 0 || rc == BG_EUSAGE);
 	if (rc) {

@@ -9,8 +9,8 @@
  *
  * Build and run:
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
- *     tests/fuzz/fuzz_conf_sshconfig.c conf/?*.c base/?*.c -linih -lcrypto -o build/fuzz_conf_sshconfig
- *   build/fuzz_conf_sshconfig -max_total_time=60 -max_len=4096 */
+ *     tests/fuzz/fuzz_conf_sshconfig.c conf/?*.c base/?*.c -linih -lcrypto -o
+ * build/fuzz_conf_sshconfig build/fuzz_conf_sshconfig -max_total_time=60 -max_len=4096 */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void expand_checked(const char *raw, const sshcfg_tokens *t)
 {
 	char *s = NULL;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	int rc = sshcfg_expand(raw, t, SSHCFG_X_TILDE | SSHCFG_X_DOLLAR, &s, &e);
 	CHECK(rc == 0 || rc == BG_ECONFIG);
 	CHECK((rc == 0) == (s != NULL));
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_write_file(path, nl ? nl + 1 : data, nl ? size - hl - 1 : 0);
 
 	sshcfg_host h;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	/* `dir` as home: relative Includes look under dir/.ssh, which is empty. */
 	int rc = sshcfg_lookup(path, host, dir, &h, &e);
 	CHECK(rc == 0 || rc == BG_ECONFIG || rc == BG_EIO);
@@ -72,8 +72,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(h.connect_timeout_s >= -1);
 		CHECK(h.connect_timeout_s == -1 || h.connect_timeout_at != NULL);
 		CHECK(h.n_known_hosts == 0 || h.known_hosts_at != NULL);
-		sshcfg_tokens t = { h.hostname, host, "me", h.user ? h.user : "me", dir,
-				    h.port ? h.port : 22, env_lookup, NULL };
+		sshcfg_tokens t = {
+			h.hostname,           host,       "me", h.user ? h.user : "me", dir,
+			h.port ? h.port : 22, env_lookup, NULL};
 		for (size_t i = 0; i < h.n_identities; i++) {
 			CHECK(h.identities_at[i] != NULL);
 			expand_checked(h.identities[i], &t);

@@ -19,9 +19,10 @@
  *   - bg_utf8_valid agrees with a byte-by-byte decode of the input.
  *
  * Build and run: `make fuzz` (every tests/fuzz/fuzz_*.c), or
- *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -I/usr/include/cjson -fsanitize=fuzzer,address,undefined \
- *     tests/fuzz/fuzz_result.c gate/result.c base/strbuf.c base/xmalloc.c -lcjson -lm -o build/fuzz_result
- *   build/fuzz_result -max_total_time=60 -max_len=4096 build/fuzz-corpus-result tests/fuzz/corpus/result */
+ *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -I/usr/include/cjson
+ * -fsanitize=fuzzer,address,undefined \ tests/fuzz/fuzz_result.c gate/result.c base/strbuf.c
+ * base/xmalloc.c -lcjson -lm -o build/fuzz_result build/fuzz_result -max_total_time=60
+ * -max_len=4096 build/fuzz-corpus-result tests/fuzz/corpus/result */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdbool.h>
@@ -104,7 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(*c >= 0x20 && *c < 0x7f);
 
 	char why[160];
-	bool strict = !memchr(body, '\0', blen) && gate_json_strict_check(body, blen, why, sizeof(why)) == NULL;
+	bool strict = !memchr(body, '\0', blen) &&
+		      gate_json_strict_check(body, blen, why, sizeof(why)) == NULL;
 	CHECK((r.json != NULL) == strict);
 	CHECK(r.parsed == strict);
 	if (r.json) {
@@ -128,8 +130,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The gate said so, or said BELOW_BAR against its own bar and the
 		 * user's lower --bar decides. */
 		CHECK(src == GATE_FROM_GATE && !r.disagrees &&
-		      (r.stated == VERDICT_PASS_GATE || (p.bar > 0 && r.stated == VERDICT_BELOW_BAR)));
-		CHECK(r.cand.present && r.cand.cos >= p.min_cos && r.cand.cos <= 1.0 + GATE_COS_SLACK);
+		      (r.stated == VERDICT_PASS_GATE ||
+		       (p.bar > 0 && r.stated == VERDICT_BELOW_BAR)));
+		CHECK(r.cand.present && r.cand.cos >= p.min_cos &&
+		      r.cand.cos <= 1.0 + GATE_COS_SLACK);
 		CHECK(r.cand.slowCTA_us > 0 && r.cand.slowCTA_us <= GATE_SPAN_MAX_US);
 		CHECK(r.cand.wall_us > 0 && r.cand.wall_us <= GATE_SPAN_MAX_US);
 		CHECK(isfinite(r.bar) && r.bar > 0);

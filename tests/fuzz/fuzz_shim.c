@@ -15,9 +15,8 @@
  *
  * Build and run (coverage of shim/ and base/, sanitizers on):
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
- *     tests/fuzz/fuzz_shim.c shim/quote.c shim/translate.c base/strbuf.c base/xmalloc.c base/error.c \
- *     -o build/fuzz_shim
- *   build/fuzz_shim -max_total_time=60 -max_len=4096 */
+ *     tests/fuzz/fuzz_shim.c shim/quote.c shim/translate.c base/strbuf.c base/xmalloc.c
+ * base/error.c \ -o build/fuzz_shim build/fuzz_shim -max_total_time=60 -max_len=4096 */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,10 +91,9 @@ static void free_words(char **w, size_t n)
 
 static void check_bare_word(const char *w)
 {
-	static const char *const reserved[] = { "case", "coproc", "do",	 "done",     "elif",
-						"else", "esac",	  "fi",	 "for",	     "function",
-						"if",	"in",	  "select", "then", "time",
-						"until", "while" };
+	static const char *const reserved[] = {
+		"case",     "coproc", "do", "done",   "elif", "else", "esac",  "fi",   "for",
+		"function", "if",     "in", "select", "then", "time", "until", "while"};
 	CHECK(w[0] != '\0' && w[0] != '%' && w[0] != '=');
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
 		CHECK(strcmp(w, reserved[i]) != 0);
@@ -126,13 +124,13 @@ static void check_quote(char **argv, size_t argc)
 }
 
 static shim_env_rule rules[] = {
-	{ "--decode-m1", "MPK_GG_DECODE_M1", "1", "fuzz.ini", 3 },
-	{ "--gate-timeout", "MPK_GATE_TIMEOUT_S", "{}", "fuzz.ini", 4 },
-	{ "--tag", "TAG", "<{}>{}", "fuzz.ini", 5 },
-	{ "--kind", "KIND_TOO", "{}", "fuzz.ini", 6 },
-	{ "--alias", "MPK_GATE_TIMEOUT_S", "{}", "fuzz.ini", 7 },
+	{"--decode-m1", "MPK_GG_DECODE_M1", "1", "fuzz.ini", 3},
+	{"--gate-timeout", "MPK_GATE_TIMEOUT_S", "{}", "fuzz.ini", 4},
+	{"--tag", "TAG", "<{}>{}", "fuzz.ini", 5},
+	{"--kind", "KIND_TOO", "{}", "fuzz.ini", 6},
+	{"--alias", "MPK_GATE_TIMEOUT_S", "{}", "fuzz.ini", 7},
 };
-static char *allow[] = { "--kind", "--shape", "--num-workers", "--configs", "--baseline", "-k" };
+static char *allow[] = {"--kind", "--shape", "--num-workers", "--configs", "--baseline", "-k"};
 
 static bool is_subsequence(char **sub, size_t nsub, char **all, size_t nall)
 {

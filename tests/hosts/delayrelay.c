@@ -27,8 +27,8 @@
 
 #include "delay_common.h"
 
-#define MAX_CONNS 512
-#define CHUNK 65536
+#define MAX_CONNS  512
+#define CHUNK      65536
 #define MAX_QUEUED (4u << 20)
 
 struct chunk {
@@ -222,8 +222,10 @@ int main(int argc, char **argv)
 					if (!conns[i])
 						slot = i;
 				int tfd = socket(AF_INET, SOCK_STREAM, 0);
-				/* The target is on this machine: a blocking connect returns at once. */
-				if (slot < 0 || tfd < 0 || connect(tfd, (struct sockaddr *)&tsa, sizeof tsa) < 0) {
+				/* The target is on this machine: a blocking connect returns at
+				 * once. */
+				if (slot < 0 || tfd < 0 ||
+				    connect(tfd, (struct sockaddr *)&tsa, sizeof tsa) < 0) {
 					close(cfd);
 					if (tfd >= 0)
 						close(tfd);
@@ -249,7 +251,8 @@ int main(int argc, char **argv)
 			ssize_t n = read(c->fd[k], buf, sizeof buf);
 			if (n > 0) {
 				push(&c->d[k], buf, (size_t)n);
-			} else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+			} else if (n == 0 ||
+				   (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 				c->d[k].read_eof = 1;
 				push(&c->d[k], NULL, 0);
 			}

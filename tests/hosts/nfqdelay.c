@@ -141,7 +141,8 @@ int main(int argc, char **argv)
 		for (;;) {
 			ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
 			if (n < 0) {
-				if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ENOBUFS)
+				if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+				    errno == ENOBUFS)
 					break;
 				perror("nfqdelay: recv");
 				stop = 1;

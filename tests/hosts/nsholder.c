@@ -7,7 +7,8 @@
  * private (nothing it mounts leaks out, nothing from outside changes it) and bind-mounts
  * ROOT_DIR on /root: a clean, private home with none of the machine's rc files. Once that
  * is done the holder's pid and its namespaces ("PID mnt:[..] net:[..]") are written to
- * PID_FILE and the parent exits 0, so the caller never has to poll. The holder then sleeps in its own session until SIGTERM/SIGKILL.
+ * PID_FILE and the parent exits 0, so the caller never has to poll. The holder then sleeps in its
+ * own session until SIGTERM/SIGKILL.
  */
 #include <errno.h>
 #include <fcntl.h>

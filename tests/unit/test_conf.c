@@ -19,9 +19,9 @@
 #include "tests/unit/unit.h"
 
 /* What cli/ hands conf_load: the process environment, read now. */
-#define ENV                                                                                     \
-	(&(conf_env){ getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),                \
-		      getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL })
+#define ENV                                                                                        \
+	(&(conf_env){getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),                     \
+		     getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL})
 
 static char startdir[4096];
 
@@ -64,7 +64,7 @@ static void expect_error(const char *ini, const char *fmt)
 {
 	char *p = ini_file(ini);
 	conf c;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	int rc = conf_load_file(&c, p, ENV, &e);
 	char want[1024];
 	snprintf(want, sizeof(want), fmt, p);
@@ -82,7 +82,7 @@ static void expect_error(const char *ini, const char *fmt)
 static void load_ok(conf *c, const char *ini, char **path_out)
 {
 	char *p = ini_file(ini);
-	bg_err e = { 0 };
+	bg_err e = {0};
 	int rc = conf_load_file(c, p, ENV, &e);
 	if (rc)
 		print_error("unexpected error: %s\n", e.msg);
@@ -118,7 +118,8 @@ static const char design_ini[] =
 	"slots = local:0-4, b200-a:0-7\n"
 	"\n"
 	"[verify]\n"
-	".py = {python} -c \"import ast,sys; ast.parse(open(sys.argv[1],'rb').read(), sys.argv[1])\" {}\n"
+	".py = {python} -c \"import ast,sys; ast.parse(open(sys.argv[1],'rb').read(), "
+	"sys.argv[1])\" {}\n"
 	".sh = bash -n {}\n";
 
 static void test_design_example(void **state)
@@ -207,7 +208,7 @@ static void test_builtin_local_only(void **state)
 	mkdir(d, 0700);
 	assert_int_equal(chdir(d), 0);
 	conf c;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	assert_int_equal(conf_load(&c, NULL, ENV, &e), 0);
 	assert_null(c.path);
 	assert_string_equal(c.root, d);
@@ -262,12 +263,15 @@ static void test_search_order(void **state)
 	setenv("XDG_CONFIG_HOME", xdg, 1);
 	setenv("BOXGATE_CONFIG", f_env, 1);
 	conf c;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	struct {
 		const char *path;
 		const char *box;
-	} steps[] = { { f_exp, "from-explicit" }, { NULL, "from-env" },  { NULL, "from-cwd" },
-		      { NULL, "from-xdg" },       { NULL, "from-home" } };
+	} steps[] = {{f_exp, "from-explicit"},
+		     {NULL, "from-env"},
+		     {NULL, "from-cwd"},
+		     {NULL, "from-xdg"},
+		     {NULL, "from-home"}};
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		if (i == 2)
 			unsetenv("BOXGATE_CONFIG");
@@ -320,9 +324,11 @@ static void test_errors_keys(void **state)
 	expect_error("[box a]\nhost = x\nhots = y\n",
 		     "%s:3: unknown key 'hots' in [box a] (did you mean 'host'?)");
 	expect_error("[box a]\nhost = x\nconect_timeout_s = 3\n",
-		     "%s:3: unknown key 'conect_timeout_s' in [box a] (did you mean 'connect_timeout_s'?)");
-	expect_error("[box a]\nhost = x\nheartbeat = 3\n",
-		     "%s:3: unknown key 'heartbeat' in [box a] (did you mean 'heartbeat_timeout_s'?)");
+		     "%s:3: unknown key 'conect_timeout_s' in [box a] (did you mean "
+		     "'connect_timeout_s'?)");
+	expect_error(
+		"[box a]\nhost = x\nheartbeat = 3\n",
+		"%s:3: unknown key 'heartbeat' in [box a] (did you mean 'heartbeat_timeout_s'?)");
 	expect_error("[box a]\nhost = x\nzzzzzz = 3\n", "%s:3: unknown key 'zzzzzz' in [box a]");
 	expect_error("[defaults]\nHost = x\n",
 		     "%s:2: unknown key 'Host' in [defaults] (did you mean 'host'?)");
@@ -341,7 +347,7 @@ static void expect_error2(const char *ini, const char *fmt)
 {
 	char *p = ini_file(ini);
 	conf c;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	int rc = conf_load_file(&c, p, ENV, &e);
 	char want[1024];
 	snprintf(want, sizeof(want), fmt, p, p);
@@ -363,7 +369,8 @@ static void test_errors_duplicates(void **state)
 		      "%s:3: pool 'p' defined twice, first at %s:1");
 	expect_error2("[box a]\nhost = x\nenv --f = A=1\nenv --f = B=2\n",
 		      "%s:4: env --f given twice in [box a], first at %s:3");
-	expect_error2("[verify]\n.py = a {}\n.py = b {}\n", "%s:3: [verify] .py given twice, first at %s:2");
+	expect_error2("[verify]\n.py = a {}\n.py = b {}\n",
+		      "%s:3: [verify] .py given twice, first at %s:2");
 	expect_error2("[pool p]\nslots = local\nslots = local\n",
 		      "%s:3: slots given twice in [pool p], first at %s:2");
 	/* Two [defaults] sections merge, but a key still may not repeat. */
@@ -374,11 +381,14 @@ static void test_errors_duplicates(void **state)
 static void test_errors_values(void **state)
 {
 	(void)state;
-	expect_error("[box a]\nhost = x\nport = x\n", "%s:3: port must be an integer 1-65535, got 'x'");
-	expect_error("[box a]\nhost = x\nport = 0\n", "%s:3: port must be an integer 1-65535, got '0'");
+	expect_error("[box a]\nhost = x\nport = x\n",
+		     "%s:3: port must be an integer 1-65535, got 'x'");
+	expect_error("[box a]\nhost = x\nport = 0\n",
+		     "%s:3: port must be an integer 1-65535, got '0'");
 	expect_error("[box a]\nhost = x\nport = 65536\n",
 		     "%s:3: port must be an integer 1-65535, got '65536'");
-	expect_error("[box a]\nhost = x\nport = -1\n", "%s:3: port must be an integer 1-65535, got '-1'");
+	expect_error("[box a]\nhost = x\nport = -1\n",
+		     "%s:3: port must be an integer 1-65535, got '-1'");
 	expect_error("[box a]\nhost = x\nport = 99999999999999999999\n",
 		     "%s:3: port must be an integer 1-65535, got '99999999999999999999'");
 	expect_error("[defaults]\nconnect_timeout_s = 0\n",
@@ -388,21 +398,27 @@ static void test_errors_values(void **state)
 	expect_error("[defaults]\ngate_timeout_s = \n", "%s:2: gate_timeout_s needs a value");
 	expect_error("[defaults]\nhost_key_check = yes\n",
 		     "%s:2: host_key_check must be strict or accept-new, got 'yes'");
-	expect_error("[box a]\ntransport = telnet\n", "%s:2: transport must be ssh or local, got 'telnet'");
+	expect_error("[box a]\ntransport = telnet\n",
+		     "%s:2: transport must be ssh or local, got 'telnet'");
 	expect_error("[box a]\nhost = x\nrequire_gpu = maybe\n",
 		     "%s:3: require_gpu must be yes or no, got 'maybe'");
 	expect_error("[box a]\nhost = x\ngpus = 0-\n",
-		     "%s:3: gpus must be indices and ranges such as 0-7 or 0,2,5 (at most 1023), got '0-': expected a GPU index after '-'");
+		     "%s:3: gpus must be indices and ranges such as 0-7 or 0,2,5 (at most 1023), "
+		     "got '0-': expected a GPU index after '-'");
 	expect_error("[box a]\nhost = x\ngpus = 3-1\n",
-		     "%s:3: gpus must be indices and ranges such as 0-7 or 0,2,5 (at most 1023), got '3-1': range goes backwards");
+		     "%s:3: gpus must be indices and ranges such as 0-7 or 0,2,5 (at most 1023), "
+		     "got '3-1': range goes backwards");
 	expect_error("[box a]\nhost = x\ngpus = all\n",
-		     "%s:3: gpus must be indices and ranges such as 0-7 or 0,2,5 (at most 1023), got 'all': expected a GPU index");
+		     "%s:3: gpus must be indices and ranges such as 0-7 or 0,2,5 (at most 1023), "
+		     "got 'all': expected a GPU index");
 	expect_error("[box a]\nhost = x\ngpus = 0 2\n",
-		     "%s:3: gpus must be indices and ranges such as 0-7 or 0,2,5 (at most 1023), got '0 2': expected ',' between GPU indices");
+		     "%s:3: gpus must be indices and ranges such as 0-7 or 0,2,5 (at most 1023), "
+		     "got '0 2': expected ',' between GPU indices");
 	expect_error("[box a]\nhost = x\nallow = --kind shape\n",
 		     "%s:3: allow: 'shape' is not a flag (flags start with '-')");
 	expect_error("[box a]\nhost = x\nnum_workers_env = 1BAD\n",
-		     "%s:3: num_workers_env must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), got '1BAD'");
+		     "%s:3: num_workers_env must be an environment variable name "
+		     "([A-Za-z_][A-Za-z0-9_]*), got '1BAD'");
 	expect_error("[box a]\nhost = two words\n", "%s:2: host must be one word, got 'two words'");
 	expect_error("[box a]\nhost = ubuntu@b\n",
 		     "%s:2: host must not contain '@', got 'ubuntu@b' (set user = ... instead)");
@@ -414,12 +430,16 @@ static void test_errors_env(void **state)
 {
 	(void)state;
 	expect_error("[box a]\nhost = x\nenv --f = 1BAD=1\n",
-		     "%s:3: env --f: expected NAME=VALUE with NAME of [A-Za-z_][A-Za-z0-9_]*, got '1BAD=1'");
+		     "%s:3: env --f: expected NAME=VALUE with NAME of [A-Za-z_][A-Za-z0-9_]*, got "
+		     "'1BAD=1'");
 	expect_error("[box a]\nhost = x\nenv --f = NOEQUALS\n",
-		     "%s:3: env --f: expected NAME=VALUE with NAME of [A-Za-z_][A-Za-z0-9_]*, got 'NOEQUALS'");
+		     "%s:3: env --f: expected NAME=VALUE with NAME of [A-Za-z_][A-Za-z0-9_]*, got "
+		     "'NOEQUALS'");
 	expect_error("[box a]\nhost = x\nenv --f = A-B=1\n",
-		     "%s:3: env --f: expected NAME=VALUE with NAME of [A-Za-z_][A-Za-z0-9_]*, got 'A-B=1'");
-	expect_error("[box a]\nhost = x\nenv = A=1\n", "%s:3: env needs a flag: env --flag = NAME=VALUE");
+		     "%s:3: env --f: expected NAME=VALUE with NAME of [A-Za-z_][A-Za-z0-9_]*, got "
+		     "'A-B=1'");
+	expect_error("[box a]\nhost = x\nenv = A=1\n",
+		     "%s:3: env needs a flag: env --flag = NAME=VALUE");
 	expect_error("[box a]\nhost = x\nenv decode = A=1\n",
 		     "%s:3: env: 'decode' is not a flag (env --flag = NAME=VALUE)");
 	expect_error("[box a]\nhost = x\nenv --a --b = A=1\n",
@@ -431,10 +451,11 @@ static void test_errors_sections(void **state)
 	(void)state;
 	expect_error("[box a]\nhost = x\n[boxx b]\nhost = y\n",
 		     "%s:3: unknown section [boxx b] (did you mean [box b]?)");
-	expect_error("[default]\nport = 1\n", "%s:1: unknown section [default] (did you mean [defaults]?)");
+	expect_error("[default]\nport = 1\n",
+		     "%s:1: unknown section [default] (did you mean [defaults]?)");
 	expect_error("[pools]\n", "%s:1: unknown section [pools] (did you mean [pool NAME]?)");
-	expect_error("[weird]\n",
-		     "%s:1: unknown section [weird] (expected [defaults], [box NAME], [pool NAME] or [verify])");
+	expect_error("[weird]\n", "%s:1: unknown section [weird] (expected [defaults], [box NAME], "
+				  "[pool NAME] or [verify])");
 	expect_error("[box]\nhost = x\n", "%s:1: [box] needs a name: [box NAME]");
 	expect_error("[box a b]\nhost = x\n",
 		     "%s:1: bad box name 'a b' (letters, digits, '.', '_' and '-' only)");
@@ -444,7 +465,8 @@ static void test_errors_sections(void **state)
 		     "%s:1: bad box name 'b[1-2' (letters, digits, '.', '_' and '-' only)");
 	expect_error("[defaults x]\n", "%s:1: [defaults] takes no name, got [defaults x]");
 	/* An ssh box without host fails at its section line, even with no keys. */
-	expect_error("[defaults]\nport = 2\n\n[box a]\n", "%s:4: box 'a' has no host (an ssh box needs host = ...)");
+	expect_error("[defaults]\nport = 2\n\n[box a]\n",
+		     "%s:4: box 'a' has no host (an ssh box needs host = ...)");
 	expect_error("[box a]\nuser = u\n[box b]\nhost = y\n",
 		     "%s:1: box 'a' has no host (an ssh box needs host = ...)");
 	expect_error("[box a]\ntransport = local\nhost = x\n",
@@ -467,14 +489,15 @@ static void test_errors_syntax(void **state)
 	expect_error("; comment\r\n# another\r\n\r\n[box a]\r\nhost = x\r\nprot = 22\r\n",
 		     "%s:6: unknown key 'prot' in [box a] (did you mean 'port'?)");
 	/* A BOM on the first line is skipped. */
-	expect_error("\xEF\xBB\xBF[box a]\nhots = x\n", "%s:2: unknown key 'hots' in [box a] (did you mean 'host'?)");
+	expect_error("\xEF\xBB\xBF[box a]\nhots = x\n",
+		     "%s:2: unknown key 'hots' in [box a] (did you mean 'host'?)");
 	/* A NUL byte is refused, naming its line. */
 	char *p = ini_file("");
 	FILE *f = fopen(p, "w");
 	fwrite("[box a]\nhost = x\0y\n", 1, 19, f);
 	fclose(f);
 	conf c;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	assert_int_equal(conf_load_file(&c, p, ENV, &e), BG_ECONFIG);
 	char want[600];
 	snprintf(want, sizeof(want), "%s:2: NUL byte in a text file", p);
@@ -497,9 +520,14 @@ static void test_long_lines(void **state)
 	memset(long_key, 'd', sizeof(long_key));
 	memcpy(long_key, "dir/", 4);
 	memcpy(long_key + sizeof(long_key) - 4, ".py", 4);
-	char *ini = xasprintf("[box a]\nhost = x\nallow = --a --b --c --dd --eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee --fffffffffffffffffffffffffffffffffffffffffffffffffffff --z ; trailing comment\n"
-			      "[verify]\n.py = %s ; comment\n%s = %s\n",
-			      cmd, long_key, "check {}");
+	char *ini = xasprintf(
+		"[box a]\nhost = x\nallow = --a --b --c --dd "
+		"--"
+		"eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+		"eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee "
+		"--fffffffffffffffffffffffffffffffffffffffffffffffffffff --z ; trailing comment\n"
+		"[verify]\n.py = %s ; comment\n%s = %s\n",
+		cmd, long_key, "check {}");
 	conf c;
 	load_ok(&c, ini, NULL);
 	const conf_box *b = conf_find_box(&c, "a");
@@ -529,7 +557,8 @@ static void test_continuation(void **state)
 	(void)state;
 	conf c;
 	load_ok(&c,
-		"[box a]\nhost = x\nallow = --kind --shape\n  --num-workers\n\n\t--configs\nport = 2222\n",
+		"[box a]\nhost = x\nallow = --kind --shape\n  --num-workers\n\n\t--configs\nport = "
+		"2222\n",
 		NULL);
 	const conf_box *b = conf_find_box(&c, "a");
 	assert_int_equal(b->n_allow, 4);
@@ -538,8 +567,10 @@ static void test_continuation(void **state)
 	assert_int_equal(b->port, 2222);
 	conf_release(&c);
 	/* A continued value is checked whole, and the error names the line. */
-	expect_error("[box a]\nhost = x\nport = 22\n  33\n", "%s:4: port must be an integer 1-65535, got '22 33'");
-	expect_error("[box a]\nhost = x\nallow = --a\n  b\n", "%s:4: allow: 'b' is not a flag (flags start with '-')");
+	expect_error("[box a]\nhost = x\nport = 22\n  33\n",
+		     "%s:4: port must be an integer 1-65535, got '22 33'");
+	expect_error("[box a]\nhost = x\nallow = --a\n  b\n",
+		     "%s:4: allow: 'b' is not a flag (flags start with '-')");
 }
 
 static void test_defaults_inheritance(void **state)
@@ -547,13 +578,16 @@ static void test_defaults_inheritance(void **state)
 	(void)state;
 	conf c;
 	char *kh = path_in("kh");
-	char *ini = xasprintf("[box a]\nhost = ha\nport = 2201\nuser = ua\n"
-			      "[box b]\nhost = hb\n"
-			      "[box c]\ntransport = local\n"
-			      "[defaults]\nport = 2200\nuser = du\nknown_hosts = kh\nhost_key_check = accept-new\n"
-			      "connect_timeout_s = 3\nkeepalive_s = 0\ngate_timeout_s = 60\nheartbeat_timeout_s = 7\n"
-			      "kill_grace_s = 2\nlock_wait_s = 30\nrepo = ~/r\ngate = g.sh\npython = python3.11\n"
-			      "gpus = 0,2\nrequire_gpu = no\nallow = --x\nnum_workers_env = NW\n");
+	char *ini = xasprintf(
+		"[box a]\nhost = ha\nport = 2201\nuser = ua\n"
+		"[box b]\nhost = hb\n"
+		"[box c]\ntransport = local\n"
+		"[defaults]\nport = 2200\nuser = du\nknown_hosts = kh\nhost_key_check = "
+		"accept-new\n"
+		"connect_timeout_s = 3\nkeepalive_s = 0\ngate_timeout_s = 60\nheartbeat_timeout_s "
+		"= 7\n"
+		"kill_grace_s = 2\nlock_wait_s = 30\nrepo = ~/r\ngate = g.sh\npython = python3.11\n"
+		"gpus = 0,2\nrequire_gpu = no\nallow = --x\nnum_workers_env = NW\n");
 	load_ok(&c, ini, NULL);
 	free(ini);
 	assert_int_equal(c.n_boxes, 4);
@@ -594,8 +628,11 @@ static void test_defaults_inheritance(void **state)
 	free(kh);
 
 	/* require_gpu spellings, and the transport defaults. */
-	load_ok(&c, "[box a]\nhost = h\nrequire_gpu = TRUE\n[box b]\nhost = h\nrequire_gpu = 0\n[box c]\nhost = h\n"
-		    "[box local]\nrepo = sub\nrequire_gpu = yes\n[box d]\ntransport = local\nrepo = /abs\n",
+	load_ok(&c,
+		"[box a]\nhost = h\nrequire_gpu = TRUE\n[box b]\nhost = h\nrequire_gpu = 0\n[box "
+		"c]\nhost = h\n"
+		"[box local]\nrepo = sub\nrequire_gpu = yes\n[box d]\ntransport = local\nrepo = "
+		"/abs\n",
 		NULL);
 	assert_int_equal(conf_find_box(&c, "a")->gpu_policy, CONF_GPU_REQUIRED);
 	assert_int_equal(conf_find_box(&c, "b")->gpu_policy, CONF_GPU_OPTIONAL);
@@ -607,7 +644,7 @@ static void test_defaults_inheritance(void **state)
 	assert_string_equal(loc->repo, sub);
 	free(sub);
 	assert_string_equal(conf_find_box(&c, "d")->repo, "/abs");
-	assert_int_equal(c.n_boxes, 5); /* no second local */
+	assert_int_equal(c.n_boxes, 5);                /* no second local */
 	assert_string_equal(c.boxes[3].name, "local"); /* in file order */
 	conf_release(&c);
 }
@@ -618,8 +655,10 @@ static void test_env_rules(void **state)
 	conf c;
 	char *p;
 	load_ok(&c,
-		"[defaults]\nenv --decode-m1 = MPK_GG_DECODE_M1=1\nenv --gate-timeout = MPK_GATE_TIMEOUT_S={}\n"
-		"[box a]\nhost = h\nenv --gate-timeout = T=x{}y\nenv --empty = E=\nenv  --spaced   =  S = v w \n"
+		"[defaults]\nenv --decode-m1 = MPK_GG_DECODE_M1=1\nenv --gate-timeout = "
+		"MPK_GATE_TIMEOUT_S={}\n"
+		"[box a]\nhost = h\nenv --gate-timeout = T=x{}y\nenv --empty = E=\nenv  --spaced   "
+		"=  S = v w \n"
 		"[box b]\nhost = h\n",
 		&p);
 	const conf_box *a = conf_find_box(&c, "a"), *b = conf_find_box(&c, "b");
@@ -679,12 +718,16 @@ static void test_pools(void **state)
 	expect_error("[pool default]\nslot = local\n",
 		     "%s:2: unknown key 'slot' in [pool default] (did you mean 'slots'?)");
 	expect_error("[pool default]\nboxes = local\n",
-		     "%s:2: unknown key 'boxes' in [pool default] (a pool has only slots = BOX:GPUS, ...)");
+		     "%s:2: unknown key 'boxes' in [pool default] (a pool has only slots = "
+		     "BOX:GPUS, ...)");
 	expect_error("[box a]\nhost = x\ngpus = 0-3\n[pool p]\nslots = a:2-4\n",
 		     "%s:5: pool 'p': GPU 4 is not among box 'a' gpus (0-3)");
-	expect_error("[pool p]\nslots = local:0-2, local:2\n", "%s:2: pool 'p': GPU 2 of box 'local' is listed twice");
-	expect_error("[pool p]\nslots = local, local:2\n", "%s:2: pool 'p': GPU 2 of box 'local' is listed twice");
-	expect_error("[pool p]\nslots = local, local\n", "%s:2: pool 'p': box 'local' is listed twice");
+	expect_error("[pool p]\nslots = local:0-2, local:2\n",
+		     "%s:2: pool 'p': GPU 2 of box 'local' is listed twice");
+	expect_error("[pool p]\nslots = local, local:2\n",
+		     "%s:2: pool 'p': GPU 2 of box 'local' is listed twice");
+	expect_error("[pool p]\nslots = local, local\n",
+		     "%s:2: pool 'p': box 'local' is listed twice");
 	expect_error("[pool p]\nslots = local:x\n",
 		     "%s:2: pool 'p': bad GPU list 'x' for box 'local': expected a GPU index");
 	expect_error("[pool p]\nslots = :0\n", "%s:2: pool 'p': a slot lacks its box name");
@@ -696,7 +739,8 @@ static void test_verify_precedence(void **state)
 	(void)state;
 	conf c;
 	load_ok(&c,
-		"[verify]\n.py = mine {}\ntests/x/_build_helper.py = {python} -c 'import shapes' {}\n"
+		"[verify]\n.py = mine {}\ntests/x/_build_helper.py = {python} -c 'import shapes' "
+		"{}\n"
 		".test.py = tp {}\n.json =\n./docs/a.sh = docs {}\n",
 		NULL);
 	assert_string_equal(conf_verify_for(&c, "a/b.py"), "mine {}");
@@ -705,7 +749,7 @@ static void test_verify_precedence(void **state)
 	assert_string_equal(conf_verify_for(&c, "./tests/x/_build_helper.py"),
 			    "{python} -c 'import shapes' {}");
 	assert_string_equal(conf_verify_for(&c, "other/_build_helper.py"), "mine {}");
-	assert_string_equal(conf_verify_for(&c, "k.test.py"), "tp {}"); /* the longer extension */
+	assert_string_equal(conf_verify_for(&c, "k.test.py"), "tp {}");   /* the longer extension */
 	assert_string_equal(conf_verify_for(&c, "run.sh"), "bash -n {}"); /* built-in */
 	assert_string_equal(conf_verify_for(&c, "docs/a.sh"), "docs {}");
 	assert_null(conf_verify_for(&c, "x.json")); /* an empty rule turns it off */
@@ -715,10 +759,13 @@ static void test_verify_precedence(void **state)
 	conf_release(&c);
 
 	expect_error("[verify]\n/etc/passwd = x {}\n",
-		     "%s:2: [verify] key '/etc/passwd' must be an extension such as .py or a path inside the repo");
+		     "%s:2: [verify] key '/etc/passwd' must be an extension such as .py or a path "
+		     "inside the repo");
 	expect_error("[verify]\na/../../b.py = x {}\n",
-		     "%s:2: [verify] key 'a/../../b.py' must be an extension such as .py or a path inside the repo");
-	expect_error("[verify]\n. = x {}\n", "%s:2: [verify] key '.' is not an extension (write .py, .sh, ...)");
+		     "%s:2: [verify] key 'a/../../b.py' must be an extension such as .py or a path "
+		     "inside the repo");
+	expect_error("[verify]\n. = x {}\n",
+		     "%s:2: [verify] key '.' is not an extension (write .py, .sh, ...)");
 }
 
 static void test_select(void **state)
@@ -726,13 +773,14 @@ static void test_select(void **state)
 	(void)state;
 	conf c;
 	load_ok(&c,
-		"[box b200-1]\nhost = a\n[box b200-2]\nhost = a\n[box b200-12]\nhost = a\n[box h01]\nhost = a\n"
+		"[box b200-1]\nhost = a\n[box b200-2]\nhost = a\n[box b200-12]\nhost = a\n[box "
+		"h01]\nhost = a\n"
 		"[box h02]\nhost = a\n[box gpu-x]\nhost = a\n"
 		"[pool fast]\nslots = h02, b200-1:0, local\n",
 		NULL);
 	const conf_box **v = NULL;
 	size_t n = 0;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	assert_int_equal(conf_select(&c, "h02,b200-[1-2,12]", false, &v, &n, &e), 0);
 	assert_int_equal(n, 4);
 	/* configuration order, not selection order */
@@ -763,7 +811,8 @@ static void test_select(void **state)
 	assert_string_equal(e.msg, "unknown box 'gpu-y' (did you mean 'gpu-x'?)");
 	assert_null(v);
 	assert_int_equal(conf_select(&c, "b200-[1-3]", false, &v, &n, &e), BG_ENOTFOUND);
-	assert_string_equal(e.msg, "unknown box 'b200-3' (from 'b200-[1-3]') (did you mean 'b200-1'?)");
+	assert_string_equal(e.msg,
+			    "unknown box 'b200-3' (from 'b200-[1-3]') (did you mean 'b200-1'?)");
 	assert_int_equal(conf_select(&c, "qqqqqq", false, &v, &n, &e), BG_ENOTFOUND);
 	assert_string_equal(e.msg, "unknown box 'qqqqqq'");
 	assert_int_equal(conf_select(&c, "@fsat", false, &v, &n, &e), BG_ENOTFOUND);
@@ -807,9 +856,9 @@ static char *strip_where(const char *s)
 	while (*p) {
 		const char *e = strchr(p, '\n');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (!(len > 1 && p[0] == ';' && (strncmp(p, "; defined at", 12) == 0 ||
-						 strncmp(p, "; configuration:", 16) == 0 ||
-						 strncmp(p, "; /", 3) == 0))) {
+		if (!(len > 1 && p[0] == ';' &&
+		      (strncmp(p, "; defined at", 12) == 0 ||
+		       strncmp(p, "; configuration:", 16) == 0 || strncmp(p, "; /", 3) == 0))) {
 			char *t = xasprintf("%s%.*s\n", r, (int)len, p);
 			free(r);
 			r = t;
@@ -835,7 +884,7 @@ static void test_dump(void **state)
 	conf c;
 	char *p;
 	load_ok(&c, design_ini, &p);
-	lines_out o = { 0 };
+	lines_out o = {0};
 	conf_dump(&c, collect, &o);
 	char *want = xasprintf("; defined at %s:8\n", p);
 	assert_non_null(strstr(o.text, want));
@@ -861,9 +910,9 @@ static void test_dump(void **state)
 	/* What it prints loads back to the same configuration. */
 	char *p2 = ini_file(o.text);
 	conf c2;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	assert_int_equal(conf_load_file(&c2, p2, ENV, &e), 0);
-	lines_out o2 = { 0 };
+	lines_out o2 = {0};
 	conf_dump(&c2, collect, &o2);
 	char *s1 = strip_where(o.text), *s2 = strip_where(o2.text);
 	assert_string_equal(s1, s2);
@@ -886,22 +935,26 @@ static void test_ssh_resolution(void **state)
 	(void)state;
 	char *sshdir = xasprintf("%s/.ssh", home);
 	char *cfg = path_in("ssh_cfg");
-	write_text(cfg, "Host *.lab !bad.lab\n  User labuser\n  Port 2022\n  IdentityFile %d/.ssh/%h_%r_%p\n"
-			"  IdentityFile ~/.ssh/second\n  UserKnownHostsFile ~/.ssh/kh_%n other\n  ConnectTimeout 1m\n"
+	write_text(cfg, "Host *.lab !bad.lab\n  User labuser\n  Port 2022\n  IdentityFile "
+			"%d/.ssh/%h_%r_%p\n"
+			"  IdentityFile ~/.ssh/second\n  UserKnownHostsFile ~/.ssh/kh_%n other\n  "
+			"ConnectTimeout 1m\n"
 			"Host bad.lab\n  ProxyCommand ssh -W %h:%p jump\n"
 			"Host alias\n  HostName real.example\n"
 			"Host *\n  User fallback\n  Port 2999\n");
 	char *ed = xasprintf("%s/id_ed25519", sshdir), *rsa = xasprintf("%s/id_rsa", sshdir);
 	write_text(ed, "k");
 	write_text(rsa, "k");
-	char *ini = xasprintf("[defaults]\nssh_config = %s\nuser = defuser\nport = 2100\nknown_hosts = /d/kh\n"
-			      "connect_timeout_s = 4\n"
-			      "[box lab]\nhost = n1.lab\n"
-			      "[box mine]\nhost = n2.lab\nuser = boxuser\nport = 22\nidentity = ~/k1, k2 /abs/k3\n"
-			      "known_hosts = ~/kh\nconnect_timeout_s = 9\n"
-			      "[box bad]\nhost = bad.lab\n"
-			      "[box alias]\nhost = alias\n",
-			      cfg);
+	char *ini = xasprintf(
+		"[defaults]\nssh_config = %s\nuser = defuser\nport = 2100\nknown_hosts = /d/kh\n"
+		"connect_timeout_s = 4\n"
+		"[box lab]\nhost = n1.lab\n"
+		"[box mine]\nhost = n2.lab\nuser = boxuser\nport = 22\nidentity = ~/k1, k2 "
+		"/abs/k3\n"
+		"known_hosts = ~/kh\nconnect_timeout_s = 9\n"
+		"[box bad]\nhost = bad.lab\n"
+		"[box alias]\nhost = alias\n",
+		cfg);
 	conf c;
 	load_ok(&c, ini, NULL);
 	free(ini);
@@ -977,7 +1030,7 @@ static void test_ssh_resolution(void **state)
 	write_text(cfg, "Host z\n  Port many\n");
 	ini2 = xasprintf("[defaults]\nssh_config = %s\n[box z]\nhost = z\n", cfg);
 	char *p = ini_file(ini2);
-	bg_err e = { 0 };
+	bg_err e = {0};
 	assert_int_equal(conf_load_file(&c, p, ENV, &e), BG_ECONFIG);
 	w = xasprintf("box 'z': %s:2: Bad port 'many'", cfg);
 	assert_string_equal(e.msg, w);
@@ -1001,7 +1054,7 @@ static void test_ssh_resolution(void **state)
 	assert_int_equal(m->connect_timeout_s, 10);
 	assert_int_equal(m->n_global_known_hosts, 2);
 	assert_string_equal(m->global_known_hosts[0], "~/g1");
-	lines_out o = { 0 };
+	lines_out o = {0};
 	conf_dump(&c, collect, &o);
 	assert_non_null(strstr(o.text, "; ssh_config ConnectTimeout 0 is \"no timeout\" to ssh"));
 	free(o.text);
@@ -1010,7 +1063,8 @@ static void test_ssh_resolution(void **state)
 	p = ini_file(ini2);
 	unsetenv("BG_TEST_CONF_UNSET");
 	assert_int_equal(conf_load_file(&c, p, ENV, &e), BG_ECONFIG);
-	w = xasprintf("box 'e': %s:6: IdentityFile '${BG_TEST_CONF_UNSET}/k': ${BG_TEST_CONF_UNSET} is not set",
+	w = xasprintf("box 'e': %s:6: IdentityFile '${BG_TEST_CONF_UNSET}/k': "
+		      "${BG_TEST_CONF_UNSET} is not set",
 		      cfg);
 	assert_string_equal(e.msg, w);
 	free(w);

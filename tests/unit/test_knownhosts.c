@@ -16,12 +16,13 @@
 /* Keys written by ssh-keygen. */
 #define ED1 "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH9btZMMGz0YpV3YfTFqDsUIKfET6/BtyAc7ee1uq7CG"
 #define ED2 "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEUYdSlqygWvboTbNmW3QOHEXxdI16t7jkg1PT2XiAfV"
-#define EC1                                                                                       \
+#define EC1                                                                                        \
 	"ecdsa-sha2-nistp256 "                                                                     \
-	"AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBFByLNKWhnJ/7dXgcfISQrXMu68RlusYxUKQ6Bo" \
+	"AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBFByLNKWhnJ/"                         \
+	"7dXgcfISQrXMu68RlusYxUKQ6Bo"                                                              \
 	"SK/i/d9pks35n538aNNhRNIMnR+EvXkYiI9Vo5iXeBBYqhEs="
 /* `ssh-keygen -H` of "1.2.3.4" and of "[1.2.3.4]:2222". */
-#define H_1234 "|1|BBSAD4zo7SGYoiYax0g8yRaM0CU=|bnCCCGcn4iKbRaqFOELhlDiDkrM="
+#define H_1234      "|1|BBSAD4zo7SGYoiYax0g8yRaM0CU=|bnCCCGcn4iKbRaqFOELhlDiDkrM="
 #define H_1234_2222 "|1|3OlVXBrFa44u8V3mD7Lh+OTBk1w=|LnK9aQRkxRql5LTAicfD+CQYmQw="
 
 static void patterns(void **state)
@@ -32,7 +33,8 @@ static void patterns(void **state)
 	assert_true(remote_hostfile_match_pattern("x", "*"));
 	assert_true(remote_hostfile_match_pattern("", "*"));
 	assert_false(remote_hostfile_match_pattern("gpu12.lab", "gpu?.lab"));
-	assert_false(remote_hostfile_match_pattern("GPU1", "gpu1")); /* the pattern itself is exact */
+	assert_false(
+		remote_hostfile_match_pattern("GPU1", "gpu1")); /* the pattern itself is exact */
 	assert_true(remote_hostfile_match_pattern("[10.0.0.1]:2222", "[10.0.0.1]:*"));
 	assert_true(remote_hostfile_match_pattern("abcabd", "*ab?"));
 	assert_false(remote_hostfile_match_pattern("abc", "abcd"));
@@ -70,11 +72,13 @@ static void hashed(void **state)
 	assert_int_equal(remote_hostfile_match_names("1.2.3.4", H_1234), 1);
 	/* Malformed: not |1|, no salt end, salt not 20 bytes, empty salt. */
 	assert_int_equal(remote_hostfile_match_names("1.2.3.4", "|2|abc|def"), -1);
-	assert_int_equal(remote_hostfile_match_names("1.2.3.4", "|1|BBSAD4zo7SGYoiYax0g8yRaM0CU="), -1);
+	assert_int_equal(remote_hostfile_match_names("1.2.3.4", "|1|BBSAD4zo7SGYoiYax0g8yRaM0CU="),
+			 -1);
 	assert_int_equal(remote_hostfile_match_names("1.2.3.4", "|1|eA==|eA=="), -1);
 	assert_int_equal(remote_hostfile_match_names("1.2.3.4", "|1||eA=="), -1);
 	/* Names are compared in full: a truncated hash is no match. */
-	assert_int_equal(remote_hostfile_match_names("1.2.3.4", "|1|BBSAD4zo7SGYoiYax0g8yRaM0CU=|bnCC"), 0);
+	assert_int_equal(
+		remote_hostfile_match_names("1.2.3.4", "|1|BBSAD4zo7SGYoiYax0g8yRaM0CU=|bnCC"), 0);
 	/* Our own hashing round-trips. */
 	unsigned char salt[20] = {1, 2, 3};
 	char *h = remote_hostfile_hash_name("gpu1.lab", salt);
@@ -86,7 +90,8 @@ static void hashed(void **state)
 static void host_port(void **state)
 {
 	(void)state;
-	char *a = remote_hostfile_host_port("gpu1", 22), *b = remote_hostfile_host_port("gpu1", 2222);
+	char *a = remote_hostfile_host_port("gpu1", 22),
+	     *b = remote_hostfile_host_port("gpu1", 2222);
 	assert_string_equal(a, "gpu1");
 	assert_string_equal(b, "[gpu1]:2222");
 	free(a);
@@ -94,7 +99,8 @@ static void host_port(void **state)
 }
 
 /* parse LINE: the kind, with the marker and names of a key line. */
-static remote_hostfile_line_kind parse(const char *text, remote_hostfile_line *l, char *buf, size_t n)
+static remote_hostfile_line_kind parse(const char *text, remote_hostfile_line *l, char *buf,
+				       size_t n)
 {
 	snprintf(buf, n, "%s", text);
 	remote_hostfile_parse_line(buf, l);
@@ -108,16 +114,19 @@ static void lines(void **state)
 	remote_hostfile_line l;
 	assert_int_equal(parse("", &l, buf, sizeof(buf)), REMOTE_HOSTFILE_LINE_SKIP);
 	assert_int_equal(parse("  \t# c", &l, buf, sizeof(buf)), REMOTE_HOSTFILE_LINE_SKIP);
-	assert_int_equal(parse("a,b " ED1 " comment", &l, buf, sizeof(buf)), REMOTE_HOSTFILE_LINE_KEY);
+	assert_int_equal(parse("a,b " ED1 " comment", &l, buf, sizeof(buf)),
+			 REMOTE_HOSTFILE_LINE_KEY);
 	assert_string_equal(l.names, "a,b");
 	assert_int_equal(l.marker, REMOTE_HOSTFILE_MARK_NONE);
 	assert_string_equal(remote_hostkey_label(l.key.type), "ED25519");
 	free(l.key.blob);
-	assert_int_equal(parse("@revoked \th " ED1, &l, buf, sizeof(buf)), REMOTE_HOSTFILE_LINE_KEY);
+	assert_int_equal(parse("@revoked \th " ED1, &l, buf, sizeof(buf)),
+			 REMOTE_HOSTFILE_LINE_KEY);
 	assert_int_equal(l.marker, REMOTE_HOSTFILE_MARK_REVOKED);
 	assert_string_equal(l.names, "h");
 	free(l.key.blob);
-	assert_int_equal(parse("@cert-authority *.lab " EC1, &l, buf, sizeof(buf)), REMOTE_HOSTFILE_LINE_KEY);
+	assert_int_equal(parse("@cert-authority *.lab " EC1, &l, buf, sizeof(buf)),
+			 REMOTE_HOSTFILE_LINE_KEY);
 	assert_int_equal(l.marker, REMOTE_HOSTFILE_MARK_CA);
 	assert_string_equal(remote_hostkey_label(l.key.type), "ECDSA");
 	free(l.key.blob);
@@ -126,21 +135,24 @@ static void lines(void **state)
 	free(l.key.blob);
 	/* What OpenSSH skips. */
 	const char *bad[] = {
-		"@revoked\th " ED1,            /* marker ends at the first space */
-		"@bogus h " ED1,               /* unknown marker */
-		"@revoked @revoked h " ED1,    /* two markers */
-		"only-one-field",              /* no key */
-		"h # " ED1,                    /* comment before the key */
-		"h ssh-ed25519",               /* no blob */
-		"h ssh-foo AAAA",              /* unknown type */
-		"h ssh-ed25519 !!!",           /* not base64 */
-		"h ssh-ed25519 AAAA",          /* truncated blob */
+		"@revoked\th " ED1,         /* marker ends at the first space */
+		"@bogus h " ED1,            /* unknown marker */
+		"@revoked @revoked h " ED1, /* two markers */
+		"only-one-field",           /* no key */
+		"h # " ED1,                 /* comment before the key */
+		"h ssh-ed25519",            /* no blob */
+		"h ssh-foo AAAA",           /* unknown type */
+		"h ssh-ed25519 !!!",        /* not base64 */
+		"h ssh-ed25519 AAAA",       /* truncated blob */
 		"h ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIH9btZMMGz0YpV3YfTFqDsUIKfET6/BtyAc7ee1uq7CG",
-		"h ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH9btZMMGz0YpV3YfTFqDsUIKfET6/BtyAc7ee1uq7CGAAAA",
-		"h ecdsa-sha2-nistp384 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBFByLNKWhnJ/7dXgcf"
+		"h ssh-ed25519 "
+		"AAAAC3NzaC1lZDI1NTE5AAAAIH9btZMMGz0YpV3YfTFqDsUIKfET6/BtyAc7ee1uq7CGAAAA",
+		"h ecdsa-sha2-nistp384 "
+		"AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBFByLNKWhnJ/7dXgcf"
 		"ISQrXMu68RlusYxUKQ6BoSK/i/d9pks35n538aNNhRNIMnR+EvXkYiI9Vo5iXeBBYqhEs=",
 		/* the point moved off the curve */
-		"h ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBFByLNKWhnJ/7dXgcf"
+		"h ecdsa-sha2-nistp256 "
+		"AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBFByLNKWhnJ/7dXgcf"
 		"ISQrXMu68RlusYxUKQ6BoSK/i/d9pks35n538aNNhRNIMnR+EvXkYiI9Vo5iXeBBYqhEA=",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -155,10 +167,12 @@ static void lines(void **state)
 static size_t rsa_blob(unsigned char *b, size_t nbytes, unsigned char top)
 {
 	size_t o = 0;
-	const unsigned char head[] = {0, 0, 0, 7, 's', 's', 'h', '-', 'r', 's', 'a', 0, 0, 0, 3, 1, 0, 1};
+	const unsigned char head[] = {0,   0,   0, 7, 's', 's', 'h', '-', 'r',
+				      's', 'a', 0, 0, 0,   3,   1,   0,   1};
 	memcpy(b, head, sizeof(head));
 	o = sizeof(head);
-	b[o++] = 0, b[o++] = 0, b[o++] = (unsigned char)(nbytes >> 8), b[o++] = (unsigned char)nbytes;
+	b[o++] = 0, b[o++] = 0, b[o++] = (unsigned char)(nbytes >> 8),
+	b[o++] = (unsigned char)nbytes;
 	memset(b + o, 0x5a, nbytes);
 	b[o] = top;
 	return o + nbytes;
@@ -169,7 +183,8 @@ static void rsa_sizes(void **state)
 	(void)state;
 	unsigned char b[600];
 	const char *why = NULL;
-	assert_int_equal(remote_hostkey_parse_blob(b, rsa_blob(b, 128, 0x40), &why), -1); /* 1023 bits */
+	assert_int_equal(remote_hostkey_parse_blob(b, rsa_blob(b, 128, 0x40), &why),
+			 -1); /* 1023 bits */
 	assert_string_equal(why, "RSA key shorter than 1024 bits");
 	size_t n = rsa_blob(b, 129, 0x00); /* leading zero, then 0x5a...: 1023 bits */
 	assert_int_equal(remote_hostkey_parse_blob(b, n, NULL), -1);
@@ -243,23 +258,31 @@ static void check(void **state)
 	assert_int_equal(verdict("H " ED1 "\n", "h", ED1, NULL), REMOTE_HOSTKEY_OK);
 	/* Any other key for the host, of any type, is a change... */
 	assert_int_equal(verdict("h " ED2 "\n", "h", ED1, NULL), REMOTE_HOSTKEY_CHANGED);
-	assert_int_equal(verdict("h " EC1 "\nh " ED2 "\n", "h", ED1, &line), REMOTE_HOSTKEY_CHANGED);
+	assert_int_equal(verdict("h " EC1 "\nh " ED2 "\n", "h", ED1, &line),
+			 REMOTE_HOSTKEY_CHANGED);
 	assert_int_equal(line, 2); /* the last differing entry is the offending one */
 	/* ...unless an entry holds the key. */
 	assert_int_equal(verdict("h " EC1 "\nh " ED1 "\n", "h", ED1, NULL), REMOTE_HOSTKEY_OK);
 	/* @revoked wins, before or after; it never makes a key known. */
-	assert_int_equal(verdict("@revoked h " ED1 "\nh " ED1 "\n", "h", ED1, &line), REMOTE_HOSTKEY_REVOKED);
+	assert_int_equal(verdict("@revoked h " ED1 "\nh " ED1 "\n", "h", ED1, &line),
+			 REMOTE_HOSTKEY_REVOKED);
 	assert_int_equal(line, 1);
-	assert_int_equal(verdict("h " ED1 "\n@revoked * " ED1 "\n", "h", ED1, &line), REMOTE_HOSTKEY_REVOKED);
+	assert_int_equal(verdict("h " ED1 "\n@revoked * " ED1 "\n", "h", ED1, &line),
+			 REMOTE_HOSTKEY_REVOKED);
 	assert_int_equal(line, 2);
-	assert_int_equal(verdict("@revoked " H_1234 " " ED1 "\n", "1.2.3.4", ED1, NULL), REMOTE_HOSTKEY_REVOKED);
-	assert_int_equal(verdict("@revoked h " ED2 "\nh " ED1 "\n", "h", ED1, NULL), REMOTE_HOSTKEY_OK);
+	assert_int_equal(verdict("@revoked " H_1234 " " ED1 "\n", "1.2.3.4", ED1, NULL),
+			 REMOTE_HOSTKEY_REVOKED);
+	assert_int_equal(verdict("@revoked h " ED2 "\nh " ED1 "\n", "h", ED1, NULL),
+			 REMOTE_HOSTKEY_OK);
 	/* @cert-authority is never a plain key match, nor a change. */
-	assert_int_equal(verdict("@cert-authority h " ED1 "\n", "h", ED1, NULL), REMOTE_HOSTKEY_NEW);
-	assert_int_equal(verdict("@cert-authority h " ED2 "\n", "h", ED1, NULL), REMOTE_HOSTKEY_NEW);
+	assert_int_equal(verdict("@cert-authority h " ED1 "\n", "h", ED1, NULL),
+			 REMOTE_HOSTKEY_NEW);
+	assert_int_equal(verdict("@cert-authority h " ED2 "\n", "h", ED1, NULL),
+			 REMOTE_HOSTKEY_NEW);
 	/* Negation voids the line; other hosts' lines do not count. */
 	assert_int_equal(verdict("!h,* " ED2 "\n", "h", ED1, NULL), REMOTE_HOSTKEY_NEW);
-	assert_int_equal(verdict("g " ED2 "\n[h]:2222 " ED2 "\n", "h", ED1, NULL), REMOTE_HOSTKEY_NEW);
+	assert_int_equal(verdict("g " ED2 "\n[h]:2222 " ED2 "\n", "h", ED1, NULL),
+			 REMOTE_HOSTKEY_NEW);
 	assert_int_equal(verdict("[h]:2222 " ED1 "\n", "[h]:2222", ED1, NULL), REMOTE_HOSTKEY_OK);
 	/* CRLF lines, and lines OpenSSH cannot parse, are skipped as it skips them. */
 	assert_int_equal(verdict("h " ED1 "\r\n", "h", ED1, NULL), REMOTE_HOSTKEY_OK);
@@ -288,7 +311,8 @@ static void load_warns(void **state)
 static void lookup_and_format(void **state)
 {
 	(void)state;
-	char *path = write_file("@revoked h " EC1 "\nh " EC1 "\nh " ED2 "\n@cert-authority h " ED1 "\n");
+	char *path =
+		write_file("@revoked h " EC1 "\nh " EC1 "\nh " ED2 "\n@cert-authority h " ED1 "\n");
 	remote_hostfile_set s = REMOTE_HOSTFILE_SET_INIT;
 	remote_hostfile_load(&s, "h", path, NULL, NULL);
 	assert_non_null(remote_hostfile_lookup_type(&s, 0)); /* ed25519 */
@@ -312,9 +336,12 @@ static void lookup_and_format(void **state)
 static void verdicts(void **state)
 {
 	(void)state;
-	assert_string_equal(remote_hostkey_verdict("h1: @ " REMOTE_HOSTKEY_REVOKED_TEXT " @ ..."), "REVOKED");
-	assert_string_equal(remote_hostkey_verdict("h1: " REMOTE_HOSTKEY_CHANGED_TEXT " ..."), "CHANGED");
-	assert_string_equal(remote_hostkey_verdict("h1: host key for h is not known (x)"), "UNKNOWN");
+	assert_string_equal(remote_hostkey_verdict("h1: @ " REMOTE_HOSTKEY_REVOKED_TEXT " @ ..."),
+			    "REVOKED");
+	assert_string_equal(remote_hostkey_verdict("h1: " REMOTE_HOSTKEY_CHANGED_TEXT " ..."),
+			    "CHANGED");
+	assert_string_equal(remote_hostkey_verdict("h1: host key for h is not known (x)"),
+			    "UNKNOWN");
 	assert_string_equal(remote_hostkey_verdict("h1: short write"), "REFUSED");
 }
 

@@ -17,7 +17,7 @@ static char *expand_joined(const char *spec)
 {
 	char **v;
 	size_t n;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	int rc = nodeset_expand(spec, &v, &n, &e);
 	if (rc)
 		print_error("%s: %s\n", spec, e.msg);
@@ -40,7 +40,7 @@ static void check_error(const char *spec, const char *want)
 {
 	char **v = (char **)1;
 	size_t n = 7;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	assert_int_equal(nodeset_expand(spec, &v, &n, &e), BG_EUSAGE);
 	assert_string_equal(e.msg, want);
 	assert_null(v);

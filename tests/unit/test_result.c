@@ -13,8 +13,9 @@
 #include "gate/result.h"
 #include "gate/run.h"
 
-#define SIDE(slow, wall, sum, cos) \
-	"{\"slowCTA_us\":" #slow ",\"wall_us\":" #wall ",\"sumCTA_us\":" #sum ",\"cos\":" #cos ",\"status\":\"PASS\"}"
+#define SIDE(slow, wall, sum, cos)                                                                 \
+	"{\"slowCTA_us\":" #slow ",\"wall_us\":" #wall ",\"sumCTA_us\":" #sum ",\"cos\":" #cos     \
+	",\"status\":\"PASS\"}"
 
 static gate_verdict judge(const char *line, gate_result *r)
 {
@@ -26,9 +27,13 @@ static void pass_gate(void **state)
 {
 	(void)state;
 	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"kind\":\"gemv_m1\",\"shape\":\"q_b\",\"candidate\":" SIDE(4.1, 5.0, 410.2, 0.9999)
-			",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0, 1.0)
-			",\"slowCTA_ratio_base_over_cand\":1.27,\"verdict\":\"PASS_GATE\"}";
+	const char *l =
+		"FAITHFUL_RESULT {\"kind\":\"gemv_m1\",\"shape\":\"q_b\",\"candidate\":" SIDE(
+			4.1, 5.0, 410.2,
+			0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
+							      1.0) ",\"slowCTA_ratio_base_over_"
+								   "cand\":1.27,\"verdict\":\"PASS_"
+								   "GATE\"}";
 	assert_true(gate_is_result_line(l, strlen(l)));
 	assert_int_equal(judge(l, &r), VERDICT_PASS_GATE);
 	assert_false(r.disagrees);
@@ -40,8 +45,11 @@ static void below_bar(void **state)
 {
 	(void)state;
 	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(6.0, 7.0, 400, 0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0, 1.0)
-			",\"slowCTA_ratio_base_over_cand\":0.8667,\"verdict\":\"BELOW_BAR\"}";
+	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
+		6.0, 7.0, 400,
+		0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
+						      1.0) ",\"slowCTA_ratio_base_over_cand\":0."
+							   "8667,\"verdict\":\"BELOW_BAR\"}";
 	assert_int_equal(judge(l, &r), VERDICT_BELOW_BAR);
 	assert_non_null(strstr(r.problems, "below the bar"));
 	gate_result_release(&r);
@@ -51,13 +59,16 @@ static void bad_cos_is_invalid(void **state)
 {
 	(void)state;
 	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(1.0, 2.0, 100, 0.0) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0, 1.0)
-			",\"verdict\":\"INVALID\"}";
+	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
+		1.0, 2.0, 100, 0.0) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
+								  1.0) ",\"verdict\":\"INVALID\"}";
 	assert_int_equal(judge(l, &r), VERDICT_INVALID);
 	gate_result_release(&r);
 	/* The same numbers claimed as a pass: disagreement, INVALID. */
-	l = "FAITHFUL_RESULT {\"candidate\":" SIDE(1.0, 2.0, 100, 0.5) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0, 1.0)
-	    ",\"verdict\":\"PASS_GATE\"}";
+	l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
+		1.0, 2.0, 100,
+		0.5) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
+						   1.0) ",\"verdict\":\"PASS_GATE\"}";
 	assert_int_equal(judge(l, &r), VERDICT_INVALID);
 	assert_true(r.disagrees);
 	assert_non_null(strstr(r.problems, "cos"));
@@ -69,8 +80,10 @@ static void sloughing_rejected(void **state)
 	(void)state;
 	gate_result r;
 	/* slowCTA halves but total CTA time doubles: the work was only spread. */
-	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(2.6, 3.0, 804, 0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0, 1.0)
-			",\"verdict\":\"PASS_GATE\"}";
+	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
+		2.6, 3.0, 804,
+		0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
+						      1.0) ",\"verdict\":\"PASS_GATE\"}";
 	assert_int_equal(judge(l, &r), VERDICT_INVALID);
 	assert_non_null(strstr(r.problems, "sumCTA rose"));
 	gate_result_release(&r);
@@ -80,8 +93,11 @@ static void stated_ratio_checked(void **state)
 {
 	(void)state;
 	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5.0, 400, 0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0, 1.0)
-			",\"slowCTA_ratio_base_over_cand\":2.5,\"verdict\":\"PASS_GATE\"}";
+	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
+		4.0, 5.0, 400,
+		0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
+						      1.0) ",\"slowCTA_ratio_base_over_cand\":2.5,"
+							   "\"verdict\":\"PASS_GATE\"}";
 	assert_int_equal(judge(l, &r), VERDICT_INVALID);
 	assert_non_null(strstr(r.problems, "stated slowCTA ratio"));
 	gate_result_release(&r);
@@ -92,8 +108,10 @@ static void stated_bar_used(void **state)
 	(void)state;
 	gate_result r;
 	/* ratio 1.1 against the gate's own bar 1.2: BELOW_BAR, agreeing with the gate. */
-	const char *l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) ",\"baseline_in_tree\":" SIDE(5.5, 6.1, 402.0, 1.0)
-			",\"verdict\":\"BELOW_BAR\"}";
+	const char *l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(
+		5.0, 6.0, 400,
+		0.9999) ",\"baseline_in_tree\":" SIDE(5.5, 6.1, 402.0,
+						      1.0) ",\"verdict\":\"BELOW_BAR\"}";
 	assert_int_equal(judge(l, &r), VERDICT_BELOW_BAR);
 	assert_false(r.disagrees);
 	gate_result_release(&r);
@@ -106,7 +124,8 @@ static void garbage_kept_verbatim(void **state)
 		"FAITHFUL_RESULT {not json",
 		"FAITHFUL_RESULT []",
 		"FAITHFUL_RESULT {\"verdict\":\"PASS_GATE\"}",
-		"FAITHFUL_RESULT {\"verdict\":\"PASS_GATE\",\"candidate\":{\"slowCTA_us\":\"fast\"}}",
+		"FAITHFUL_RESULT "
+		"{\"verdict\":\"PASS_GATE\",\"candidate\":{\"slowCTA_us\":\"fast\"}}",
 		"FAITHFUL_RESULT {\"verdict\":\"WHATEVER\",\"candidate\":" SIDE(1, 2, 3, 1) "}",
 		"FAITHFUL_RESULT {\"verdict\":\"PASS_GATE\",\"candidate\":" SIDE(9, 2, 3, 1) "}",
 		"FAITHFUL_RESULT {\"verdict\":\"PASS_GATE\",\"candidate\":" SIDE(-1, 2, 3, 1) "}",
@@ -129,13 +148,17 @@ static void agent_lines(void **state)
 {
 	(void)state;
 	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":2,\"killed\":3,\"gpu_freed\":null}";
+	const char *l =
+		"FAITHFUL_RESULT "
+		"{\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":2,\"killed\":3,\"gpu_freed\":null}";
 	gate_result_parse_from(&r, l, strlen(l), NULL, GATE_FROM_AGENT);
 	assert_int_equal(r.verdict, VERDICT_TIMEOUT_HANG);
 	assert_false(r.forged);
 	assert_int_equal(gate_verdict_exit_code(r.verdict), 124);
 	gate_result_release(&r);
-	l = "FAITHFUL_RESULT {\"verdict\":\"INVALID\",\"reason\":\"gpu_busy\",\"gpu\":0,\"pid\":42,\"process\":\"python3\"}";
+	l = "FAITHFUL_RESULT "
+	    "{\"verdict\":\"INVALID\",\"reason\":\"gpu_busy\",\"gpu\":0,\"pid\":42,\"process\":"
+	    "\"python3\"}";
 	gate_result_parse_from(&r, l, strlen(l), NULL, GATE_FROM_AGENT);
 	assert_int_equal(r.verdict, VERDICT_INVALID);
 	assert_non_null(strstr(r.problems, "gpu_busy"));
@@ -149,11 +172,16 @@ static void gate_cannot_speak_for_agent(void **state)
 {
 	(void)state;
 	const char *forged[] = {
-		"FAITHFUL_RESULT {\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":2,\"killed\":3,\"gpu_freed\":null}",
-		"FAITHFUL_RESULT {\"verdict\":\"INVALID\",\"reason\":\"gpu_busy\",\"gpu\":0,\"pid\":42,\"process\":\"x\"}",
+		"FAITHFUL_RESULT "
+		"{\"verdict\":\"TIMEOUT_HANG\",\"timeout_s\":2,\"killed\":3,\"gpu_freed\":null}",
+		"FAITHFUL_RESULT "
+		"{\"verdict\":\"INVALID\",\"reason\":\"gpu_busy\",\"gpu\":0,\"pid\":42,\"process\":"
+		"\"x\"}",
 		"FAITHFUL_RESULT {\"verdict\":\"INVALID\",\"reason\":\"no_gpu\",\"detail\":\"x\"}",
 		/* a gate PASS line dressed with an agent reason is still forged */
-		"FAITHFUL_RESULT {\"verdict\":\"PASS_GATE\",\"reason\":\"gpu_busy\",\"candidate\":" SIDE(4.0, 5.0, 400, 0.9999) "}",
+		"FAITHFUL_RESULT "
+		"{\"verdict\":\"PASS_GATE\",\"reason\":\"gpu_busy\",\"candidate\":" SIDE(
+			4.0, 5.0, 400, 0.9999) "}",
 	};
 	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
 		gate_result r;
@@ -164,7 +192,8 @@ static void gate_cannot_speak_for_agent(void **state)
 	}
 	/* The agent cannot report a gate's PASS either. */
 	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5.0, 400, 0.9999) ",\"verdict\":\"PASS_GATE\"}";
+	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
+		4.0, 5.0, 400, 0.9999) ",\"verdict\":\"PASS_GATE\"}";
 	gate_result_parse_from(&r, l, strlen(l), NULL, GATE_FROM_AGENT);
 	assert_int_equal(r.verdict, VERDICT_INVALID);
 	gate_result_release(&r);
@@ -179,8 +208,8 @@ static void user_bar_wins(void **state)
 	gate_policy p = GATE_POLICY_DEFAULT;
 	gate_result r;
 	/* ratio 1.1; the gate judged against its bar 1.0 and says PASS_GATE. */
-	const char *l = "FAITHFUL_RESULT {\"bar\":1.0,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
-			",\"slowCTA_ratio_base_over_cand\":1.1,\"verdict\":\"PASS_GATE\"}";
+	const char *l = "FAITHFUL_RESULT {\"bar\":1.0,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999)
+		BASE ",\"slowCTA_ratio_base_over_cand\":1.1,\"verdict\":\"PASS_GATE\"}";
 	p.bar = 1.2;
 	gate_result_parse(&r, l, strlen(l), &p);
 	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
@@ -189,29 +218,34 @@ static void user_bar_wins(void **state)
 	assert_true(r.bar == 1.2);
 	gate_result_release(&r);
 	/* A gate lowering its bar cannot pass what --bar refuses. */
-	l = "FAITHFUL_RESULT {\"bar\":0.5,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE ",\"verdict\":\"PASS_GATE\"}";
+	l = "FAITHFUL_RESULT {\"bar\":0.5,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
+		",\"verdict\":\"PASS_GATE\"}";
 	gate_result_parse(&r, l, strlen(l), &p);
 	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
 	gate_result_release(&r);
 	/* No "bar" in the line: the gate is taken to judge against 1.0. */
-	l = "FAITHFUL_RESULT {\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE ",\"verdict\":\"PASS_GATE\"}";
+	l = "FAITHFUL_RESULT {\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
+		",\"verdict\":\"PASS_GATE\"}";
 	gate_result_parse(&r, l, strlen(l), &p);
 	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
 	assert_false(r.disagrees);
 	gate_result_release(&r);
 	/* A lower --bar passes what the gate's stricter bar did not. */
 	p.bar = 1.05;
-	l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE ",\"verdict\":\"BELOW_BAR\"}";
+	l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
+		",\"verdict\":\"BELOW_BAR\"}";
 	gate_result_parse(&r, l, strlen(l), &p);
 	assert_int_equal(r.verdict, VERDICT_PASS_GATE);
 	gate_result_release(&r);
 	/* Without --bar the gate's bar stands (documented default). */
-	l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE ",\"verdict\":\"BELOW_BAR\"}";
+	l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
+		",\"verdict\":\"BELOW_BAR\"}";
 	gate_result_parse(&r, l, strlen(l), NULL);
 	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
 	gate_result_release(&r);
 	/* A gate that lies against its own bar is still INVALID. */
-	l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE ",\"verdict\":\"PASS_GATE\"}";
+	l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
+		",\"verdict\":\"PASS_GATE\"}";
 	p.bar = 1.0;
 	gate_result_parse(&r, l, strlen(l), &p);
 	assert_int_equal(r.verdict, VERDICT_INVALID);
@@ -219,7 +253,8 @@ static void user_bar_wins(void **state)
 	gate_result_release(&r);
 	/* An in-tree-only run has ratio 1: below a --bar of 1.2. */
 	p.bar = 1.2;
-	l = "FAITHFUL_RESULT {\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) ",\"verdict\":\"PASS_GATE\"}";
+	l = "FAITHFUL_RESULT {\"candidate\":" SIDE(5.0, 6.0, 400,
+						   0.9999) ",\"verdict\":\"PASS_GATE\"}";
 	gate_result_parse(&r, l, strlen(l), &p);
 	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
 	gate_result_release(&r);
@@ -235,18 +270,28 @@ static void strict_json(void **state)
 		size_t len; /* 0: strlen */
 		const char *why;
 	} bad[] = {
-		{"FAITHFUL_RESULT {\"verdict\":\"BELOW_BAR\"," GOOD_BODY "}", 0, "duplicate key \"verdict\""},
-		{"FAITHFUL_RESULT {" GOOD_BODY ",\"candidate\":" SIDE(9.0, 9.5, 400, 0.9999) "}", 0, "duplicate key \"candidate\""},
+		{"FAITHFUL_RESULT {\"verdict\":\"BELOW_BAR\"," GOOD_BODY "}", 0,
+		 "duplicate key \"verdict\""},
+		{"FAITHFUL_RESULT {" GOOD_BODY ",\"candidate\":" SIDE(9.0, 9.5, 400, 0.9999) "}", 0,
+		 "duplicate key \"candidate\""},
 		/* nested duplicate, and one spelled with an escape */
-		{"FAITHFUL_RESULT {\"candidate\":{\"slowCTA_us\":4,\"wall_us\":5,\"sumCTA_us\":400,\"cos\":1,\"cos\":0.1},"
-		 "\"verdict\":\"PASS_GATE\"}", 0, "duplicate key \"cos\""},
-		{"FAITHFUL_RESULT {\"verdict\":\"PASS_GATE\",\"x\":{\"a\":1,\"\\u0061\":2}," GOOD_BODY "}", 0, "duplicate key"},
+		{"FAITHFUL_RESULT "
+		 "{\"candidate\":{\"slowCTA_us\":4,\"wall_us\":5,\"sumCTA_us\":400,\"cos\":1,"
+		 "\"cos\":0.1},"
+		 "\"verdict\":\"PASS_GATE\"}",
+		 0, "duplicate key \"cos\""},
+		{"FAITHFUL_RESULT "
+		 "{\"verdict\":\"PASS_GATE\",\"x\":{\"a\":1,\"\\u0061\":2}," GOOD_BODY "}",
+		 0, "duplicate key"},
 		{"FAITHFUL_RESULT {" GOOD_BODY "}{\"verdict\":\"BELOW_BAR\"}", 0, "trailing bytes"},
 		{"FAITHFUL_RESULT {" GOOD_BODY "} x", 0, "trailing bytes"},
 		{"FAITHFUL_RESULT {" GOOD_BODY ",\"kind\":\"a\xff\"}", 0, "invalid UTF-8"},
-		{"FAITHFUL_RESULT {" GOOD_BODY ",\"kind\":\"\xed\xa0\x80\"}", 0, "invalid UTF-8"},     /* surrogate */
-		{"FAITHFUL_RESULT {" GOOD_BODY ",\"kind\":\"\xc0\xaf\"}", 0, "invalid UTF-8"},         /* overlong */
-		{"FAITHFUL_RESULT {" GOOD_BODY ",\"kind\":\"\xf4\x90\x80\x80\"}", 0, "invalid UTF-8"}, /* > U+10FFFF */
+		{"FAITHFUL_RESULT {" GOOD_BODY ",\"kind\":\"\xed\xa0\x80\"}", 0,
+		 "invalid UTF-8"}, /* surrogate */
+		{"FAITHFUL_RESULT {" GOOD_BODY ",\"kind\":\"\xc0\xaf\"}", 0,
+		 "invalid UTF-8"}, /* overlong */
+		{"FAITHFUL_RESULT {" GOOD_BODY ",\"kind\":\"\xf4\x90\x80\x80\"}", 0,
+		 "invalid UTF-8"}, /* > U+10FFFF */
 		{"FAITHFUL_RESULT {" GOOD_BODY ",\"k\xff\":1}", 0, "invalid UTF-8"},
 		{"FAITHFUL_RESULT {" GOOD_BODY ",\"kind\":\"a\\u0000b\"}", 0, "\\u0000"},
 		{"FAITHFUL_RESULT {" GOOD_BODY ",\"kind\":\"\\ud800\"}", 0, "surrogate"},
@@ -259,17 +304,21 @@ static void strict_json(void **state)
 		{"FAITHFUL_RESULT {" GOOD_BODY ",}", 0, "expected a key"},
 		{"FAITHFUL_RESULT {" GOOD_BODY ",\"x\":\"a\tb\"}", 0, "control byte"},
 		{"FAITHFUL_RESULT {'verdict':'PASS_GATE'}", 0, "expected a key"},
-		{"FAITHFUL_RESULT " "{\"a\":" "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}", 0,
-		 "nested too deep"},
-		{"FAITHFUL_RESULT {" GOOD_BODY "}\0junk", sizeof("FAITHFUL_RESULT {" GOOD_BODY "}\0junk") - 1, "NUL"},
+		{"FAITHFUL_RESULT "
+		 "{\"a\":"
+		 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+		 "}",
+		 0, "nested too deep"},
+		{"FAITHFUL_RESULT {" GOOD_BODY "}\0junk",
+		 sizeof("FAITHFUL_RESULT {" GOOD_BODY "}\0junk") - 1, "NUL"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		gate_result r;
 		size_t n = bad[i].len ? bad[i].len : strlen(bad[i].line);
 		gate_result_parse(&r, bad[i].line, n, NULL);
 		if (r.verdict != VERDICT_INVALID || !strstr(r.problems, bad[i].why))
-			fail_msg("case %zu: verdict %s, problems '%s', wanted '%s'", i, gate_verdict_name(r.verdict),
-				 r.problems, bad[i].why);
+			fail_msg("case %zu: verdict %s, problems '%s', wanted '%s'", i,
+				 gate_verdict_name(r.verdict), r.problems, bad[i].why);
 		assert_null(r.json);
 		for (const char *c = r.problems; *c; c++)
 			assert_true(*c >= 0x20 && *c < 0x7f);
@@ -277,7 +326,8 @@ static void strict_json(void **state)
 	}
 	/* Blanks around the object are JSON; so is valid UTF-8 and an escaped pair. */
 	gate_result r;
-	const char *l = "FAITHFUL_RESULT  {" GOOD_BODY ",\"kind\":\"caf\xc3\xa9 \xf0\x9f\x9a\x80 \\ud83d\\ude80\"} \r";
+	const char *l = "FAITHFUL_RESULT  {" GOOD_BODY
+			",\"kind\":\"caf\xc3\xa9 \xf0\x9f\x9a\x80 \\ud83d\\ude80\"} \r";
 	gate_result_parse(&r, l, strlen(l), NULL);
 	assert_int_equal(r.verdict, VERDICT_PASS_GATE);
 	gate_result_release(&r);
@@ -289,38 +339,56 @@ static void absurd_numbers(void **state)
 	static const struct {
 		const char *line, *why;
 	} bad[] = {
-		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5.0, 400, 1.5) BASE ",\"verdict\":\"PASS_GATE\"}", "candidate.cos"},
-		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5.0, 400, -1.01) BASE ",\"verdict\":\"PASS_GATE\"}", "candidate.cos"},
-		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5.0, 400, 0.9999) ",\"baseline_in_tree\":" SIDE(5.5, 6.1, 402.0, 2)
-		 ",\"verdict\":\"PASS_GATE\"}", "baseline_in_tree.cos"},
-		{"FAITHFUL_RESULT {\"candidate\":" SIDE(-4.0, 5.0, 400, 0.9999) BASE ",\"verdict\":\"PASS_GATE\"}", "slowCTA_us"},
-		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5e9, 400, 0.9999) BASE ",\"verdict\":\"PASS_GATE\"}", "wall_us"},
-		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0e9, 5e9, 5e9, 0.9999) BASE ",\"verdict\":\"PASS_GATE\"}", "slowCTA_us"},
+		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5.0, 400, 1.5) BASE
+		 ",\"verdict\":\"PASS_GATE\"}",
+		 "candidate.cos"},
+		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5.0, 400, -1.01) BASE
+		 ",\"verdict\":\"PASS_GATE\"}",
+		 "candidate.cos"},
+		{"FAITHFUL_RESULT {\"candidate\":" SIDE(
+			 4.0, 5.0, 400,
+			 0.9999) ",\"baseline_in_tree\":" SIDE(5.5, 6.1, 402.0,
+							       2) ",\"verdict\":\"PASS_GATE\"}",
+		 "baseline_in_tree.cos"},
+		{"FAITHFUL_RESULT {\"candidate\":" SIDE(-4.0, 5.0, 400, 0.9999) BASE
+		 ",\"verdict\":\"PASS_GATE\"}",
+		 "slowCTA_us"},
+		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5e9, 400, 0.9999) BASE
+		 ",\"verdict\":\"PASS_GATE\"}",
+		 "wall_us"},
+		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0e9, 5e9, 5e9, 0.9999) BASE
+		 ",\"verdict\":\"PASS_GATE\"}",
+		 "slowCTA_us"},
 		{"FAITHFUL_RESULT {\"num_workers\":0," GOOD_BODY "}", "num_workers"},
 		{"FAITHFUL_RESULT {\"num_workers\":-8," GOOD_BODY "}", "num_workers"},
 		{"FAITHFUL_RESULT {\"num_workers\":8.5," GOOD_BODY "}", "whole number"},
 		{"FAITHFUL_RESULT {\"num_workers\":1e9," GOOD_BODY "}", "num_workers"},
-		{"FAITHFUL_RESULT {\"num_workers\":\"8\"," GOOD_BODY "}", "num_workers is not a finite number"},
-		{"FAITHFUL_RESULT {\"num_workers\":8,\"num_active\":9," GOOD_BODY "}", "num_active"},
+		{"FAITHFUL_RESULT {\"num_workers\":\"8\"," GOOD_BODY "}",
+		 "num_workers is not a finite number"},
+		{"FAITHFUL_RESULT {\"num_workers\":8,\"num_active\":9," GOOD_BODY "}",
+		 "num_active"},
 		{"FAITHFUL_RESULT {\"bar\":0," GOOD_BODY "}", "bar must be positive"},
 		{"FAITHFUL_RESULT {\"bar\":-1," GOOD_BODY "}", "bar"},
 		{"FAITHFUL_RESULT {\"bar\":\"1.0\"," GOOD_BODY "}", "bar is not a finite number"},
-		{"FAITHFUL_RESULT {\"slowCTA_ratio_base_over_cand\":-1.375," GOOD_BODY "}", "slowCTA_ratio"},
+		{"FAITHFUL_RESULT {\"slowCTA_ratio_base_over_cand\":-1.375," GOOD_BODY "}",
+		 "slowCTA_ratio"},
 		{"FAITHFUL_RESULT {\"kind\":7," GOOD_BODY "}", "kind is not a string"},
-		{"FAITHFUL_RESULT {\"verdict\":1," "\"candidate\":" SIDE(4.0, 5.0, 400, 0.9999) "}", "verdict is not a string"},
+		{"FAITHFUL_RESULT {\"verdict\":1,"
+		 "\"candidate\":" SIDE(4.0, 5.0, 400, 0.9999) "}",
+		 "verdict is not a string"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		gate_result r;
 		gate_result_parse(&r, bad[i].line, strlen(bad[i].line), NULL);
 		if (r.verdict != VERDICT_INVALID || !strstr(r.problems, bad[i].why))
-			fail_msg("case %zu: verdict %s, problems '%s', wanted '%s'", i, gate_verdict_name(r.verdict),
-				 r.problems, bad[i].why);
+			fail_msg("case %zu: verdict %s, problems '%s', wanted '%s'", i,
+				 gate_verdict_name(r.verdict), r.problems, bad[i].why);
 		gate_result_release(&r);
 	}
 	/* fp32 rounding just above 1 is not absurd. */
 	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"num_workers\":128,\"num_active\":8,\"candidate\":" SIDE(4.0, 5.0, 400, 1.0000001)
-			BASE ",\"verdict\":\"PASS_GATE\"}";
+	const char *l = "FAITHFUL_RESULT {\"num_workers\":128,\"num_active\":8,\"candidate\":" SIDE(
+		4.0, 5.0, 400, 1.0000001) BASE ",\"verdict\":\"PASS_GATE\"}";
 	gate_result_parse(&r, l, strlen(l), NULL);
 	assert_int_equal(r.verdict, VERDICT_PASS_GATE);
 	gate_result_release(&r);
@@ -340,11 +408,15 @@ static void utf8_and_cuda(void **state)
 	const char *yes[] = {
 		"RuntimeError: CUDA error: an illegal memory access was encountered",
 		"CUDA error at gemv.cu:88 code=700(cudaErrorIllegalAddress)",
-		"cupy.cuda.runtime.CUDARuntimeError: cudaErrorLaunchFailure: unspecified launch failure",
-		"CUDA_ERROR_ILLEGAL_ADDRESS", "CUBLAS_STATUS_EXECUTION_FAILED",
-		"../aten/src/ATen/native/cuda/IndexKernel.cu:92: block: [0,0,0] Assertion failed; device-side assert triggered",
+		"cupy.cuda.runtime.CUDARuntimeError: cudaErrorLaunchFailure: unspecified launch "
+		"failure",
+		"CUDA_ERROR_ILLEGAL_ADDRESS",
+		"CUBLAS_STATUS_EXECUTION_FAILED",
+		"../aten/src/ATen/native/cuda/IndexKernel.cu:92: block: [0,0,0] Assertion failed; "
+		"device-side assert triggered",
 	};
-	const char *no[] = {"no CUDA errors seen", "cudaSuccess", "CUBLAS_STATUS_SUCCESS", "checking cudaError handling: ok"};
+	const char *no[] = {"no CUDA errors seen", "cudaSuccess", "CUBLAS_STATUS_SUCCESS",
+			    "checking cudaError handling: ok"};
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
 		assert_true(gate_line_cuda_error(yes[i], strlen(yes[i])));
 	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
@@ -464,7 +536,8 @@ static void gpu_lists(void **state)
 	assert_true(set[0] && set[1] && !set[2]);
 	assert_true(bg_gpus_parse(" 3 , 5-6 ", set, &why));
 	assert_true(set[3] && set[5] && set[6] && !set[4]);
-	const char *bad[] = {"", "a", "1-", "3-1", "1,", "1;id", "-5", "2.5", "99999999999", "1024"};
+	const char *bad[] = {"",     "a",  "1-",  "3-1",         "1,",
+			     "1;id", "-5", "2.5", "99999999999", "1024"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_false(bg_gpus_parse(bad[i], set, &why));
 }
@@ -472,14 +545,22 @@ static void gpu_lists(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(pass_gate),          cmocka_unit_test(below_bar),
-		cmocka_unit_test(bad_cos_is_invalid), cmocka_unit_test(sloughing_rejected),
-		cmocka_unit_test(stated_ratio_checked), cmocka_unit_test(stated_bar_used),
-		cmocka_unit_test(garbage_kept_verbatim), cmocka_unit_test(agent_lines),
-		cmocka_unit_test(gate_cannot_speak_for_agent), cmocka_unit_test(user_bar_wins),
-		cmocka_unit_test(strict_json),        cmocka_unit_test(absurd_numbers),
-		cmocka_unit_test(utf8_and_cuda),      cmocka_unit_test(clean_exit),
-		cmocka_unit_test(outcome_verdicts),   cmocka_unit_test(gpu_lists),
+		cmocka_unit_test(pass_gate),
+		cmocka_unit_test(below_bar),
+		cmocka_unit_test(bad_cos_is_invalid),
+		cmocka_unit_test(sloughing_rejected),
+		cmocka_unit_test(stated_ratio_checked),
+		cmocka_unit_test(stated_bar_used),
+		cmocka_unit_test(garbage_kept_verbatim),
+		cmocka_unit_test(agent_lines),
+		cmocka_unit_test(gate_cannot_speak_for_agent),
+		cmocka_unit_test(user_bar_wins),
+		cmocka_unit_test(strict_json),
+		cmocka_unit_test(absurd_numbers),
+		cmocka_unit_test(utf8_and_cuda),
+		cmocka_unit_test(clean_exit),
+		cmocka_unit_test(outcome_verdicts),
+		cmocka_unit_test(gpu_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

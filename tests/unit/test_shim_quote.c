@@ -94,7 +94,7 @@ static void test_quoted_words(void **state)
 static void test_quote_argv(void **state)
 {
 	(void)state;
-	const char *argv[] = { "printf", "%s\\0", "a b", "", "x" };
+	const char *argv[] = {"printf", "%s\\0", "a b", "", "x"};
 	strbuf sb = STRBUF_INIT;
 	bg_quote_argv(&sb, argv, 5);
 	assert_string_equal(strbuf_str(&sb), "printf '%s\\0' 'a b' '' x");
@@ -133,8 +133,8 @@ static char *run_shell(const char *shell, const char *cmd, const char *path, siz
 		dup2(devnull, 0);
 		dup2(devnull, 2);
 		char *pathenv = xasprintf("PATH=%s", path);
-		char *envp[] = { pathenv, "LC_ALL=C.UTF-8", NULL };
-		char *argv[] = { (char *)shell, "-c", (char *)cmd, NULL };
+		char *envp[] = {pathenv, "LC_ALL=C.UTF-8", NULL};
+		char *argv[] = {(char *)shell, "-c", (char *)cmd, NULL};
 		execve(shell, argv, envp);
 		_exit(126);
 	}
@@ -158,7 +158,7 @@ static char *run_shell(const char *shell, const char *cmd, const char *path, siz
 	return strbuf_detach(&out);
 }
 
-static const char *const shells[] = { "/bin/sh", "/bin/dash", "/bin/bash" };
+static const char *const shells[] = {"/bin/sh", "/bin/dash", "/bin/bash"};
 
 static uint64_t rng_state;
 static uint64_t rnd(void)
@@ -241,8 +241,8 @@ static void test_command_position(void **state)
 	(void)state;
 	char dir[] = "/tmp/bgshimXXXXXX";
 	assert_non_null(mkdtemp(dir));
-	const char *names[] = { "if", "time", "coproc", "A=b", "!", "{", "~", "#x", "a b",
-				"$x", "it's", "do" };
+	const char *names[] = {"if", "time", "coproc", "A=b", "!",    "{",
+			       "~",  "#x",   "a b",    "$x",  "it's", "do"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char *path = xasprintf("%s/%s", dir, names[i]);
 		FILE *f = fopen(path, "w");
@@ -251,7 +251,7 @@ static void test_command_position(void **state)
 		fclose(f);
 		assert_int_equal(chmod(path, 0755), 0);
 		strbuf cmd = STRBUF_INIT;
-		const char *argv[] = { names[i], "arg" };
+		const char *argv[] = {names[i], "arg"};
 		bg_quote_argv(&cmd, argv, 2);
 		for (size_t s = 0; s < sizeof(shells) / sizeof(shells[0]); s++) {
 			char *p = xasprintf("%s:/usr/bin:/bin", dir);
@@ -274,8 +274,8 @@ static void test_command_position(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bare_words),	   cmocka_unit_test(test_quoted_words),
-		cmocka_unit_test(test_quote_argv),	   cmocka_unit_test(test_env_names),
+		cmocka_unit_test(test_bare_words),         cmocka_unit_test(test_quoted_words),
+		cmocka_unit_test(test_quote_argv),         cmocka_unit_test(test_env_names),
 		cmocka_unit_test(test_shells_reconstruct), cmocka_unit_test(test_command_position),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

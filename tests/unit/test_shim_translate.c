@@ -21,17 +21,17 @@
 #define INI "/etc/boxgate/boxgate.ini"
 
 static shim_env_rule rules[] = {
-	{ "--decode-m1", "MPK_GG_DECODE_M1", "1", INI, 14 },
-	{ "--gate-timeout", "MPK_GATE_TIMEOUT_S", "{}", INI, 15 },
-	{ "--tag", "TAG", "x{}y{}", INI, 16 },
-	{ "--both", "BOTH", "1", INI, 17 },
-	{ "--timeout-alias", "MPK_GATE_TIMEOUT_S", "{}", INI, 18 },
-	{ "--multi", "M_ONE", "a", INI, 19 },
-	{ "--multi", "M_TWO", "{}", INI, 20 },
+	{"--decode-m1", "MPK_GG_DECODE_M1", "1", INI, 14},
+	{"--gate-timeout", "MPK_GATE_TIMEOUT_S", "{}", INI, 15},
+	{"--tag", "TAG", "x{}y{}", INI, 16},
+	{"--both", "BOTH", "1", INI, 17},
+	{"--timeout-alias", "MPK_GATE_TIMEOUT_S", "{}", INI, 18},
+	{"--multi", "M_ONE", "a", INI, 19},
+	{"--multi", "M_TWO", "{}", INI, 20},
 };
 
-static char *allow[] = { "--kind",    "--shape",  "--num-workers", "--configs",
-			 "--baseline", "--kernel", "--both",	      "-v" };
+static char *allow[] = {"--kind",     "--shape",  "--num-workers", "--configs",
+			"--baseline", "--kernel", "--both",        "-v"};
 
 static shim_rules make_box(void)
 {
@@ -85,8 +85,8 @@ static void test_pass_through(void **state)
 	assert_int_equal(tr(&box, &r, &err, "--kind", "gemv_m1", "--shape", "q_b", "--num-workers",
 			    "128", "--configs=q_b", "--baseline", "pos", "-v", NULL),
 			 0);
-	const char *want[] = { "--kind",  "gemv_m1",	   "--shape",	 "q_b", "--num-workers",
-			       "128",	  "--configs=q_b", "--baseline", "pos", "-v" };
+	const char *want[] = {"--kind", "gemv_m1",       "--shape",    "q_b", "--num-workers",
+			      "128",    "--configs=q_b", "--baseline", "pos", "-v"};
 	expect_argv(&r, want, 10);
 	assert_int_equal(r.n_env, 0);
 	assert_int_equal(r.n_words, 10);
@@ -108,7 +108,7 @@ static void test_positional_and_negative(void **state)
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "first", "-", "--kernel", "-5", "-.5", NULL), 0);
-	const char *want[] = { "first", "-", "--kernel", "-5", "-.5" };
+	const char *want[] = {"first", "-", "--kernel", "-5", "-.5"};
 	expect_argv(&r, want, 5);
 	assert_int_equal(r.words[0].route, SHIM_PASS);
 	assert_int_equal(r.words[1].route, SHIM_PASS);
@@ -124,7 +124,7 @@ static void test_env_boolean(void **state)
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--kind", "gemv_m1", "--decode-m1", "pos", NULL), 0);
-	const char *want[] = { "--kind", "gemv_m1", "pos" };
+	const char *want[] = {"--kind", "gemv_m1", "pos"};
 	expect_argv(&r, want, 3);
 	assert_int_equal(r.n_env, 1);
 	assert_string_equal(r.env[0], "MPK_GG_DECODE_M1=1");
@@ -270,8 +270,8 @@ static void test_end_of_flags(void **state)
 	assert_int_equal(tr(&box, &r, &err, "--kind", "x", "--", "--frob", "--decode-m1",
 			    "--configs", "other", "--", NULL),
 			 0);
-	const char *want[] = { "--kind",      "x",	   "--",    "--frob",
-			       "--decode-m1", "--configs", "other", "--" };
+	const char *want[] = {"--kind",      "x",         "--",    "--frob",
+			      "--decode-m1", "--configs", "other", "--"};
 	expect_argv(&r, want, 8);
 	assert_int_equal(r.n_env, 0);
 	for (size_t i = 2; i < r.n_words; i++)
@@ -318,7 +318,7 @@ static void test_num_workers(void **state)
 	shim_result r;
 	bg_err err;
 	assert_int_equal(tr(&box, &r, &err, "--num-workers", "128", "--decode-m1", NULL), 0);
-	const char *want[] = { "--num-workers", "128" };
+	const char *want[] = {"--num-workers", "128"};
 	expect_argv(&r, want, 2);
 	assert_int_equal(r.n_env, 2);
 	assert_string_equal(r.env[0], "MPK_TEST_NUM_WORKERS=128");
@@ -341,9 +341,9 @@ static void test_num_workers(void **state)
 	expect_has(err.msg, "flag --num-workers is not in the allowlist");
 
 	box = make_box();
-	const char *bad[] = { "0", "-3", "abc", "12x", "+5", "99999999999", "" };
+	const char *bad[] = {"0", "-3", "abc", "12x", "+5", "99999999999", ""};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *args[] = { "--num-workers", bad[i] };
+		const char *args[] = {"--num-workers", bad[i]};
 		assert_int_equal(shim_translate(&box, args, 2, &r, &err), BG_EUSAGE);
 		char *eqform = xasprintf("--num-workers=%s", bad[i]);
 		assert_int_equal(shim_translate(&box, (const char *const *)&eqform, 1, &r, &err),
@@ -359,7 +359,7 @@ static void test_bad_env_names(void **state)
 {
 	(void)state;
 	shim_rules box = make_box();
-	shim_env_rule bad[] = { { "--x", "1BAD", "1", INI, 30 } };
+	shim_env_rule bad[] = {{"--x", "1BAD", "1", INI, 30}};
 	box.env = bad;
 	box.n_env = 1;
 	shim_result r;
@@ -374,10 +374,10 @@ static void test_bad_env_names(void **state)
 	expect_has(err.msg, "MPK-NW");
 
 	/* shim_command_line refuses a bad name it is handed. */
-	char *env[] = { "A B=1" };
-	shim_result hand = { .env = env, .n_env = 1 };
+	char *env[] = {"A B=1"};
+	shim_result hand = {.env = env, .n_env = 1};
 	assert_null(shim_command_line(&hand, "gate"));
-	char *env2[] = { "NOEQUALS" };
+	char *env2[] = {"NOEQUALS"};
 	hand.env = env2;
 	assert_null(shim_command_line(&hand, "gate"));
 }
@@ -404,7 +404,7 @@ static void test_command_line(void **state)
 	assert_string_equal(cmd, "env 'MPK_GG_DECODE_M1=1' 'MPK_GATE_TIMEOUT_S=it'\\''s' "
 				 "scripts/faithful_eval.sh --kind gemv_m1");
 	free(cmd);
-	const char *entry[] = { "python3", "scripts/faithful eval.py" };
+	const char *entry[] = {"python3", "scripts/faithful eval.py"};
 	cmd = shim_command_line_argv(&r, entry, 2);
 	assert_string_equal(cmd, "env 'MPK_GG_DECODE_M1=1' 'MPK_GATE_TIMEOUT_S=it'\\''s' "
 				 "python3 'scripts/faithful eval.py' --kind gemv_m1");
@@ -414,7 +414,7 @@ static void test_command_line(void **state)
 	assert_null(shim_command_line(&r, ""));
 	shim_result_release(&r);
 
-	shim_result none = { 0 };
+	shim_result none = {0};
 	cmd = shim_command_line(&none, "%gate");
 	assert_string_equal(cmd, "env '%gate'");
 	free(cmd);
@@ -439,11 +439,11 @@ static void test_command_line_runs(void **state)
 	shim_rules box = make_box();
 	shim_result r;
 	bg_err err;
-	const char *shells[] = { "/bin/sh", "/bin/dash", "/bin/bash" };
+	const char *shells[] = {"/bin/sh", "/bin/dash", "/bin/bash"};
 	for (int with_env = 0; with_env < 2; with_env++) {
 		if (with_env)
-			assert_int_equal(tr(&box, &r, &err, "--gate-timeout", "$x `y`", "a'b", NULL),
-					 0);
+			assert_int_equal(
+				tr(&box, &r, &err, "--gate-timeout", "$x `y`", "a'b", NULL), 0);
 		else
 			assert_int_equal(tr(&box, &r, &err, "a'b", NULL), 0);
 		/* Found through PATH: bash alone would run `fg` for it. */
@@ -457,8 +457,8 @@ static void test_command_line_runs(void **state)
 				dup2(fds[1], 1);
 				close(fds[0]);
 				close(fds[1]);
-				char *envp[] = { pathenv, NULL };
-				char *argv[] = { (char *)shells[s], "-c", cmd, NULL };
+				char *envp[] = {pathenv, NULL};
+				char *argv[] = {(char *)shells[s], "-c", cmd, NULL};
 				execve(shells[s], argv, envp);
 				_exit(126);
 			}
@@ -485,12 +485,18 @@ static void test_command_line_runs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pass_through),	 cmocka_unit_test(test_positional_and_negative),
-		cmocka_unit_test(test_env_boolean),	 cmocka_unit_test(test_env_valued),
-		cmocka_unit_test(test_repeats),		 cmocka_unit_test(test_unknown_flag),
-		cmocka_unit_test(test_allow_wins),	 cmocka_unit_test(test_end_of_flags),
-		cmocka_unit_test(test_shape_policy),	 cmocka_unit_test(test_num_workers),
-		cmocka_unit_test(test_bad_env_names),	 cmocka_unit_test(test_command_line),
+		cmocka_unit_test(test_pass_through),
+		cmocka_unit_test(test_positional_and_negative),
+		cmocka_unit_test(test_env_boolean),
+		cmocka_unit_test(test_env_valued),
+		cmocka_unit_test(test_repeats),
+		cmocka_unit_test(test_unknown_flag),
+		cmocka_unit_test(test_allow_wins),
+		cmocka_unit_test(test_end_of_flags),
+		cmocka_unit_test(test_shape_policy),
+		cmocka_unit_test(test_num_workers),
+		cmocka_unit_test(test_bad_env_names),
+		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_command_line_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,7 +40,7 @@ static int group_teardown(void **state)
 static void lookup(const char *text, const char *host, sshcfg_host *h)
 {
 	char *p = cfg_file(text);
-	bg_err e = { 0 };
+	bg_err e = {0};
 	int rc = sshcfg_lookup(p, host, home, h, &e);
 	if (rc)
 		print_error("unexpected: %s\n", e.msg);
@@ -51,7 +51,7 @@ static void lookup(const char *text, const char *host, sshcfg_host *h)
 static void expect_error(const char *text, const char *host, const char *fmt)
 {
 	char *p = cfg_file(text);
-	bg_err e = { 0 };
+	bg_err e = {0};
 	sshcfg_host h;
 	int rc = sshcfg_lookup(p, host, home, &h, &e);
 	char want[1024];
@@ -78,16 +78,16 @@ static void test_patterns(void **state)
 	assert_false(sshcfg_match_pattern("", "x"));
 	assert_true(sshcfg_match_pattern("a**b", "ab"));
 
-	char *p1[] = { "*.lab", "!bad.lab" };
+	char *p1[] = {"*.lab", "!bad.lab"};
 	assert_true(sshcfg_match_host(p1, 2, "n1.lab"));
 	assert_false(sshcfg_match_host(p1, 2, "bad.lab"));
 	assert_false(sshcfg_match_host(p1, 2, "other"));
-	char *p2[] = { "!bad.lab" }; /* only negations: never matches */
+	char *p2[] = {"!bad.lab"}; /* only negations: never matches */
 	assert_false(sshcfg_match_host(p2, 1, "good"));
-	char *p3[] = { "!*.lab", "*" };
+	char *p3[] = {"!*.lab", "*"};
 	assert_true(sshcfg_match_host(p3, 2, "x.org"));
 	assert_false(sshcfg_match_host(p3, 2, "x.lab"));
-	char *p4[] = { "a", "b", "c" };
+	char *p4[] = {"a", "b", "c"};
 	assert_true(sshcfg_match_host(p4, 3, "b"));
 
 	/* Match's comma lists */
@@ -103,7 +103,8 @@ static void test_split_args(void **state)
 	(void)state;
 	char **v;
 	size_t n;
-	assert_true(sshcfg_split_args("  a  \"b c\" 'd e' f\\ g \"h\\\"i\" x\\q # comment", &v, &n));
+	assert_true(
+		sshcfg_split_args("  a  \"b c\" 'd e' f\\ g \"h\\\"i\" x\\q # comment", &v, &n));
 	assert_int_equal(n, 6);
 	assert_string_equal(v[0], "a");
 	assert_string_equal(v[1], "b c");
@@ -278,9 +279,10 @@ static void test_match_blocks(void **state)
 	assert_string_equal(h.user, "orig");
 	sshcfg_host_release(&h);
 	/* user sees User so far, localuser the password database name */
-	char *txt = xasprintf("Match user %s\n  Port 2001\nUser alice\nMatch user alice\n  HostName a\n"
-			      "Match localuser %s\n  ConnectTimeout 4\n",
-			      me, me);
+	char *txt =
+		xasprintf("Match user %s\n  Port 2001\nUser alice\nMatch user alice\n  HostName a\n"
+			  "Match localuser %s\n  ConnectTimeout 4\n",
+			  me, me);
 	lookup(txt, "x", &h);
 	assert_int_equal(h.port, 2001);
 	assert_string_equal(h.hostname, "a");
@@ -299,8 +301,9 @@ static void test_match_blocks(void **state)
 	assert_string_equal(h.hostname, "s.lab");
 	assert_int_equal(h.n_identities, 1);
 	sshcfg_host_release(&h);
-	lookup("Match canonical\n  User canon\nHost s.lab\n  User never\nHost s\n  HostName s.lab\n", "s",
-	       &h);
+	lookup("Match canonical\n  User canon\nHost s.lab\n  User never\nHost s\n  HostName "
+	       "s.lab\n",
+	       "s", &h);
 	assert_null(h.user); /* no `final` anywhere: no second pass */
 	sshcfg_host_release(&h);
 	free(me);
@@ -311,7 +314,7 @@ static void test_match_blocks(void **state)
 static void expect_unsupported(const char *p, const char *host, const char *what, int line)
 {
 	sshcfg_host h;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	assert_int_equal(sshcfg_lookup(p, host, home, &h, &e), 0);
 	if (what) {
 		char *want = xasprintf("%s (%s:%d)", what, p, line);
@@ -329,13 +332,14 @@ static void expect_unsupported(const char *p, const char *host, const char *what
 static void test_hostkey_option_refusals(void **state)
 {
 	(void)state;
-	char *p = cfg_file("Host r\n  RevokedHostKeys ~/.ssh/revoked\n"
-			   "Host k\n  KnownHostsCommand /bin/echo %H\n"
-			   "Host hash\n  HashKnownHosts yes\n"
-			   "Host ip\n  CheckHostIP yes\n"
-			   "Host dns\n  VerifyHostKeyDNS ask\n"
-			   "Host ok*\n  CheckHostIP no\n  HashKnownHosts false\n  RevokedHostKeys none\n"
-			   "Host *\n  CheckHostIP yes\n");
+	char *p = cfg_file(
+		"Host r\n  RevokedHostKeys ~/.ssh/revoked\n"
+		"Host k\n  KnownHostsCommand /bin/echo %H\n"
+		"Host hash\n  HashKnownHosts yes\n"
+		"Host ip\n  CheckHostIP yes\n"
+		"Host dns\n  VerifyHostKeyDNS ask\n"
+		"Host ok*\n  CheckHostIP no\n  HashKnownHosts false\n  RevokedHostKeys none\n"
+		"Host *\n  CheckHostIP yes\n");
 	expect_unsupported(p, "r", "RevokedHostKeys", 2);
 	expect_unsupported(p, "k", "KnownHostsCommand", 4);
 	expect_unsupported(p, "hash", "HashKnownHosts", 6);
@@ -368,16 +372,16 @@ static void test_query(void **state)
 	/* the box's user and port act as ssh -l / -p: ssh_config's do not
 	 * count, Match user sees the box's */
 	char *p = cfg_file("Match user boxuser\n  HostName via-box-user\nUser cfg\nPort 1\n");
-	sshcfg_query q = { "h", "boxuser", 2200, NULL, home };
+	sshcfg_query q = {"h", "boxuser", 2200, NULL, home};
 	sshcfg_host h;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	assert_int_equal(sshcfg_resolve(p, &q, &h, &e), 0);
 	assert_string_equal(h.hostname, "via-box-user");
 	assert_null(h.user);
 	assert_int_equal(h.port, 0);
 	sshcfg_host_release(&h);
 	/* without one, Match user sees [defaults] user */
-	sshcfg_query q2 = { "h", NULL, 0, "boxuser", home };
+	sshcfg_query q2 = {"h", NULL, 0, "boxuser", home};
 	assert_int_equal(sshcfg_resolve(p, &q2, &h, &e), 0);
 	assert_string_equal(h.hostname, "via-box-user");
 	assert_string_equal(h.user, "cfg");
@@ -391,7 +395,7 @@ static void test_proxy(void **state)
 	sshcfg_host h;
 	char *p = cfg_file("Host a\n  ProxyJump bastion\nHost b\n  ProxyCommand none\n"
 			   "Host c\n  ProxyJump none\nHost *\n  ProxyCommand ssh -W %h:%p j\n");
-	bg_err e = { 0 };
+	bg_err e = {0};
 	expect_unsupported(p, "a", "ProxyJump", 2);
 	/* `none` is fine and, being first, wins over the later one */
 	expect_unsupported(p, "b", NULL, 0);
@@ -410,7 +414,7 @@ static void test_proxy(void **state)
 static char *expand_ok(const char *s, const sshcfg_tokens *t, int flags)
 {
 	char *out = NULL;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	int rc = sshcfg_expand(s, t, flags, &out, &e);
 	if (rc)
 		print_error("unexpected: %s\n", e.msg);
@@ -421,8 +425,9 @@ static char *expand_ok(const char *s, const sshcfg_tokens *t, int flags)
 static void expand_fails(const char *s, const sshcfg_tokens *t, const char *want)
 {
 	char *out = NULL;
-	bg_err e = { 0 };
-	assert_int_equal(sshcfg_expand(s, t, SSHCFG_X_TILDE | SSHCFG_X_DOLLAR, &out, &e), BG_ECONFIG);
+	bg_err e = {0};
+	assert_int_equal(sshcfg_expand(s, t, SSHCFG_X_TILDE | SSHCFG_X_DOLLAR, &out, &e),
+			 BG_ECONFIG);
 	assert_null(out);
 	assert_string_equal(e.msg, want);
 }
@@ -431,7 +436,7 @@ static void test_expand(void **state)
 {
 	(void)state;
 	const int all = SSHCFG_X_TILDE | SSHCFG_X_DOLLAR;
-	sshcfg_tokens t = { "real.host", "alias", "me", "them", "/home/me", 2222, env_lookup, NULL };
+	sshcfg_tokens t = {"real.host", "alias", "me", "them", "/home/me", 2222, env_lookup, NULL};
 	char *s = expand_ok("~/.ssh/%h_%n_%k_%u_%r_%p_%d_%%", &t, all);
 	assert_string_equal(s, "/home/me/.ssh/real.host_alias_alias_me_them_2222_/home/me_%");
 	free(s);
@@ -469,7 +474,8 @@ static void test_expand(void **state)
 	expand_fails("${}", &t, "'${}': an empty variable name");
 	expand_fails("end%", &t, "a '%' ends the value");
 	expand_fails("%q", &t, "unknown token '%q'");
-	expand_fails("~no-such-user-bg/x", &t, "'~no-such-user-bg/x': no such user 'no-such-user-bg'");
+	expand_fails("~no-such-user-bg/x", &t,
+		     "'~no-such-user-bg/x': no such user 'no-such-user-bg'");
 }
 
 static void test_include(void **state)
@@ -499,7 +505,7 @@ static void test_include(void **state)
 	/* an error in an included file counts even in a block that does not
 	 * apply, as in ssh */
 	write_text(f2, "Bogus x\n");
-	bg_err e = { 0 };
+	bg_err e = {0};
 	char *p = cfg_file("Host nomatch\n  Include conf.d/*\n");
 	assert_int_equal(sshcfg_lookup(p, "x", home, &h, &e), BG_ECONFIG);
 	char *want = xasprintf("%s:1: Bad configuration option: bogus", f2);
@@ -535,7 +541,7 @@ static void test_missing_and_errors(void **state)
 {
 	(void)state;
 	sshcfg_host h;
-	bg_err e = { 0 };
+	bg_err e = {0};
 	char *p = xasprintf("%s/does-not-exist", tmpdir);
 	assert_int_equal(sshcfg_lookup(p, "x", home, &h, &e), 0);
 	assert_null(h.user);
@@ -553,7 +559,8 @@ static void test_missing_and_errors(void **state)
 	expect_error("Host x\n  HostName\n", "x", "%s:2: no argument after keyword \"hostname\"");
 	expect_error("Host x\n  HostName \"\"\n", "x", "%s:2: HostName: missing argument");
 	expect_error("Host x\n  User a b\n", "x", "%s:2: User: extra arguments at end of line");
-	expect_error("Host x\n  IdentityFile ~/%q\n", "x", "%s:2: IdentityFile: unknown token '%%q'");
+	expect_error("Host x\n  IdentityFile ~/%q\n", "x",
+		     "%s:2: IdentityFile: unknown token '%%q'");
 	expect_error("Host x\n  HostName %u.example\n", "x",
 		     "%s:2: HostName accepts only %%h and %%%%, got '%%u'");
 	expect_error("Host x\n  ConnectTimeout soon\n", "x",
@@ -573,13 +580,19 @@ static void test_missing_and_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_patterns),      cmocka_unit_test(test_split_args),
-		cmocka_unit_test(test_first_match_wins), cmocka_unit_test(test_values),
-		cmocka_unit_test(test_syntax_forms),  cmocka_unit_test(test_match_blocks),
-		cmocka_unit_test(test_match_refusals), cmocka_unit_test(test_query),
+		cmocka_unit_test(test_patterns),
+		cmocka_unit_test(test_split_args),
+		cmocka_unit_test(test_first_match_wins),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_syntax_forms),
+		cmocka_unit_test(test_match_blocks),
+		cmocka_unit_test(test_match_refusals),
+		cmocka_unit_test(test_query),
 		cmocka_unit_test(test_hostkey_option_refusals),
-		cmocka_unit_test(test_proxy),         cmocka_unit_test(test_expand),
-		cmocka_unit_test(test_include),       cmocka_unit_test(test_missing_and_errors),
+		cmocka_unit_test(test_proxy),
+		cmocka_unit_test(test_expand),
+		cmocka_unit_test(test_include),
+		cmocka_unit_test(test_missing_and_errors),
 	};
 	return cmocka_run_group_tests_name("sshconfig", tests, group_setup, group_teardown);
 }

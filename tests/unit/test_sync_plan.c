@@ -72,7 +72,8 @@ static void expect_norm(const char *in, const char *want)
 	int rc = sync_normalize_rel(in, &out, &err);
 	if (want) {
 		if (rc != 0 || strcmp(out, want) != 0)
-			fail_msg("normalize(%s) = %d [%s], wanted [%s]", in, rc, out ? out : "", want);
+			fail_msg("normalize(%s) = %d [%s], wanted [%s]", in, rc, out ? out : "",
+				 want);
 	} else if (rc != BG_EUSAGE) {
 		fail_msg("normalize(%s) = %d [%s], wanted a refusal", in, rc, out ? out : "");
 	}
@@ -154,7 +155,8 @@ static void test_plan_paths(void **state)
 	assert_string_equal(p.items[0].rel, "scripts/a.py");
 	assert_int_equal(sync_plan_add(&p, "scripts/a.py=deploy/", SYNC_ADD_NEED_LOCAL, &err), 0);
 	assert_string_equal(p.items[1].rel, "deploy/a.py");
-	assert_int_equal(sync_plan_add(&p, "scripts/a.py=other/b.py", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_int_equal(sync_plan_add(&p, "scripts/a.py=other/b.py", SYNC_ADD_NEED_LOCAL, &err),
+			 0);
 	assert_string_equal(p.items[2].rel, "other/b.py");
 	/* An existing file whose name has '=' is not split. */
 	assert_int_equal(sync_plan_add(&p, "x=y.py", SYNC_ADD_NEED_LOCAL, &err), 0);
@@ -175,12 +177,16 @@ static void test_plan_paths(void **state)
 	assert_int_equal(sync_plan_add(&p, "scripts/out.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
 	assert_non_null(strstr(err.msg, "symlink that leads out"));
 	assert_int_equal(sync_plan_add(&p, "scripts", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
-	assert_int_equal(sync_plan_add(&p, "scripts/a.py=/etc/x", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
-	assert_int_equal(sync_plan_add(&p, "scripts/a.py=a/../../x", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "scripts/a.py=/etc/x", SYNC_ADD_NEED_LOCAL, &err),
+			 BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "scripts/a.py=a/../../x", SYNC_ADD_NEED_LOCAL, &err),
+			 BG_EUSAGE);
 	assert_int_equal(sync_plan_add(&p, "scripts/a.py=", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
 	assert_int_equal(sync_plan_add(&p, "nope.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
-	assert_int_equal(sync_plan_add(&p, "x=y.py=scripts/a.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
-	assert_int_equal(sync_plan_add(&p, "./scripts//a.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "x=y.py=scripts/a.py", SYNC_ADD_NEED_LOCAL, &err),
+			 BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "./scripts//a.py", SYNC_ADD_NEED_LOCAL, &err),
+			 BG_EUSAGE);
 	assert_non_null(strstr(err.msg, "the same target"));
 	/* A target only (rollback): no local file needed, still no escape. */
 	assert_int_equal(sync_plan_add(&p, "gone/z.py", 0, &err), 0);
@@ -195,7 +201,8 @@ static void test_plan_paths(void **state)
 	assert_int_equal(sync_plan_add(&p, "a.py=cwd.py", SYNC_ADD_NEED_LOCAL, &err), 0);
 	assert_string_equal(p.items[n].rel, "cwd.py");
 	assert_non_null(strstr(p.items[n].local, "/scripts/a.py"));
-	assert_int_equal(sync_plan_add(&p, "../x=y.py=top.py", SYNC_ADD_NEED_LOCAL, &err), BG_EUSAGE);
+	assert_int_equal(sync_plan_add(&p, "../x=y.py=top.py", SYNC_ADD_NEED_LOCAL, &err),
+			 BG_EUSAGE);
 
 	assert_int_equal(sync_plan_finish(&p, NULL, NULL, &err), 0);
 	char want[BG_SHA256_HEX_LEN + 1];
@@ -230,7 +237,8 @@ static void test_plan_add_rel(void **state)
 static void test_verifier_command(void **state)
 {
 	(void)state;
-	char *c = sync_verifier_command("{python} -c \"import ast\" {}", "./a b/it's.py", "python3");
+	char *c =
+		sync_verifier_command("{python} -c \"import ast\" {}", "./a b/it's.py", "python3");
 	assert_string_equal(c, "python3 -c \"import ast\" './a b/it'\\''s.py'");
 	free(c);
 	c = sync_verifier_command("{python} {} {}", "./x", "~/venv/bin/python");
@@ -300,8 +308,8 @@ static void test_exit_codes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_normalize),	 cmocka_unit_test(test_temp_names),
-		cmocka_unit_test(test_plan_paths),	 cmocka_unit_test(test_plan_add_rel),
+		cmocka_unit_test(test_normalize),        cmocka_unit_test(test_temp_names),
+		cmocka_unit_test(test_plan_paths),       cmocka_unit_test(test_plan_add_rel),
 		cmocka_unit_test(test_verifier_command), cmocka_unit_test(test_display),
 		cmocka_unit_test(test_exit_codes),
 	};

@@ -25,7 +25,7 @@
 #include "sync/internal.h"
 
 #define NONCE "0badc0de0badc0de"
-#define M "@" NONCE " "
+#define M     "@" NONCE " "
 
 static char base[PATH_MAX], repo[PATH_MAX];
 static const char *shells[] = {"/bin/dash", "/bin/bash"};
@@ -178,8 +178,13 @@ static void test_probe(void **state)
 		sync_plan plan;
 		plan_of(&plan, rel, 5);
 		size_t idx[] = {0, 1, 2, 3, 4};
-		sync_probe_opts o = {.repo = repo, .nonce = NONCE, .lock = true, .lock_wait_s = 0,
-				     .fail_busy = true, .clean = true, .stats = true};
+		sync_probe_opts o = {.repo = repo,
+				     .nonce = NONCE,
+				     .lock = true,
+				     .lock_wait_s = 0,
+				     .fail_busy = true,
+				     .clean = true,
+				     .stats = true};
 		char *script = sync_script_probe(&o, &plan, idx, 5);
 		char *out = NULL;
 		assert_int_equal(run(shells[s], script, &out), 0);
@@ -244,8 +249,12 @@ static void test_probe_lock_busy(void **state)
 	sync_plan plan;
 	plan_of(&plan, rel, 1);
 	size_t idx[] = {0};
-	sync_probe_opts o = {.repo = repo, .nonce = NONCE, .lock = true, .lock_wait_s = 1,
-			     .fail_busy = true, .clean = true};
+	sync_probe_opts o = {.repo = repo,
+			     .nonce = NONCE,
+			     .lock = true,
+			     .lock_wait_s = 1,
+			     .fail_busy = true,
+			     .clean = true};
 	char *script = sync_script_probe(&o, &plan, idx, 1);
 	char *out = NULL;
 	assert_int_equal(run("/bin/sh", script, &out), 4);
@@ -309,8 +318,12 @@ static char *apply_one(const char *shell, const char *target, const char *temp, 
 {
 	char *dotted = xasprintf("./%s", temp);
 	char *v = verifier ? sync_verifier_command(verifier, dotted, "python3") : NULL;
-	sync_apply_file f = {.index = 0, .target = target, .temp = temp,
-			     .bak_temp = ".t.boxgate-ffffffffffffffff.tmp", .sha = sha, .verifier = v};
+	sync_apply_file f = {.index = 0,
+			     .target = target,
+			     .temp = temp,
+			     .bak_temp = ".t.boxgate-ffffffffffffffff.tmp",
+			     .sha = sha,
+			     .verifier = v};
 	char *script = sync_script_apply(repo, NONCE, "box1", &f, 1, what);
 	char *out = NULL;
 	assert_int_equal(run(shell, script, &out), 0);
@@ -335,9 +348,11 @@ static void test_apply_swap(void **state)
 		put("t.py", "old\n");
 		put(".t.py.boxgate-1111111111111111.tmp.py", "new\n");
 		sha_of("new\n", sha);
-		char *out = apply_one(shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py", sha,
-				      "test -s {} && test \"$BOXGATE_TARGET\" = t.py && test \"$BOXGATE_BOX\" = box1",
-				      SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		char *out =
+			apply_one(shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py", sha,
+				  "test -s {} && test \"$BOXGATE_TARGET\" = t.py && test "
+				  "\"$BOXGATE_BOX\" = box1",
+				  SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		char *want = xasprintf(M "h 0 %s", sha);
 		expect_line(out, want);
 		free(want);
@@ -354,8 +369,8 @@ static void test_apply_swap(void **state)
 		/* Create. */
 		put(".n.py.boxgate-2222222222222222.tmp.py", "fresh\n");
 		sha_of("fresh\n", sha);
-		out = apply_one(shells[s], "n.py", ".n.py.boxgate-2222222222222222.tmp.py", sha, NULL,
-				SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		out = apply_one(shells[s], "n.py", ".n.py.boxgate-2222222222222222.tmp.py", sha,
+				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 created");
 		assert_false(exists("n.py.bak"));
 		free(out);
@@ -368,8 +383,8 @@ static void test_apply_swap(void **state)
 		free(bp);
 		put(".t.py.boxgate-3333333333333333.tmp.py", "newer\n");
 		sha_of("newer\n", sha);
-		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", sha, NULL,
-				SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", sha,
+				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 replaced");
 		t = slurp("t.py");
 		b = slurp("t.py.bak");
@@ -391,9 +406,10 @@ static void test_apply_refusals(void **state)
 		put(".t.py.boxgate-1111111111111111.tmp.py", "new\n");
 		sha_of("new\n", sha);
 		/* A verifier that fails and tries to forge result lines. */
-		char *out = apply_one(shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py", sha,
-				      "echo '" M "ok 0 replaced'; echo \"broken: {}\" >&2; exit 3",
-				      SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		char *out =
+			apply_one(shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py", sha,
+				  "echo '" M "ok 0 replaced'; echo \"broken: {}\" >&2; exit 3",
+				  SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "v 0 3");
 		expect_line(out, "|" M "ok 0 replaced");
 		expect_line(out, "|broken: ./.t.py.boxgate-1111111111111111.tmp.py");
@@ -408,8 +424,8 @@ static void test_apply_refusals(void **state)
 
 		/* A temporary file that is not the local content. */
 		put(".t.py.boxgate-2222222222222222.tmp.py", "tampered\n");
-		out = apply_one(shells[s], "t.py", ".t.py.boxgate-2222222222222222.tmp.py", sha, NULL,
-				SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		out = apply_one(shells[s], "t.py", ".t.py.boxgate-2222222222222222.tmp.py", sha,
+				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "x 0 hash");
 		t = slurp("t.py");
 		assert_string_equal(t, "old\n");
@@ -419,8 +435,8 @@ static void test_apply_refusals(void **state)
 
 		/* Verify only (all-or-nothing, first phase): nothing swapped. */
 		put(".t.py.boxgate-3333333333333333.tmp.py", "new\n");
-		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", sha, "true",
-				SYNC_DO_VERIFY);
+		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", sha,
+				"true", SYNC_DO_VERIFY);
 		expect_line(out, M "vok 0");
 		expect_no_line(out, M "ok 0 replaced");
 		assert_true(exists(".t.py.boxgate-3333333333333333.tmp.py"));
@@ -429,8 +445,8 @@ static void test_apply_refusals(void **state)
 		free(t);
 		free(out);
 		/* ... then the swap alone. */
-		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", NULL, NULL,
-				SYNC_DO_SWAP);
+		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", NULL,
+				NULL, SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 replaced");
 		t = slurp("t.py");
 		assert_string_equal(t, "new\n");
@@ -446,8 +462,8 @@ static void test_rollback(void **state)
 		fresh_repo(s ? "rb-bash" : "rb-dash");
 		put("t.py", "current\n");
 		put("t.py.bak", "previous\n");
-		char *out = apply_one(shells[s], "t.py", ".t.py.boxgate-4444444444444444.tmp.py", NULL, "test -s {}",
-				      SYNC_DO_ROLLBACK);
+		char *out = apply_one(shells[s], "t.py", ".t.py.boxgate-4444444444444444.tmp.py",
+				      NULL, "test -s {}", SYNC_DO_ROLLBACK);
 		char sha[65];
 		sha_of("previous\n", sha);
 		char *want = xasprintf(M "h 0 %s", sha);
@@ -462,8 +478,8 @@ static void test_rollback(void **state)
 		assert_false(exists(".t.py.boxgate-4444444444444444.tmp.py"));
 		free(out);
 		/* A refused .bak changes nothing. */
-		out = apply_one(shells[s], "t.py", ".t.py.boxgate-5555555555555555.tmp.py", NULL, "false",
-				SYNC_DO_ROLLBACK);
+		out = apply_one(shells[s], "t.py", ".t.py.boxgate-5555555555555555.tmp.py", NULL,
+				"false", SYNC_DO_ROLLBACK);
 		expect_line(out, M "v 0 1");
 		t = slurp("t.py");
 		b = slurp("t.py.bak");
@@ -474,8 +490,8 @@ static void test_rollback(void **state)
 		assert_false(exists(".t.py.boxgate-5555555555555555.tmp.py"));
 		free(out);
 		/* No .bak. */
-		out = apply_one(shells[s], "u.py", ".u.py.boxgate-6666666666666666.tmp.py", NULL, NULL,
-				SYNC_DO_ROLLBACK);
+		out = apply_one(shells[s], "u.py", ".u.py.boxgate-6666666666666666.tmp.py", NULL,
+				NULL, SYNC_DO_ROLLBACK);
 		expect_line(out, M "x 0 nobak");
 		free(out);
 	}
@@ -484,8 +500,9 @@ static void test_rollback(void **state)
 static void test_odd_names(void **state)
 {
 	(void)state;
-	const char *names[] = {"we ird/it's \"q\" $HOME.py", "new\nline.sh", "-dash.py", "star*[x].py",
-			       "caf\xc3\xa9.json", "\xff\xfe raw", "back\\slash.py", "new\n" M "end"};
+	const char *names[] = {
+		"we ird/it's \"q\" $HOME.py", "new\nline.sh", "-dash.py",       "star*[x].py",
+		"caf\xc3\xa9.json",           "\xff\xfe raw", "back\\slash.py", "new\n" M "end"};
 	size_t n = sizeof(names) / sizeof(names[0]);
 	for (size_t s = 0; s < 2; s++) {
 		fresh_repo(s ? "odd-bash" : "odd-dash");
@@ -526,7 +543,8 @@ static void test_odd_names(void **state)
 			put(temp, content);
 			char sha[65];
 			sha_of(content, sha);
-			out = apply_one(shells[s], names[i], temp, sha, "test -s {}", SYNC_DO_VERIFY | SYNC_DO_SWAP);
+			out = apply_one(shells[s], names[i], temp, sha, "test -s {}",
+					SYNC_DO_VERIFY | SYNC_DO_SWAP);
 			expect_line(out, M "ok 0 replaced");
 			char *got = slurp(names[i]), *bak = xasprintf("%s.bak", names[i]);
 			char *gotbak = slurp(bak);
@@ -561,7 +579,8 @@ static void owner_of(const char *rel, char *buf, size_t n)
 	char *p = rpath(rel);
 	struct stat st;
 	assert_int_equal(lstat(p, &st), 0);
-	snprintf(buf, n, "%u:%u:%o", (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777));
+	snprintf(buf, n, "%u:%u:%o", (unsigned)st.st_uid, (unsigned)st.st_gid,
+		 (unsigned)(st.st_mode & 07777));
 	free(p);
 }
 
@@ -580,12 +599,22 @@ static void test_apply_safe_vpath(void **state)
 		put(temp, "new\n");
 		char sha[65];
 		sha_of("new\n", sha);
-		const char *vpath = "./.boxgate-0123456789abcdef.vdir/.z__touch_CANARY_.vtx.boxgate-7777777777777777.tmp.vtx";
+		const char *vpath = "./.boxgate-0123456789abcdef.vdir/"
+				    ".z__touch_CANARY_.vtx.boxgate-7777777777777777.tmp.vtx";
 		assert_string_equal(strrchr(vpath, '/') + 1, strrchr(temp, '/') + 1);
-		char *v = sync_verifier_command("sh -c \"test -s {} && test -s $1\" x \"$1\" && test \"$BOXGATE_FILE\" = {} && echo saw {}", vpath, NULL);
-		sync_apply_file f = {.index = 0, .target = target, .temp = temp, .bak_temp = ".x.boxgate-ffffffffffffffff.tmp",
-				     .sha = sha, .verifier = v, .vpath = vpath,
-				     .vlink = ".boxgate-0123456789abcdef.vdir", .vdir = "d$(touch CANARY)", .keep_owner = true};
+		char *v = sync_verifier_command("sh -c \"test -s {} && test -s $1\" x \"$1\" && "
+						"test \"$BOXGATE_FILE\" = {} && echo saw {}",
+						vpath, NULL);
+		sync_apply_file f = {.index = 0,
+				     .target = target,
+				     .temp = temp,
+				     .bak_temp = ".x.boxgate-ffffffffffffffff.tmp",
+				     .sha = sha,
+				     .verifier = v,
+				     .vpath = vpath,
+				     .vlink = ".boxgate-0123456789abcdef.vdir",
+				     .vdir = "d$(touch CANARY)",
+				     .keep_owner = true};
 		char *out = apply_file(shells[s], "", &f, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "vok 0");
 		expect_line(out, M "ok 0 created");
@@ -629,8 +658,12 @@ static void test_apply_owner(void **state)
 		assert_int_equal(chmod(t, 0640), 0);
 		put(".t.cfg.boxgate-1111111111111111.tmp.cfg", "new\n");
 		sha_of("new\n", sha);
-		sync_apply_file f = {.index = 0, .target = "t.cfg", .temp = ".t.cfg.boxgate-1111111111111111.tmp.cfg",
-				     .bak_temp = ".t.cfg.boxgate-ffffffffffffffff.tmp.cfg", .sha = sha, .keep_owner = true};
+		sync_apply_file f = {.index = 0,
+				     .target = "t.cfg",
+				     .temp = ".t.cfg.boxgate-1111111111111111.tmp.cfg",
+				     .bak_temp = ".t.cfg.boxgate-ffffffffffffffff.tmp.cfg",
+				     .sha = sha,
+				     .keep_owner = true};
 		char *out = apply_file(shells[s], "", &f, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 replaced");
 		assert_null(strstr(out, M "w 0"));
@@ -643,8 +676,10 @@ static void test_apply_owner(void **state)
 		put(".t.cfg.boxgate-2222222222222222.tmp.cfg", "newer\n");
 		sha_of("newer\n", sha);
 		f.temp = ".t.cfg.boxgate-2222222222222222.tmp.cfg";
-		out = apply_file(shells[s], "chown() { return 1; }", &f, SYNC_DO_VERIFY | SYNC_DO_SWAP);
-		char *w = xasprintf(M "w 0 1000:1000 %u:%u", (unsigned)geteuid(), (unsigned)getegid());
+		out = apply_file(shells[s], "chown() { return 1; }", &f,
+				 SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		char *w = xasprintf(M "w 0 1000:1000 %u:%u", (unsigned)geteuid(),
+				    (unsigned)getegid());
 		expect_line(out, w);
 		free(w);
 		expect_line(out, M "ok 0 replaced");
@@ -707,28 +742,37 @@ static void test_words_one_table(void **state)
 			for (size_t k = 0; sync_proto_word(k); k++)
 				known = known || word_is(w, n, sync_proto_word(k));
 			if (!known)
-				fail_msg("the scripts use \"%.*s\", a word the parser does not know", (int)n, w);
+				fail_msg(
+					"the scripts use \"%.*s\", a word the parser does not know",
+					(int)n, w);
 		}
 	for (size_t k = 0; sync_proto_word(k); k++) {
 		bool used = false;
 		for (size_t s = 0; sync_sh_sources[s] && !used; s++)
-			for (const char *p = strstr(sync_sh_sources[s], tag); p && !used; p = strstr(p + 1, tag)) {
+			for (const char *p = strstr(sync_sh_sources[s], tag); p && !used;
+			     p = strstr(p + 1, tag)) {
 				const char *w = p + strlen(tag);
 				used = word_is(w, strspn(w, letters), sync_proto_word(k));
 			}
 		if (!used)
-			fail_msg("no script uses \"%s\", a word of the parser's table", sync_proto_word(k));
+			fail_msg("no script uses \"%s\", a word of the parser's table",
+				 sync_proto_word(k));
 	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_probe),	    cmocka_unit_test(test_probe_lock_busy),
-		cmocka_unit_test(test_probe_big),   cmocka_unit_test(test_apply_swap),
-		cmocka_unit_test(test_apply_refusals), cmocka_unit_test(test_rollback),
-		cmocka_unit_test(test_odd_names),   cmocka_unit_test(test_scan),
-		cmocka_unit_test(test_apply_safe_vpath), cmocka_unit_test(test_apply_owner),
+		cmocka_unit_test(test_probe),
+		cmocka_unit_test(test_probe_lock_busy),
+		cmocka_unit_test(test_probe_big),
+		cmocka_unit_test(test_apply_swap),
+		cmocka_unit_test(test_apply_refusals),
+		cmocka_unit_test(test_rollback),
+		cmocka_unit_test(test_odd_names),
+		cmocka_unit_test(test_scan),
+		cmocka_unit_test(test_apply_safe_vpath),
+		cmocka_unit_test(test_apply_owner),
 		cmocka_unit_test(test_words_one_table),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -38,14 +38,20 @@ static uint64_t rnd(void)
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
 }
-static size_t below(size_t n) { return (size_t)(rnd() % n); }
+static size_t below(size_t n)
+{
+	return (size_t)(rnd() % n);
+}
 
 static const char *const tricky[] = {
-	"", "'", "''", "\"", "\\", "\\'", "$", "$HOME", "${x}", "$(id)", "`id`", "!", "!!", "~",
-	"~root", "~/x", "#", "#x", "a#b", "*", "?", "[a]", "{a,b}", "a b", " ", "\t", "\n",
-	"x\n", "\n\n", ";", "&", "|", "<", ">", "(", ")", "=", "A=b", "_=1", "%1", "if", "time",
-	"then", "coproc", "--", "-", "-n", "-e", "\x01", "\x7f", "\x01\x7f", "\x80", "\xff",
-	"\xc3\xa9", "\xc3", "\xed\xa0\x80", "%s", "%b", "\\0", "\\n", "x\\", "a'b\"c",
+	"",     "'",     "''",       "\"",     "\\",   "\\'",      "$",     "$HOME",
+	"${x}", "$(id)", "`id`",     "!",      "!!",   "~",        "~root", "~/x",
+	"#",    "#x",    "a#b",      "*",      "?",    "[a]",      "{a,b}", "a b",
+	" ",    "\t",    "\n",       "x\n",    "\n\n", ";",        "&",     "|",
+	"<",    ">",     "(",        ")",      "=",    "A=b",      "_=1",   "%1",
+	"if",   "time",  "then",     "coproc", "--",   "-",        "-n",    "-e",
+	"\x01", "\x7f",  "\x01\x7f", "\x80",   "\xff", "\xc3\xa9", "\xc3",  "\xed\xa0\x80",
+	"%s",   "%b",    "\\0",      "\\n",    "x\\",  "a'b\"c",
 };
 
 static void random_bytes(strbuf *w, size_t len)
@@ -177,7 +183,7 @@ static int cmd_quote(uint64_t seed, size_t n, size_t nbatch, const char *dir, bo
 			out_open(&o, dir, base);
 			free(base);
 		}
-		vec v = { 0 };
+		vec v = {0};
 		vec_push(&v, xstrdup("printf"));
 		vec_push(&v, xstrdup("%s\\0"));
 		vec_push(&v, marker(i));
@@ -207,12 +213,12 @@ static int cmd_quote(uint64_t seed, size_t n, size_t nbatch, const char *dir, bo
 }
 
 static shim_env_rule rules[] = {
-	{ "--bgt-a", "BGT_A", "{}", "t30.ini", 5 },
-	{ "--bgt-b", "BGT_B", "x{}y{}", "t30.ini", 6 },
-	{ "--bgt-c", "BGT_C", "1", "t30.ini", 7 },
+	{"--bgt-a", "BGT_A", "{}", "t30.ini", 5},
+	{"--bgt-b", "BGT_B", "x{}y{}", "t30.ini", 6},
+	{"--bgt-c", "BGT_C", "1", "t30.ini", 7},
 };
-static char *allow[] = { "--kind", "--shape", "--configs", "--num-workers", "--baseline",
-			 "--kernel" };
+static char *allow[] = {"--kind",        "--shape",    "--configs",
+			"--num-workers", "--baseline", "--kernel"};
 
 /* The dump prints these four variables (NAME=value, or empty when unset),
  * then its arguments. */
@@ -231,7 +237,7 @@ static void gen_shim_vector(size_t i, vec *args, vec *argv, char *slots[N_SLOTS]
 	char *m = marker(i);
 	vec_push(args, xstrdup(m));
 	vec_push(argv, m);
-	bool used[8] = { false };
+	bool used[8] = {false};
 	for (size_t k = below(10); k; k--) {
 		int kind = (int)below(10);
 		if (kind < 8 && used[kind])
@@ -360,7 +366,7 @@ static int cmd_shim(uint64_t seed, size_t n, const char *dir)
 	size_t n_exec = n < 100 ? n : 100;
 	fprintf(x.sh, "cd bgt30 || exit 1\n");
 	for (size_t i = 0; i < n; i++) {
-		vec args = { 0 }, argv = { 0 };
+		vec args = {0}, argv = {0};
 		char *slots[N_SLOTS];
 		gen_shim_vector(i, &args, &argv, slots);
 		shim_result r;
@@ -493,8 +499,7 @@ int main(int argc, char **argv)
 		return cmd_quote(parse_seed(argv[2]), strtoul(argv[3], NULL, 10),
 				 strtoul(argv[4], NULL, 10), argv[5], false);
 	if (argc == 5 && strcmp(argv[1], "nested") == 0)
-		return cmd_quote(parse_seed(argv[2]), strtoul(argv[3], NULL, 10), 1, argv[4],
-				 true);
+		return cmd_quote(parse_seed(argv[2]), strtoul(argv[3], NULL, 10), 1, argv[4], true);
 	if (argc == 5 && strcmp(argv[1], "shim") == 0)
 		return cmd_shim(parse_seed(argv[2]), strtoul(argv[3], NULL, 10), argv[4]);
 	if (argc == 5 && strcmp(argv[1], "check") == 0)
