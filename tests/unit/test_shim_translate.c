@@ -17,6 +17,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "shim/shim.h"
+#include "tests/shim_fixture.h"
 
 #define INI "/etc/boxgate/boxgate.ini"
 
@@ -35,17 +36,7 @@ static char *allow[] = {"--kind",     "--shape",  "--num-workers", "--configs",
 
 static shim_rules make_box(void)
 {
-	shim_rules b;
-	memset(&b, 0, sizeof(b));
-	b.name = "b200-a";
-	b.gate = "scripts/faithful_eval.sh";
-	b.allow = allow;
-	b.n_allow = sizeof(allow) / sizeof(allow[0]);
-	b.env = rules;
-	b.n_env = sizeof(rules) / sizeof(rules[0]);
-	b.file = INI;
-	b.line = 10;
-	return b;
+	return SHIM_FIXTURE_BOX("b200-a", "scripts/faithful_eval.sh", INI, 10, allow, rules);
 }
 
 static int tr(const shim_rules *box, shim_result *r, bg_err *err, ...)

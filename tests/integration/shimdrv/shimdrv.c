@@ -29,6 +29,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "shim/shim.h"
+#include "tests/shim_fixture.h"
 
 static uint64_t rng;
 static uint64_t rnd(void)
@@ -341,17 +342,8 @@ static void gen_shim_vector(size_t i, vec *args, vec *argv, char *slots[N_SLOTS]
 static int cmd_shim(uint64_t seed, size_t n, const char *dir)
 {
 	rng = seed ^ 0x7368696dULL;
-	shim_rules box;
-	memset(&box, 0, sizeof(box));
-	box.name = "t30";
-	box.gate = "./dump";
-	box.allow = allow;
-	box.n_allow = sizeof(allow) / sizeof(allow[0]);
-	box.env = rules;
-	box.n_env = sizeof(rules) / sizeof(rules[0]);
+	shim_rules box = SHIM_FIXTURE_BOX("t30", "./dump", "t30.ini", 4, allow, rules);
 	box.num_workers_env = "BGT_NW";
-	box.file = "t30.ini";
-	box.line = 4;
 
 	char *p = xasprintf("%s/dump", dir);
 	FILE *f = fopen(p, "w");
