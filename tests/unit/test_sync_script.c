@@ -23,6 +23,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "sync/internal.h"
+#include "tests/capture.h"
 
 #define NONCE "0badc0de0badc0de"
 #define M     "@" NONCE " "
@@ -81,13 +82,10 @@ static char *slurp(const char *rel)
 	free(p);
 	if (!f)
 		return NULL;
-	strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_add(&sb, buf, n);
+	size_t len;
+	char *s = capture_stream(f, &len);
 	fclose(f);
-	return strbuf_detach(&sb);
+	return s;
 }
 
 static bool exists(const char *rel)
@@ -102,32 +100,9 @@ static bool exists(const char *rel)
 /* Runs `script` with `shell` -c in / (the script cds itself); stdout in *out. */
 static int run(const char *shell, const char *script, char **out)
 {
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		int null = open("/dev/null", O_RDWR);
-		dup2(null, 0);
-		dup2(null, 2);
-		close(fds[0]);
-		if (chdir("/") != 0)
-			_exit(126);
-		execl(shell, shell, "-c", script, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	ssize_t n;
-	while ((n = read(fds[0], buf, sizeof(buf))) > 0)
-		strbuf_add(&sb, buf, (size_t)n);
-	close(fds[0]);
 	int status = 0;
-	waitpid(pid, &status, 0);
-	last_len = sb.len;
-	*out = strbuf_detach(&sb);
+	*out = capture_shell(shell, script, "/", NULL, &last_len, &status);
+	assert_non_null(*out);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 

@@ -29,15 +29,14 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "shim/shim.h"
+#include "tests/capture.h"
 #include "tests/shim_fixture.h"
+#include "tests/splitmix.h"
 
 static uint64_t rng;
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64(&rng);
 }
 static size_t below(size_t n)
 {
@@ -413,14 +412,9 @@ static char *slurp(const char *path, size_t *len)
 		fprintf(stderr, "shimdrv: %s: %s\n", path, strerror(errno));
 		exit(2);
 	}
-	strbuf sb = STRBUF_INIT;
-	char buf[65536];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_add(&sb, buf, n);
+	char *s = capture_stream(f, len);
 	fclose(f);
-	*len = sb.len;
-	return strbuf_detach(&sb);
+	return s;
 }
 
 static void show(const char *what, const char *p, size_t n)
