@@ -88,6 +88,15 @@ static char *slurp(const char *rel)
 	return s;
 }
 
+/* The file REL holds exactly `content`. */
+static void expect_file(const char *rel, const char *content)
+{
+	char *got = slurp(rel);
+	assert_non_null(got);
+	assert_string_equal(got, content);
+	free(got);
+}
+
 static bool exists(const char *rel)
 {
 	char *p = rpath(rel);
@@ -106,21 +115,26 @@ static int run(const char *shell, const char *script, char **out)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-static void expect_line(const char *out, const char *line)
+/* Whether `line` is a whole line of `out`. */
+static bool has_line(const char *out, const char *line)
 {
 	size_t l = strlen(line);
 	for (const char *s = out; (s = strstr(s, line)); s++)
 		if ((s == out || s[-1] == '\n') && (s[l] == '\n' || s[l] == '\0'))
-			return;
-	fail_msg("no line [%s] in:\n%s", line, out);
+			return true;
+	return false;
+}
+
+static void expect_line(const char *out, const char *line)
+{
+	if (!has_line(out, line))
+		fail_msg("no line [%s] in:\n%s", line, out);
 }
 
 static void expect_no_line(const char *out, const char *line)
 {
-	size_t l = strlen(line);
-	for (const char *s = out; (s = strstr(s, line)); s++)
-		if ((s == out || s[-1] == '\n') && (s[l] == '\n' || s[l] == '\0'))
-			fail_msg("unexpected line [%s] in:\n%s", line, out);
+	if (has_line(out, line))
+		fail_msg("unexpected line [%s] in:\n%s", line, out);
 }
 
 /* A plan over the repo: rel[i] targets; `local` files given as content. */
@@ -333,11 +347,8 @@ static void test_apply_swap(void **state)
 		free(want);
 		expect_line(out, M "vok 0");
 		expect_line(out, M "ok 0 replaced");
-		char *t = slurp("t.py"), *b = slurp("t.py.bak");
-		assert_string_equal(t, "new\n");
-		assert_string_equal(b, "old\n");
-		free(t);
-		free(b);
+		expect_file("t.py", "new\n");
+		expect_file("t.py.bak", "old\n");
 		assert_false(exists(".t.py.boxgate-1111111111111111.tmp.py"));
 		free(out);
 
@@ -361,12 +372,8 @@ static void test_apply_swap(void **state)
 		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", sha,
 				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 replaced");
-		t = slurp("t.py");
-		b = slurp("t.py.bak");
-		assert_string_equal(t, "newer\n");
-		assert_string_equal(b, "new\n");
-		free(t);
-		free(b);
+		expect_file("t.py", "newer\n");
+		expect_file("t.py.bak", "new\n");
 		free(out);
 	}
 }
@@ -390,9 +397,7 @@ static void test_apply_refusals(void **state)
 		expect_line(out, "|broken: ./.t.py.boxgate-1111111111111111.tmp.py");
 		expect_line(out, M "vend 0");
 		expect_no_line(out, M "ok 0 replaced");
-		char *t = slurp("t.py");
-		assert_string_equal(t, "old\n");
-		free(t);
+		expect_file("t.py", "old\n");
 		assert_false(exists(".t.py.boxgate-1111111111111111.tmp.py"));
 		assert_false(exists("t.py.bak"));
 		free(out);
@@ -402,9 +407,7 @@ static void test_apply_refusals(void **state)
 		out = apply_one(shells[s], "t.py", ".t.py.boxgate-2222222222222222.tmp.py", sha,
 				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "x 0 hash");
-		t = slurp("t.py");
-		assert_string_equal(t, "old\n");
-		free(t);
+		expect_file("t.py", "old\n");
 		assert_false(exists(".t.py.boxgate-2222222222222222.tmp.py"));
 		free(out);
 
@@ -415,17 +418,13 @@ static void test_apply_refusals(void **state)
 		expect_line(out, M "vok 0");
 		expect_no_line(out, M "ok 0 replaced");
 		assert_true(exists(".t.py.boxgate-3333333333333333.tmp.py"));
-		t = slurp("t.py");
-		assert_string_equal(t, "old\n");
-		free(t);
+		expect_file("t.py", "old\n");
 		free(out);
 		/* ... then the swap alone. */
 		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", NULL,
 				NULL, SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 replaced");
-		t = slurp("t.py");
-		assert_string_equal(t, "new\n");
-		free(t);
+		expect_file("t.py", "new\n");
 		free(out);
 	}
 }
@@ -445,23 +444,16 @@ static void test_rollback(void **state)
 		expect_line(out, want);
 		free(want);
 		expect_line(out, M "ok 0 replaced");
-		char *t = slurp("t.py"), *b = slurp("t.py.bak");
-		assert_string_equal(t, "previous\n");
-		assert_string_equal(b, "current\n");
-		free(t);
-		free(b);
+		expect_file("t.py", "previous\n");
+		expect_file("t.py.bak", "current\n");
 		assert_false(exists(".t.py.boxgate-4444444444444444.tmp.py"));
 		free(out);
 		/* A refused .bak changes nothing. */
 		out = apply_one(shells[s], "t.py", ".t.py.boxgate-5555555555555555.tmp.py", NULL,
 				"false", SYNC_DO_ROLLBACK);
 		expect_line(out, M "v 0 1");
-		t = slurp("t.py");
-		b = slurp("t.py.bak");
-		assert_string_equal(t, "previous\n");
-		assert_string_equal(b, "current\n");
-		free(t);
-		free(b);
+		expect_file("t.py", "previous\n");
+		expect_file("t.py.bak", "current\n");
 		assert_false(exists(".t.py.boxgate-5555555555555555.tmp.py"));
 		free(out);
 		/* No .bak. */
@@ -521,13 +513,10 @@ static void test_odd_names(void **state)
 			out = apply_one(shells[s], names[i], temp, sha, "test -s {}",
 					SYNC_DO_VERIFY | SYNC_DO_SWAP);
 			expect_line(out, M "ok 0 replaced");
-			char *got = slurp(names[i]), *bak = xasprintf("%s.bak", names[i]);
-			char *gotbak = slurp(bak);
-			assert_string_equal(got, content);
-			assert_string_equal(gotbak, names[i]);
+			char *bak = xasprintf("%s.bak", names[i]);
+			expect_file(names[i], content);
+			expect_file(bak, names[i]);
 			assert_false(exists(temp));
-			free(got);
-			free(gotbak);
 			free(bak);
 			free(content);
 			free(temp);
@@ -658,9 +647,7 @@ static void test_apply_owner(void **state)
 		expect_line(out, w);
 		free(w);
 		expect_line(out, M "ok 0 replaced");
-		char *c = slurp("t.cfg");
-		assert_string_equal(c, "newer\n");
-		free(c);
+		expect_file("t.cfg", "newer\n");
 		free(out);
 		free(t);
 	}
