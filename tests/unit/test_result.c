@@ -62,6 +62,10 @@ static void expect_verdict(const char *line, const gate_policy *policy, gate_ver
 	gate_result_release(&r);
 }
 
+/* The in-tree baselines the candidates are judged against. */
+#define BASE_52 ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0, 1.0)
+#define BASE    ",\"baseline_in_tree\":" SIDE(5.5, 6.1, 402.0, 1.0)
+
 enum agreement { AGREEMENT_UNCHECKED, AGREES, DISAGREES };
 
 /* Gate lines boxgate judges again: the verdict, a phrase of the problems
@@ -73,38 +77,28 @@ static const struct judged_case {
 	enum agreement agreement;
 } judged_cases[] = {
 	{"below the bar",
-	 "FAITHFUL_RESULT {\"candidate\":" SIDE(
-		 6.0, 7.0, 400,
-		 0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
-						       1.0) ",\"slowCTA_ratio_base_over_cand\":0."
-							    "8667,\"verdict\":\"BELOW_BAR\"}",
+	 "FAITHFUL_RESULT {\"candidate\":" SIDE(6.0, 7.0, 400, 0.9999) BASE_52
+	 ",\"slowCTA_ratio_base_over_cand\":0.8667,\"verdict\":\"BELOW_BAR\"}",
 	 VERDICT_BELOW_BAR, "below the bar", AGREEMENT_UNCHECKED},
 	{"a bad cos is invalid",
-	 "FAITHFUL_RESULT {\"candidate\":" SIDE(1.0, 2.0, 100, 0.0) ",\"baseline_in_tree\":" SIDE(
-		 5.2, 6.1, 402.0, 1.0) ",\"verdict\":\"INVALID\"}",
+	 "FAITHFUL_RESULT {\"candidate\":" SIDE(1.0, 2.0, 100, 0.0) BASE_52
+	 ",\"verdict\":\"INVALID\"}",
 	 VERDICT_INVALID, NULL, AGREEMENT_UNCHECKED},
 	{"the same numbers claimed as a pass: disagreement, INVALID",
-	 "FAITHFUL_RESULT {\"candidate\":" SIDE(1.0, 2.0, 100, 0.5) ",\"baseline_in_tree\":" SIDE(
-		 5.2, 6.1, 402.0, 1.0) ",\"verdict\":\"PASS_GATE\"}",
+	 "FAITHFUL_RESULT {\"candidate\":" SIDE(1.0, 2.0, 100, 0.5) BASE_52
+	 ",\"verdict\":\"PASS_GATE\"}",
 	 VERDICT_INVALID, "cos", DISAGREES},
 	{"slowCTA halves but total CTA time doubles: the work was only spread",
-	 "FAITHFUL_RESULT {\"candidate\":" SIDE(
-		 2.6, 3.0, 804,
-		 0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
-						       1.0) ",\"verdict\":\"PASS_GATE\"}",
+	 "FAITHFUL_RESULT {\"candidate\":" SIDE(2.6, 3.0, 804, 0.9999) BASE_52
+	 ",\"verdict\":\"PASS_GATE\"}",
 	 VERDICT_INVALID, "sumCTA rose", AGREEMENT_UNCHECKED},
 	{"the stated ratio is checked",
-	 "FAITHFUL_RESULT {\"candidate\":" SIDE(
-		 4.0, 5.0, 400,
-		 0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
-						       1.0) ",\"slowCTA_ratio_base_over_cand\":2.5,"
-							    "\"verdict\":\"PASS_GATE\"}",
+	 "FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5.0, 400, 0.9999) BASE_52
+	 ",\"slowCTA_ratio_base_over_cand\":2.5,\"verdict\":\"PASS_GATE\"}",
 	 VERDICT_INVALID, "stated slowCTA ratio", AGREEMENT_UNCHECKED},
 	{"ratio 1.1 against the gate's own bar 1.2: BELOW_BAR, agreeing with the gate",
-	 "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(
-		 5.0, 6.0, 400,
-		 0.9999) ",\"baseline_in_tree\":" SIDE(5.5, 6.1, 402.0,
-						       1.0) ",\"verdict\":\"BELOW_BAR\"}",
+	 "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
+	 ",\"verdict\":\"BELOW_BAR\"}",
 	 VERDICT_BELOW_BAR, NULL, AGREES},
 };
 
@@ -203,8 +197,6 @@ static void gate_cannot_speak_for_agent(void **state)
 	assert_int_equal(r.verdict, VERDICT_INVALID);
 	gate_result_release(&r);
 }
-
-#define BASE ",\"baseline_in_tree\":" SIDE(5.5, 6.1, 402.0, 1.0)
 
 /* The user's --bar wins over the gate's "bar"; under the bar is BELOW_BAR, never INVALID. */
 static void user_bar_wins(void **state)
