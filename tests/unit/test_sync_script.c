@@ -327,24 +327,39 @@ static void sha_of(const char *s, char out[65])
 	bg_sha256_hex(s, strlen(s), out);
 }
 
+/* Uploads `content` as `temp` and applies it to `target`, as a push does. */
+static char *push_content(const char *shell, const char *target, const char *temp,
+			  const char *content, const char *verifier, unsigned what)
+{
+	char sha[65];
+	put(temp, content);
+	sha_of(content, sha);
+	return apply_one(shell, target, temp, sha, verifier, what);
+}
+
+/* The script reported the hash of `content` for file 0. */
+static void expect_hash_line(const char *out, const char *content)
+{
+	char sha[65];
+	sha_of(content, sha);
+	char *want = xasprintf(M "h 0 %s", sha);
+	expect_line(out, want);
+	free(want);
+}
+
 static void test_apply_swap(void **state)
 {
 	(void)state;
 	for (size_t s = 0; s < 2; s++) {
 		fresh_repo(s ? "swap-bash" : "swap-dash");
-		char sha[65];
 		/* Replace: .bak is the old file, the temporary file is gone. */
 		put("t.py", "old\n");
-		put(".t.py.boxgate-1111111111111111.tmp.py", "new\n");
-		sha_of("new\n", sha);
-		char *out =
-			apply_one(shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py", sha,
-				  "test -s {} && test \"$BOXGATE_TARGET\" = t.py && test "
-				  "\"$BOXGATE_BOX\" = box1",
-				  SYNC_DO_VERIFY | SYNC_DO_SWAP);
-		char *want = xasprintf(M "h 0 %s", sha);
-		expect_line(out, want);
-		free(want);
+		char *out = push_content(shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py",
+					 "new\n",
+					 "test -s {} && test \"$BOXGATE_TARGET\" = t.py && test "
+					 "\"$BOXGATE_BOX\" = box1",
+					 SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		expect_hash_line(out, "new\n");
 		expect_line(out, M "vok 0");
 		expect_line(out, M "ok 0 replaced");
 		expect_file("t.py", "new\n");
@@ -353,10 +368,8 @@ static void test_apply_swap(void **state)
 		free(out);
 
 		/* Create. */
-		put(".n.py.boxgate-2222222222222222.tmp.py", "fresh\n");
-		sha_of("fresh\n", sha);
-		out = apply_one(shells[s], "n.py", ".n.py.boxgate-2222222222222222.tmp.py", sha,
-				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		out = push_content(shells[s], "n.py", ".n.py.boxgate-2222222222222222.tmp.py",
+				   "fresh\n", NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 created");
 		assert_false(exists("n.py.bak"));
 		free(out);
@@ -367,10 +380,8 @@ static void test_apply_swap(void **state)
 		assert_int_equal(link(tp, bp), 0);
 		free(tp);
 		free(bp);
-		put(".t.py.boxgate-3333333333333333.tmp.py", "newer\n");
-		sha_of("newer\n", sha);
-		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", sha,
-				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		out = push_content(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py",
+				   "newer\n", NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 replaced");
 		expect_file("t.py", "newer\n");
 		expect_file("t.py.bak", "new\n");
@@ -383,15 +394,12 @@ static void test_apply_refusals(void **state)
 	(void)state;
 	for (size_t s = 0; s < 2; s++) {
 		fresh_repo(s ? "refuse-bash" : "refuse-dash");
-		char sha[65];
 		put("t.py", "old\n");
-		put(".t.py.boxgate-1111111111111111.tmp.py", "new\n");
-		sha_of("new\n", sha);
 		/* A verifier that fails and tries to forge result lines. */
-		char *out =
-			apply_one(shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py", sha,
-				  "echo '" M "ok 0 replaced'; echo \"broken: {}\" >&2; exit 3",
-				  SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		char *out = push_content(
+			shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py", "new\n",
+			"echo '" M "ok 0 replaced'; echo \"broken: {}\" >&2; exit 3",
+			SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "v 0 3");
 		expect_line(out, "|" M "ok 0 replaced");
 		expect_line(out, "|broken: ./.t.py.boxgate-1111111111111111.tmp.py");
@@ -403,6 +411,8 @@ static void test_apply_refusals(void **state)
 		free(out);
 
 		/* A temporary file that is not the local content. */
+		char sha[65];
+		sha_of("new\n", sha);
 		put(".t.py.boxgate-2222222222222222.tmp.py", "tampered\n");
 		out = apply_one(shells[s], "t.py", ".t.py.boxgate-2222222222222222.tmp.py", sha,
 				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
@@ -412,9 +422,8 @@ static void test_apply_refusals(void **state)
 		free(out);
 
 		/* Verify only (all-or-nothing, first phase): nothing swapped. */
-		put(".t.py.boxgate-3333333333333333.tmp.py", "new\n");
-		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", sha,
-				"true", SYNC_DO_VERIFY);
+		out = push_content(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py",
+				   "new\n", "true", SYNC_DO_VERIFY);
 		expect_line(out, M "vok 0");
 		expect_no_line(out, M "ok 0 replaced");
 		assert_true(exists(".t.py.boxgate-3333333333333333.tmp.py"));
@@ -438,11 +447,7 @@ static void test_rollback(void **state)
 		put("t.py.bak", "previous\n");
 		char *out = apply_one(shells[s], "t.py", ".t.py.boxgate-4444444444444444.tmp.py",
 				      NULL, "test -s {}", SYNC_DO_ROLLBACK);
-		char sha[65];
-		sha_of("previous\n", sha);
-		char *want = xasprintf(M "h 0 %s", sha);
-		expect_line(out, want);
-		free(want);
+		expect_hash_line(out, "previous\n");
 		expect_line(out, M "ok 0 replaced");
 		expect_file("t.py", "previous\n");
 		expect_file("t.py.bak", "current\n");
