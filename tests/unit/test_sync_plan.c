@@ -17,27 +17,22 @@
 #include "base/sha256.h"
 #include "base/xmalloc.h"
 #include "sync/sync.h"
+#include "tests/unit/unit.h"
 
-static char base[PATH_MAX];
 static char root[PATH_MAX];
 static char outside[PATH_MAX];
 
 static void write_file(const char *path, const char *content, mode_t mode)
 {
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
+	write_text(path, content);
 	chmod(path, mode);
 }
 
 static int setup(void **state)
 {
 	(void)state;
-	char tmpl[] = "/tmp/bgsyncXXXXXX";
-	assert_non_null(mkdtemp(tmpl));
-	char *real = realpath(tmpl, NULL);
-	snprintf(base, sizeof(base), "%s", real);
+	assert_int_equal(unit_tmpdir_make("sync"), 0);
+	char *real = realpath(tmpdir, NULL);
 	snprintf(root, sizeof(root), "%s/repo", real);
 	snprintf(outside, sizeof(outside), "%s/outside.py", real);
 	free(real);
@@ -60,9 +55,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[PATH_MAX + 32];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	return system(cmd) == 0 ? 0 : -1;
+	unit_tmpdir_remove();
+	return 0;
 }
 
 static void expect_norm(const char *in, const char *want)

@@ -24,6 +24,7 @@
 #include "base/xmalloc.h"
 #include "sync/internal.h"
 #include "tests/capture.h"
+#include "tests/unit/unit.h"
 
 #define NONCE "0badc0de0badc0de"
 #define M     "@" NONCE " "
@@ -35,9 +36,8 @@ static size_t last_len; /* bytes of the last run's output (it may hold NULs) */
 static int setup(void **state)
 {
 	(void)state;
-	char tmpl[] = "/tmp/bgscriptXXXXXX";
-	assert_non_null(mkdtemp(tmpl));
-	char *real = realpath(tmpl, NULL);
+	assert_int_equal(unit_tmpdir_make("script"), 0);
+	char *real = realpath(tmpdir, NULL);
 	snprintf(base, sizeof(base), "%s", real);
 	free(real);
 	return 0;
@@ -46,9 +46,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	return system(cmd) == 0 ? 0 : -1;
+	unit_tmpdir_remove();
+	return 0;
 }
 
 /* A fresh repo directory for one shell's run. */
@@ -68,10 +67,7 @@ static char *rpath(const char *rel)
 static void put(const char *rel, const char *content)
 {
 	char *p = rpath(rel);
-	FILE *f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
+	write_text(p, content);
 	free(p);
 }
 
