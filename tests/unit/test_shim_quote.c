@@ -20,6 +20,7 @@
 #include "shim/shim.h"
 #include "tests/capture.h"
 #include "tests/splitmix.h"
+#include "tests/unit/unit.h"
 
 static char *quoted(const char *w)
 {
@@ -30,10 +31,7 @@ static char *quoted(const char *w)
 
 static void expect_quote(const char *w, const char *want)
 {
-	char *got = quoted(w);
-	if (strcmp(got, want) != 0)
-		fail_msg("bg_quote(\"%s\") = [%s], wanted [%s]", w, got, want);
-	free(got);
+	unit_expect_str(quoted(w), want, "bg_quote", w);
 }
 
 static void test_bare_words(void **state)
