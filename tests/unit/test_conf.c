@@ -36,6 +36,15 @@ static char *path_in(const char *rel)
 	return xasprintf("%s/%s", tmpdir, rel);
 }
 
+/* Makes REL in the scratch directory and works there; returns its path (owned). */
+static char *enter_new_dir(const char *rel)
+{
+	char *d = path_in(rel);
+	mkdir(d, 0700);
+	assert_int_equal(chdir(d), 0);
+	return d;
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -204,9 +213,7 @@ static void test_design_example(void **state)
 static void test_builtin_local_only(void **state)
 {
 	(void)state;
-	char *d = path_in("empty-cwd");
-	mkdir(d, 0700);
-	assert_int_equal(chdir(d), 0);
+	char *d = enter_new_dir("empty-cwd");
 	conf c;
 	bg_err e = {0};
 	assert_int_equal(conf_load(&c, NULL, ENV, &e), 0);
@@ -239,9 +246,7 @@ static void test_builtin_local_only(void **state)
 static void test_search_order(void **state)
 {
 	(void)state;
-	char *d = path_in("search");
-	mkdir(d, 0700);
-	assert_int_equal(chdir(d), 0);
+	char *d = enter_new_dir("search");
 	char *xdg = path_in("xdg");
 	char *xdgb = path_in("xdg/boxgate");
 	mkdir(xdg, 0700);
@@ -821,9 +826,7 @@ static void test_select(void **state)
 	conf_release(&c);
 
 	/* Only the built-in box: `all` selects it. */
-	char *d = path_in("sel-cwd");
-	mkdir(d, 0700);
-	assert_int_equal(chdir(d), 0);
+	char *d = enter_new_dir("sel-cwd");
 	assert_int_equal(conf_load(&c, NULL, ENV, &e), 0);
 	assert_int_equal(conf_select(&c, NULL, true, &v, &n, &e), 0);
 	assert_int_equal(n, 1);
