@@ -68,7 +68,8 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-/* Loads `ini`; the expected message has one %s standing for the file. */
+/* Loads `ini`; each %s of the expected message (once or twice) stands for
+ * the file. */
 static void expect_error(const char *ini, const char *fmt)
 {
 	char *p = ini_file(ini);
@@ -76,7 +77,7 @@ static void expect_error(const char *ini, const char *fmt)
 	bg_err e = {0};
 	int rc = conf_load_file(&c, p, ENV, &e);
 	char want[1024];
-	snprintf(want, sizeof(want), fmt, p);
+	snprintf(want, sizeof(want), fmt, p, p);
 	if (rc == 0 || strcmp(e.msg, want) != 0)
 		print_error("ini:\n%s\nwant: %s\ngot:  rc=%d %s\n", ini, want, rc, e.msg);
 	assert_int_equal(rc, BG_ECONFIG);
@@ -347,40 +348,24 @@ static void test_errors_keys(void **state)
 		     "%s:1: 'host' comes before any section (start with [defaults] or [box NAME])");
 }
 
-/* expect_error with the file named twice. */
-static void expect_error2(const char *ini, const char *fmt)
-{
-	char *p = ini_file(ini);
-	conf c;
-	bg_err e = {0};
-	int rc = conf_load_file(&c, p, ENV, &e);
-	char want[1024];
-	snprintf(want, sizeof(want), fmt, p, p);
-	if (rc == 0 || strcmp(e.msg, want) != 0)
-		print_error("want: %s\ngot:  rc=%d %s\n", want, rc, e.msg);
-	assert_int_equal(rc, BG_ECONFIG);
-	assert_string_equal(e.msg, want);
-	free(p);
-}
-
 static void test_errors_duplicates(void **state)
 {
 	(void)state;
-	expect_error2("[box a]\nhost = x\nport = 22\nport = 23\n",
-		      "%s:4: port given twice in [box a], first at %s:3");
-	expect_error2("[box a]\nhost = x\n\n[box b]\nhost = y\n[box a]\nhost = z\n",
-		      "%s:6: box 'a' defined twice, first at %s:1");
-	expect_error2("[pool p]\nslots = local\n[pool p]\nslots = local\n",
-		      "%s:3: pool 'p' defined twice, first at %s:1");
-	expect_error2("[box a]\nhost = x\nenv --f = A=1\nenv --f = B=2\n",
-		      "%s:4: env --f given twice in [box a], first at %s:3");
-	expect_error2("[verify]\n.py = a {}\n.py = b {}\n",
-		      "%s:3: [verify] .py given twice, first at %s:2");
-	expect_error2("[pool p]\nslots = local\nslots = local\n",
-		      "%s:3: slots given twice in [pool p], first at %s:2");
+	expect_error("[box a]\nhost = x\nport = 22\nport = 23\n",
+		     "%s:4: port given twice in [box a], first at %s:3");
+	expect_error("[box a]\nhost = x\n\n[box b]\nhost = y\n[box a]\nhost = z\n",
+		     "%s:6: box 'a' defined twice, first at %s:1");
+	expect_error("[pool p]\nslots = local\n[pool p]\nslots = local\n",
+		     "%s:3: pool 'p' defined twice, first at %s:1");
+	expect_error("[box a]\nhost = x\nenv --f = A=1\nenv --f = B=2\n",
+		     "%s:4: env --f given twice in [box a], first at %s:3");
+	expect_error("[verify]\n.py = a {}\n.py = b {}\n",
+		     "%s:3: [verify] .py given twice, first at %s:2");
+	expect_error("[pool p]\nslots = local\nslots = local\n",
+		     "%s:3: slots given twice in [pool p], first at %s:2");
 	/* Two [defaults] sections merge, but a key still may not repeat. */
-	expect_error2("[defaults]\nport = 1\n[box a]\nhost = x\n[defaults]\nport = 2\n",
-		      "%s:6: port given twice in [defaults], first at %s:2");
+	expect_error("[defaults]\nport = 1\n[box a]\nhost = x\n[defaults]\nport = 2\n",
+		     "%s:6: port given twice in [defaults], first at %s:2");
 }
 
 static void test_errors_values(void **state)
@@ -552,7 +537,7 @@ static void test_long_lines(void **state)
 	name[sizeof(name) - 1] = '\0';
 	ini = xasprintf("[box %s]\nhost = x\n[box %s]\nhost = y\n", name, name);
 	char *fmt = xasprintf("%%s:3: box '%s' defined twice, first at %%s:1", name);
-	expect_error2(ini, fmt);
+	expect_error(ini, fmt);
 	free(fmt);
 	free(ini);
 }
