@@ -49,8 +49,11 @@ static inline char *capture_shell(const char *shell, const char *script, const c
 	if (pipe(fds) != 0)
 		return NULL;
 	pid_t pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
 		return NULL;
+	}
 	if (pid == 0) {
 		dup2(fds[1], 1);
 		close(fds[0]);
