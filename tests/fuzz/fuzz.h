@@ -32,6 +32,13 @@ static inline void fuzz_tmpdir(char *dir, size_t n, const char *tag)
 		abort();
 }
 
+/* ${VAR} as cli/ resolves it: the process environment. */
+static inline const char *fuzz_env_lookup(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
 /* Replaces the file at path with the n bytes at data. */
 static inline void fuzz_write_file(const char *path, const void *data, size_t n)
 {

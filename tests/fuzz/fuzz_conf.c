@@ -28,16 +28,10 @@
 #include "base/xmalloc.h"
 #include "conf/conf.h"
 
-static const char *env_lookup(void *ctx, const char *name)
-{
-	(void)ctx;
-	return getenv(name);
-}
-
 /* What cli/ hands conf_load: the process environment, read now. */
 #define ENV                                                                                        \
 	(&(conf_env){getenv("HOME"), getenv("USER"), getenv("BOXGATE_CONFIG"),                     \
-		     getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), env_lookup, NULL})
+		     getenv("XDG_CONFIG_HOME"), getenv("SSH_AUTH_SOCK"), fuzz_env_lookup, NULL})
 
 static char dir[64];
 static char ini_path[128];

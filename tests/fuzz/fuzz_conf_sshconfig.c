@@ -22,13 +22,6 @@
 #include "base/xmalloc.h"
 #include "conf/sshconfig.h"
 
-/* ${VAR} as cli/ resolves it: the process environment. */
-static const char *env_lookup(void *ctx, const char *name)
-{
-	(void)ctx;
-	return getenv(name);
-}
-
 static char dir[64];
 static char path[128];
 
@@ -72,9 +65,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(h.connect_timeout_s >= -1);
 		CHECK(h.connect_timeout_s == -1 || h.connect_timeout_at != NULL);
 		CHECK(h.n_known_hosts == 0 || h.known_hosts_at != NULL);
-		sshcfg_tokens t = {
-			h.hostname,           host,       "me", h.user ? h.user : "me", dir,
-			h.port ? h.port : 22, env_lookup, NULL};
+		sshcfg_tokens t = {h.hostname,
+				   host,
+				   "me",
+				   h.user ? h.user : "me",
+				   dir,
+				   h.port ? h.port : 22,
+				   fuzz_env_lookup,
+				   NULL};
 		for (size_t i = 0; i < h.n_identities; i++) {
 			CHECK(h.identities_at[i] != NULL);
 			expand_checked(h.identities[i], &t);

@@ -28,6 +28,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "shim/shim.h"
+#include "tests/shim_fixture.h"
 
 static bool bare_byte(unsigned char c)
 {
@@ -143,17 +144,8 @@ static bool is_subsequence(char **sub, size_t nsub, char **all, size_t nall)
 
 static void check_translate(char **argv, size_t argc, bool nw_env)
 {
-	shim_rules box;
-	memset(&box, 0, sizeof(box));
-	box.name = "fuzz";
-	box.gate = "gate.sh";
-	box.allow = allow;
-	box.n_allow = sizeof(allow) / sizeof(allow[0]);
-	box.env = rules;
-	box.n_env = sizeof(rules) / sizeof(rules[0]);
+	shim_rules box = SHIM_FIXTURE_BOX("fuzz", "gate.sh", "fuzz.ini", 2, allow, rules);
 	box.num_workers_env = nw_env ? "MPK_TEST_NUM_WORKERS" : NULL;
-	box.file = "fuzz.ini";
-	box.line = 2;
 	shim_result r;
 	bg_err err;
 	memset(&err, 0, sizeof(err));

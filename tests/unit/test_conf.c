@@ -36,6 +36,15 @@ static char *path_in(const char *rel)
 	return xasprintf("%s/%s", tmpdir, rel);
 }
 
+/* Makes REL in the scratch directory and works there; returns its path (owned). */
+static char *enter_new_dir(const char *rel)
+{
+	char *d = path_in(rel);
+	mkdir(d, 0700);
+	assert_int_equal(chdir(d), 0);
+	return d;
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -59,7 +68,8 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-/* Loads `ini`; the expected message has one %s standing for the file. */
+/* Loads `ini`; each %s of the expected message (once or twice) stands for
+ * the file. */
 static void expect_error(const char *ini, const char *fmt)
 {
 	char *p = ini_file(ini);
@@ -67,7 +77,7 @@ static void expect_error(const char *ini, const char *fmt)
 	bg_err e = {0};
 	int rc = conf_load_file(&c, p, ENV, &e);
 	char want[1024];
-	snprintf(want, sizeof(want), fmt, p);
+	snprintf(want, sizeof(want), fmt, p, p);
 	if (rc == 0 || strcmp(e.msg, want) != 0)
 		print_error("ini:\n%s\nwant: %s\ngot:  rc=%d %s\n", ini, want, rc, e.msg);
 	assert_int_equal(rc, BG_ECONFIG);
@@ -204,9 +214,7 @@ static void test_design_example(void **state)
 static void test_builtin_local_only(void **state)
 {
 	(void)state;
-	char *d = path_in("empty-cwd");
-	mkdir(d, 0700);
-	assert_int_equal(chdir(d), 0);
+	char *d = enter_new_dir("empty-cwd");
 	conf c;
 	bg_err e = {0};
 	assert_int_equal(conf_load(&c, NULL, ENV, &e), 0);
@@ -239,9 +247,7 @@ static void test_builtin_local_only(void **state)
 static void test_search_order(void **state)
 {
 	(void)state;
-	char *d = path_in("search");
-	mkdir(d, 0700);
-	assert_int_equal(chdir(d), 0);
+	char *d = enter_new_dir("search");
 	char *xdg = path_in("xdg");
 	char *xdgb = path_in("xdg/boxgate");
 	mkdir(xdg, 0700);
@@ -342,40 +348,24 @@ static void test_errors_keys(void **state)
 		     "%s:1: 'host' comes before any section (start with [defaults] or [box NAME])");
 }
 
-/* expect_error with the file named twice. */
-static void expect_error2(const char *ini, const char *fmt)
-{
-	char *p = ini_file(ini);
-	conf c;
-	bg_err e = {0};
-	int rc = conf_load_file(&c, p, ENV, &e);
-	char want[1024];
-	snprintf(want, sizeof(want), fmt, p, p);
-	if (rc == 0 || strcmp(e.msg, want) != 0)
-		print_error("want: %s\ngot:  rc=%d %s\n", want, rc, e.msg);
-	assert_int_equal(rc, BG_ECONFIG);
-	assert_string_equal(e.msg, want);
-	free(p);
-}
-
 static void test_errors_duplicates(void **state)
 {
 	(void)state;
-	expect_error2("[box a]\nhost = x\nport = 22\nport = 23\n",
-		      "%s:4: port given twice in [box a], first at %s:3");
-	expect_error2("[box a]\nhost = x\n\n[box b]\nhost = y\n[box a]\nhost = z\n",
-		      "%s:6: box 'a' defined twice, first at %s:1");
-	expect_error2("[pool p]\nslots = local\n[pool p]\nslots = local\n",
-		      "%s:3: pool 'p' defined twice, first at %s:1");
-	expect_error2("[box a]\nhost = x\nenv --f = A=1\nenv --f = B=2\n",
-		      "%s:4: env --f given twice in [box a], first at %s:3");
-	expect_error2("[verify]\n.py = a {}\n.py = b {}\n",
-		      "%s:3: [verify] .py given twice, first at %s:2");
-	expect_error2("[pool p]\nslots = local\nslots = local\n",
-		      "%s:3: slots given twice in [pool p], first at %s:2");
+	expect_error("[box a]\nhost = x\nport = 22\nport = 23\n",
+		     "%s:4: port given twice in [box a], first at %s:3");
+	expect_error("[box a]\nhost = x\n\n[box b]\nhost = y\n[box a]\nhost = z\n",
+		     "%s:6: box 'a' defined twice, first at %s:1");
+	expect_error("[pool p]\nslots = local\n[pool p]\nslots = local\n",
+		     "%s:3: pool 'p' defined twice, first at %s:1");
+	expect_error("[box a]\nhost = x\nenv --f = A=1\nenv --f = B=2\n",
+		     "%s:4: env --f given twice in [box a], first at %s:3");
+	expect_error("[verify]\n.py = a {}\n.py = b {}\n",
+		     "%s:3: [verify] .py given twice, first at %s:2");
+	expect_error("[pool p]\nslots = local\nslots = local\n",
+		     "%s:3: slots given twice in [pool p], first at %s:2");
 	/* Two [defaults] sections merge, but a key still may not repeat. */
-	expect_error2("[defaults]\nport = 1\n[box a]\nhost = x\n[defaults]\nport = 2\n",
-		      "%s:6: port given twice in [defaults], first at %s:2");
+	expect_error("[defaults]\nport = 1\n[box a]\nhost = x\n[defaults]\nport = 2\n",
+		     "%s:6: port given twice in [defaults], first at %s:2");
 }
 
 static void test_errors_values(void **state)
@@ -547,7 +537,7 @@ static void test_long_lines(void **state)
 	name[sizeof(name) - 1] = '\0';
 	ini = xasprintf("[box %s]\nhost = x\n[box %s]\nhost = y\n", name, name);
 	char *fmt = xasprintf("%%s:3: box '%s' defined twice, first at %%s:1", name);
-	expect_error2(ini, fmt);
+	expect_error(ini, fmt);
 	free(fmt);
 	free(ini);
 }
@@ -821,9 +811,7 @@ static void test_select(void **state)
 	conf_release(&c);
 
 	/* Only the built-in box: `all` selects it. */
-	char *d = path_in("sel-cwd");
-	mkdir(d, 0700);
-	assert_int_equal(chdir(d), 0);
+	char *d = enter_new_dir("sel-cwd");
 	assert_int_equal(conf_load(&c, NULL, ENV, &e), 0);
 	assert_int_equal(conf_select(&c, NULL, true, &v, &n, &e), 0);
 	assert_int_equal(n, 1);

@@ -38,36 +38,31 @@ static void run(const char *input, size_t max, size_t chunk, const char *want, i
 	strbuf_release(&g.text);
 }
 
-static void whole_lines(void **state)
-{
-	(void)state;
-	run("a\nbb\n\nccc\n", 64, 100, "0:a|0:bb|0:|0:ccc|", 4);
-}
-
-static void byte_at_a_time(void **state)
-{
-	(void)state;
-	run("a\nbb\n\nccc\n", 64, 1, "0:a|0:bb|0:|0:ccc|", 4);
-}
-
-static void last_line_without_newline(void **state)
-{
-	(void)state;
-	run("one\ntwo", 64, 3, "0:one|2:two|", 2);
-}
-
-static void overlong_line_in_pieces(void **state)
-{
-	(void)state;
+/* Inputs fed `chunk` bytes at a time to a splitter of lines up to `max`
+ * bytes, and the lines it must give, as "flags:bytes|". */
+static const struct split_case {
+	const char *what, *input;
+	size_t max, chunk;
+	const char *want;
+	int want_n;
+} split_cases[] = {
+	{"whole lines", "a\nbb\n\nccc\n", 64, 100, "0:a|0:bb|0:|0:ccc|", 4},
+	{"a byte at a time", "a\nbb\n\nccc\n", 64, 1, "0:a|0:bb|0:|0:ccc|", 4},
+	{"last line without newline", "one\ntwo", 64, 3, "0:one|2:two|", 2},
 	/* max 4: "abcdefghij" -> abcd (partial) efgh (partial) ij (end). */
-	run("abcdefghij\nk\n", 4, 3, "1:abcd|1:efgh|0:ij|0:k|", 4);
-}
+	{"overlong line in pieces", "abcdefghij\nk\n", 4, 3, "1:abcd|1:efgh|0:ij|0:k|", 4},
+	{"exact max line is whole", "abcd\nef\n", 4, 2, "0:abcd|0:ef|", 2},
+	{"exact max line is whole, one chunk", "abcd\nef\n", 4, 100, "0:abcd|0:ef|", 2},
+};
 
-static void exact_max_line_is_whole(void **state)
+static void split_lines(void **state)
 {
 	(void)state;
-	run("abcd\nef\n", 4, 2, "0:abcd|0:ef|", 2);
-	run("abcd\nef\n", 4, 100, "0:abcd|0:ef|", 2);
+	for (size_t i = 0; i < sizeof(split_cases) / sizeof(split_cases[0]); i++) {
+		const struct split_case *c = &split_cases[i];
+		print_message("# %s\n", c->what);
+		run(c->input, c->max, c->chunk, c->want, c->want_n);
+	}
 }
 
 static void binary_bytes_pass(void **state)
@@ -88,11 +83,7 @@ static void binary_bytes_pass(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(whole_lines),
-		cmocka_unit_test(byte_at_a_time),
-		cmocka_unit_test(last_line_without_newline),
-		cmocka_unit_test(overlong_line_in_pieces),
-		cmocka_unit_test(exact_max_line_is_whole),
+		cmocka_unit_test(split_lines),
 		cmocka_unit_test(binary_bytes_pass),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,80 +41,79 @@ static void pass_gate(void **state)
 	gate_result_release(&r);
 }
 
-static void below_bar(void **state)
+/* Parses `line` under `policy` (NULL: the defaults) into *r (the caller
+ * releases it); fails unless the verdict is `verdict` and, when `problem` is
+ * given, the problems name it. */
+static void judge_expect(gate_result *r, const char *line, size_t len, const gate_policy *policy,
+			 gate_verdict verdict, const char *problem)
 {
-	(void)state;
+	gate_result_parse(r, line, len, policy);
+	if (r->verdict != verdict || (problem && !strstr(r->problems, problem)))
+		fail_msg("[%s]: verdict %s, problems '%s'; wanted %s, '%s'", line,
+			 gate_verdict_name(r->verdict), r->problems, gate_verdict_name(verdict),
+			 problem ? problem : "");
+}
+
+/* The same, for a line whose verdict is all there is to check. */
+static void expect_verdict(const char *line, const gate_policy *policy, gate_verdict verdict)
+{
 	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
-		6.0, 7.0, 400,
-		0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
-						      1.0) ",\"slowCTA_ratio_base_over_cand\":0."
-							   "8667,\"verdict\":\"BELOW_BAR\"}";
-	assert_int_equal(judge(l, &r), VERDICT_BELOW_BAR);
-	assert_non_null(strstr(r.problems, "below the bar"));
+	judge_expect(&r, line, strlen(line), policy, verdict, NULL);
 	gate_result_release(&r);
 }
 
-static void bad_cos_is_invalid(void **state)
-{
-	(void)state;
-	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
-		1.0, 2.0, 100, 0.0) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
-								  1.0) ",\"verdict\":\"INVALID\"}";
-	assert_int_equal(judge(l, &r), VERDICT_INVALID);
-	gate_result_release(&r);
-	/* The same numbers claimed as a pass: disagreement, INVALID. */
-	l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
-		1.0, 2.0, 100,
-		0.5) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
-						   1.0) ",\"verdict\":\"PASS_GATE\"}";
-	assert_int_equal(judge(l, &r), VERDICT_INVALID);
-	assert_true(r.disagrees);
-	assert_non_null(strstr(r.problems, "cos"));
-	gate_result_release(&r);
-}
+/* The in-tree baselines the candidates are judged against. */
+#define BASE_52 ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0, 1.0)
+#define BASE    ",\"baseline_in_tree\":" SIDE(5.5, 6.1, 402.0, 1.0)
 
-static void sloughing_rejected(void **state)
-{
-	(void)state;
-	gate_result r;
-	/* slowCTA halves but total CTA time doubles: the work was only spread. */
-	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
-		2.6, 3.0, 804,
-		0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
-						      1.0) ",\"verdict\":\"PASS_GATE\"}";
-	assert_int_equal(judge(l, &r), VERDICT_INVALID);
-	assert_non_null(strstr(r.problems, "sumCTA rose"));
-	gate_result_release(&r);
-}
+enum agreement { AGREEMENT_UNCHECKED, AGREES, DISAGREES };
 
-static void stated_ratio_checked(void **state)
-{
-	(void)state;
-	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"candidate\":" SIDE(
-		4.0, 5.0, 400,
-		0.9999) ",\"baseline_in_tree\":" SIDE(5.2, 6.1, 402.0,
-						      1.0) ",\"slowCTA_ratio_base_over_cand\":2.5,"
-							   "\"verdict\":\"PASS_GATE\"}";
-	assert_int_equal(judge(l, &r), VERDICT_INVALID);
-	assert_non_null(strstr(r.problems, "stated slowCTA ratio"));
-	gate_result_release(&r);
-}
+/* Gate lines boxgate judges again: the verdict, a phrase of the problems
+ * (NULL: unchecked), whether it disagrees with the gate. */
+static const struct judged_case {
+	const char *what, *line;
+	gate_verdict verdict;
+	const char *problem;
+	enum agreement agreement;
+} judged_cases[] = {
+	{"below the bar",
+	 "FAITHFUL_RESULT {\"candidate\":" SIDE(6.0, 7.0, 400, 0.9999) BASE_52
+	 ",\"slowCTA_ratio_base_over_cand\":0.8667,\"verdict\":\"BELOW_BAR\"}",
+	 VERDICT_BELOW_BAR, "below the bar", AGREEMENT_UNCHECKED},
+	{"a bad cos is invalid",
+	 "FAITHFUL_RESULT {\"candidate\":" SIDE(1.0, 2.0, 100, 0.0) BASE_52
+	 ",\"verdict\":\"INVALID\"}",
+	 VERDICT_INVALID, NULL, AGREEMENT_UNCHECKED},
+	{"the same numbers claimed as a pass: disagreement, INVALID",
+	 "FAITHFUL_RESULT {\"candidate\":" SIDE(1.0, 2.0, 100, 0.5) BASE_52
+	 ",\"verdict\":\"PASS_GATE\"}",
+	 VERDICT_INVALID, "cos", DISAGREES},
+	{"slowCTA halves but total CTA time doubles: the work was only spread",
+	 "FAITHFUL_RESULT {\"candidate\":" SIDE(2.6, 3.0, 804, 0.9999) BASE_52
+	 ",\"verdict\":\"PASS_GATE\"}",
+	 VERDICT_INVALID, "sumCTA rose", AGREEMENT_UNCHECKED},
+	{"the stated ratio is checked",
+	 "FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5.0, 400, 0.9999) BASE_52
+	 ",\"slowCTA_ratio_base_over_cand\":2.5,\"verdict\":\"PASS_GATE\"}",
+	 VERDICT_INVALID, "stated slowCTA ratio", AGREEMENT_UNCHECKED},
+	{"ratio 1.1 against the gate's own bar 1.2: BELOW_BAR, agreeing with the gate",
+	 "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
+	 ",\"verdict\":\"BELOW_BAR\"}",
+	 VERDICT_BELOW_BAR, NULL, AGREES},
+};
 
-static void stated_bar_used(void **state)
+static void judged_lines(void **state)
 {
 	(void)state;
-	gate_result r;
-	/* ratio 1.1 against the gate's own bar 1.2: BELOW_BAR, agreeing with the gate. */
-	const char *l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(
-		5.0, 6.0, 400,
-		0.9999) ",\"baseline_in_tree\":" SIDE(5.5, 6.1, 402.0,
-						      1.0) ",\"verdict\":\"BELOW_BAR\"}";
-	assert_int_equal(judge(l, &r), VERDICT_BELOW_BAR);
-	assert_false(r.disagrees);
-	gate_result_release(&r);
+	for (size_t i = 0; i < sizeof(judged_cases) / sizeof(judged_cases[0]); i++) {
+		const struct judged_case *c = &judged_cases[i];
+		gate_result r;
+		judge_expect(&r, c->line, strlen(c->line), NULL, c->verdict, c->problem);
+		if (c->agreement != AGREEMENT_UNCHECKED &&
+		    r.disagrees != (c->agreement == DISAGREES))
+			fail_msg("%s: disagrees %d", c->what, r.disagrees);
+		gate_result_release(&r);
+	}
 }
 
 static void garbage_kept_verbatim(void **state)
@@ -199,8 +198,6 @@ static void gate_cannot_speak_for_agent(void **state)
 	gate_result_release(&r);
 }
 
-#define BASE ",\"baseline_in_tree\":" SIDE(5.5, 6.1, 402.0, 1.0)
-
 /* The user's --bar wins over the gate's "bar"; under the bar is BELOW_BAR, never INVALID. */
 static void user_bar_wins(void **state)
 {
@@ -211,53 +208,41 @@ static void user_bar_wins(void **state)
 	const char *l = "FAITHFUL_RESULT {\"bar\":1.0,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999)
 		BASE ",\"slowCTA_ratio_base_over_cand\":1.1,\"verdict\":\"PASS_GATE\"}";
 	p.bar = 1.2;
-	gate_result_parse(&r, l, strlen(l), &p);
-	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
+	judge_expect(&r, l, strlen(l), &p, VERDICT_BELOW_BAR, "below the bar 1.20 (--bar)");
 	assert_false(r.disagrees);
-	assert_non_null(strstr(r.problems, "below the bar 1.20 (--bar)"));
 	assert_true(r.bar == 1.2);
 	gate_result_release(&r);
 	/* A gate lowering its bar cannot pass what --bar refuses. */
-	l = "FAITHFUL_RESULT {\"bar\":0.5,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
-		",\"verdict\":\"PASS_GATE\"}";
-	gate_result_parse(&r, l, strlen(l), &p);
-	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
-	gate_result_release(&r);
+	expect_verdict("FAITHFUL_RESULT {\"bar\":0.5,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999)
+			       BASE ",\"verdict\":\"PASS_GATE\"}",
+		       &p, VERDICT_BELOW_BAR);
 	/* No "bar" in the line: the gate is taken to judge against 1.0. */
 	l = "FAITHFUL_RESULT {\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
 		",\"verdict\":\"PASS_GATE\"}";
-	gate_result_parse(&r, l, strlen(l), &p);
-	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
+	judge_expect(&r, l, strlen(l), &p, VERDICT_BELOW_BAR, NULL);
 	assert_false(r.disagrees);
 	gate_result_release(&r);
 	/* A lower --bar passes what the gate's stricter bar did not. */
 	p.bar = 1.05;
-	l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
-		",\"verdict\":\"BELOW_BAR\"}";
-	gate_result_parse(&r, l, strlen(l), &p);
-	assert_int_equal(r.verdict, VERDICT_PASS_GATE);
-	gate_result_release(&r);
+	expect_verdict("FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999)
+			       BASE ",\"verdict\":\"BELOW_BAR\"}",
+		       &p, VERDICT_PASS_GATE);
 	/* Without --bar the gate's bar stands (documented default). */
-	l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
-		",\"verdict\":\"BELOW_BAR\"}";
-	gate_result_parse(&r, l, strlen(l), NULL);
-	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
-	gate_result_release(&r);
+	expect_verdict("FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999)
+			       BASE ",\"verdict\":\"BELOW_BAR\"}",
+		       NULL, VERDICT_BELOW_BAR);
 	/* A gate that lies against its own bar is still INVALID. */
 	l = "FAITHFUL_RESULT {\"bar\":1.2,\"candidate\":" SIDE(5.0, 6.0, 400, 0.9999) BASE
 		",\"verdict\":\"PASS_GATE\"}";
 	p.bar = 1.0;
-	gate_result_parse(&r, l, strlen(l), &p);
-	assert_int_equal(r.verdict, VERDICT_INVALID);
+	judge_expect(&r, l, strlen(l), &p, VERDICT_INVALID, NULL);
 	assert_true(r.disagrees);
 	gate_result_release(&r);
 	/* An in-tree-only run has ratio 1: below a --bar of 1.2. */
 	p.bar = 1.2;
-	l = "FAITHFUL_RESULT {\"candidate\":" SIDE(5.0, 6.0, 400,
-						   0.9999) ",\"verdict\":\"PASS_GATE\"}";
-	gate_result_parse(&r, l, strlen(l), &p);
-	assert_int_equal(r.verdict, VERDICT_BELOW_BAR);
-	gate_result_release(&r);
+	expect_verdict("FAITHFUL_RESULT {\"candidate\":" SIDE(5.0, 6.0, 400,
+							      0.9999) ",\"verdict\":\"PASS_GATE\"}",
+		       &p, VERDICT_BELOW_BAR);
 }
 
 #define GOOD_BODY "\"candidate\":" SIDE(4.0, 5.0, 400, 0.9999) BASE ",\"verdict\":\"PASS_GATE\""
@@ -315,22 +300,16 @@ static void strict_json(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		gate_result r;
 		size_t n = bad[i].len ? bad[i].len : strlen(bad[i].line);
-		gate_result_parse(&r, bad[i].line, n, NULL);
-		if (r.verdict != VERDICT_INVALID || !strstr(r.problems, bad[i].why))
-			fail_msg("case %zu: verdict %s, problems '%s', wanted '%s'", i,
-				 gate_verdict_name(r.verdict), r.problems, bad[i].why);
+		judge_expect(&r, bad[i].line, n, NULL, VERDICT_INVALID, bad[i].why);
 		assert_null(r.json);
 		for (const char *c = r.problems; *c; c++)
 			assert_true(*c >= 0x20 && *c < 0x7f);
 		gate_result_release(&r);
 	}
 	/* Blanks around the object are JSON; so is valid UTF-8 and an escaped pair. */
-	gate_result r;
-	const char *l = "FAITHFUL_RESULT  {" GOOD_BODY
-			",\"kind\":\"caf\xc3\xa9 \xf0\x9f\x9a\x80 \\ud83d\\ude80\"} \r";
-	gate_result_parse(&r, l, strlen(l), NULL);
-	assert_int_equal(r.verdict, VERDICT_PASS_GATE);
-	gate_result_release(&r);
+	expect_verdict("FAITHFUL_RESULT  {" GOOD_BODY
+		       ",\"kind\":\"caf\xc3\xa9 \xf0\x9f\x9a\x80 \\ud83d\\ude80\"} \r",
+		       NULL, VERDICT_PASS_GATE);
 }
 
 static void absurd_numbers(void **state)
@@ -379,19 +358,14 @@ static void absurd_numbers(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		gate_result r;
-		gate_result_parse(&r, bad[i].line, strlen(bad[i].line), NULL);
-		if (r.verdict != VERDICT_INVALID || !strstr(r.problems, bad[i].why))
-			fail_msg("case %zu: verdict %s, problems '%s', wanted '%s'", i,
-				 gate_verdict_name(r.verdict), r.problems, bad[i].why);
+		judge_expect(&r, bad[i].line, strlen(bad[i].line), NULL, VERDICT_INVALID,
+			     bad[i].why);
 		gate_result_release(&r);
 	}
 	/* fp32 rounding just above 1 is not absurd. */
-	gate_result r;
-	const char *l = "FAITHFUL_RESULT {\"num_workers\":128,\"num_active\":8,\"candidate\":" SIDE(
-		4.0, 5.0, 400, 1.0000001) BASE ",\"verdict\":\"PASS_GATE\"}";
-	gate_result_parse(&r, l, strlen(l), NULL);
-	assert_int_equal(r.verdict, VERDICT_PASS_GATE);
-	gate_result_release(&r);
+	expect_verdict("FAITHFUL_RESULT {\"num_workers\":128,\"num_active\":8,\"candidate\":" SIDE(
+			       4.0, 5.0, 400, 1.0000001) BASE ",\"verdict\":\"PASS_GATE\"}",
+		       NULL, VERDICT_PASS_GATE);
 }
 
 static void utf8_and_cuda(void **state)
@@ -546,11 +520,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pass_gate),
-		cmocka_unit_test(below_bar),
-		cmocka_unit_test(bad_cos_is_invalid),
-		cmocka_unit_test(sloughing_rejected),
-		cmocka_unit_test(stated_ratio_checked),
-		cmocka_unit_test(stated_bar_used),
+		cmocka_unit_test(judged_lines),
 		cmocka_unit_test(garbage_kept_verbatim),
 		cmocka_unit_test(agent_lines),
 		cmocka_unit_test(gate_cannot_speak_for_agent),

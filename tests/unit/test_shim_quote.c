@@ -18,6 +18,9 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "shim/shim.h"
+#include "tests/capture.h"
+#include "tests/splitmix.h"
+#include "tests/unit/unit.h"
 
 static char *quoted(const char *w)
 {
@@ -28,10 +31,7 @@ static char *quoted(const char *w)
 
 static void expect_quote(const char *w, const char *want)
 {
-	char *got = quoted(w);
-	if (strcmp(got, want) != 0)
-		fail_msg("bg_quote(\"%s\") = [%s], wanted [%s]", w, got, want);
-	free(got);
+	unit_expect_str(quoted(w), want, "bg_quote", w);
 }
 
 static void test_bare_words(void **state)
@@ -121,41 +121,13 @@ static void test_env_names(void **state)
 static char *run_shell(const char *shell, const char *cmd, const char *path, size_t *len,
 		       int *status)
 {
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		int devnull = open("/dev/null", O_RDWR);
-		dup2(devnull, 0);
-		dup2(devnull, 2);
-		char *pathenv = xasprintf("PATH=%s", path);
-		char *envp[] = {pathenv, "LC_ALL=C.UTF-8", NULL};
-		char *argv[] = {(char *)shell, "-c", (char *)cmd, NULL};
-		execve(shell, argv, envp);
-		_exit(126);
-	}
-	close(fds[1]);
-	strbuf out = STRBUF_INIT;
-	char buf[65536];
-	for (;;) {
-		ssize_t n = read(fds[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		strbuf_add(&out, buf, (size_t)n);
-	}
-	close(fds[0]);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	*status = st;
-	*len = out.len;
-	return strbuf_detach(&out);
+	char *pathenv = xasprintf("PATH=%s", path);
+	char *envp[] = {pathenv, "LC_ALL=C.UTF-8", NULL};
+	*status = 0;
+	char *out = capture_shell(shell, cmd, NULL, envp, len, status);
+	free(pathenv);
+	assert_non_null(out);
+	return out;
 }
 
 static const char *const shells[] = {"/bin/sh", "/bin/dash", "/bin/bash"};
@@ -163,11 +135,7 @@ static const char *const shells[] = {"/bin/sh", "/bin/dash", "/bin/bash"};
 static uint64_t rng_state;
 static uint64_t rnd(void)
 {
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64(&rng_state);
 }
 
 static char *random_word(void)

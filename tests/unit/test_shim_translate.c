@@ -17,6 +17,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "shim/shim.h"
+#include "tests/shim_fixture.h"
 
 #define INI "/etc/boxgate/boxgate.ini"
 
@@ -35,31 +36,28 @@ static char *allow[] = {"--kind",     "--shape",  "--num-workers", "--configs",
 
 static shim_rules make_box(void)
 {
-	shim_rules b;
-	memset(&b, 0, sizeof(b));
-	b.name = "b200-a";
-	b.gate = "scripts/faithful_eval.sh";
-	b.allow = allow;
-	b.n_allow = sizeof(allow) / sizeof(allow[0]);
-	b.env = rules;
-	b.n_env = sizeof(rules) / sizeof(rules[0]);
-	b.file = INI;
-	b.line = 10;
-	return b;
+	return SHIM_FIXTURE_BOX("b200-a", "scripts/faithful_eval.sh", INI, 10, allow, rules);
+}
+
+/* Translates the arguments in `ap` up to a NULL. */
+static int translate_va(const shim_rules *box, shim_result *r, bg_err *err, va_list ap)
+{
+	const char *args[64];
+	size_t n = 0;
+	const char *a;
+	while ((a = va_arg(ap, const char *)))
+		args[n++] = a;
+	memset(err, 0, sizeof(*err));
+	return shim_translate(box, args, n, r, err);
 }
 
 static int tr(const shim_rules *box, shim_result *r, bg_err *err, ...)
 {
-	const char *args[64];
-	size_t n = 0;
 	va_list ap;
 	va_start(ap, err);
-	const char *a;
-	while ((a = va_arg(ap, const char *)))
-		args[n++] = a;
+	int rc = translate_va(box, r, err, ap);
 	va_end(ap);
-	memset(err, 0, sizeof(*err));
-	return shim_translate(box, args, n, r, err);
+	return rc;
 }
 
 static void expect_argv(const shim_result *r, const char *const *want, size_t n)
@@ -74,6 +72,19 @@ static void expect_has(const char *msg, const char *needle)
 {
 	if (!strstr(msg, needle))
 		fail_msg("message [%s] lacks [%s]", msg, needle);
+}
+
+/* Translating the arguments (up to a NULL) is refused, saying `why`. */
+static void expect_refused(const shim_rules *box, const char *why, ...)
+{
+	shim_result r;
+	bg_err err;
+	va_list ap;
+	va_start(ap, why);
+	int rc = translate_va(box, &r, &err, ap);
+	va_end(ap);
+	assert_int_equal(rc, BG_EUSAGE);
+	expect_has(err.msg, why);
 }
 
 static void test_pass_through(void **state)
@@ -169,10 +180,8 @@ static void test_env_valued(void **state)
 	assert_string_equal(r.env[0], "MPK_GATE_TIMEOUT_S=--x");
 	shim_result_release(&r);
 
-	assert_int_equal(tr(&box, &r, &err, "--gate-timeout", NULL), BG_EUSAGE);
-	expect_has(err.msg, "--gate-timeout needs a value");
-	assert_int_equal(tr(&box, &r, &err, "--gate-timeout", "--kind", "x", NULL), BG_EUSAGE);
-	expect_has(err.msg, "--gate-timeout needs a value");
+	expect_refused(&box, "--gate-timeout needs a value", "--gate-timeout", NULL);
+	expect_refused(&box, "--gate-timeout needs a value", "--gate-timeout", "--kind", "x", NULL);
 
 	assert_int_equal(tr(&box, &r, &err, "--multi", "v", NULL), 0);
 	assert_int_equal(r.n_env, 2);
@@ -204,9 +213,8 @@ static void test_repeats(void **state)
 	expect_has(err.msg, "MPK_GATE_TIMEOUT_S=6");
 	expect_has(err.msg, "from --gate-timeout=6");
 
-	assert_int_equal(tr(&box, &r, &err, "--gate-timeout", "5", "--timeout-alias", "7", NULL),
-			 BG_EUSAGE);
-	expect_has(err.msg, "from --timeout-alias 7");
+	expect_refused(&box, "from --timeout-alias 7", "--gate-timeout", "5", "--timeout-alias",
+		       "7", NULL);
 }
 
 static void test_unknown_flag(void **state)
@@ -228,8 +236,7 @@ static void test_unknown_flag(void **state)
 	expect_has(err.msg, "flag --num-worker is not");
 	expect_has(err.msg, "did you mean --num-workers?");
 
-	assert_int_equal(tr(&box, &r, &err, "--decode-m2", NULL), BG_EUSAGE);
-	expect_has(err.msg, "did you mean --decode-m1?");
+	expect_refused(&box, "did you mean --decode-m1?", "--decode-m2", NULL);
 
 	/* The flag name is the part before `=`. */
 	assert_int_equal(tr(&box, &r, &err, "--shap=q_b", NULL), BG_EUSAGE);
@@ -296,15 +303,11 @@ static void test_shape_policy(void **state)
 			 BG_EUSAGE);
 	expect_has(err.msg, "--configs kv_b does not match --shape q_b");
 	expect_has(err.msg, "one shape per invocation");
-	assert_int_equal(tr(&box, &r, &err, "--shape", "q_b", "--configs", "q_b,kv_b", NULL),
-			 BG_EUSAGE);
-	expect_has(err.msg, "one shape per invocation");
-	assert_int_equal(tr(&box, &r, &err, "--configs", "q_b", NULL), BG_EUSAGE);
-	expect_has(err.msg, "without --shape");
-	assert_int_equal(tr(&box, &r, &err, "--shape", "q_b", "--shape", "kv_b", NULL), BG_EUSAGE);
-	expect_has(err.msg, "--shape given twice");
-	assert_int_equal(tr(&box, &r, &err, "--shape", NULL), BG_EUSAGE);
-	expect_has(err.msg, "--shape needs a value");
+	expect_refused(&box, "one shape per invocation", "--shape", "q_b", "--configs", "q_b,kv_b",
+		       NULL);
+	expect_refused(&box, "without --shape", "--configs", "q_b", NULL);
+	expect_refused(&box, "--shape given twice", "--shape", "q_b", "--shape", "kv_b", NULL);
+	expect_refused(&box, "--shape needs a value", "--shape", NULL);
 	assert_int_equal(tr(&box, &r, &err, "--shape=", NULL), BG_EUSAGE);
 	expect_has(err.msg, "non-empty");
 	assert_null(r.argv);
@@ -337,8 +340,8 @@ static void test_num_workers(void **state)
 
 	/* Neither allowed nor exported: an unknown flag. */
 	box.num_workers_env = NULL;
-	assert_int_equal(tr(&box, &r, &err, "--num-workers", "64", NULL), BG_EUSAGE);
-	expect_has(err.msg, "flag --num-workers is not in the allowlist");
+	expect_refused(&box, "flag --num-workers is not in the allowlist", "--num-workers", "64",
+		       NULL);
 
 	box = make_box();
 	const char *bad[] = {"0", "-3", "abc", "12x", "+5", "99999999999", ""};
@@ -350,9 +353,7 @@ static void test_num_workers(void **state)
 				 BG_EUSAGE);
 		free(eqform);
 	}
-	assert_int_equal(tr(&box, &r, &err, "--num-workers", "64", "--num-workers", "128", NULL),
-			 BG_EUSAGE);
-	expect_has(err.msg, "given twice");
+	expect_refused(&box, "given twice", "--num-workers", "64", "--num-workers", "128", NULL);
 }
 
 static void test_bad_env_names(void **state)

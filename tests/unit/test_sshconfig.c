@@ -48,6 +48,19 @@ static void lookup(const char *text, const char *host, sshcfg_host *h)
 	free(p);
 }
 
+/* Looks `host` up in `text`; checks its User and HostName where given
+ * (NULL: unchecked). */
+static void expect_host(const char *text, const char *host, const char *user, const char *hostname)
+{
+	sshcfg_host h;
+	lookup(text, host, &h);
+	if (user)
+		assert_string_equal(h.user, user);
+	if (hostname)
+		assert_string_equal(h.hostname, hostname);
+	sshcfg_host_release(&h);
+}
+
 static void expect_error(const char *text, const char *host, const char *fmt)
 {
 	char *p = cfg_file(text);
@@ -184,14 +197,10 @@ static void test_values(void **state)
 	sshcfg_host h;
 	/* Host is case-sensitive; HostName's %h is the name as given, then
 	 * lowercased */
-	lookup("Host GPU\n  User upper\nHost *\n  HostName %h.Lab\n", "GPU", &h);
-	assert_string_equal(h.user, "upper");
-	assert_string_equal(h.hostname, "gpu.lab");
-	sshcfg_host_release(&h);
+	expect_host("Host GPU\n  User upper\nHost *\n  HostName %h.Lab\n", "GPU", "upper",
+		    "gpu.lab");
 	/* a '%' or ':' makes ssh take the name for an address: not lowercased */
-	lookup("HostName %h.Lab%%\n", "GPU", &h);
-	assert_string_equal(h.hostname, "GPU.Lab%");
-	sshcfg_host_release(&h);
+	expect_host("HostName %h.Lab%%\n", "GPU", NULL, "GPU.Lab%");
 	lookup("Host GPU\n  User upper\n", "gpu", &h);
 	assert_null(h.user);
 	sshcfg_host_release(&h);
@@ -212,16 +221,10 @@ static void test_values(void **state)
 	assert_string_equal(h.global_known_hosts[1], "~/g2");
 	sshcfg_host_release(&h);
 	/* addresses are normalised, not lowercased */
-	lookup("HostName 10.0.0.001\n", "x", &h);
-	assert_string_equal(h.hostname, "10.0.0.1");
-	sshcfg_host_release(&h);
-	lookup("HostName FE80::A\n", "x", &h);
-	assert_string_equal(h.hostname, "FE80::A");
-	sshcfg_host_release(&h);
+	expect_host("HostName 10.0.0.001\n", "x", NULL, "10.0.0.1");
+	expect_host("HostName FE80::A\n", "x", NULL, "FE80::A");
 	/* unknown keywords are errors unless IgnoreUnknown names them */
-	lookup("IgnoreUnknown Use*\nUseKeychainX yes\nUser u\n", "x", &h);
-	assert_string_equal(h.user, "u");
-	sshcfg_host_release(&h);
+	expect_host("IgnoreUnknown Use*\nUseKeychainX yes\nUser u\n", "x", "u", NULL);
 }
 
 static void test_syntax_forms(void **state)
@@ -244,16 +247,12 @@ static void test_syntax_forms(void **state)
 	assert_int_equal(h.connect_timeout_s, 90);
 	sshcfg_host_release(&h);
 	/* several patterns, CRLF line ends */
-	lookup("Host one two three\r\n  User multi\r\n", "two", &h);
-	assert_string_equal(h.user, "multi");
-	sshcfg_host_release(&h);
+	expect_host("Host one two three\r\n  User multi\r\n", "two", "multi", NULL);
 	/* a negated match excludes the block, later blocks still apply */
-	lookup("Host *.lab !bad.lab\n  User lab\nHost *\n  User any\n", "bad.lab", &h);
-	assert_string_equal(h.user, "any");
-	sshcfg_host_release(&h);
-	lookup("Host *.lab !bad.lab\n  User lab\nHost *\n  User any\n", "ok.LAB", &h);
-	assert_string_equal(h.user, "any"); /* case-sensitive */
-	sshcfg_host_release(&h);
+	expect_host("Host *.lab !bad.lab\n  User lab\nHost *\n  User any\n", "bad.lab", "any",
+		    NULL);
+	expect_host("Host *.lab !bad.lab\n  User lab\nHost *\n  User any\n", "ok.LAB", "any",
+		    NULL); /* case-sensitive */
 }
 
 static void test_match_blocks(void **state)
@@ -275,9 +274,7 @@ static void test_match_blocks(void **state)
 	assert_int_equal(h.n_identities, 1);
 	assert_string_equal(h.identities[0], "all_key");
 	sshcfg_host_release(&h);
-	lookup("Match originalhost X\n  User orig\n", "X", &h);
-	assert_string_equal(h.user, "orig");
-	sshcfg_host_release(&h);
+	expect_host("Match originalhost X\n  User orig\n", "X", "orig", NULL);
 	/* user sees User so far, localuser the password database name */
 	char *txt =
 		xasprintf("Match user %s\n  Port 2001\nUser alice\nMatch user alice\n  HostName a\n"
@@ -499,9 +496,7 @@ static void test_include(void **state)
 	/* the Host state inside an included file does not leak out */
 	write_text(f1, "Host zzz\n");
 	write_text(f2, "");
-	lookup("Include conf.d/*\nUser after-include\n", "inc", &h);
-	assert_string_equal(h.user, "after-include");
-	sshcfg_host_release(&h);
+	expect_host("Include conf.d/*\nUser after-include\n", "inc", "after-include", NULL);
 	/* an error in an included file counts even in a block that does not
 	 * apply, as in ssh */
 	write_text(f2, "Bogus x\n");

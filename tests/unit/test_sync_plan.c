@@ -17,27 +17,22 @@
 #include "base/sha256.h"
 #include "base/xmalloc.h"
 #include "sync/sync.h"
+#include "tests/unit/unit.h"
 
-static char base[PATH_MAX];
 static char root[PATH_MAX];
 static char outside[PATH_MAX];
 
 static void write_file(const char *path, const char *content, mode_t mode)
 {
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
+	write_text(path, content);
 	chmod(path, mode);
 }
 
 static int setup(void **state)
 {
 	(void)state;
-	char tmpl[] = "/tmp/bgsyncXXXXXX";
-	assert_non_null(mkdtemp(tmpl));
-	char *real = realpath(tmpl, NULL);
-	snprintf(base, sizeof(base), "%s", real);
+	assert_int_equal(unit_tmpdir_make("sync"), 0);
+	char *real = realpath(tmpdir, NULL);
 	snprintf(root, sizeof(root), "%s/repo", real);
 	snprintf(outside, sizeof(outside), "%s/outside.py", real);
 	free(real);
@@ -60,9 +55,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[PATH_MAX + 32];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	return system(cmd) == 0 ? 0 : -1;
+	unit_tmpdir_remove();
+	return 0;
 }
 
 static void expect_norm(const char *in, const char *want)
@@ -95,30 +89,25 @@ static void test_normalize(void **state)
 	expect_norm("a/..", NULL);
 }
 
+static void expect_temp_name(const char *target, const char *want)
+{
+	unit_expect_str(sync_temp_name(target, "0123456789abcdef"), want, "sync_temp_name", target);
+}
+
 static void test_temp_names(void **state)
 {
 	(void)state;
-	char *t = sync_temp_name("scripts/a.py", "0123456789abcdef");
-	assert_string_equal(t, "scripts/.a.py.boxgate-0123456789abcdef.tmp.py");
-	free(t);
-	t = sync_temp_name("Makefile", "0123456789abcdef");
-	assert_string_equal(t, ".Makefile.boxgate-0123456789abcdef.tmp");
-	free(t);
-	t = sync_temp_name("d/.bashrc", "0123456789abcdef");
-	assert_string_equal(t, "d/..bashrc.boxgate-0123456789abcdef.tmp");
-	free(t);
-	t = sync_temp_name("d/x.weird ext", "0123456789abcdef");
-	assert_string_equal(t, "d/.x.weird_ext.boxgate-0123456789abcdef.tmp");
-	free(t);
+	expect_temp_name("scripts/a.py", "scripts/.a.py.boxgate-0123456789abcdef.tmp.py");
+	expect_temp_name("Makefile", ".Makefile.boxgate-0123456789abcdef.tmp");
+	expect_temp_name("d/.bashrc", "d/..bashrc.boxgate-0123456789abcdef.tmp");
+	expect_temp_name("d/x.weird ext", "d/.x.weird_ext.boxgate-0123456789abcdef.tmp");
 	/* The name part is only of safe bytes (verifiers see it); the directory
 	 * is the target's own. */
-	t = sync_temp_name("a b/z$(touch X)'\"`;\n.py", "0123456789abcdef");
+	char *t = sync_temp_name("a b/z$(touch X)'\"`;\n.py", "0123456789abcdef");
 	assert_string_equal(t, "a b/.z__touch_X______.py.boxgate-0123456789abcdef.tmp.py");
 	assert_true(sync_safe_path(strrchr(t, '/') + 1));
 	free(t);
-	t = sync_temp_name("caf\xc3\xa9.json", "0123456789abcdef");
-	assert_string_equal(t, ".caf__.json.boxgate-0123456789abcdef.tmp.json");
-	free(t);
+	expect_temp_name("caf\xc3\xa9.json", ".caf__.json.boxgate-0123456789abcdef.tmp.json");
 	assert_true(sync_safe_path("./a/.b-c_d.tmp.py"));
 	assert_false(sync_safe_path("-x"));
 	assert_false(sync_safe_path("a b"));
@@ -254,10 +243,7 @@ static void test_verifier_command(void **state)
 
 static void expect_display(const char *in, const char *want)
 {
-	char *got = sync_path_display(in);
-	if (strcmp(got, want) != 0)
-		fail_msg("display(%s) = [%s], wanted [%s]", in, got, want);
-	free(got);
+	unit_expect_str(sync_path_display(in), want, "sync_path_display", in);
 }
 
 static void test_display(void **state)

@@ -23,6 +23,8 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "sync/internal.h"
+#include "tests/capture.h"
+#include "tests/unit/unit.h"
 
 #define NONCE "0badc0de0badc0de"
 #define M     "@" NONCE " "
@@ -34,9 +36,8 @@ static size_t last_len; /* bytes of the last run's output (it may hold NULs) */
 static int setup(void **state)
 {
 	(void)state;
-	char tmpl[] = "/tmp/bgscriptXXXXXX";
-	assert_non_null(mkdtemp(tmpl));
-	char *real = realpath(tmpl, NULL);
+	assert_int_equal(unit_tmpdir_make("script"), 0);
+	char *real = realpath(tmpdir, NULL);
 	snprintf(base, sizeof(base), "%s", real);
 	free(real);
 	return 0;
@@ -45,9 +46,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	return system(cmd) == 0 ? 0 : -1;
+	unit_tmpdir_remove();
+	return 0;
 }
 
 /* A fresh repo directory for one shell's run. */
@@ -67,10 +67,7 @@ static char *rpath(const char *rel)
 static void put(const char *rel, const char *content)
 {
 	char *p = rpath(rel);
-	FILE *f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
+	write_text(p, content);
 	free(p);
 }
 
@@ -81,13 +78,19 @@ static char *slurp(const char *rel)
 	free(p);
 	if (!f)
 		return NULL;
-	strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_add(&sb, buf, n);
+	size_t len;
+	char *s = capture_stream(f, &len);
 	fclose(f);
-	return strbuf_detach(&sb);
+	return s;
+}
+
+/* The file REL holds exactly `content`. */
+static void expect_file(const char *rel, const char *content)
+{
+	char *got = slurp(rel);
+	assert_non_null(got);
+	assert_string_equal(got, content);
+	free(got);
 }
 
 static bool exists(const char *rel)
@@ -102,50 +105,32 @@ static bool exists(const char *rel)
 /* Runs `script` with `shell` -c in / (the script cds itself); stdout in *out. */
 static int run(const char *shell, const char *script, char **out)
 {
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		int null = open("/dev/null", O_RDWR);
-		dup2(null, 0);
-		dup2(null, 2);
-		close(fds[0]);
-		if (chdir("/") != 0)
-			_exit(126);
-		execl(shell, shell, "-c", script, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	ssize_t n;
-	while ((n = read(fds[0], buf, sizeof(buf))) > 0)
-		strbuf_add(&sb, buf, (size_t)n);
-	close(fds[0]);
 	int status = 0;
-	waitpid(pid, &status, 0);
-	last_len = sb.len;
-	*out = strbuf_detach(&sb);
+	*out = capture_shell(shell, script, "/", NULL, &last_len, &status);
+	assert_non_null(*out);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Whether `line` is a whole line of `out`. */
+static bool has_line(const char *out, const char *line)
+{
+	size_t l = strlen(line);
+	for (const char *s = out; (s = strstr(s, line)); s++)
+		if ((s == out || s[-1] == '\n') && (s[l] == '\n' || s[l] == '\0'))
+			return true;
+	return false;
 }
 
 static void expect_line(const char *out, const char *line)
 {
-	size_t l = strlen(line);
-	for (const char *s = out; (s = strstr(s, line)); s++)
-		if ((s == out || s[-1] == '\n') && (s[l] == '\n' || s[l] == '\0'))
-			return;
-	fail_msg("no line [%s] in:\n%s", line, out);
+	if (!has_line(out, line))
+		fail_msg("no line [%s] in:\n%s", line, out);
 }
 
 static void expect_no_line(const char *out, const char *line)
 {
-	size_t l = strlen(line);
-	for (const char *s = out; (s = strstr(s, line)); s++)
-		if ((s == out || s[-1] == '\n') && (s[l] == '\n' || s[l] == '\0'))
-			fail_msg("unexpected line [%s] in:\n%s", line, out);
+	if (has_line(out, line))
+		fail_msg("unexpected line [%s] in:\n%s", line, out);
 }
 
 /* A plan over the repo: rel[i] targets; `local` files given as content. */
@@ -338,39 +323,49 @@ static void sha_of(const char *s, char out[65])
 	bg_sha256_hex(s, strlen(s), out);
 }
 
+/* Uploads `content` as `temp` and applies it to `target`, as a push does. */
+static char *push_content(const char *shell, const char *target, const char *temp,
+			  const char *content, const char *verifier, unsigned what)
+{
+	char sha[65];
+	put(temp, content);
+	sha_of(content, sha);
+	return apply_one(shell, target, temp, sha, verifier, what);
+}
+
+/* The script reported the hash of `content` for file 0. */
+static void expect_hash_line(const char *out, const char *content)
+{
+	char sha[65];
+	sha_of(content, sha);
+	char *want = xasprintf(M "h 0 %s", sha);
+	expect_line(out, want);
+	free(want);
+}
+
 static void test_apply_swap(void **state)
 {
 	(void)state;
 	for (size_t s = 0; s < 2; s++) {
 		fresh_repo(s ? "swap-bash" : "swap-dash");
-		char sha[65];
 		/* Replace: .bak is the old file, the temporary file is gone. */
 		put("t.py", "old\n");
-		put(".t.py.boxgate-1111111111111111.tmp.py", "new\n");
-		sha_of("new\n", sha);
-		char *out =
-			apply_one(shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py", sha,
-				  "test -s {} && test \"$BOXGATE_TARGET\" = t.py && test "
-				  "\"$BOXGATE_BOX\" = box1",
-				  SYNC_DO_VERIFY | SYNC_DO_SWAP);
-		char *want = xasprintf(M "h 0 %s", sha);
-		expect_line(out, want);
-		free(want);
+		char *out = push_content(shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py",
+					 "new\n",
+					 "test -s {} && test \"$BOXGATE_TARGET\" = t.py && test "
+					 "\"$BOXGATE_BOX\" = box1",
+					 SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		expect_hash_line(out, "new\n");
 		expect_line(out, M "vok 0");
 		expect_line(out, M "ok 0 replaced");
-		char *t = slurp("t.py"), *b = slurp("t.py.bak");
-		assert_string_equal(t, "new\n");
-		assert_string_equal(b, "old\n");
-		free(t);
-		free(b);
+		expect_file("t.py", "new\n");
+		expect_file("t.py.bak", "old\n");
 		assert_false(exists(".t.py.boxgate-1111111111111111.tmp.py"));
 		free(out);
 
 		/* Create. */
-		put(".n.py.boxgate-2222222222222222.tmp.py", "fresh\n");
-		sha_of("fresh\n", sha);
-		out = apply_one(shells[s], "n.py", ".n.py.boxgate-2222222222222222.tmp.py", sha,
-				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		out = push_content(shells[s], "n.py", ".n.py.boxgate-2222222222222222.tmp.py",
+				   "fresh\n", NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 created");
 		assert_false(exists("n.py.bak"));
 		free(out);
@@ -381,17 +376,11 @@ static void test_apply_swap(void **state)
 		assert_int_equal(link(tp, bp), 0);
 		free(tp);
 		free(bp);
-		put(".t.py.boxgate-3333333333333333.tmp.py", "newer\n");
-		sha_of("newer\n", sha);
-		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", sha,
-				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		out = push_content(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py",
+				   "newer\n", NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 replaced");
-		t = slurp("t.py");
-		b = slurp("t.py.bak");
-		assert_string_equal(t, "newer\n");
-		assert_string_equal(b, "new\n");
-		free(t);
-		free(b);
+		expect_file("t.py", "newer\n");
+		expect_file("t.py.bak", "new\n");
 		free(out);
 	}
 }
@@ -401,56 +390,46 @@ static void test_apply_refusals(void **state)
 	(void)state;
 	for (size_t s = 0; s < 2; s++) {
 		fresh_repo(s ? "refuse-bash" : "refuse-dash");
-		char sha[65];
 		put("t.py", "old\n");
-		put(".t.py.boxgate-1111111111111111.tmp.py", "new\n");
-		sha_of("new\n", sha);
 		/* A verifier that fails and tries to forge result lines. */
-		char *out =
-			apply_one(shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py", sha,
-				  "echo '" M "ok 0 replaced'; echo \"broken: {}\" >&2; exit 3",
-				  SYNC_DO_VERIFY | SYNC_DO_SWAP);
+		char *out = push_content(
+			shells[s], "t.py", ".t.py.boxgate-1111111111111111.tmp.py", "new\n",
+			"echo '" M "ok 0 replaced'; echo \"broken: {}\" >&2; exit 3",
+			SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "v 0 3");
 		expect_line(out, "|" M "ok 0 replaced");
 		expect_line(out, "|broken: ./.t.py.boxgate-1111111111111111.tmp.py");
 		expect_line(out, M "vend 0");
 		expect_no_line(out, M "ok 0 replaced");
-		char *t = slurp("t.py");
-		assert_string_equal(t, "old\n");
-		free(t);
+		expect_file("t.py", "old\n");
 		assert_false(exists(".t.py.boxgate-1111111111111111.tmp.py"));
 		assert_false(exists("t.py.bak"));
 		free(out);
 
 		/* A temporary file that is not the local content. */
+		char sha[65];
+		sha_of("new\n", sha);
 		put(".t.py.boxgate-2222222222222222.tmp.py", "tampered\n");
 		out = apply_one(shells[s], "t.py", ".t.py.boxgate-2222222222222222.tmp.py", sha,
 				NULL, SYNC_DO_VERIFY | SYNC_DO_SWAP);
 		expect_line(out, M "x 0 hash");
-		t = slurp("t.py");
-		assert_string_equal(t, "old\n");
-		free(t);
+		expect_file("t.py", "old\n");
 		assert_false(exists(".t.py.boxgate-2222222222222222.tmp.py"));
 		free(out);
 
 		/* Verify only (all-or-nothing, first phase): nothing swapped. */
-		put(".t.py.boxgate-3333333333333333.tmp.py", "new\n");
-		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", sha,
-				"true", SYNC_DO_VERIFY);
+		out = push_content(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py",
+				   "new\n", "true", SYNC_DO_VERIFY);
 		expect_line(out, M "vok 0");
 		expect_no_line(out, M "ok 0 replaced");
 		assert_true(exists(".t.py.boxgate-3333333333333333.tmp.py"));
-		t = slurp("t.py");
-		assert_string_equal(t, "old\n");
-		free(t);
+		expect_file("t.py", "old\n");
 		free(out);
 		/* ... then the swap alone. */
 		out = apply_one(shells[s], "t.py", ".t.py.boxgate-3333333333333333.tmp.py", NULL,
 				NULL, SYNC_DO_SWAP);
 		expect_line(out, M "ok 0 replaced");
-		t = slurp("t.py");
-		assert_string_equal(t, "new\n");
-		free(t);
+		expect_file("t.py", "new\n");
 		free(out);
 	}
 }
@@ -464,29 +443,18 @@ static void test_rollback(void **state)
 		put("t.py.bak", "previous\n");
 		char *out = apply_one(shells[s], "t.py", ".t.py.boxgate-4444444444444444.tmp.py",
 				      NULL, "test -s {}", SYNC_DO_ROLLBACK);
-		char sha[65];
-		sha_of("previous\n", sha);
-		char *want = xasprintf(M "h 0 %s", sha);
-		expect_line(out, want);
-		free(want);
+		expect_hash_line(out, "previous\n");
 		expect_line(out, M "ok 0 replaced");
-		char *t = slurp("t.py"), *b = slurp("t.py.bak");
-		assert_string_equal(t, "previous\n");
-		assert_string_equal(b, "current\n");
-		free(t);
-		free(b);
+		expect_file("t.py", "previous\n");
+		expect_file("t.py.bak", "current\n");
 		assert_false(exists(".t.py.boxgate-4444444444444444.tmp.py"));
 		free(out);
 		/* A refused .bak changes nothing. */
 		out = apply_one(shells[s], "t.py", ".t.py.boxgate-5555555555555555.tmp.py", NULL,
 				"false", SYNC_DO_ROLLBACK);
 		expect_line(out, M "v 0 1");
-		t = slurp("t.py");
-		b = slurp("t.py.bak");
-		assert_string_equal(t, "previous\n");
-		assert_string_equal(b, "current\n");
-		free(t);
-		free(b);
+		expect_file("t.py", "previous\n");
+		expect_file("t.py.bak", "current\n");
 		assert_false(exists(".t.py.boxgate-5555555555555555.tmp.py"));
 		free(out);
 		/* No .bak. */
@@ -546,13 +514,10 @@ static void test_odd_names(void **state)
 			out = apply_one(shells[s], names[i], temp, sha, "test -s {}",
 					SYNC_DO_VERIFY | SYNC_DO_SWAP);
 			expect_line(out, M "ok 0 replaced");
-			char *got = slurp(names[i]), *bak = xasprintf("%s.bak", names[i]);
-			char *gotbak = slurp(bak);
-			assert_string_equal(got, content);
-			assert_string_equal(gotbak, names[i]);
+			char *bak = xasprintf("%s.bak", names[i]);
+			expect_file(names[i], content);
+			expect_file(bak, names[i]);
 			assert_false(exists(temp));
-			free(got);
-			free(gotbak);
 			free(bak);
 			free(content);
 			free(temp);
@@ -683,9 +648,7 @@ static void test_apply_owner(void **state)
 		expect_line(out, w);
 		free(w);
 		expect_line(out, M "ok 0 replaced");
-		char *c = slurp("t.cfg");
-		assert_string_equal(c, "newer\n");
-		free(c);
+		expect_file("t.cfg", "newer\n");
 		free(out);
 		free(t);
 	}

@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "base/xmalloc.h"
@@ -30,6 +31,14 @@ static inline char *unit_file(const char *prefix, const char *suffix, const char
 	char *p = xasprintf("%s/%s%d%s", tmpdir, prefix, ++counter, suffix);
 	write_text(p, text);
 	return p;
+}
+
+/* Fails unless `got` (owned: freed here), what `call` gave for `arg`, is `want`. */
+static inline void unit_expect_str(char *got, const char *want, const char *call, const char *arg)
+{
+	if (strcmp(got, want) != 0)
+		fail_msg("%s(\"%s\") = [%s], wanted [%s]", call, arg, got, want);
+	free(got);
 }
 
 static inline const char *env_lookup(void *ctx, const char *name)

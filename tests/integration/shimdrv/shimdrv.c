@@ -29,14 +29,14 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "shim/shim.h"
+#include "tests/capture.h"
+#include "tests/shim_fixture.h"
+#include "tests/splitmix.h"
 
 static uint64_t rng;
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64(&rng);
 }
 static size_t below(size_t n)
 {
@@ -341,17 +341,8 @@ static void gen_shim_vector(size_t i, vec *args, vec *argv, char *slots[N_SLOTS]
 static int cmd_shim(uint64_t seed, size_t n, const char *dir)
 {
 	rng = seed ^ 0x7368696dULL;
-	shim_rules box;
-	memset(&box, 0, sizeof(box));
-	box.name = "t30";
-	box.gate = "./dump";
-	box.allow = allow;
-	box.n_allow = sizeof(allow) / sizeof(allow[0]);
-	box.env = rules;
-	box.n_env = sizeof(rules) / sizeof(rules[0]);
+	shim_rules box = SHIM_FIXTURE_BOX("t30", "./dump", "t30.ini", 4, allow, rules);
 	box.num_workers_env = "BGT_NW";
-	box.file = "t30.ini";
-	box.line = 4;
 
 	char *p = xasprintf("%s/dump", dir);
 	FILE *f = fopen(p, "w");
@@ -421,14 +412,9 @@ static char *slurp(const char *path, size_t *len)
 		fprintf(stderr, "shimdrv: %s: %s\n", path, strerror(errno));
 		exit(2);
 	}
-	strbuf sb = STRBUF_INIT;
-	char buf[65536];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_add(&sb, buf, n);
+	char *s = capture_stream(f, len);
 	fclose(f);
-	*len = sb.len;
-	return strbuf_detach(&sb);
+	return s;
 }
 
 static void show(const char *what, const char *p, size_t n)
