@@ -156,4 +156,4 @@ else
 demo-gate: $(DEMO_GATE_BINS)
 endif
 
--include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d) $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_BIN:=.d)
