@@ -10,9 +10,13 @@
 
 #include "cli/options.h"
 #include "conf/conf.h"
+#include "remote/remote.h"
+
+struct cli_cmd;
 
 typedef struct cli_ctx {
-	const char *config_path; /* --config */
+	const struct cli_cmd *cmd; /* the command running */
+	const char *config_path;   /* --config */
 	conf conf;
 	bool conf_loaded;
 	cli_common opt; /* the shared options, as parsed (a box operand lands in opt.boxes) */
@@ -44,6 +48,8 @@ typedef enum cli_arity {
 	CLI_ARGS_REQUIRED /* at least one; `args_missing` says what is missing */
 } cli_arity;
 
+/* An entry is written with related fields sharing a line, between
+ * clang-format off/on: the formatter would give each field a line of its own. */
 typedef struct cli_cmd {
 	const char *name;
 	const char *summary;    /* one line for `boxgate help` */
@@ -90,6 +96,8 @@ const char *cli_local_python(const conf *c);
 void cli_sync_trace(void *ctx, const char *box, const char *phase);
 /* The remote_log_cb that prints warnings as "boxgate: BOX: msg". */
 void cli_log_warning(void *ctx, const char *box, const char *msg);
+/* remote_connect to box with its warnings printed through cli_log_warning. */
+int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err);
 
 /* Parses FLAG's value as whole seconds in [min, max] (base/parse.h); on bad
  * input prints "CMD: FLAG wants whole seconds from MIN to MAX, got 'V'" and

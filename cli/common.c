@@ -135,6 +135,7 @@ int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, ch
 		      cli_args *args)
 {
 	static const cli_opt none[] = {CLI_OPT_END};
+	ctx->cmd = cmd;
 	int code = cli_parse_options(cmd->name, cmd->options ? cmd->options : none, cmd->order,
 				     cmd->unknown_hint, &ctx->opt, opts, argc, argv, args);
 	if (code)
@@ -231,4 +232,10 @@ void cli_sync_trace(void *ctx, const char *box, const char *phase)
 	int n = snprintf(line, sizeof(line), "boxgate-trace: %6lld ms %s %s",
 			 (long long)(bg_now_ms() - trace_t0), box, phase);
 	cli_print_line(stderr, NULL, line, n < (int)sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err)
+{
+	remote_connect_opts co = {.log = cli_log_warning, .accept_new = accept_new};
+	return remote_connect(&box->target, &co, c, err);
 }

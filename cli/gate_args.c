@@ -177,4 +177,11 @@ void gate_args_release(gate_args *ga)
 	free(ga->entry);
 	free(ga->tag);
 	free(ga->gpus);
+	free(ga->agent_path);
+}
+
+char *gate_args_first_gpu(const conf_box *b)
+{
+	size_t n = b->gpus ? strspn(b->gpus, "0123456789") : 0;
+	return n ? xstrndup(b->gpus, n) : NULL;
 }
