@@ -71,9 +71,13 @@ typedef struct cli_cmd {
 extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help;
 extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status,
 	cli_cmd_rollback;
+/* The table (cli/commands.c), NULL-terminated, in `boxgate help` order. */
 extern const cli_cmd *const cli_commands[];
 
+/* The entry named `name`, NULL if none. */
 const cli_cmd *cli_find(const char *name);
+/* The top-level help with the command list; returns `code`. */
+int cli_main_help(FILE *to, int code);
 
 /* Parses argv (argv[0] the command's name) into ctx->opt and opts, takes the
  * box operand and checks the arity; prints the error and returns its exit

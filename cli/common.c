@@ -1,6 +1,6 @@
-/* What every subcommand shares: the command table lookup, parsing a command
- * line against its entry, loading the configuration once, box selection,
- * usage output, the verifier lookup and trace that sync/ is handed. */
+/* What every subcommand shares: parsing a command line against its entry,
+ * loading the configuration once, box selection, usage output, the verifier
+ * lookup and trace that sync/ is handed. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +23,6 @@ int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min
 	}
 	*out = (int)n;
 	return BG_EXIT_OK;
-}
-
-const cli_cmd *cli_find(const char *name)
-{
-	for (size_t i = 0; cli_commands[i]; i++)
-		if (strcmp(cli_commands[i]->name, name) == 0)
-			return cli_commands[i];
-	return NULL;
 }
 
 static const char *env_lookup(void *ctx, const char *name)
