@@ -29,7 +29,7 @@ static const char *route_name(shim_route r)
 static int run_explain(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	gate_args ga;
-	int code = gate_args_parse(ctx, &cli_cmd_explain, opts, args, &ga);
+	int code = gate_args_parse(ctx, opts, args, &ga);
 	if (code) {
 		gate_args_release(&ga);
 		return code;

@@ -164,7 +164,7 @@ static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
 	gate_outcome out = {0};
 	bg_err err = {0};
 	char why[700];
-	int code = gate_args_parse(ctx, &cli_cmd_run, opts, args, &ga);
+	int code = gate_args_parse(ctx, opts, args, &ga);
 	if (code)
 		goto out;
 

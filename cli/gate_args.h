@@ -40,8 +40,7 @@ typedef struct gate_args {
  * gate's arguments (args: the words after "--"); prints errors and returns an
  * exit code (0 = ok). Nothing connects: a refused flag is reported before any
  * network use. */
-int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, const cli_args *args,
-		    gate_args *ga);
+int gate_args_parse(cli_ctx *ctx, const gate_opts *opts, const cli_args *args, gate_args *ga);
 void gate_args_release(gate_args *ga);
 /* The first GPU of the box's gpus ("3" of "3,5"), owned; NULL when it names none. */
 char *gate_args_first_gpu(const conf_box *b);
