@@ -10,9 +10,13 @@
 
 #include "cli/options.h"
 #include "conf/conf.h"
+#include "remote/remote.h"
+
+struct cli_cmd;
 
 typedef struct cli_ctx {
-	const char *config_path; /* --config */
+	const struct cli_cmd *cmd; /* the command running */
+	const char *config_path;   /* --config */
 	conf conf;
 	bool conf_loaded;
 	cli_common opt; /* the shared options, as parsed (a box operand lands in opt.boxes) */
@@ -44,6 +48,8 @@ typedef enum cli_arity {
 	CLI_ARGS_REQUIRED /* at least one; `args_missing` says what is missing */
 } cli_arity;
 
+/* An entry is written with related fields sharing a line, between
+ * clang-format off/on: the formatter would give each field a line of its own. */
 typedef struct cli_cmd {
 	const char *name;
 	const char *summary;    /* one line for `boxgate help` */
@@ -65,9 +71,13 @@ typedef struct cli_cmd {
 extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help;
 extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status,
 	cli_cmd_rollback;
+/* The table (cli/commands.c), NULL-terminated, in `boxgate help` order. */
 extern const cli_cmd *const cli_commands[];
 
+/* The entry named `name`, NULL if none. */
 const cli_cmd *cli_find(const char *name);
+/* The top-level help with the command list; returns `code`. */
+int cli_main_help(FILE *to, int code);
 
 /* Parses argv (argv[0] the command's name) into ctx->opt and opts, takes the
  * box operand and checks the arity; prints the error and returns its exit
@@ -90,6 +100,8 @@ const char *cli_local_python(const conf *c);
 void cli_sync_trace(void *ctx, const char *box, const char *phase);
 /* The remote_log_cb that prints warnings as "boxgate: BOX: msg". */
 void cli_log_warning(void *ctx, const char *box, const char *msg);
+/* remote_connect to box with its warnings printed through cli_log_warning. */
+int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err);
 
 /* Parses FLAG's value as whole seconds in [min, max] (base/parse.h); on bad
  * input prints "CMD: FLAG wants whole seconds from MIN to MAX, got 'V'" and

@@ -36,12 +36,11 @@ static void boot_box(void *arg, size_t i)
 {
 	struct boot *b = arg;
 	const conf_box *box = b->boxes[i];
-	remote_connect_opts co = {.log = cli_log_warning};
 	remote_conn *c = NULL;
 	bg_err err = {0};
 	char *path = NULL;
 	gate_agent_how how;
-	int rc = remote_connect(&box->target, &co, &c, &err);
+	int rc = cli_connect(box, false, &c, &err);
 	if (rc == 0)
 		rc = gate_agent_ensure(c, b->agent, b->force, &path, &how, &err);
 	if (rc < 0) {
@@ -80,15 +79,11 @@ static int run_bootstrap(cli_ctx *ctx, void *opts, const cli_args *args)
 	return code;
 }
 
+/* clang-format off */
 const cli_cmd cli_cmd_bootstrap = {
-	.name = "bootstrap",
-	.summary = "install or refresh the watchdog agent on boxes",
-	.help = bootstrap_help,
-	.options = bootstrap_options,
-	.order = CLI_OPTIONS_FIRST,
-	.opts_size = sizeof(struct boot_opts),
-	.needs = CLI_NEEDS_BOXES,
-	.box_operand = CLI_BOX_FIRST_OPERAND,
-	.arity = CLI_ARGS_NONE,
-	.run = run_bootstrap,
+	.name = "bootstrap", .summary = "install or refresh the watchdog agent on boxes",
+	.help = bootstrap_help, .options = bootstrap_options, .opts_size = sizeof(struct boot_opts),
+	.order = CLI_OPTIONS_FIRST, .needs = CLI_NEEDS_BOXES, .box_operand = CLI_BOX_FIRST_OPERAND,
+	.arity = CLI_ARGS_NONE, .run = run_bootstrap,
 };
+/* clang-format on */

@@ -93,7 +93,6 @@ static void check_box(void *arg, size_t i)
 	struct check_job *job = arg;
 	const conf_box *box = job->boxes[i];
 	struct probe *p = &job->p[i];
-	remote_connect_opts co = {.log = cli_log_warning, .accept_new = job->accept_new};
 	remote_conn *c = NULL;
 	bool local = box->transport == CONF_TRANSPORT_LOCAL;
 	char *out = NULL, *cmd = NULL;
@@ -103,7 +102,7 @@ static void check_box(void *arg, size_t i)
 	strcpy(p->python, "-");
 	strcpy(p->repo, "-");
 	strcpy(p->gpus, "-");
-	int rc = remote_connect(&box->target, &co, &c, &p->err);
+	int rc = cli_connect(box, job->accept_new, &c, &p->err);
 	if (rc < 0) {
 		bool past_tcp = rc == BG_EHOSTKEY || rc == BG_EAUTH;
 		p->reach = past_tcp ? "yes" : "no";
@@ -195,13 +194,10 @@ static int run_check(cli_ctx *ctx, void *opts, const cli_args *args)
 	return code;
 }
 
+/* clang-format off */
 const cli_cmd cli_cmd_check = {
-	.name = "check",
-	.summary = "probe boxes: reachable, host key, auth, python, repo, GPUs",
-	.help = check_help,
-	.options = check_options,
-	.order = CLI_OPTIONS_FIRST,
-	.needs = CLI_NEEDS_BOXES,
-	.box_operand = CLI_BOX_ALL_OPERANDS,
-	.run = run_check,
+	.name = "check", .summary = "probe boxes: reachable, host key, auth, python, repo, GPUs",
+	.help = check_help, .options = check_options, .order = CLI_OPTIONS_FIRST,
+	.needs = CLI_NEEDS_BOXES, .box_operand = CLI_BOX_ALL_OPERANDS, .run = run_check,
 };
+/* clang-format on */

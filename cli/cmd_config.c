@@ -97,11 +97,10 @@ static int run_config(cli_ctx *ctx, void *opts, const cli_args *args)
 	return BG_EXIT_OK;
 }
 
+/* clang-format off */
 const cli_cmd cli_cmd_config = {
-	.name = "config",
-	.summary = "check the configuration and print it resolved",
-	.help = config_help,
-	.options = config_options,
-	.needs = CLI_NEEDS_CONFIG,
-	.run = run_config,
+	.name = "config", .summary = "check the configuration and print it resolved",
+	.help = config_help, .options = config_options,
+	.needs = CLI_NEEDS_CONFIG, .run = run_config,
 };
+/* clang-format on */

@@ -120,11 +120,10 @@ static void run_on_box(void *arg, size_t i)
 	struct exec_job *job = arg;
 	const conf_box *box = job->boxes[i];
 	struct box_run *r = &job->runs[i];
-	remote_connect_opts co = {.log = cli_log_warning, .accept_new = job->accept_new};
 	remote_conn *c = NULL;
 	r->job = job;
 	r->box = box;
-	r->rc = remote_connect(&box->target, &co, &c, &r->err);
+	r->rc = cli_connect(box, job->accept_new, &c, &r->err);
 	if (r->rc == 0)
 		r->rc = remote_run(c, job->cmdline, on_line, r, job->timeout_s * 1000, &r->st,
 				   &r->err);
@@ -265,15 +264,11 @@ static int run_exec(cli_ctx *ctx, void *opts, const cli_args *args)
 	return code;
 }
 
+/* clang-format off */
 const cli_cmd cli_cmd_exec = {
-	.name = "exec",
-	.summary = "run a command on many boxes at once",
-	.help = exec_help,
-	.options = exec_options,
-	.order = CLI_OPTIONS_FIRST,
-	.opts_size = sizeof(struct exec_opts),
-	.needs = CLI_NEEDS_BOXES,
-	.arity = CLI_ARGS_REQUIRED,
-	.args_missing = "no command given (boxgate exec --all -- CMD ARGS...)",
-	.run = run_exec,
+	.name = "exec", .summary = "run a command on many boxes at once",
+	.help = exec_help, .options = exec_options, .opts_size = sizeof(struct exec_opts),
+	.order = CLI_OPTIONS_FIRST, .needs = CLI_NEEDS_BOXES, .arity = CLI_ARGS_REQUIRED,
+	.args_missing = "no command given (boxgate exec --all -- CMD ARGS...)", .run = run_exec,
 };
+/* clang-format on */

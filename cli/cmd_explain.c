@@ -29,29 +29,22 @@ static const char *route_name(shim_route r)
 static int run_explain(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	gate_args ga;
-	int code = gate_args_parse(ctx, &cli_cmd_explain, opts, args, &ga);
+	int code = gate_args_parse(ctx, opts, args, &ga);
 	if (code) {
 		gate_args_release(&ga);
 		return code;
 	}
 	char rel[128];
-	char *agent;
+	strbuf q = STRBUF_INIT;
 	if (ga.box->transport == CONF_TRANSPORT_LOCAL) {
-		strbuf q = STRBUF_INIT;
 		bg_quote(&q, ga.agent.binary);
-		agent = strbuf_detach(&q);
 	} else {
-		strbuf q = STRBUF_INIT;
 		snprintf(rel, sizeof(rel), "~/.cache/boxgate/agent-%.16s", ga.agent.sha);
 		bg_quote_path(&q, rel);
-		agent = strbuf_detach(&q);
 	}
-	char *gpus = NULL;
-	if (!ga.spec.gpus && ga.box->gpus) {
-		size_t n = strspn(ga.box->gpus, "0123456789");
-		ga.spec.gpus = gpus = n ? xstrndup(ga.box->gpus, n) : NULL;
-	}
-	ga.spec.agent = agent;
+	ga.spec.agent = ga.agent_path = strbuf_detach(&q);
+	if (!ga.spec.gpus)
+		ga.spec.gpus = ga.gpus = gate_args_first_gpu(ga.box);
 	cli_printf(stdout, "box:     %s (%s, defined at %s:%d)\n", ga.box->name,
 		   ga.box->transport == CONF_TRANSPORT_LOCAL ? "local" : ga.box->hostname,
 		   ga.box->file, ga.box->line);
@@ -82,16 +75,14 @@ static int run_explain(cli_ctx *ctx, void *opts, const cli_args *args)
 		   "  then 'hb' every %d s\n",
 		   GATE_HEARTBEAT_MS / 1000);
 	free(cmd);
-	free(agent);
-	free(gpus);
 	gate_args_release(&ga);
 	return BG_EXIT_OK;
 }
 
+/* clang-format off */
 const cli_cmd cli_cmd_explain = {
 	.name = "explain",
 	.summary = "show the exact remote command of a run, and which flag went where",
-	.help = explain_help,
-	GATE_CMD_SYNTAX,
-	.run = run_explain,
+	.help = explain_help, GATE_CMD_SYNTAX, .run = run_explain,
 };
+/* clang-format on */

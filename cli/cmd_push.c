@@ -73,10 +73,7 @@ struct push_opts {
 };
 
 static const cli_opt push_options[] = {
-	CLI_OPT_SELECT,
-	CLI_OPT_ROOT,
-	CLI_OPT_JSON,
-	CLI_OPT_ACCEPT_NEW,
+	CLI_SYNC_OPTIONS,
 	CLI_OPT_FLAG("dry-run", struct push_opts, sync.dry_run),
 	CLI_OPT_FLAG("all-or-nothing", struct push_opts, sync.all_or_nothing),
 	CLI_OPT_FLAG("keep-mode", struct push_opts, sync.keep_mode),
@@ -398,15 +395,12 @@ static int summarise(cli_sync_job *job, int code, const size_t *c)
 	return code;
 }
 
+/* clang-format off */
 static const cli_sync_cmd push_sync = {
-	.name = "push",
-	.add_flags = SYNC_ADD_NEED_LOCAL,
-	.start = start,
-	.box = push_one,
-	.report = report_box,
-	.after = after,
-	.summary = summarise,
+	.add_flags = SYNC_ADD_NEED_LOCAL, .start = start, .box = push_one, .report = report_box,
+	.after = after, .summary = summarise,
 };
+/* clang-format on */
 
 static int run_push(cli_ctx *ctx, void *opts, const cli_args *args)
 {
@@ -420,14 +414,12 @@ static int run_push(cli_ctx *ctx, void *opts, const cli_args *args)
 	return code;
 }
 
+/* clang-format off */
 const cli_cmd cli_cmd_push = {
 	.name = "push",
 	.summary = "push files to the boxes: verified on the box, .bak kept, swapped atomically",
-	.help = push_help,
-	.options = push_options,
-	.opts_size = sizeof(struct push_opts),
-	.needs = CLI_NEEDS_BOXES,
-	.arity = CLI_ARGS_REQUIRED,
-	.args_missing = "no files given (boxgate push --all PATH...)",
-	.run = run_push,
+	.help = push_help, .options = push_options, .opts_size = sizeof(struct push_opts),
+	.needs = CLI_NEEDS_BOXES, .arity = CLI_ARGS_REQUIRED,
+	.args_missing = "no files given (boxgate push --all PATH...)", .run = run_push,
 };
+/* clang-format on */

@@ -28,10 +28,7 @@ struct rollback_opts {
 };
 
 static const cli_opt rollback_options[] = {
-	CLI_OPT_SELECT,
-	CLI_OPT_ROOT,
-	CLI_OPT_JSON,
-	CLI_OPT_ACCEPT_NEW,
+	CLI_SYNC_OPTIONS,
 	CLI_OPT_FLAG("dry-run", struct rollback_opts, sync.dry_run),
 	CLI_OPT_SECONDS("verify-timeout", struct rollback_opts, sync.verify_timeout_s, 0, 86400),
 	CLI_OPT_END,
@@ -72,12 +69,11 @@ static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 	return code;
 }
 
+/* clang-format off */
 static const cli_sync_cmd rollback_sync = {
-	.name = "rollback",
-	.box = rollback_one,
-	.report = report_box,
-	.summary = summarise,
+	.box = rollback_one, .report = report_box, .summary = summarise,
 };
+/* clang-format on */
 
 static int run_rollback(cli_ctx *ctx, void *opts, const cli_args *args)
 {
@@ -85,15 +81,12 @@ static int run_rollback(cli_ctx *ctx, void *opts, const cli_args *args)
 	return cli_sync_run(ctx, &rollback_sync, &ro->sync, args, NULL);
 }
 
+/* clang-format off */
 const cli_cmd cli_cmd_rollback = {
-	.name = "rollback",
-	.summary = "put the .bak of files back in place on boxes (verified)",
-	.help = rollback_help,
-	.options = rollback_options,
+	.name = "rollback", .summary = "put the .bak of files back in place on boxes (verified)",
+	.help = rollback_help, .options = rollback_options,
 	.opts_size = sizeof(struct rollback_opts),
-	.needs = CLI_NEEDS_BOXES,
-	.box_operand = CLI_BOX_FIRST_REQUIRED,
-	.arity = CLI_ARGS_REQUIRED,
-	.args_missing = "no files given (boxgate rollback BOX PATH...)",
-	.run = run_rollback,
+	.needs = CLI_NEEDS_BOXES, .box_operand = CLI_BOX_FIRST_REQUIRED, .arity = CLI_ARGS_REQUIRED,
+	.args_missing = "no files given (boxgate rollback BOX PATH...)", .run = run_rollback,
 };
+/* clang-format on */

@@ -139,10 +139,8 @@ static void print_result(void *arg, const gate_result *r)
 static char *default_gpus(remote_conn *c, const gate_args *ga)
 {
 	const conf_box *b = ga->box;
-	if (b->gpus) {
-		size_t n = strspn(b->gpus, "0123456789");
-		return n ? xstrndup(b->gpus, n) : NULL;
-	}
+	if (b->gpus)
+		return gate_args_first_gpu(b);
 	if (b->transport != CONF_TRANSPORT_LOCAL)
 		return NULL;
 	/* The local box: GPU 0 when this machine has one, else a CPU slot. */
@@ -161,12 +159,12 @@ static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	gate_args ga;
 	remote_conn *c = NULL;
-	char *agent = NULL, *cmdline = NULL, *gpus = NULL;
+	char *cmdline = NULL;
 	gate_agent_how how;
 	gate_outcome out = {0};
 	bg_err err = {0};
 	char why[700];
-	int code = gate_args_parse(ctx, &cli_cmd_run, opts, args, &ga);
+	int code = gate_args_parse(ctx, opts, args, &ga);
 	if (code)
 		goto out;
 
@@ -176,10 +174,9 @@ static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	remote_connect_opts co = {.log = cli_log_warning};
-	int rc = remote_connect(&ga.box->target, &co, &c, &err);
+	int rc = cli_connect(ga.box, false, &c, &err);
 	if (rc == 0)
-		rc = gate_agent_ensure(c, &ga.agent, false, &agent, &how, &err);
+		rc = gate_agent_ensure(c, &ga.agent, false, &ga.agent_path, &how, &err);
 	if (rc < 0) {
 		cli_error("%s", err.msg);
 		code = bg_exit_code(rc);
@@ -189,8 +186,8 @@ static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
 		cli_printf(stderr, "boxgate: %s: agent %s\n", ga.box->name,
 			   gate_agent_how_name(how));
 	if (!ga.spec.gpus)
-		ga.spec.gpus = gpus = default_gpus(c, &ga);
-	ga.spec.agent = agent;
+		ga.spec.gpus = ga.gpus = default_gpus(c, &ga);
+	ga.spec.agent = ga.agent_path;
 	cmdline = gate_command_line(&ga.spec);
 	gate_policy policy = GATE_POLICY_DEFAULT;
 	policy.bar = ga.bar; /* 0 without --bar */
@@ -206,17 +203,14 @@ static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
 		cli_error("%s: %s", ga.box->name, why);
 out:
 	remote_close(c);
-	free(agent);
 	free(cmdline);
-	free(gpus);
 	gate_args_release(&ga);
 	return code;
 }
 
+/* clang-format off */
 const cli_cmd cli_cmd_run = {
-	.name = "run",
-	.summary = "run a gate on a box under the watchdog agent",
-	.help = run_help,
-	GATE_CMD_SYNTAX,
-	.run = run_run,
+	.name = "run", .summary = "run a gate on a box under the watchdog agent",
+	.help = run_help, GATE_CMD_SYNTAX, .run = run_run,
 };
+/* clang-format on */

@@ -35,10 +35,7 @@ struct status_opts {
 };
 
 static const cli_opt status_options[] = {
-	CLI_OPT_SELECT,
-	CLI_OPT_ROOT,
-	CLI_OPT_JSON,
-	CLI_OPT_ACCEPT_NEW,
+	CLI_SYNC_OPTIONS,
 	CLI_OPT_FLAG("no-clean", struct status_opts, no_clean),
 	CLI_OPT_FLAG("exit-code", struct status_opts, exit_code),
 	CLI_OPT_END,
@@ -104,13 +101,12 @@ static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 	return code;
 }
 
+/* clang-format off */
 static const cli_sync_cmd status_sync = {
-	.name = "status",
-	.add_flags = SYNC_ADD_NEED_LOCAL,
-	.box = status_one,
-	.report = report_box,
+	.add_flags = SYNC_ADD_NEED_LOCAL, .box = status_one, .report = report_box,
 	.summary = summarise,
 };
+/* clang-format on */
 
 static int run_status(cli_ctx *ctx, void *opts, const cli_args *args)
 {
@@ -119,12 +115,10 @@ static int run_status(cli_ctx *ctx, void *opts, const cli_args *args)
 	return cli_sync_run(ctx, &status_sync, &sync, args, so);
 }
 
+/* clang-format off */
 const cli_cmd cli_cmd_status = {
-	.name = "status",
-	.summary = "show which boxes' files differ from the local ones (drift)",
-	.help = status_help,
-	.options = status_options,
-	.opts_size = sizeof(struct status_opts),
-	.needs = CLI_NEEDS_BOXES,
-	.run = run_status,
+	.name = "status", .summary = "show which boxes' files differ from the local ones (drift)",
+	.help = status_help, .options = status_options, .opts_size = sizeof(struct status_opts),
+	.needs = CLI_NEEDS_BOXES, .run = run_status,
 };
+/* clang-format on */

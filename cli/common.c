@@ -1,6 +1,6 @@
-/* What every subcommand shares: the command table lookup, parsing a command
- * line against its entry, loading the configuration once, box selection,
- * usage output, the verifier lookup and trace that sync/ is handed. */
+/* What every subcommand shares: parsing a command line against its entry,
+ * loading the configuration once, box selection, usage output, the verifier
+ * lookup and trace that sync/ is handed. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +23,6 @@ int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min
 	}
 	*out = (int)n;
 	return BG_EXIT_OK;
-}
-
-const cli_cmd *cli_find(const char *name)
-{
-	for (size_t i = 0; cli_commands[i]; i++)
-		if (strcmp(cli_commands[i]->name, name) == 0)
-			return cli_commands[i];
-	return NULL;
 }
 
 static const char *env_lookup(void *ctx, const char *name)
@@ -135,6 +127,7 @@ int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, ch
 		      cli_args *args)
 {
 	static const cli_opt none[] = {CLI_OPT_END};
+	ctx->cmd = cmd;
 	int code = cli_parse_options(cmd->name, cmd->options ? cmd->options : none, cmd->order,
 				     cmd->unknown_hint, &ctx->opt, opts, argc, argv, args);
 	if (code)
@@ -231,4 +224,10 @@ void cli_sync_trace(void *ctx, const char *box, const char *phase)
 	int n = snprintf(line, sizeof(line), "boxgate-trace: %6lld ms %s %s",
 			 (long long)(bg_now_ms() - trace_t0), box, phase);
 	cli_print_line(stderr, NULL, line, n < (int)sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err)
+{
+	remote_connect_opts co = {.log = cli_log_warning, .accept_new = accept_new};
+	return remote_connect(&box->target, &co, c, err);
 }

@@ -96,9 +96,9 @@ const cli_opt gate_options[] = {
 	CLI_OPT_END,
 };
 
-int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, const cli_args *args,
-		    gate_args *ga)
+int gate_args_parse(cli_ctx *ctx, const gate_opts *opts, const cli_args *args, gate_args *ga)
 {
+	const cli_cmd *cmd = ctx->cmd; /* run or explain: names the errors */
 	bg_err err = {0};
 	int code;
 
@@ -177,4 +177,11 @@ void gate_args_release(gate_args *ga)
 	free(ga->entry);
 	free(ga->tag);
 	free(ga->gpus);
+	free(ga->agent_path);
+}
+
+char *gate_args_first_gpu(const conf_box *b)
+{
+	size_t n = b->gpus ? strspn(b->gpus, "0123456789") : 0;
+	return n ? xstrndup(b->gpus, n) : NULL;
 }

@@ -24,8 +24,9 @@ extern const cli_opt gate_options[];
 typedef struct gate_args {
 	const conf_box *box;
 	const char *gpu_opt; /* --gpu, as given */
-	char *gpus;    /* --gpu checked against the box's gpus, "0,1" (owned), NULL without --gpu */
-	int timeout_s; /* --timeout, else MPK_GATE_TIMEOUT_S from the shim, else the box's */
+	char *gpus; /* --gpu checked against the box's gpus ("0,1"), else the default (owned) */
+	char *agent_path; /* the agent on the box, quoted, once the command knows it (owned) */
+	int timeout_s;    /* --timeout, else MPK_GATE_TIMEOUT_S from the shim, else the box's */
 	bool json;
 	double bar; /* --bar, 0 = default */
 	shim_result shim;
@@ -39,8 +40,9 @@ typedef struct gate_args {
  * gate's arguments (args: the words after "--"); prints errors and returns an
  * exit code (0 = ok). Nothing connects: a refused flag is reported before any
  * network use. */
-int gate_args_parse(cli_ctx *ctx, const cli_cmd *cmd, const gate_opts *opts, const cli_args *args,
-		    gate_args *ga);
+int gate_args_parse(cli_ctx *ctx, const gate_opts *opts, const cli_args *args, gate_args *ga);
 void gate_args_release(gate_args *ga);
+/* The first GPU of the box's gpus ("3" of "3,5"), owned; NULL when it names none. */
+char *gate_args_first_gpu(const conf_box *b);
 
 #endif

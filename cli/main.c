@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include "base/exit.h"
-#include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
 #include "remote/remote.h"
@@ -13,62 +12,6 @@
 #ifndef BOXGATE_VERSION
 #define BOXGATE_VERSION "0.0.0"
 #endif
-
-const cli_cmd *const cli_commands[] = {
-	&cli_cmd_run,  &cli_cmd_explain, &cli_cmd_exec,     &cli_cmd_check,  &cli_cmd_bootstrap,
-	&cli_cmd_push, &cli_cmd_status,  &cli_cmd_rollback, &cli_cmd_config, &cli_cmd_help,
-	NULL,
-};
-
-static const char main_usage[] = "usage: boxgate [--config FILE] COMMAND [ARGS...]\n"
-				 "       boxgate --version | --help | help COMMAND\n";
-
-static int print_main_help(FILE *to, int code)
-{
-	strbuf s = STRBUF_INIT;
-	strbuf_addstr(&s, main_usage);
-	strbuf_addstr(&s, "\nboxgate runs faithful per-task latency gates on exclusive GPU boxes "
-			  "over SSH.\n\n"
-			  "Commands:\n");
-	for (size_t i = 0; cli_commands[i]; i++)
-		strbuf_addf(&s, "  %-10s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
-	strbuf_addstr(&s,
-		      "\nGlobal options:\n"
-		      "  --config FILE  configuration file (else $BOXGATE_CONFIG, ./boxgate.ini,\n"
-		      "                 $XDG_CONFIG_HOME/boxgate/config.ini, "
-		      "~/.config/boxgate/config.ini)\n"
-		      "  --version      print the version\n\n"
-		      "Exit codes: 0 success/PASS_GATE, 1 a command or gate failed/BELOW_BAR, 2 "
-		      "usage or\n"
-		      "configuration error, 3 connection/authentication/host-key failure, 4 verify "
-		      "failed\n"
-		      "(box left as it was), 124 TIMEOUT_HANG, 125 INVALID.\n"
-		      "'boxgate help COMMAND' describes one command.\n");
-	cli_write(to, s.buf, s.len);
-	strbuf_release(&s);
-	return code;
-}
-
-static int run_help(cli_ctx *ctx, void *opts, const cli_args *args)
-{
-	(void)ctx;
-	(void)opts;
-	if (!args->n)
-		return print_main_help(stdout, BG_EXIT_OK);
-	const cli_cmd *cmd = cli_find(args->v[0]);
-	if (!cmd) {
-		cli_error("unknown command '%s' (see 'boxgate help')", args->v[0]);
-		return BG_EXIT_USAGE;
-	}
-	return cli_usage(cmd, stdout, BG_EXIT_OK);
-}
-
-const cli_cmd cli_cmd_help = {
-	.name = "help",
-	.summary = "describe boxgate or one command",
-	.help = "usage: boxgate help [COMMAND]\n",
-	.run = run_help,
-};
 
 /* Parses the command's options, satisfies its needs, runs it. */
 static int run_command(const cli_cmd *cmd, cli_ctx *ctx, int argc, char **argv)
@@ -98,7 +41,7 @@ int main(int argc, char **argv)
 			cli_printf(stdout, "boxgate %s\n", BOXGATE_VERSION);
 			return BG_EXIT_OK;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			return print_main_help(stdout, BG_EXIT_OK);
+			return cli_main_help(stdout, BG_EXIT_OK);
 		} else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
 			ctx.config_path = argv[++i];
 		} else if (strncmp(argv[i], "--config=", 9) == 0) {
@@ -109,7 +52,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (i >= argc)
-		return print_main_help(stderr, BG_EXIT_USAGE);
+		return cli_main_help(stderr, BG_EXIT_USAGE);
 	const cli_cmd *cmd = cli_find(argv[i]);
 	if (!cmd) {
 		cli_error("unknown command '%s' (see 'boxgate help')", argv[i]);

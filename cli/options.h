@@ -31,38 +31,27 @@ typedef struct cli_opt {
 	long min, max; /* CLI_SECONDS bounds */
 } cli_opt;
 
+/* One initializer per line reads better than the four clang-format makes of it. */
+/* clang-format off */
 /* An option of the command's own options struct TYPE. */
-/* clang-format off: one initializer per line reads better than four */
-#define CLI_OPT_FLAG(name, type, field)                                                            \
-	{                                                                                          \
-		(name), 0, CLI_FLAG, false, offsetof(type, field), 0, 0                            \
-	}
-#define CLI_OPT_STRING(name, type, field)                                                          \
-	{                                                                                          \
-		(name), 0, CLI_STRING, false, offsetof(type, field), 0, 0                          \
-	}
-#define CLI_OPT_SECONDS(name, type, field, min, max)                                               \
-	{                                                                                          \
-		(name), 0, CLI_SECONDS, false, offsetof(type, field), (min), (max)                 \
-	}
-#define CLI_OPT_END                                                                                \
-	{                                                                                          \
-		NULL, 0, CLI_FLAG, false, 0, 0, 0                                                  \
-	}
+#define CLI_OPT_FLAG(name, type, field) {(name), 0, CLI_FLAG, false, offsetof(type, field), 0, 0}
+#define CLI_OPT_STRING(name, type, field) \
+	{(name), 0, CLI_STRING, false, offsetof(type, field), 0, 0}
+#define CLI_OPT_SECONDS(name, type, field, min, max) \
+	{(name), 0, CLI_SECONDS, false, offsetof(type, field), (min), (max)}
+#define CLI_OPT_END {NULL, 0, CLI_FLAG, false, 0, 0, 0}
 
 /* The shared options, declared once. */
-#define CLI_COMMON_OPT(name, kind, field)                                                          \
-	{                                                                                          \
-		(name), 0, (kind), true, offsetof(cli_common, field), 0, 0                         \
-	}
-#define CLI_OPT_BOXES  CLI_COMMON_OPT("boxes", CLI_STRING, boxes)
-#define CLI_OPT_POOL   CLI_COMMON_OPT("pool", CLI_STRING, pool)
-#define CLI_OPT_ALL    CLI_COMMON_OPT("all", CLI_FLAG, all)
-#define CLI_OPT_SELECT CLI_OPT_BOXES, CLI_OPT_POOL, CLI_OPT_ALL
-#define CLI_OPT_JSON   CLI_COMMON_OPT("json", CLI_FLAG, json)
-#define CLI_OPT_ROOT   CLI_COMMON_OPT("root", CLI_STRING, root)
-/* clang-format on */
+#define CLI_COMMON_OPT(name, kind, field) \
+	{(name), 0, (kind), true, offsetof(cli_common, field), 0, 0}
+#define CLI_OPT_BOXES      CLI_COMMON_OPT("boxes", CLI_STRING, boxes)
+#define CLI_OPT_POOL       CLI_COMMON_OPT("pool", CLI_STRING, pool)
+#define CLI_OPT_ALL        CLI_COMMON_OPT("all", CLI_FLAG, all)
+#define CLI_OPT_SELECT     CLI_OPT_BOXES, CLI_OPT_POOL, CLI_OPT_ALL
+#define CLI_OPT_JSON       CLI_COMMON_OPT("json", CLI_FLAG, json)
+#define CLI_OPT_ROOT       CLI_COMMON_OPT("root", CLI_STRING, root)
 #define CLI_OPT_ACCEPT_NEW CLI_COMMON_OPT("accept-new", CLI_FLAG, accept_new)
+/* clang-format on */
 
 typedef enum cli_parse_order {
 	CLI_OPTIONS_ANYWHERE, /* options and operands mix, up to "--" (push, run) */

@@ -15,17 +15,17 @@ static int build_plan(cli_sync_job *job, const char *root, const cli_args *args)
 	bg_err err = {0};
 	int code = BG_EXIT_OK;
 	if (sync_plan_init(&job->plan, root, &err) < 0) {
-		cli_error("%s: %s", job->cmd->name, err.msg);
+		cli_error("%s: %s", job->ctx->cmd->name, err.msg);
 		return BG_EXIT_USAGE;
 	}
 	for (size_t i = 0; i < args->n; i++) {
 		if (sync_plan_add(&job->plan, args->v[i], job->cmd->add_flags, &err) < 0) {
-			cli_error("%s: %s", job->cmd->name, err.msg);
+			cli_error("%s: %s", job->ctx->cmd->name, err.msg);
 			code = BG_EXIT_USAGE;
 		}
 	}
 	if (!code && sync_plan_finish(&job->plan, cli_verifier_for, &job->ctx->conf, &err) < 0) {
-		cli_error("%s: %s", job->cmd->name, err.msg);
+		cli_error("%s: %s", job->ctx->cmd->name, err.msg);
 		code = bg_exit_code(err.code);
 	}
 	return code;

@@ -9,10 +9,13 @@
 #include "cli/cli.h"
 #include "sync/sync.h"
 
+/* The options push, status and rollback all take (their tables start with it). */
+#define CLI_SYNC_OPTIONS CLI_OPT_SELECT, CLI_OPT_ROOT, CLI_OPT_JSON, CLI_OPT_ACCEPT_NEW
+
 typedef struct cli_sync_job cli_sync_job;
 
+/* Written like a cli_cmd entry: callbacks share lines, clang-format off. */
 typedef struct cli_sync_cmd {
-	const char *name;   /* "push": prefixes plan errors */
 	unsigned add_flags; /* sync_plan_add flags */
 	/* Before the fan-out (push: local checks, progress). Optional. */
 	void (*start)(cli_sync_job *job);
