@@ -11,11 +11,9 @@ typedef struct strbuf {
 	size_t cap;
 } strbuf;
 
-/* clang-format off: it would spread a braced initializer over four lines */
-#define STRBUF_INIT                                                                                \
-	{                                                                                          \
-		NULL, 0, 0                                                                         \
-	}
+/* A braced initializer clang-format would spread over four lines. */
+/* clang-format off */
+#define STRBUF_INIT {NULL, 0, 0}
 /* clang-format on */
 
 void strbuf_add(strbuf *sb, const void *data, size_t n);
