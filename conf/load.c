@@ -166,6 +166,17 @@ void conf_raw_release(conf_raw *raw)
 
 /* --- sections --- */
 
+/* The line of an earlier [box name] (or [pool name]), 0 when there is none. */
+static int defined_at(const conf_raw *raw, bool box, const char *name)
+{
+	size_t n = box ? raw->n_boxes : raw->n_pools;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(box ? raw->boxes[i].name : raw->pools[i].name, name) == 0)
+			return box ? raw->boxes[i].line : raw->pools[i].line;
+	}
+	return 0;
+}
+
 static void on_section(load_ctx *lc, const char *text, int line)
 {
 	conf_raw *raw = lc->raw;
@@ -200,27 +211,19 @@ static void on_section(load_ctx *lc, const char *text, int line)
 			     kind, name);
 			goto out;
 		}
+		int first = defined_at(raw, box, name);
+		if (first) {
+			fail(lc, line, "%s '%s' defined twice, first at %s:%d", kind, name,
+			     lc->file, first);
+			goto out;
+		}
 		if (box) {
-			for (size_t i = 0; i < raw->n_boxes; i++) {
-				if (strcmp(raw->boxes[i].name, name) == 0) {
-					fail(lc, line, "box '%s' defined twice, first at %s:%d",
-					     name, lc->file, raw->boxes[i].line);
-					goto out;
-				}
-			}
 			raw->boxes = xgrow(raw->boxes, &raw->cap_boxes, raw->n_boxes + 1,
 					   sizeof(*raw->boxes));
 			layer_init(&raw->boxes[raw->n_boxes], name, line);
 			lc->sec = SEC_BOX;
 			lc->sec_index = raw->n_boxes++;
 		} else {
-			for (size_t i = 0; i < raw->n_pools; i++) {
-				if (strcmp(raw->pools[i].name, name) == 0) {
-					fail(lc, line, "pool '%s' defined twice, first at %s:%d",
-					     name, lc->file, raw->pools[i].line);
-					goto out;
-				}
-			}
 			raw->pools = xgrow(raw->pools, &raw->cap_pools, raw->n_pools + 1,
 					   sizeof(*raw->pools));
 			conf_raw_pool *p = &raw->pools[raw->n_pools];
