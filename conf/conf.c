@@ -104,6 +104,27 @@ int conf_load(conf *c, const char *explicit_path, const conf_env *env, bg_err *e
 	return rc;
 }
 
+void conf_env_rules_free(conf_env_rule *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].flag);
+		free(r[i].name);
+		free(r[i].value);
+		free(r[i].file);
+	}
+	free(r);
+}
+
+void conf_verify_free(conf_verify *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].pattern);
+		free(v[i].command);
+		free(v[i].file);
+	}
+	free(v);
+}
+
 static void box_release(conf_box *b)
 {
 	free(b->name);
@@ -119,13 +140,7 @@ static void box_release(conf_box *b)
 	free(b->python);
 	free(b->gpus);
 	conf_strv_free(b->allow, b->n_allow);
-	for (size_t i = 0; i < b->n_env; i++) {
-		free(b->env[i].flag);
-		free(b->env[i].name);
-		free(b->env[i].value);
-		free(b->env[i].file);
-	}
-	free(b->env);
+	conf_env_rules_free(b->env, b->n_env);
 	free(b->num_workers_env);
 	free(b->file);
 }
@@ -152,12 +167,7 @@ void conf_release(conf *c)
 		free(p->file);
 	}
 	free(c->pools);
-	for (size_t i = 0; i < c->n_verify; i++) {
-		free(c->verify[i].pattern);
-		free(c->verify[i].command);
-		free(c->verify[i].file);
-	}
-	free(c->verify);
+	conf_verify_free(c->verify, c->n_verify);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -27,14 +27,20 @@ static void emit(dumper *d, const char *fmt, ...)
 	free(s);
 }
 
-/* `key = a b c` (space-separated, as the known_hosts key takes it). */
-static void emit_list(dumper *d, const char *key, char *const *v, size_t n)
+/* `key = a<sep>b<sep>c`, or `key = (none)` for no items. */
+static void emit_joined(dumper *d, const char *key, const char *sep, char *const *v, size_t n)
 {
 	strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++)
-		strbuf_addf(&sb, "%s%s", i ? " " : "", v[i]);
+		strbuf_addf(&sb, "%s%s", i ? sep : "", v[i]);
 	emit(d, "%s = %s", key, n ? strbuf_str(&sb) : "(none)");
 	strbuf_release(&sb);
+}
+
+/* `key = a b c` (space-separated, as the known_hosts key takes it). */
+static void emit_list(dumper *d, const char *key, char *const *v, size_t n)
+{
+	emit_joined(d, key, " ", v, n);
 }
 
 static void dump_box(dumper *d, const conf_box *b)
@@ -51,15 +57,10 @@ static void dump_box(dumper *d, const conf_box *b)
 		emit(d, "; hostname = %s", b->hostname);
 		emit(d, "user = %s", b->user);
 		emit(d, "port = %d", b->port);
-		if (b->n_identities) {
-			strbuf sb = STRBUF_INIT;
-			for (size_t i = 0; i < b->n_identities; i++)
-				strbuf_addf(&sb, "%s%s", i ? ", " : "", b->identities[i]);
-			emit(d, "identity = %s", strbuf_str(&sb));
-			strbuf_release(&sb);
-		} else {
+		if (b->n_identities)
+			emit_joined(d, "identity", ", ", b->identities, b->n_identities);
+		else
 			emit(d, "; identity: none (ssh-agent keys only)");
-		}
 		emit_list(d, "known_hosts", b->known_hosts, b->n_known_hosts);
 		emit_list(d, "; global_known_hosts", b->global_known_hosts,
 			  b->n_global_known_hosts);
@@ -93,13 +94,8 @@ static void dump_box(dumper *d, const conf_box *b)
 	emit(d, "heartbeat_timeout_s = %d", b->heartbeat_timeout_s);
 	emit(d, "kill_grace_s = %d", b->kill_grace_s);
 	emit(d, "lock_wait_s = %d", b->lock_wait_s);
-	if (b->n_allow) {
-		strbuf sb = STRBUF_INIT;
-		for (size_t i = 0; i < b->n_allow; i++)
-			strbuf_addf(&sb, "%s%s", i ? " " : "", b->allow[i]);
-		emit(d, "allow = %s", strbuf_str(&sb));
-		strbuf_release(&sb);
-	}
+	if (b->n_allow)
+		emit_list(d, "allow", b->allow, b->n_allow);
 	for (size_t i = 0; i < b->n_env; i++)
 		emit(d, "env %s = %s=%s", b->env[i].flag, b->env[i].name, b->env[i].value);
 	if (b->num_workers_env)

@@ -92,6 +92,10 @@ const char *conf_suggest(const char *word, const char *const *cands, size_t n);
 
 /* [A-Za-z_][A-Za-z0-9_]* */
 bool conf_env_name_ok(const char *s);
+/* Free n rules and the array itself; NULL with n == 0 is fine. */
+void conf_env_rules_free(conf_env_rule *r, size_t n);
+void conf_verify_free(conf_verify *v, size_t n);
+
 /* [A-Za-z0-9._-]+ */
 bool conf_box_name_ok(const char *s);
 

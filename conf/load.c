@@ -142,13 +142,7 @@ static void layer_release(conf_layer *l)
 	free(l->name);
 	for (int k = 0; k < K_N; k++)
 		free(l->kv[k].value);
-	for (size_t i = 0; i < l->n_env; i++) {
-		free(l->env[i].flag);
-		free(l->env[i].name);
-		free(l->env[i].value);
-		free(l->env[i].file);
-	}
-	free(l->env);
+	conf_env_rules_free(l->env, l->n_env);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -166,16 +160,22 @@ void conf_raw_release(conf_raw *raw)
 		free(raw->pools[i].slots);
 	}
 	free(raw->pools);
-	for (size_t i = 0; i < raw->n_verify; i++) {
-		free(raw->verify[i].pattern);
-		free(raw->verify[i].command);
-		free(raw->verify[i].file);
-	}
-	free(raw->verify);
+	conf_verify_free(raw->verify, raw->n_verify);
 	memset(raw, 0, sizeof(*raw));
 }
 
 /* --- sections --- */
+
+/* The line of an earlier [box name] (or [pool name]), 0 when there is none. */
+static int defined_at(const conf_raw *raw, bool box, const char *name)
+{
+	size_t n = box ? raw->n_boxes : raw->n_pools;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(box ? raw->boxes[i].name : raw->pools[i].name, name) == 0)
+			return box ? raw->boxes[i].line : raw->pools[i].line;
+	}
+	return 0;
+}
 
 static void on_section(load_ctx *lc, const char *text, int line)
 {
@@ -211,27 +211,19 @@ static void on_section(load_ctx *lc, const char *text, int line)
 			     kind, name);
 			goto out;
 		}
+		int first = defined_at(raw, box, name);
+		if (first) {
+			fail(lc, line, "%s '%s' defined twice, first at %s:%d", kind, name,
+			     lc->file, first);
+			goto out;
+		}
 		if (box) {
-			for (size_t i = 0; i < raw->n_boxes; i++) {
-				if (strcmp(raw->boxes[i].name, name) == 0) {
-					fail(lc, line, "box '%s' defined twice, first at %s:%d",
-					     name, lc->file, raw->boxes[i].line);
-					goto out;
-				}
-			}
 			raw->boxes = xgrow(raw->boxes, &raw->cap_boxes, raw->n_boxes + 1,
 					   sizeof(*raw->boxes));
 			layer_init(&raw->boxes[raw->n_boxes], name, line);
 			lc->sec = SEC_BOX;
 			lc->sec_index = raw->n_boxes++;
 		} else {
-			for (size_t i = 0; i < raw->n_pools; i++) {
-				if (strcmp(raw->pools[i].name, name) == 0) {
-					fail(lc, line, "pool '%s' defined twice, first at %s:%d",
-					     name, lc->file, raw->pools[i].line);
-					goto out;
-				}
-			}
 			raw->pools = xgrow(raw->pools, &raw->cap_pools, raw->n_pools + 1,
 					   sizeof(*raw->pools));
 			conf_raw_pool *p = &raw->pools[raw->n_pools];
@@ -393,6 +385,39 @@ static void set_env_rule(load_ctx *lc, conf_layer *l, const char *key, const cha
 	r->value = trim_dup(eq + 1, eq + strlen(eq));
 }
 
+/* "unknown key" in this section, naming the closest of cands; `hint`
+ * follows when none is close. */
+static void fail_unknown_key(load_ctx *lc, int line, const char *key, const char *const *cands,
+			     size_t n, const char *hint)
+{
+	const char *s = conf_suggest(key, cands, n);
+	if (s)
+		fail(lc, line, "unknown key '%s' in %s (did you mean '%s%s'?)", key, lc->sec_label,
+		     s, strcmp(s, "env") == 0 ? " --flag" : "");
+	else
+		fail(lc, line, "unknown key '%s' in %s%s", key, lc->sec_label, hint);
+}
+
+/* A key set earlier in this section fails unless this line continues it. */
+static bool given_twice(load_ctx *lc, const char *key, const char *set, int set_line, int line,
+			bool cont)
+{
+	if (!set || cont)
+		return false;
+	fail(lc, line, "%s given twice in %s, first at %s:%d", key, lc->sec_label, lc->file,
+	     set_line);
+	return true;
+}
+
+/* Keeps v; a continuation keeps the key's first line. */
+static void store(char **value, int *value_line, const char *v, int line, bool cont)
+{
+	free(*value);
+	*value = xstrdup(v);
+	if (!cont)
+		*value_line = line;
+}
+
 static void set_layer_key(load_ctx *lc, conf_layer *l, bool is_defaults, const char *key,
 			  const char *v, int line, bool cont)
 {
@@ -412,15 +437,7 @@ static void set_layer_key(load_ctx *lc, conf_layer *l, bool is_defaults, const c
 			if (keydefs[i].scope & want)
 				cands[n++] = keydefs[i].name;
 		cands[n++] = "env";
-		const char *s = conf_suggest(key, cands, n);
-		if (s && strcmp(s, "env") == 0)
-			fail(lc, line, "unknown key '%s' in %s (did you mean 'env --flag'?)", key,
-			     lc->sec_label);
-		else if (s)
-			fail(lc, line, "unknown key '%s' in %s (did you mean '%s'?)", key,
-			     lc->sec_label, s);
-		else
-			fail(lc, line, "unknown key '%s' in %s", key, lc->sec_label);
+		fail_unknown_key(lc, line, key, cands, n, "");
 		return;
 	}
 	if (!(kd->scope & want)) {
@@ -429,17 +446,11 @@ static void set_layer_key(load_ctx *lc, conf_layer *l, bool is_defaults, const c
 		return;
 	}
 	conf_kv *kv = &l->kv[kd->id];
-	if (kv->value && !cont) {
-		fail(lc, line, "%s given twice in %s, first at %s:%d", key, lc->sec_label, lc->file,
-		     kv->line);
+	if (given_twice(lc, key, kv->value, kv->line, line, cont))
 		return;
-	}
 	if (check_value(lc, kd, v, line))
 		return;
-	free(kv->value);
-	kv->value = xstrdup(v);
-	if (!cont)
-		kv->line = line;
+	store(&kv->value, &kv->line, v, line, cont);
 }
 
 static void set_verify(load_ctx *lc, const char *key, const char *v, int line, bool cont)
@@ -486,29 +497,17 @@ static void set_pool_key(load_ctx *lc, const char *key, const char *v, int line,
 	conf_raw_pool *p = &lc->raw->pools[lc->sec_index];
 	if (strcmp(key, "slots") != 0) {
 		static const char *const cands[] = {"slots"};
-		const char *s = conf_suggest(key, cands, 1);
-		if (s)
-			fail(lc, line, "unknown key '%s' in %s (did you mean '%s'?)", key,
-			     lc->sec_label, s);
-		else
-			fail(lc, line,
-			     "unknown key '%s' in %s (a pool has only slots = BOX:GPUS, ...)", key,
-			     lc->sec_label);
+		fail_unknown_key(lc, line, key, cands, 1,
+				 " (a pool has only slots = BOX:GPUS, ...)");
 		return;
 	}
-	if (p->slots && !cont) {
-		fail(lc, line, "slots given twice in %s, first at %s:%d", lc->sec_label, lc->file,
-		     p->slots_line);
+	if (given_twice(lc, key, p->slots, p->slots_line, line, cont))
 		return;
-	}
 	if (*v == '\0') {
 		fail(lc, line, "slots needs a value: slots = BOX:GPUS, BOX, ...");
 		return;
 	}
-	free(p->slots);
-	p->slots = xstrdup(v);
-	if (!cont)
-		p->slots_line = line;
+	store(&p->slots, &p->slots_line, v, line, cont);
 }
 
 static void apply(load_ctx *lc, const char *key, const char *v, int line, bool cont)

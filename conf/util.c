@@ -92,54 +92,50 @@ bool conf_box_name_ok(const char *s)
 	return true;
 }
 
+enum pw_field { PW_DIR, PW_NAME };
+
+/* The current user's passwd field, or NULL. */
+static const char *pw_field(enum pw_field f)
+{
+	struct passwd *pw = getpwuid(getuid());
+	if (!pw)
+		return NULL;
+	return f == PW_DIR ? pw->pw_dir : pw->pw_name;
+}
+
+/* `set` when non-empty, else passwd's field, else `fallback`; copied into
+ * buf, so the answer stays valid until the next call. */
+static const char *first_of(char *buf, size_t size, const char *set, enum pw_field f,
+			    const char *fallback)
+{
+	const char *v = set && *set ? set : pw_field(f);
+	snprintf(buf, size, "%s", v ? v : fallback);
+	return buf;
+}
+
 static char home_buf[4096];
 static char user_buf[256];
+static char pw_home_buf[4096];
+static char pw_name_buf[256];
 
 const char *conf_home(const conf_env *env)
 {
-	const char *h = env ? env->home : NULL;
-	if (h && *h) {
-		snprintf(home_buf, sizeof(home_buf), "%s", h);
-		return home_buf;
-	}
-	struct passwd *pw = getpwuid(getuid());
-	snprintf(home_buf, sizeof(home_buf), "%s", pw && pw->pw_dir ? pw->pw_dir : "/");
-	return home_buf;
+	return first_of(home_buf, sizeof(home_buf), env ? env->home : NULL, PW_DIR, "/");
 }
 
 const char *conf_local_user(const conf_env *env)
 {
-	const char *u = env ? env->user : NULL;
-	if (u && *u) {
-		snprintf(user_buf, sizeof(user_buf), "%s", u);
-		return user_buf;
-	}
-	struct passwd *pw = getpwuid(getuid());
-	snprintf(user_buf, sizeof(user_buf), "%s", pw && pw->pw_name ? pw->pw_name : "unknown");
-	return user_buf;
+	return first_of(user_buf, sizeof(user_buf), env ? env->user : NULL, PW_NAME, "unknown");
 }
-
-static char pw_home_buf[4096];
-static char pw_name_buf[256];
 
 const char *conf_pw_home(const conf_env *env)
 {
-	struct passwd *pw = getpwuid(getuid());
-	if (pw && pw->pw_dir)
-		snprintf(pw_home_buf, sizeof(pw_home_buf), "%s", pw->pw_dir);
-	else
-		snprintf(pw_home_buf, sizeof(pw_home_buf), "%s", conf_home(env));
-	return pw_home_buf;
+	return first_of(pw_home_buf, sizeof(pw_home_buf), NULL, PW_DIR, conf_home(env));
 }
 
 const char *conf_pw_name(const conf_env *env)
 {
-	struct passwd *pw = getpwuid(getuid());
-	if (pw && pw->pw_name)
-		snprintf(pw_name_buf, sizeof(pw_name_buf), "%s", pw->pw_name);
-	else
-		snprintf(pw_name_buf, sizeof(pw_name_buf), "%s", conf_local_user(env));
-	return pw_name_buf;
+	return first_of(pw_name_buf, sizeof(pw_name_buf), NULL, PW_NAME, conf_local_user(env));
 }
 
 char *conf_expand_path(const char *path, const char *home, const char *base)

@@ -97,32 +97,40 @@ static int read_file(const char *path, strbuf *out, bg_err *err)
 	return n < 0 ? bg_fail(err, BG_EIO, "%s: read error", path) : 0;
 }
 
-/* Runs `script` with `input` on stdin; returns the exit code (or negative). */
-static int run_with_input(remote_conn *c, const char *script, const strbuf *input, bg_err *err)
+/* Runs `script` with the file at `input` on stdin; returns the exit code
+ * (or negative). */
+static int run_with_file(remote_conn *c, const char *script, const char *input, bg_err *err)
 {
+	strbuf data = STRBUF_INIT;
 	remote_exec *e = NULL;
 	remote_status st = {0};
-	int rc = remote_exec_start(c, script, NULL, &e, err);
+	int rc = read_file(input, &data, err);
 	if (rc < 0)
-		return rc;
-	if (input)
-		remote_exec_write(e, input->buf, input->len);
+		goto out;
+	rc = remote_exec_start(c, script, NULL, &e, err);
+	if (rc < 0)
+		goto out;
+	remote_exec_write(e, data.buf, data.len);
 	remote_exec_close_stdin(e);
 	rc = remote_exec_wait(e, bg_deadline_ms(120000), &st, err);
 	remote_exec_free(e);
 	if (rc < 0)
-		return rc;
+		goto out;
 	if (rc == 0)
-		return bg_fail(err, BG_ETIMEOUT, "%s: installing the agent timed out",
-			       remote_target_of(c)->name);
-	return st.how == REMOTE_EXITED ? st.code : 128;
+		rc = bg_fail(err, BG_ETIMEOUT, "%s: installing the agent timed out",
+			     remote_target_of(c)->name);
+	else
+		rc = st.how == REMOTE_EXITED ? st.code : 128;
+out:
+	strbuf_release(&data);
+	return rc;
 }
 
 int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **path,
 		      gate_agent_how *how, bg_err *err)
 {
 	const remote_target *b = remote_target_of(c);
-	strbuf p = STRBUF_INIT, s = STRBUF_INIT, data = STRBUF_INIT;
+	strbuf p = STRBUF_INIT, s = STRBUF_INIT;
 	char rel[128];
 	int rc = 0;
 
@@ -158,10 +166,7 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 		    " >/dev/null 2>&1 && mv -f \"$t\" %s "
 		    "|| { rm -f \"$t\"; exit 3; }",
 		    ap);
-	rc = read_file(a->binary, &data, err);
-	if (rc < 0)
-		goto out;
-	rc = run_with_input(c, s.buf, &data, err);
+	rc = run_with_file(c, s.buf, a->binary, err);
 	if (rc < 0)
 		goto out;
 	if (rc == 0) {
@@ -170,7 +175,6 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 	}
 	/* Another architecture or libc: build it there from the same source. */
 	strbuf_reset(&s);
-	strbuf_reset(&data);
 	strbuf_addf(&s,
 		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && d=$(mktemp -d "
 		    "\"$HOME/.cache/boxgate/.build.XXXXXX\") "
@@ -179,10 +183,7 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 		    "&& \"$d/a\" " AGENT_CMD_VERSION
 		    " >/dev/null && mv -f \"$d/a\" %s; r=$?; rm -rf \"$d\"; exit $r",
 		    ap);
-	rc = read_file(a->source, &data, err);
-	if (rc < 0)
-		goto out;
-	rc = run_with_input(c, s.buf, &data, err);
+	rc = run_with_file(c, s.buf, a->source, err);
 	if (rc < 0)
 		goto out;
 	if (rc != 0) {
@@ -200,6 +201,5 @@ done:
 out:
 	strbuf_release(&p);
 	strbuf_release(&s);
-	strbuf_release(&data);
 	return rc;
 }

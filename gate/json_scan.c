@@ -49,6 +49,15 @@ static int hexval(unsigned c)
 	return -1;
 }
 
+/* Consumes `c` when it comes next. */
+static bool jaccept(struct jscan *j, char c)
+{
+	if (j->p >= j->end || *j->p != c)
+		return false;
+	j->p++;
+	return true;
+}
+
 static bool jhex4(struct jscan *j, uint32_t *out)
 {
 	uint32_t v = 0;
@@ -209,10 +218,8 @@ static bool jobject(struct jscan *j)
 	bool ok = false;
 	j->p++;
 	jws(j);
-	if (j->p < j->end && *j->p == '}') {
-		j->p++;
+	if (jaccept(j, '}'))
 		return true;
-	}
 	for (;;) {
 		if (j->p >= j->end || *j->p != '"') {
 			jfail(j, "expected a key");
@@ -232,15 +239,12 @@ static bool jobject(struct jscan *j)
 		if (!jvalue(j))
 			goto out;
 		jws(j);
-		if (j->p < j->end && *j->p == ',') {
-			j->p++;
+		if (jaccept(j, ',')) {
 			jws(j);
 			continue;
 		}
-		if (j->p < j->end && *j->p == '}') {
-			j->p++;
+		if (jaccept(j, '}'))
 			break;
-		}
 		jfail(j, "expected ',' or '}'");
 		goto out;
 	}
@@ -271,22 +275,16 @@ static bool jarray(struct jscan *j)
 {
 	j->p++;
 	jws(j);
-	if (j->p < j->end && *j->p == ']') {
-		j->p++;
+	if (jaccept(j, ']'))
 		return true;
-	}
 	for (;;) {
 		if (!jvalue(j))
 			return false;
 		jws(j);
-		if (j->p < j->end && *j->p == ',') {
-			j->p++;
+		if (jaccept(j, ','))
 			continue;
-		}
-		if (j->p < j->end && *j->p == ']') {
-			j->p++;
+		if (jaccept(j, ']'))
 			return true;
-		}
 		return jfail(j, "expected ',' or ']'");
 	}
 }

@@ -199,26 +199,31 @@ static bool read_fields(gate_result *r, const cJSON *root)
 	return ok;
 }
 
+/* A side whose output is this far from the reference makes the run invalid;
+ * the problem is recorded when `say`. */
+static bool cos_low(gate_result *r, const char *side, double cos, double min_cos, bool say)
+{
+	if (!(cos < min_cos))
+		return false;
+	if (say)
+		problem(r, "%s cos %.6f < %.2f", side, cos, min_cos);
+	return true;
+}
+
 /* The verdict the numbers imply against `bar`; problems recorded when `say`. */
 static gate_verdict judge(gate_result *r, const gate_policy *p, double bar, const char *bar_from,
 			  bool cand_ok, bool base_ok, bool say)
 {
 	if (!cand_ok)
 		return VERDICT_INVALID;
-	if (r->cand.cos < p->min_cos) {
-		if (say)
-			problem(r, "candidate cos %.6f < %.2f", r->cand.cos, p->min_cos);
+	if (cos_low(r, "candidate", r->cand.cos, p->min_cos, say))
 		return VERDICT_INVALID;
-	}
 	double ratio = 1.0; /* an in-tree-only run: the ratio is 1 by definition */
 	if (r->base.present) {
 		if (!base_ok)
 			return VERDICT_INVALID;
-		if (r->base.cos < p->min_cos) {
-			if (say)
-				problem(r, "baseline cos %.6f < %.2f", r->base.cos, p->min_cos);
+		if (cos_low(r, "baseline", r->base.cos, p->min_cos, say))
 			return VERDICT_INVALID;
-		}
 		ratio = r->base.slowCTA_us / r->cand.slowCTA_us;
 	}
 	if (ratio < bar) {

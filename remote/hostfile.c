@@ -115,20 +115,15 @@ static int b64_decode(const char *src, unsigned char *target, size_t targsize)
 			state = 1;
 			break;
 		case 1:
-			if (ti + 1 >= targsize)
-				return -1;
-			target[ti] |= (unsigned char)(v >> 4);
-			target[ti + 1] = (unsigned char)((v & 0x0f) << 4);
-			ti++;
-			state = 2;
-			break;
 		case 2:
+			/* The second and third digits end one byte and start the
+			 * next: 2 bits then 4, and 4 bits then 2. */
 			if (ti + 1 >= targsize)
 				return -1;
-			target[ti] |= (unsigned char)(v >> 2);
-			target[ti + 1] = (unsigned char)((v & 0x03) << 6);
+			target[ti] |= (unsigned char)(v >> (6 - 2 * state));
+			target[ti + 1] = (unsigned char)(v << (2 + 2 * state));
 			ti++;
-			state = 3;
+			state++;
 			break;
 		default:
 			if (ti >= targsize)

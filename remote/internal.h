@@ -109,9 +109,6 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err);
 int remote_ssh_exec_signal(remote_exec *e, int sig, bg_err *err);
 void remote_ssh_exec_free(remote_exec *e);
 
-/* Fills `out` with 2*n hex digits from the kernel's random source (n <= 32). */
-void remote_random_hex(char *out, size_t n);
-
 /* Waits for the session's socket in the directions libssh2 asks for. */
 int remote_ssh_wait_socket(remote_conn *c, int64_t deadline);
 

@@ -148,15 +148,11 @@ int remote_fs_lstat(remote_conn *c, const char *path, remote_fs_stat *st, int64_
 	if (rc < 0)
 		return rc;
 	LIBSSH2_SFTP_ATTRIBUTES a;
-	for (;;) {
-		memset(&a, 0, sizeof(a));
-		rc = libssh2_sftp_stat_ex(c->sftp, path, (unsigned)strlen(path), LIBSSH2_SFTP_LSTAT,
-					  &a);
-		if (rc != LIBSSH2_ERROR_EAGAIN)
-			break;
+	memset(&a, 0, sizeof(a));
+	while ((rc = libssh2_sftp_stat_ex(c->sftp, path, (unsigned)strlen(path), LIBSSH2_SFTP_LSTAT,
+					  &a)) == LIBSSH2_ERROR_EAGAIN)
 		if ((rc = wait_io(c, deadline, "stat", err)) < 0)
 			return rc;
-	}
 	if (rc < 0) {
 		unsigned long fx = 0;
 		bg_err tmp = {0};
@@ -193,13 +189,10 @@ int remote_fs_mkdir(remote_conn *c, const char *path, unsigned mode, int64_t dea
 	int rc = remote_sftp_open(c, deadline, err);
 	if (rc < 0)
 		return rc;
-	for (;;) {
-		rc = libssh2_sftp_mkdir_ex(c->sftp, path, (unsigned)strlen(path), (long)mode);
-		if (rc != LIBSSH2_ERROR_EAGAIN)
-			break;
+	while ((rc = libssh2_sftp_mkdir_ex(c->sftp, path, (unsigned)strlen(path), (long)mode)) ==
+	       LIBSSH2_ERROR_EAGAIN)
 		if ((rc = wait_io(c, deadline, "mkdir", err)) < 0)
 			return rc;
-	}
 	if (rc == 0)
 		return 0;
 	unsigned long fx = 0;
@@ -237,13 +230,10 @@ int remote_fs_unlink(remote_conn *c, const char *path, int64_t deadline, bg_err 
 	int rc = remote_sftp_open(c, deadline, err);
 	if (rc < 0)
 		return rc;
-	for (;;) {
-		rc = libssh2_sftp_unlink_ex(c->sftp, path, (unsigned)strlen(path));
-		if (rc != LIBSSH2_ERROR_EAGAIN)
-			break;
+	while ((rc = libssh2_sftp_unlink_ex(c->sftp, path, (unsigned)strlen(path))) ==
+	       LIBSSH2_ERROR_EAGAIN)
 		if ((rc = wait_io(c, deadline, "unlink", err)) < 0)
 			return rc;
-	}
 	if (rc == 0)
 		return 0;
 	unsigned long fx = 0;
@@ -271,14 +261,11 @@ int remote_fs_space(remote_conn *c, const char *path, uint64_t *avail, bool *rea
 	if (rc < 0)
 		return rc;
 	LIBSSH2_SFTP_STATVFS sv;
-	for (;;) {
-		memset(&sv, 0, sizeof(sv));
-		rc = libssh2_sftp_statvfs(c->sftp, path, strlen(path), &sv);
-		if (rc != LIBSSH2_ERROR_EAGAIN)
-			break;
+	memset(&sv, 0, sizeof(sv));
+	while ((rc = libssh2_sftp_statvfs(c->sftp, path, strlen(path), &sv)) ==
+	       LIBSSH2_ERROR_EAGAIN)
 		if ((rc = wait_io(c, deadline, "statvfs", err)) < 0)
 			return rc;
-	}
 	if (rc < 0)
 		return sftp_error(c, rc, "statvfs", path, NULL, err);
 	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;

@@ -33,11 +33,12 @@ static void set_vpath(sync_file *f)
 	free(dir);
 }
 
-/* File i's failed step, in words; the box left it as it was. */
+/* File i's failed step, in words; the box left it as it was. The box's
+ * error output, when it sent any, stands between what failed and the outcome. */
 static void step_failed(sync_box *b, size_t i)
 {
 	const sync_file *f = &b->files[i];
-	const char *sep = b->errtail.len ? ": " : "";
+	const char *what = "the rename failed", *outcome = "; the target is unchanged";
 	switch (f->failed_step) {
 	case SYNC_STEP_HASH:
 		sync_file_fail(
@@ -45,29 +46,23 @@ static void step_failed(sync_box *b, size_t i)
 			"the uploaded file's SHA-256 on the box (%.12s...) is not the local one "
 			"(did the local file change during the push?); the box is unchanged",
 			f->hashed ? f->nsha : "?");
-		break;
-	case SYNC_STEP_BAK:
-		sync_file_fail(b, i, BG_EREMOTE,
-			       "cannot keep a .bak (hard link and copy failed)%s%s; the target is "
-			       "unchanged",
-			       sep, sync_errtail(b));
-		break;
+		return;
 	case SYNC_STEP_NOBAK:
 		sync_file_fail(b, i, BG_ENOTFOUND, "there is no .bak to roll back to on the box");
-		break;
+		return;
+	case SYNC_STEP_BAK: what = "cannot keep a .bak (hard link and copy failed)"; break;
 	case SYNC_STEP_VLINK:
-		sync_file_fail(b, i, BG_EREMOTE,
-			       "cannot make the link the verifier needs in the repo's top%s%s; the "
-			       "box is unchanged",
-			       sep, sync_errtail(b));
+		what = "cannot make the link the verifier needs in the repo's top";
+		outcome = "; the box is unchanged";
 		break;
 	case SYNC_STEP_COPY:
-		sync_file_fail(b, i, BG_EREMOTE, "cannot copy the .bak%s%s", sep, sync_errtail(b));
+		what = "cannot copy the .bak";
+		outcome = "";
 		break;
-	default:
-		sync_file_fail(b, i, BG_EREMOTE, "the rename failed%s%s; the target is unchanged",
-			       sep, sync_errtail(b));
+	default: break;
 	}
+	sync_file_fail(b, i, BG_EREMOTE, "%s%s%s%s", what, b->errtail.len ? ": " : "",
+		       sync_errtail(b), outcome);
 }
 
 int sync_apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_uploaded)

@@ -9,6 +9,28 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 
+/* Waits on e until `deadline`, or for a short slice when `slice` (the
+ * caller also watches for what the command prints). */
+static int wait_step(sync_box *b, remote_exec *e, int64_t deadline, bool slice, remote_status *st)
+{
+	int64_t step = deadline;
+	if (slice) {
+		int64_t soon = bg_now_ms() + 2;
+		if (soon < step)
+			step = soon;
+	}
+	return remote_exec_wait(e, step, st, &b->err);
+}
+
+/* Past `deadline`, kills e and returns BG_ETIMEOUT; 0 before it. */
+static int kill_when_late(sync_box *b, remote_exec *e, int64_t deadline, remote_status *st)
+{
+	if (bg_now_ms() < deadline)
+		return 0;
+	remote_exec_kill(e, 2000, st, NULL);
+	return bg_fail(&b->err, BG_ETIMEOUT, "%s: the box did not finish in time", b->box->name);
+}
+
 int sync_run_script(sync_box *b, const char *script, int64_t deadline, bool hold, remote_status *st)
 {
 	strbuf cmd = STRBUF_INIT;
@@ -26,13 +48,7 @@ int sync_run_script(sync_box *b, const char *script, int64_t deadline, bool hold
 	if (!hold)
 		remote_exec_close_stdin(e);
 	for (;;) {
-		int64_t step = deadline;
-		if (hold) {
-			int64_t soon = bg_now_ms() + 2;
-			if (soon < step)
-				step = soon;
-		}
-		int r = remote_exec_wait(e, step, st, &b->err);
+		int r = wait_step(b, e, deadline, hold, st);
 		if (r < 0) {
 			rc = r;
 			break;
@@ -45,12 +61,8 @@ int sync_run_script(sync_box *b, const char *script, int64_t deadline, bool hold
 			b->holder = e;
 			return 0;
 		}
-		if (bg_now_ms() >= deadline) {
-			remote_exec_kill(e, 2000, st, NULL);
-			rc = bg_fail(&b->err, BG_ETIMEOUT, "%s: the box did not finish in time",
-				     b->box->name);
+		if ((rc = kill_when_late(b, e, deadline, st)) < 0)
 			break;
-		}
 	}
 	if (b->vfile >= 0)
 		sync_verify_output_end(b);
@@ -73,13 +85,7 @@ int sync_holder_run(sync_box *b, const char *script, bool last, int64_t deadline
 	if (last)
 		remote_exec_close_stdin(e);
 	for (;;) {
-		int64_t step = deadline;
-		if (!last) {
-			int64_t soon = bg_now_ms() + 2;
-			if (soon < step)
-				step = soon;
-		}
-		int r = remote_exec_wait(e, step, st, &b->err);
+		int r = wait_step(b, e, deadline, !last, st);
 		if (r < 0) {
 			rc = r;
 			break;
@@ -90,12 +96,8 @@ int sync_holder_run(sync_box *b, const char *script, bool last, int64_t deadline
 				st->how = REMOTE_EXITED; /* still running, the step is done */
 			break;
 		}
-		if (bg_now_ms() >= deadline) {
-			remote_exec_kill(e, 2000, st, NULL);
-			rc = bg_fail(&b->err, BG_ETIMEOUT, "%s: the box did not finish in time",
-				     b->box->name);
+		if ((rc = kill_when_late(b, e, deadline, st)) < 0)
 			break;
-		}
 	}
 	if (b->vfile >= 0)
 		sync_verify_output_end(b);

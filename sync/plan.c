@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -380,22 +379,7 @@ bool sync_safe_path(const char *s)
 
 void sync_random_hex(char out[17])
 {
-	unsigned char r[8];
-	size_t got = 0;
-	while (got < sizeof(r)) {
-		ssize_t n = getrandom(r + got, sizeof(r) - got, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			abort(); /* no kernel randomness: nothing sensible to do */
-		got += (size_t)n;
-	}
-	static const char hex[] = "0123456789abcdef";
-	for (int i = 0; i < 8; i++) {
-		out[2 * i] = hex[r[i] >> 4];
-		out[2 * i + 1] = hex[r[i] & 15];
-	}
-	out[16] = '\0';
+	remote_random_hex(out, 8);
 }
 
 char *sync_verifier_command(const char *tmpl, const char *file, const char *python)
