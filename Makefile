@@ -113,8 +113,9 @@ $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(FUZZ_DIR)/libboxgate.a: $(FUZZ_LIB_OBJ)
 $(FUZZ_LIB_OBJ): | $(SYNC_SH_H)
+
+$(FUZZ_DIR)/libboxgate.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
