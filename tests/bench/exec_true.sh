@@ -11,6 +11,8 @@ hostlist=$BENCH_HOSTLIST
 
 tool_boxgate() { "$BOXGATE" --config "$BG_CONFIG" exec --all -- true; }
 tool_boxgate1() { "$BOXGATE" --config "$BG_CONFIG" exec --boxes h1 -- true; }
+# BENCH_BASELINE=PATH: another boxgate binary (an earlier commit's) side by side.
+tool_baseline() { "$BENCH_BASELINE" --config "$BG_CONFIG" exec --all -- true; }
 tool_ssh1() { ssh -F "$BG_SSH_CONFIG" h1 true; }
 tool_sshseq() {
   local i
@@ -45,7 +47,9 @@ bench_label pssh "parallel-ssh"
 bench_label clush "clush"
 bench_label ansible "ansible -m raw (no ControlPersist)"
 bench_label ansiblecp "ansible -m raw (ControlPersist warm)"
+bench_label baseline "boxgate exec --all, baseline binary"
 TOOLS="boxgate boxgate1 ssh1 sshseq sshpar pssh clush ansible ansiblecp"
+[ -n "${BENCH_BASELINE:-}" ] && TOOLS="$TOOLS baseline"
 
 keys=''
 for d in $DELAYS; do
@@ -64,5 +68,6 @@ bench_ratio "boxgate / clush" boxgate clush "$keys" "<= 0.8x at 10 ms"
 bench_ratio "boxgate / ansible -m raw (cold)" boxgate ansible "$keys"
 bench_ratio "boxgate $N hosts / boxgate 1 host" boxgate boxgate1 "$keys" "<= 1.5x"
 bench_ratio "OpenSSH all at once / OpenSSH 1 host" sshpar ssh1 "$keys"
+[ -n "${BENCH_BASELINE:-}" ] && bench_ratio "boxgate / baseline binary" boxgate baseline "$keys"
 bench_note "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; every handshake is CPU-bound here"
 bench_notes
