@@ -94,8 +94,10 @@ int results_read(const char *path, results_record_fn fn, void *ctx, results_read
 		if (n == 0 && whole)
 			continue; /* an empty line is not a record */
 		cJSON *rec = NULL;
+		/* The length counts the terminating NUL: with require_null_terminated,
+		 * cJSON refuses a parse that ends at buffer_length without seeing it. */
 		if (strlen(buf) == (size_t)n)
-			rec = cJSON_ParseWithLengthOpts(buf, (size_t)n, NULL, 1);
+			rec = cJSON_ParseWithLengthOpts(buf, (size_t)n + 1, NULL, 1);
 		if (!rec || !cJSON_IsObject(rec)) {
 			if (!whole)
 				st->torn = 1;
