@@ -164,6 +164,8 @@ static void classify(void **state)
 	assert_int_equal(c.call, STATS_AMBIGUOUS); /* n 2: not beyond 10 x noise */
 	assert_string_equal(stats_call_name(STATS_SLOWER), "slower");
 	assert_string_equal(stats_call_name(STATS_AMBIGUOUS), "ambiguous");
+	assert_non_null(
+		strstr(cli_results_compare_help, "boxgate results compare [--json] BEFORE AFTER"));
 }
 
 /* ---- cli_results_compare ---- */
