@@ -4,7 +4,7 @@
 # noisy (ambiguous), one only in the before file. Checks each call, the ratios, --json
 # (parsed by Python) and the exit codes: 1 when a point is slower, 2 for a missing file.
 source "$(dirname "$0")/lib.sh"
-cd "$BG_TMP"
+cd "$BG_TMP" || exit 1
 
 python3 - <<'PY'
 import json
