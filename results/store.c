@@ -94,8 +94,10 @@ int results_read(const char *path, results_record_fn fn, void *ctx, results_read
 		if (n == 0 && whole)
 			continue; /* an empty line is not a record */
 		cJSON *rec = NULL;
+		/* A NUL inside the line is not JSON. The length given to cJSON counts the
+		 * terminator: with require_null_terminated it must see the NUL. */
 		if (strlen(buf) == (size_t)n)
-			rec = cJSON_ParseWithLengthOpts(buf, (size_t)n, NULL, 1);
+			rec = cJSON_ParseWithLengthOpts(buf, (size_t)n + 1, NULL, 1);
 		if (!rec || !cJSON_IsObject(rec)) {
 			if (!whole)
 				st->torn = 1;
