@@ -81,6 +81,17 @@ static void torn_last_line(void **state)
 	assert_int_equal(results_read(q, collect, &s, &st, &err), 0);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(st.torn, 0);
+	/* An append after a torn line ends it first: the new record is whole and
+	 * the torn one becomes a bad line. */
+	bg_err e2 = {0};
+	assert_int_equal(results_append(p, "{\"i\":4}", 7, &e2), 0);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(results_read(p, collect, &s, &st, &err), 0);
+	assert_int_equal(s.n, 3);
+	assert_true(s.sum == 7);
+	assert_int_equal(st.torn, 0);
+	assert_int_equal(st.bad, 1);
+	assert_int_equal(st.first_bad, 3);
 	free(p);
 	free(q);
 }
