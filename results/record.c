@@ -149,7 +149,12 @@ cJSON *results_record_build(const results_record_in *in)
 	add_str_or_null(r, "stated", st == VERDICT_NONE ? NULL : gate_verdict_name(st));
 	add_str_or_null(r, "why", in->why && in->why[0] ? in->why : NULL);
 	cJSON_AddItemToObject(r, "point", point_of(in, res));
-	if (res)
+	if (res && last->raw && gate_is_result_line(last->raw, strlen(last->raw)))
+		/* The object's text exactly as the gate printed it (it passed the strict
+		 * check): cJSON's doubles would round a 64-bit seed or reprint 1.50. */
+		cJSON_AddItemToObject(r, "result",
+				      cJSON_CreateRaw(last->raw + strlen(RESULT_PREFIX)));
+	else if (res)
 		cJSON_AddItemToObject(r, "result", cJSON_Duplicate(res, 1));
 	else
 		cJSON_AddNullToObject(r, "result");

@@ -217,8 +217,18 @@ static void record_fields(void **state)
 	assert_string_equal(jstr(rec, "point.shape"), "q_b");
 	assert_string_equal(jstr(rec, "point.num_workers"), "8");
 	assert_string_equal(jstr(rec, "point.candidate"), "candidate");
-	assert_string_equal(jstr(rec, "result.candidate.slowCTA_us"), "10");
 	assert_string_equal(jstr(rec, "raw"), line);
+	/* The result is the gate's text, verbatim, inside the record. */
+	char *text = cJSON_PrintUnformatted(rec);
+	assert_non_null(strstr(text,
+			       "\"result\":{\"kind\":\"demo\",\"shape\":\"q_b\",\"num_workers\":8,"
+			       "\"candidate\":{\"slowCTA_us\":10.0,"));
+	cJSON *back = cJSON_Parse(text);
+	assert_non_null(back);
+	assert_string_equal(jstr(back, "result.device_name"), "NVIDIA H200");
+	assert_string_equal(jstr(back, "result.candidate.slowCTA_us"), "10");
+	cJSON_Delete(back);
+	free(text);
 	const cJSON *ga = cJSON_GetObjectItemCaseSensitive(rec, "gate_args");
 	assert_int_equal(cJSON_GetArraySize(ga), 5);
 	assert_string_equal(cJSON_GetArrayItem(ga, 2)->valuestring, "--shape=q_c");
