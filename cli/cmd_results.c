@@ -19,7 +19,7 @@ static const char results_help[] =
 	"$XDG_DATA_HOME/boxgate/results.jsonl, else ~/.local/share/boxgate/results.jsonl).\n"
 	"\n"
 	"  show           (the default) an aligned table, one row per record: start time,\n"
-	"                 box, device (the GPU name when the gate reports one), kind,\n"
+	"                 box, device (the GPU name the gate reports, or cpu), kind,\n"
 	"                 shape, worker count, candidate, slowCTA, ratio base/candidate,\n"
 	"                 boxgate's verdict\n"
 	"  export         every record as RFC 4180 CSV with a header row (--csv, the\n"
@@ -157,10 +157,13 @@ static const bool t_right[T_N] = {[T_NW] = true, [T_SLOW] = true, [T_RATIO] = tr
 static void table_row(const cJSON *r, char **c)
 {
 	const cJSON *pt = get(r, "point"), *res = get(r, "result");
-	const cJSON *gn = get(r, "gpu_name");
+	/* The GPU's name; on the CPU twin "cpu", whatever CPU it names. */
+	const cJSON *gn = get(r, "gpu_name"), *dev = get(r, "device");
+	if (cJSON_IsString(dev) && strcmp(dev->valuestring, "cpu") == 0)
+		gn = dev;
 	c[T_START] = tcell(cell(get(r, "start"), 6));
 	c[T_BOX] = tcell(cell(get(r, "box"), 6));
-	c[T_DEVICE] = tcell(cell(cJSON_IsString(gn) ? gn : get(r, "device"), 6));
+	c[T_DEVICE] = tcell(cell(cJSON_IsString(gn) ? gn : dev, 6));
 	c[T_KIND] = tcell(cell(get(pt, "kind"), 6));
 	c[T_SHAPE] = tcell(cell(get(pt, "shape"), 6));
 	c[T_NW] = tcell(cell(get(pt, "num_workers"), 10));

@@ -80,6 +80,24 @@ e = [i for i, l in enumerate(lines) if "record was not kept" in l and sys.argv[2
 assert v and e and v[0] < e[0], lines
 ' "$ERR_FILE" "$BG_TMP"
 
+# TIMEOUT_HANG and Ctrl-C end an invocation too: each still leaves its record.
+H=$BG_TMP/hang.jsonl
+expect_rc 124 "a hung demo gate times out" "$BOXGATE" run local --results "$H" --timeout 2 -- --kind demo --variant hang --num-workers 2
+"$BOXGATE" run local --results "$H" --timeout 300 -- --kind demo --variant hang --num-workers 3 >"$BG_TMP/c.log" 2>&1 &
+pid=$!
+for i in $(seq 1 120); do grep -q 'spinning until killed' "$BG_TMP/c.log" && break; sleep 0.25; done
+kill -INT $pid; wait $pid; rc=$?
+[ "$rc" = 130 ] && ok "Ctrl-C exits 130" || { not_ok "Ctrl-C exit $rc"; diag "$(cat "$BG_TMP/c.log")"; }
+pycheck "records of a TIMEOUT_HANG (exit 124, the agent's timeout) and of a Ctrl-C (exit 130, no verdict)" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 2, r
+assert r[0]["exit"] == 124 and r[0]["verdict"] == "TIMEOUT_HANG" and r[0]["agent"]["why"] == "timeout", r[0]
+assert r[0]["point"]["num_workers"] == 2 and r[0]["point"]["kind"] == "demo", r[0]["point"]
+assert r[1]["exit"] == 130 and r[1]["verdict"] is None and r[1]["point"]["num_workers"] == 3, r[1]
+assert r[0]["run_id"] != r[1]["run_id"]
+' "$H"
+
 # (b) Fake gates that fail or crash still get a record.
 FAKE=$BG_ROOT/tests/integration/gates/fake_gate.sh
 cat >"$BG_TMP/crash_gate.sh" <<'GATE'
@@ -170,7 +188,8 @@ assert all(r[col - 2:col] == "  " for r in rows[1:]), rows
 assert rows[4].split()[-3:] == ["4.000", "1.300", "PASS_GATE"], rows[4]
 ' "$OUT_FILE"
 expect_rc 0 "results (no subcommand) is show, on the default file" "$BOXGATE" results
-[ "$(nlines "$OUT_FILE")" = 2 ] && has "$OUT_FILE" 'local +(cpu|.*) +demo +q_b +8 ' "the default file's one record is shown" || not_ok "results: $(cat "$OUT_FILE")"
+[ "$(nlines "$OUT_FILE")" = 2 ] && ok "the default file's one record is a row" || not_ok "results: $(cat "$OUT_FILE")"
+has "$OUT_FILE" '^[-0-9T:.Z]+ +local +(cpu|[^ ].*[^ ]) +demo +q_b +8 +candidate ' "the row: start, box, device, kind, shape, workers, candidate"
 expect_rc 0 "results show --json --last 2" "$BOXGATE" results show "$F" --json --last 2
 pycheck "--json prints the stored records, --last N the last N" '
 import json, sys
