@@ -81,10 +81,7 @@ typedef struct run_opts {
 } run_opts;
 
 static const cli_opt run_options[] = {
-	CLI_OPT_STRING("gpu", run_opts, g.gpu),
-	CLI_OPT_SECONDS("timeout", run_opts, g.timeout_s, 0, 7 * 86400),
-	CLI_OPT_STRING("bar", run_opts, g.bar),
-	CLI_OPT_JSON,
+	GATE_OPT_ROWS(run_opts, g.),
 	CLI_OPT_STRING("results", run_opts, results),
 	CLI_OPT_FLAG("no-results", run_opts, no_results),
 	CLI_OPT_END,
