@@ -70,7 +70,7 @@ typedef struct cli_cmd {
 
 extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help;
 extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status,
-	cli_cmd_rollback;
+	cli_cmd_rollback, cli_cmd_results;
 /* The table (cli/commands.c), NULL-terminated, in `boxgate help` order. */
 extern const cli_cmd *const cli_commands[];
 
@@ -108,6 +108,12 @@ int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *e
  * returns BG_EXIT_USAGE, else 0. */
 int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min, long max,
 		      int *out);
+
+/* The results file (owned): `given` (--results), else the configuration's
+ * [defaults] results, else $XDG_DATA_HOME/boxgate/results.jsonl, else
+ * $HOME/.local/share/boxgate/results.jsonl; NULL (error printed) when none.
+ * Loads the configuration when it is needed and not loaded yet. */
+char *cli_results_path(cli_ctx *ctx, const char *given);
 
 /* Prints a help text for a command and returns `code`. */
 int cli_usage(const cli_cmd *cmd, FILE *to, int code);

@@ -11,9 +11,12 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/gate_args.h"
+#include "results/record.h"
+#include "results/store.h"
 
 static const char run_help[] =
-	"usage: boxgate run BOX [--gpu LIST] [--timeout S] [--bar R] [--json] -- GATE ARGS...\n"
+	"usage: boxgate run BOX [--gpu LIST] [--timeout S] [--bar R] [--json]\n"
+	"                   [--results FILE | --no-results] -- GATE ARGS...\n"
 	"\n"
 	"Runs the box's gate (gate = ..., relative to its repo; the built-in local box runs the\n"
 	"demo gate) under boxgate-agent, the watchdog that lives on the box. GATE ARGS go\n"
@@ -39,6 +42,10 @@ static const char run_help[] =
 	"                 against its own bar\n"
 	"  --json         one JSON object per line on stdout: gate lines and judged results\n"
 	"                 (a line that is not valid UTF-8 comes as line_b64)\n"
+	"  --results FILE append the invocation's record here (default: [defaults] results\n"
+	"                 = PATH, else $XDG_DATA_HOME/boxgate/results.jsonl, else\n"
+	"                 ~/.local/share/boxgate/results.jsonl); see 'boxgate results'\n"
+	"  --no-results   keep no record\n"
 	"\n"
 	"A verdict needs a valid result line and a clean end: a gate that prints PASS_GATE and\n"
 	"then exits non-zero, dies of a signal or reports a CUDA error is INVALID. The agent's\n"
@@ -50,6 +57,10 @@ static const char run_help[] =
 	"heartbeat, then the kill grace; the client itself notices a dead link after about\n"
 	"3 x keepalive_s. A slow reader of boxgate's stdout is not a dead client: output waits\n"
 	"in memory (up to 256 MiB) while the channel is read and heartbeats go on.\n"
+	"Every gate invocation appends one JSON record (provenance, verdict, the parsed\n"
+	"result and the raw line) to the results file, whatever the outcome; a record that\n"
+	"cannot be written is an error naming the file (exit 1, or the verdict's own code),\n"
+	"said after the verdict.\n"
 	"Exit: 0 PASS_GATE, 1 BELOW_BAR or the gate failed or the slot is busy, 2 usage,\n"
 	"3 connection, 124 TIMEOUT_HANG, 125 INVALID (contended GPU, no or bad result line,\n"
 	"a crash after the result, a forged agent line).\n";
@@ -62,9 +73,24 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
+/* run's options: the ones it shares with explain, then its own. */
+typedef struct run_opts {
+	gate_opts g; /* first: gate_args_parse reads it */
+	const char *results;
+	bool no_results;
+} run_opts;
+
+static const cli_opt run_options[] = {
+	GATE_OPT_ROWS(run_opts, g.),
+	CLI_OPT_STRING("results", run_opts, results),
+	CLI_OPT_FLAG("no-results", run_opts, no_results),
+	CLI_OPT_END,
+};
+
 struct run_view {
 	const gate_args *ga;
 	bool color_out, color_err; /* per stream: the bold result line, the verdict */
+	gate_result last;          /* a copy of the last result line, for the record */
 };
 
 static void print_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
@@ -94,9 +120,18 @@ static void print_line(void *arg, remote_stream s, const char *line, size_t len,
 	cli_print_line(s == REMOTE_STDOUT ? stdout : stderr, NULL, line, len);
 }
 
+static void keep_last(struct run_view *v, const gate_result *r)
+{
+	gate_result_release(&v->last);
+	v->last = *r;
+	v->last.raw = r->raw ? xstrdup(r->raw) : NULL;
+	v->last.json = r->json ? cJSON_Duplicate(r->json, 1) : NULL;
+}
+
 static void print_result(void *arg, const gate_result *r)
 {
 	struct run_view *v = arg;
+	keep_last(v, r);
 	if (v->ga->json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "box", v->ga->box->name);
@@ -155,8 +190,36 @@ static char *default_gpus(remote_conn *c, const gate_args *ga)
 	return gpus;
 }
 
-static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
+/* Appends the invocation's record; says where it went, or why it did not. */
+static int record_run(const gate_args *ga, const char *path, const results_record_in *in)
 {
+	bg_err err = {0};
+	cJSON *rec = results_record_build(in);
+	int rc = results_append_json(path, rec, &err);
+	cJSON_Delete(rec);
+	if (rc < 0) {
+		cli_error("%s: the record was not kept: %s", ga->box->name, err.msg);
+		return BG_EXIT_FAIL;
+	}
+	if (ga->json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "box", ga->box->name);
+		cJSON_AddStringToObject(o, "event", "recorded");
+		cJSON_AddStringToObject(o, "file", path);
+		cJSON_AddStringToObject(o, "run_id", in->run_id);
+		cli_print_json(o);
+		cJSON_Delete(o);
+	} else {
+		cli_printf(stderr, "boxgate: %s: recorded in %s\n", ga->box->name, path);
+	}
+	return 0;
+}
+
+static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
+{
+	const run_opts *opts = opts_;
+	char *results = NULL;
+	struct run_view view = {0};
 	gate_args ga;
 	remote_conn *c = NULL;
 	char *cmdline = NULL;
@@ -164,9 +227,18 @@ static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
 	gate_outcome out = {0};
 	bg_err err = {0};
 	char why[700];
-	int code = gate_args_parse(ctx, opts, args, &ga);
+	int code = gate_args_parse(ctx, &opts->g, args, &ga);
 	if (code)
 		goto out;
+	if (opts->results && opts->no_results) {
+		cli_error("run: --results and --no-results exclude each other");
+		code = BG_EXIT_USAGE;
+		goto out;
+	}
+	if (!opts->no_results && !(results = cli_results_path(ctx, opts->results))) {
+		code = BG_EXIT_USAGE;
+		goto out;
+	}
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
@@ -191,9 +263,13 @@ static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
 	cmdline = gate_command_line(&ga.spec);
 	gate_policy policy = GATE_POLICY_DEFAULT;
 	policy.bar = ga.bar; /* 0 without --bar */
-	struct run_view view = {&ga, !ga.json && cli_color(stdout), !ga.json && cli_color(stderr)};
+	view.ga = &ga;
+	view.color_out = !ga.json && cli_color(stdout);
+	view.color_err = !ga.json && cli_color(stderr);
 	gate_callbacks cb = {print_line, print_result, &view};
+	int64_t start_ms = results_now_ms();
 	rc = gate_run(c, cmdline, &policy, &cb, &stop_requested, &out, &err);
+	int64_t end_ms = results_now_ms();
 	if (rc < 0)
 		cli_error("%s", err.msg);
 	bool said;
@@ -201,7 +277,34 @@ static int run_run(cli_ctx *ctx, void *opts, const cli_args *args)
 	/* A judged result already said why; anything else is said here. */
 	if (code && (!said || ga.json))
 		cli_error("%s: %s", ga.box->name, why);
+	if (results) {
+		char run_id[17];
+		results_new_run_id(run_id);
+		bool local = ga.box->transport == CONF_TRANSPORT_LOCAL;
+		results_record_in in = {
+			.run_id = run_id,
+			.seq = 0,
+			.version = BOXGATE_VERSION,
+			.box = ga.box->name,
+			.host = local ? "localhost" : ga.box->hostname,
+			.transport = local ? "local" : "ssh",
+			.gpus = ga.spec.gpus,
+			.command = cmdline,
+			.gate_args = (const char *const *)args->v,
+			.n_gate_args = args->n,
+			.start_ms = start_ms,
+			.end_ms = end_ms,
+			.exit_code = code,
+			.why = code ? why : "",
+			.outcome = &out,
+			.last = view.last.raw ? &view.last : NULL,
+		};
+		if (record_run(&ga, results, &in) && !code)
+			code = BG_EXIT_FAIL;
+	}
 out:
+	gate_result_release(&view.last);
+	free(results);
 	remote_close(c);
 	free(cmdline);
 	gate_args_release(&ga);
@@ -211,6 +314,8 @@ out:
 /* clang-format off */
 const cli_cmd cli_cmd_run = {
 	.name = "run", .summary = "run a gate on a box under the watchdog agent",
-	.help = run_help, GATE_CMD_SYNTAX, .run = run_run,
+	.help = run_help, .options = run_options, .opts_size = sizeof(run_opts),
+	.needs = CLI_NEEDS_CONFIG, .box_operand = CLI_BOX_BEFORE_DASH,
+	.unknown_hint = " (gate flags go after '--')", .run = run_run,
 };
 /* clang-format on */

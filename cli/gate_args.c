@@ -10,7 +10,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 
-#define SECONDS_MAX (7 * 86400)
+#define SECONDS_MAX GATE_SECONDS_MAX
 
 /* MPK_GATE_TIMEOUT_S passed through the shim sets the agent's watchdog too. It
  * is parsed as strictly as --timeout (the gate gets the same text), and a bad
@@ -89,10 +89,7 @@ static int check_gpus(const cli_cmd *cmd, gate_args *ga)
 }
 
 const cli_opt gate_options[] = {
-	CLI_OPT_STRING("gpu", gate_opts, gpu),
-	CLI_OPT_SECONDS("timeout", gate_opts, timeout_s, 0, SECONDS_MAX),
-	CLI_OPT_STRING("bar", gate_opts, bar),
-	CLI_OPT_JSON,
+	GATE_OPT_ROWS(gate_opts, ),
 	CLI_OPT_END,
 };
 

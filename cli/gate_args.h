@@ -16,6 +16,17 @@ typedef struct gate_opts {
 
 extern const cli_opt gate_options[];
 
+#define GATE_SECONDS_MAX (7 * 86400)
+/* The rows of gate_options, for a command whose options struct TYPE holds a
+ * gate_opts at MEMBER ("g." for a member g; empty for a gate_opts itself). */
+/* clang-format off */
+#define GATE_OPT_ROWS(type, member) \
+	CLI_OPT_STRING("gpu", type, member gpu), \
+	CLI_OPT_SECONDS("timeout", type, member timeout_s, 0, GATE_SECONDS_MAX), \
+	CLI_OPT_STRING("bar", type, member bar), \
+	CLI_OPT_JSON
+/* clang-format on */
+
 /* The command line run and explain share: BOX [options] -- GATE ARGS. */
 #define GATE_CMD_SYNTAX                                                                            \
 	.options = gate_options, .opts_size = sizeof(gate_opts), .needs = CLI_NEEDS_CONFIG,        \

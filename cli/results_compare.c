@@ -13,22 +13,6 @@
 #include "results/stats.h"
 #include "results/store.h"
 
-const char cli_results_compare_help[] =
-	"usage: boxgate results compare [--json] BEFORE AFTER\n"
-	"\n"
-	"Pairs the points of two results files by (GPU name, else box; shape; num_workers;\n"
-	"candidate) and compares their slowCTA samples (records judged INVALID or TIMEOUT_HANG\n"
-	"never count): n, medians, ratio after/before, change, the two-sided Mann-Whitney U\n"
-	"p-value and a call. With noise the larger CV of the two sides: slower when p < 0.05\n"
-	"and ratio > 1.01, faster when p < 0.05 and ratio < 0.99, same when p >= 0.05 and\n"
-	"|ratio - 1| is within the noise, else ambiguous (also with fewer than 3 samples a\n"
-	"side, unless 2 + 2 differ by more than 10 x the noise). 3 + 3 samples never reach\n"
-	"p < 0.05: take 4 or more repeats.\n"
-	"\n"
-	"  --json   one JSON object per point, then a summary object\n"
-	"\n"
-	"Exit: 1 when any point is slower, else 0; 2 for a missing or unreadable file.\n";
-
 enum { BEFORE, AFTER };
 
 typedef struct cmp_point {

@@ -15,8 +15,4 @@
  * read (named on stderr). Torn and bad lines are warned about and skipped. */
 int cli_results_compare(cli_ctx *ctx, const cli_args *args, bool json);
 
-/* The compare part of `boxgate results --help`, for the results command to
- * print (usage line, the rule, the exit codes; ends with a newline). */
-extern const char cli_results_compare_help[];
-
 #endif

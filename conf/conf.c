@@ -152,6 +152,7 @@ void conf_release(conf *c)
 	free(c->path);
 	free(c->root);
 	free(c->ssh_config);
+	free(c->results);
 	free(c->agent_socket);
 	for (size_t i = 0; i < c->n_boxes; i++)
 		box_release(&c->boxes[i]);

@@ -102,6 +102,7 @@ typedef struct conf {
 	char *path;         /* the file that was loaded, NULL when none was found */
 	char *root;         /* the directory holding it (the local repo root), else cwd */
 	char *ssh_config;   /* [defaults] ssh_config, else ~/.ssh/config */
+	char *results;      /* [defaults] results, expanded; NULL when unset (cli's default) */
 	char *agent_socket; /* conf_env's, copied: every box's target points at it */
 	conf_box *boxes;
 	size_t n_boxes;

@@ -37,6 +37,7 @@ enum conf_key {
 	K_NUM_WORKERS_ENV,
 	K_TRANSPORT,
 	K_SSH_CONFIG,
+	K_RESULTS,
 	K_N
 };
 

@@ -61,6 +61,7 @@ static const struct keydef {
 	{"num_workers_env", K_NUM_WORKERS_ENV, IN_BOTH, T_ENVNAME, 0, 0},
 	{"transport", K_TRANSPORT, IN_BOX, T_TRANSPORT, 0, 0},
 	{"ssh_config", K_SSH_CONFIG, IN_DEFAULTS, T_STR, 0, 0},
+	{"results", K_RESULTS, IN_DEFAULTS, T_STR, 0, 0},
 };
 #define N_KEYDEFS (sizeof(keydefs) / sizeof(keydefs[0]))
 

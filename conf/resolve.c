@@ -513,6 +513,8 @@ int conf_resolve(conf *c, conf_raw *raw, const conf_env *env, bg_err *err)
 	rs.local_user = xstrdup(conf_local_user(env));
 	const char *v = raw->defaults.kv[K_SSH_CONFIG].value;
 	c->ssh_config = v ? conf_expand_path(v, home, c->root) : xasprintf("%s/.ssh/config", home);
+	v = raw->defaults.kv[K_RESULTS].value;
+	c->results = v ? conf_expand_path(v, home, c->root) : NULL;
 
 	bool file_local = false;
 	for (size_t i = 0; i < raw->n_boxes; i++)

@@ -38,21 +38,32 @@ int results_append(const char *path, const char *json, size_t len, bg_err *err)
 		return bg_fail(err, BG_EUSAGE, "results: a record must be one line");
 	if (make_parents(path, err) < 0)
 		return BG_EIO;
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return bg_fail(err, BG_EIO, "results: cannot open %s: %s", path, strerror(errno));
+	/* A file left ending in a torn line (a write cut short by a crash) gets
+	 * that line ended first: glued to it, this record would be lost too, and
+	 * the torn line would no longer be the last. */
+	struct stat sb;
+	char tail = '\n';
+	size_t lead = 0;
+	if (fstat(fd, &sb) == 0 && sb.st_size > 0 && pread(fd, &tail, 1, sb.st_size - 1) == 1 &&
+	    tail != '\n')
+		lead = 1;
 	/* One write of the whole line: O_APPEND places it at the end as a unit. */
-	char *line = xmalloc(len + 1);
-	memcpy(line, json, len);
-	line[len] = '\n';
+	char *line = xmalloc(lead + len + 1);
+	line[0] = '\n';
+	memcpy(line + lead, json, len);
+	line[lead + len] = '\n';
+	size_t total = lead + len + 1;
 	ssize_t n;
 	do
-		n = write(fd, line, len + 1);
+		n = write(fd, line, total);
 	while (n < 0 && errno == EINTR);
 	int e = errno;
 	free(line);
 	int rc = 0;
-	if (n != (ssize_t)(len + 1))
+	if (n != (ssize_t)total)
 		rc = bg_fail(err, BG_EIO, "results: writing %s: %s", path,
 			     n < 0 ? strerror(e) : "short write");
 	else if (fsync(fd) < 0)
@@ -94,8 +105,8 @@ int results_read(const char *path, results_record_fn fn, void *ctx, results_read
 		if (n == 0 && whole)
 			continue; /* an empty line is not a record */
 		cJSON *rec = NULL;
-		/* The length counts the terminating NUL: with require_null_terminated,
-		 * cJSON refuses a parse that ends at buffer_length without seeing it. */
+		/* A NUL inside the line is not JSON. The length given to cJSON counts the
+		 * terminator: with require_null_terminated it must see the NUL. */
 		if (strlen(buf) == (size_t)n)
 			rec = cJSON_ParseWithLengthOpts(buf, (size_t)n + 1, NULL, 1);
 		if (!rec || !cJSON_IsObject(rec)) {

@@ -5,6 +5,8 @@ set -u
 BG_ROOT=${BG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BOXGATE=${BOXGATE:-$BG_ROOT/build/boxgate}
 BG_TMP=$(mktemp -d "${TMPDIR:-/tmp}/bgtest.XXXXXX")
+# boxgate run records every result; a test's records stay in its own directory.
+export XDG_DATA_HOME=$BG_TMP/data
 _tap_n=0
 _tap_failed=0
 

@@ -165,7 +165,7 @@ static void classify(void **state)
 	assert_string_equal(stats_call_name(STATS_SLOWER), "slower");
 	assert_string_equal(stats_call_name(STATS_AMBIGUOUS), "ambiguous");
 	assert_non_null(
-		strstr(cli_results_compare_help, "boxgate results compare [--json] BEFORE AFTER"));
+		strstr(cli_cmd_results.help, "boxgate results compare [--json] BEFORE AFTER"));
 }
 
 /* ---- cli_results_compare ---- */
