@@ -7,9 +7,19 @@
 #include "cli/cli.h"
 
 const cli_cmd *const cli_commands[] = {
-	&cli_cmd_run,       &cli_cmd_explain, &cli_cmd_exec,   &cli_cmd_check,
-	&cli_cmd_bootstrap, &cli_cmd_push,    &cli_cmd_status, &cli_cmd_rollback,
-	&cli_cmd_results,   &cli_cmd_config,  &cli_cmd_help,   NULL,
+	&cli_cmd_run,
+	&cli_cmd_validate,
+	&cli_cmd_explain,
+	&cli_cmd_exec,
+	&cli_cmd_check,
+	&cli_cmd_bootstrap,
+	&cli_cmd_push,
+	&cli_cmd_status,
+	&cli_cmd_rollback,
+	&cli_cmd_results,
+	&cli_cmd_config,
+	&cli_cmd_help,
+	NULL,
 };
 
 static const char main_usage[] = "usage: boxgate [--config FILE] COMMAND [ARGS...]\n"

@@ -66,7 +66,16 @@ typedef struct conf_box {
 	conf_env_rule *env; /* flag -> environment translations */
 	size_t n_env;
 	char *num_workers_env; /* e.g. "MPK_TEST_NUM_WORKERS": also export --num-workers */
-	char *file;            /* where [box NAME] was written; "(built-in)" for local */
+	/* Gate arguments that ask the box's gate for its stub and for its
+	 * drop-the-feature variant (boxgate validate), split on blanks; NULL when
+	 * not configured. The local box running the demo gate has both. */
+	char **validate_stub;
+	size_t n_validate_stub;
+	int validate_stub_line; /* where it was set, 0 when built in or unset */
+	char **validate_drop;
+	size_t n_validate_drop;
+	int validate_drop_line;
+	char *file; /* where [box NAME] was written; "(built-in)" for local */
 	int line;
 	bool builtin;
 	/* What remote/ and shim/ are handed, pointing at the strings above:

@@ -100,6 +100,10 @@ static void dump_box(dumper *d, const conf_box *b)
 		emit(d, "env %s = %s=%s", b->env[i].flag, b->env[i].name, b->env[i].value);
 	if (b->num_workers_env)
 		emit(d, "num_workers_env = %s", b->num_workers_env);
+	if (b->validate_stub)
+		emit_list(d, "validate_stub", b->validate_stub, b->n_validate_stub);
+	if (b->validate_drop)
+		emit_list(d, "validate_drop", b->validate_drop, b->n_validate_drop);
 }
 
 void conf_dump(const conf *c, void (*out)(void *ctx, const char *line), void *ctx)

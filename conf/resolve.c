@@ -218,6 +218,39 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 	return rc;
 }
 
+/* validate_stub / validate_drop: gate arguments split on blanks only (a gate
+ * argument may hold a comma: --num-workers 8,64); NULL when empty. */
+static void split_words(const char *s, char ***v, size_t *n)
+{
+	size_t cap = 0;
+	*v = NULL;
+	*n = 0;
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			break;
+		size_t len = strcspn(s, " \t");
+		if (*n + 1 >= cap) {
+			cap = cap ? cap * 2 : 4;
+			*v = xrealloc(*v, cap * sizeof(**v));
+		}
+		(*v)[(*n)++] = xstrndup(s, len);
+		(*v)[*n] = NULL;
+		s += len;
+	}
+}
+
+/* A validate key of the box or [defaults], else `builtin` when the box runs
+ * the demo gate (builtin NULL: none). */
+static void pick_validate(const conf_layer *L, const conf_layer *D, enum conf_key k,
+			  const char *builtin, char ***v, size_t *n, int *line)
+{
+	const conf_kv *kv = pick(L, D, k);
+	*line = kv ? kv->line : 0;
+	split_words(kv ? kv->value : builtin ? builtin : "", v, n);
+}
+
 /* L is NULL for the built-in local box. */
 static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 {
@@ -283,6 +316,11 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 	}
 	if ((v = pick_str(L, D, K_NUM_WORKERS_ENV)))
 		b->num_workers_env = xstrdup(v);
+	bool demo = !ssh && !b->gate;
+	pick_validate(L, D, K_VALIDATE_STUB, demo ? "--variant stub" : NULL, &b->validate_stub,
+		      &b->n_validate_stub, &b->validate_stub_line);
+	pick_validate(L, D, K_VALIDATE_DROP, demo ? "--variant halfk" : NULL, &b->validate_drop,
+		      &b->n_validate_drop, &b->validate_drop_line);
 
 	/* env rules: the box's own, plus every [defaults] rule for a flag the
 	 * box does not translate itself. */
