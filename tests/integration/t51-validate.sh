@@ -35,6 +35,24 @@ allow = --kind --shape --num-workers
 validate_stub = --variant stub
 validate_drop = --variant halfk
 EOF2
+# An ssh box on a loopback port nothing listens on: the connection fails.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+: >"$BG_TMP/ssh_config"
+cat >>"$INI" <<EOF2
+
+[box closed]
+host = 127.0.0.1
+port = $port
+connect_timeout_s = 5
+known_hosts = $BG_TMP/known_hosts
+repo = /nonexistent
+gate = gate.sh
+require_gpu = no
+allow = --kind --variant
+validate_stub = --variant stub
+validate_drop = --variant halfk
+EOF2
+sed -i "1i [defaults]\nssh_config = $BG_TMP/ssh_config\n" "$INI"
 bg() { "$BOXGATE" --config "$INI" "$@"; }
 # field LINE NAME: "VERDICT COS" of NAME[VERDICT cos COS] in the field-notes line.
 field() { sed -n "s/.*  $2\[\([A-Z_]*\) cos \([-0-9.]*\)\].*/\1 \2/p" "$1"; }
@@ -122,6 +140,8 @@ expect_rc 2 "gate flags without '--' are refused (exit 2)" "$BOXGATE" validate l
 expect_rc 2 "no gate arguments is refused (exit 2)" "$BOXGATE" validate local
 has "$ERR_FILE" "after '--'" "the refusal says the gate's arguments go after '--'"
 expect_rc 2 "an unknown box is refused (exit 2)" "$BOXGATE" validate nosuch -- --kind demo
+expect_rc 3 "a box that cannot be reached is a connection failure (exit 3)" bg validate closed -- --kind demo
+hasnt "$OUT_FILE" 'holds|fails' "no verdict on the gate without a connection"
 expect_rc 0 "validate --help" "$BOXGATE" validate --help
 has "$OUT_FILE" 'keeps no record' "--help says validate keeps no record"
 finish
