@@ -471,7 +471,8 @@ out:
 
 /* clang-format off */
 const cli_cmd cli_cmd_validate = {
-	.name = "validate", .summary = "check a gate: its reference passes, its stub and drop variant fail",
+	.name = "validate",
+	.summary = "check a gate: its reference passes, its stub and drop variant fail",
 	.help = validate_help, .options = validate_options, .opts_size = sizeof(validate_opts),
 	.needs = CLI_NEEDS_CONFIG, .box_operand = CLI_BOX_BEFORE_DASH,
 	.unknown_hint = " (gate flags go after '--')", .run = run_validate,
