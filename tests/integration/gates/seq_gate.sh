@@ -3,7 +3,7 @@
 # (counted in the file given by --counter) reports the k-th value of --values as
 # the candidate's slowCTA (baseline --base, default 130), on the CPU twin with
 # --cpus cpus (default 4). A value "inv" reports a candidate with cos 0.1
-# (INVALID), "fail" exits 3 without a result.
+# (INVALID), "fail" exits 3 without a result, "sleep" sleeps until killed.
 values=100 counter= base=130 nw=8 cpus=4 shape=q_b
 prev=
 for a in "$@"; do
@@ -25,6 +25,7 @@ echo "argv:$*"
 cos=0.9999
 case $v in
   fail) echo "boom" >&2; exit 3 ;;
+  sleep) echo "sleeping until killed"; exec sleep 300 ;;
   inv) v=100 cos=0.1 ;;
 esac
 ratio=$(awk -v b="$base" -v c="$v" 'BEGIN { printf "%.4f", b / c }')
