@@ -132,6 +132,12 @@ has "$ERR_FILE" "^ +64 +140\.000 +0\.0% +0\.929 +BELOW_BAR$" "row 64: 140 us, ra
 has "$ERR_FILE" "^ +68 +100\.000 +0\.0% +1\.300 +PASS_GATE$" "row 68: PASS_GATE"
 has "$ERR_FILE" "-- CPU twin, 64 workers on 16 cpus, oversubscribed$" "64 workers on 16 cpus is oversubscribed"
 has "$ERR_FILE" "-- CPU twin, 8 workers on 16 cpus$" "8 workers on 16 cpus is not"
+printf '[box seqenv]\ntransport = local\ngate = %s\nallow = --values --counter --num-workers\nnum_workers_env = SEQ_NW\n' "$SEQ" >>"$CONF"
+rm -f "$BG_TMP/cnt"
+expect_rc 0 "a sweep on a box that translates --num-workers (num_workers_env)" "$BOXGATE" --config "$CONF" run seqenv --no-results -- --values 100 --counter "$BG_TMP/cnt" --num-workers 8,64
+[ "$(grep -c '^env: SEQ_NW=' "$OUT_FILE")" = 2 ] && grep -q '^env: SEQ_NW=8$' "$OUT_FILE" && grep -q '^env: SEQ_NW=64$' "$OUT_FILE" \
+  && ok "the shim's env translation got one count per invocation (SEQ_NW=8, then 64)" \
+  || { not_ok "num_workers_env in a sweep"; diag "$(grep '^env' "$OUT_FILE")"; }
 seqrun 0 "a sweep with --repeat 2 and --num-workers=LIST: both points pass (exit 0)" "$BG_TMP/sweep2.jsonl" 100,100,100,100 --repeat 2 -- --num-workers=4,6 --cpus 4
 pycheck "4 records: 2 per count, --num-workers=N in each" '
 import json, sys

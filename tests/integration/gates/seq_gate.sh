@@ -22,6 +22,7 @@ fi
 n=$(echo "$values" | tr ',' '\n' | wc -l)
 v=$(echo "$values" | tr ',' '\n' | sed -n "$((k % n + 1))p")
 echo "argv:$*"
+echo "env: SEQ_NW=${SEQ_NW-unset}"
 cos=0.9999
 case $v in
   fail) echo "boom" >&2; exit 3 ;;
