@@ -251,6 +251,7 @@ typedef struct run_point {
 	double slow[RUN_REPEAT_MAX], wall[RUN_REPEAT_MAX], sum[RUN_REPEAT_MAX];
 	double ratio[RUN_REPEAT_MAX];
 	size_t n_res, n_ratio;
+	size_t n_pass;            /* of them PASS_GATE */
 	int runs;                 /* invocations finished */
 	int bad;                  /* the merged exit of the others, 0 when none */
 	gate_verdict bad_verdict; /* the first INVALID or TIMEOUT_HANG among them */
@@ -308,6 +309,7 @@ static void note_invocation(run_point *p, int code, const gate_outcome *o, const
 		p->wall[p->n_res] = last->cand.wall_us;
 		p->sum[p->n_res] = last->cand.sumCTA_us;
 		p->n_res++;
+		p->n_pass += v == VERDICT_PASS_GATE;
 		if (last->base.present && last->cand.slowCTA_us > 0)
 			p->ratio[p->n_ratio++] = last->base.slowCTA_us / last->cand.slowCTA_us;
 		else if (last->ratio > 0)
@@ -390,8 +392,9 @@ static void judge_point(run_point *p, const gate_args *ga)
 		p->code = p->bad ? p->bad : BG_EXIT_FAIL;
 	} else {
 		double bar = p->bar > 0 ? p->bar : ga->bar > 0 ? ga->bar : GATE_DEFAULT_BAR;
+		/* A gate that states no ratio and no baseline: every run must have passed. */
 		bool pass = p->n_ratio ? stats_median(p->ratio, p->n_ratio) >= bar
-				       : p->n_res == (size_t)p->runs;
+				       : p->n_pass == p->n_res;
 		p->verdict = pass ? VERDICT_PASS_GATE : VERDICT_BELOW_BAR;
 		p->noisy = p->n_res >= 2 && stats_cv(p->slow, p->n_res) * 100.0 > p->max_cv;
 		p->code = p->noisy ? BG_EXIT_FAIL : gate_verdict_exit_code(p->verdict);
@@ -442,7 +445,7 @@ static void add_stat(cJSON *o, const char *key, const double *x, size_t n)
 		cJSON_AddNullToObject(s, "cv_pct");
 }
 
-static void print_point(const run_point *p, int repeat)
+static void print_point(const run_point *p, int repeat, const char *run_id)
 {
 	const gate_args *ga = &p->ga;
 	char src[200];
@@ -452,6 +455,7 @@ static void print_point(const run_point *p, int repeat)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "box", ga->box->name);
 		cJSON_AddStringToObject(o, "event", "point");
+		cJSON_AddStringToObject(o, "run_id", run_id);
 		int w = p->workers >= 0 ? p->workers : p->count;
 		if (w >= 0)
 			cJSON_AddNumberToObject(o, "num_workers", w);
@@ -666,7 +670,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 			break;
 		}
 		judge_point(p, &p->ga);
-		print_point(p, repeat);
+		print_point(p, repeat, st.run_id);
 		code = bg_exit_merge(code, p->code);
 		judged++;
 	}

@@ -72,7 +72,12 @@ assert abs(p["slowCTA_us"]["cv_pct"] - 100 * s.stdev(v) / s.mean(v)) < 1e-9, p["
 assert p["wall_us"]["median"] == 101 and p["sumCTA_us"]["median"] == 10000, p
 assert abs(p["ratio"]["median"] - 1.3) < 1e-9, p["ratio"]
 assert p["device"] == "cpu" and p["cpus"] == 4 and p["oversubscribed"] is True, p
+rec = [e for e in ev if e.get("event") == "recorded"]
+assert len(rec) == 5 and {e["run_id"] for e in rec} == {p["run_id"]}, (rec, p["run_id"])
 ' "$OUT_FILE"
+
+seqrun 1 "--bar 1.35 over steady numbers: the median ratio 1.300 is BELOW_BAR (exit 1)" "$R.2" 100,100,100 --repeat 3 --bar 1.35
+has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 3: .*ratio 1\.300 \(bar 1\.35\)" "the verdict on the medians uses --bar"
 
 # (c) The threshold: --max-cv, else [defaults] max_cv; a bad value is refused.
 seqrun 0 "--max-cv 40: the same numbers are steady enough, the median ratio 1.3 passes" "$R.2" 100,150,90,200,100 --repeat 5 --max-cv 40
