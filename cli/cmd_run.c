@@ -1,5 +1,7 @@
 /* boxgate run: one gate on one box, under the on-box watchdog agent. */
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +14,12 @@
 #include "base/xmalloc.h"
 #include "cli/gate_args.h"
 #include "results/record.h"
+#include "results/stats.h"
 #include "results/store.h"
 
 static const char run_help[] =
 	"usage: boxgate run BOX [--gpu LIST] [--timeout S] [--bar R] [--json]\n"
+	"                   [--repeat N] [--max-cv PCT]\n"
 	"                   [--results FILE | --no-results] -- GATE ARGS...\n"
 	"\n"
 	"Runs the box's gate (gate = ..., relative to its repo; the built-in local box runs the\n"
@@ -46,6 +50,17 @@ static const char run_help[] =
 	"                 = PATH, else $XDG_DATA_HOME/boxgate/results.jsonl, else\n"
 	"                 ~/.local/share/boxgate/results.jsonl); see 'boxgate results'\n"
 	"  --no-results   keep no record\n"
+	"  --repeat N     run the gate N times (1-100), each in its own process on the same\n"
+	"                 slot, then print the point's medians of slowCTA, wall and sumCTA\n"
+	"                 with their spread (min-max, CV), where the number came from, and\n"
+	"                 the verdict on the medians: PASS_GATE when no run was INVALID,\n"
+	"                 TIMEOUT_HANG or failed and the median ratio reaches the bar\n"
+	"  --max-cv PCT   a point of 2 or more runs whose slowCTA CV exceeds PCT percent is\n"
+	"                 NOISY and never passes (exit 1); default [defaults] max_cv, else 2\n"
+	"\n"
+	"Sweeps: a comma list in the gate's --num-workers (8,64,68: whole numbers 1-65536, no\n"
+	"duplicates) runs one invocation per count (times --repeat), each given that single\n"
+	"count, and ends with a table of one row per count. Exit: the most serious point's.\n"
 	"\n"
 	"A verdict needs a valid result line and a clean end: a gate that prints PASS_GATE and\n"
 	"then exits non-zero, dies of a signal or reports a CUDA error is INVALID. The agent's\n"
@@ -78,12 +93,16 @@ typedef struct run_opts {
 	gate_opts g; /* first: gate_args_parse reads it */
 	const char *results;
 	bool no_results;
+	const char *repeat; /* --repeat N */
+	const char *max_cv; /* --max-cv PCT */
 } run_opts;
 
 static const cli_opt run_options[] = {
 	GATE_OPT_ROWS(run_opts, g.),
 	CLI_OPT_STRING("results", run_opts, results),
 	CLI_OPT_FLAG("no-results", run_opts, no_results),
+	CLI_OPT_STRING("repeat", run_opts, repeat),
+	CLI_OPT_STRING("max-cv", run_opts, max_cv),
 	CLI_OPT_END,
 };
 
@@ -215,27 +234,387 @@ static int record_run(const gate_args *ga, const char *path, const results_recor
 	return 0;
 }
 
-static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
-{
-	const run_opts *opts = opts_;
-	char *results = NULL;
-	struct run_view view = {0};
+#define RUN_REPEAT_MAX     100
+#define RUN_MAX_CV_DEFAULT 2.0 /* percent */
+#define RUN_INTERRUPTED    130
+
+/* One point: the gate's arguments with one worker count (or as given),
+ * run `repeat` times. */
+typedef struct run_point {
+	cli_args args; /* the gate's arguments for this point */
+	char *word;    /* the --num-workers word put in (owned; args.v owned with it) */
 	gate_args ga;
-	remote_conn *c = NULL;
-	char *cmdline = NULL;
-	gate_agent_how how;
+	bool parsed;
+	char *cmdline;
+	int count; /* the sweep's count, -1 without a sweep */
+	/* The candidate's numbers of the invocations judged PASS_GATE or BELOW_BAR. */
+	double slow[RUN_REPEAT_MAX], wall[RUN_REPEAT_MAX], sum[RUN_REPEAT_MAX];
+	double ratio[RUN_REPEAT_MAX];
+	size_t n_res, n_ratio;
+	size_t n_pass;            /* of them PASS_GATE */
+	int runs;                 /* invocations finished */
+	int bad;                  /* the merged exit of the others, 0 when none */
+	gate_verdict bad_verdict; /* the first INVALID or TIMEOUT_HANG among them */
+	bool record_failed;
+	double bar;           /* the bar the last result was judged against, 0 if none */
+	char device[16];      /* the result's "device", "" when none */
+	char device_name[96]; /* the result's "device_name", "" when none */
+	int cpus, workers;    /* the result's "cpus" and "num_workers", -1 when absent */
+	/* The point's judgement. */
+	gate_verdict verdict;
+	bool noisy;
+	double max_cv;
+	int code;
+} run_point;
+
+/* What every invocation of one boxgate run shares. */
+typedef struct run_state {
+	const char *results;
+	char run_id[17];
+	int seq;
+	int repeat, repeat_n; /* repeat_n: recorded "repeat" n, 0 without --repeat */
+} run_state;
+
+static void copy_str(char *dst, size_t n, const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (cJSON_IsString(v))
+		snprintf(dst, n, "%s", v->valuestring);
+}
+
+static int int_of(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e9 ||
+	    v->valuedouble != floor(v->valuedouble))
+		return -1;
+	return (int)v->valuedouble;
+}
+
+/* Keeps what an invocation says about its point. */
+static void note_invocation(run_point *p, int code, const gate_outcome *o, const gate_result *last)
+{
+	gate_verdict v = results_verdict_of(code, o);
+	p->runs++;
+	if (last && last->json) {
+		p->device[0] = p->device_name[0] = '\0';
+		copy_str(p->device, sizeof(p->device), last->json, "device");
+		copy_str(p->device_name, sizeof(p->device_name), last->json, "device_name");
+		p->cpus = int_of(last->json, "cpus");
+		p->workers = int_of(last->json, "num_workers");
+	}
+	if ((v == VERDICT_PASS_GATE || v == VERDICT_BELOW_BAR) && last && last->cand.present &&
+	    p->n_res < RUN_REPEAT_MAX) {
+		p->slow[p->n_res] = last->cand.slowCTA_us;
+		p->wall[p->n_res] = last->cand.wall_us;
+		p->sum[p->n_res] = last->cand.sumCTA_us;
+		p->n_res++;
+		p->n_pass += v == VERDICT_PASS_GATE;
+		if (last->base.present && last->cand.slowCTA_us > 0)
+			p->ratio[p->n_ratio++] = last->base.slowCTA_us / last->cand.slowCTA_us;
+		else if (last->ratio > 0)
+			p->ratio[p->n_ratio++] = last->ratio;
+		if (last->bar > 0)
+			p->bar = last->bar;
+		return;
+	}
+	p->bad = bg_exit_merge(p->bad, code ? code : BG_EXIT_FAIL);
+	if (p->bad_verdict == VERDICT_NONE && (v == VERDICT_INVALID || v == VERDICT_TIMEOUT_HANG))
+		p->bad_verdict = v;
+}
+
+/* One gate invocation of point p: streams it, judges it, records it.
+ * Returns its exit code; *stop says no further invocation may run. */
+static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool *stop)
+{
+	const gate_args *ga = &p->ga;
+	struct run_view view = {0};
 	gate_outcome out = {0};
 	bg_err err = {0};
 	char why[700];
-	int code = gate_args_parse(ctx, &opts->g, args, &ga);
-	if (code)
-		goto out;
+	gate_policy policy = GATE_POLICY_DEFAULT;
+	policy.bar = ga->bar; /* 0 without --bar */
+	view.ga = ga;
+	view.color_out = !ga->json && cli_color(stdout);
+	view.color_err = !ga->json && cli_color(stderr);
+	gate_callbacks cb = {print_line, print_result, &view};
+	int64_t start_ms = results_now_ms();
+	int rc = gate_run(c, p->cmdline, &policy, &cb, &stop_requested, &out, &err);
+	int64_t end_ms = results_now_ms();
+	if (rc < 0)
+		cli_error("%s", err.msg);
+	bool said;
+	int code = gate_outcome_judge(&out, why, sizeof(why), &said);
+	/* A judged result already said why; anything else is said here. */
+	if (code && (!said || ga->json))
+		cli_error("%s: %s", ga->box->name, why);
+	note_invocation(p, code, &out, view.last.raw ? &view.last : NULL);
+	if (st->results) {
+		bool local = ga->box->transport == CONF_TRANSPORT_LOCAL;
+		results_record_in in = {
+			.run_id = st->run_id,
+			.seq = st->seq++,
+			.version = BOXGATE_VERSION,
+			.box = ga->box->name,
+			.host = local ? "localhost" : ga->box->hostname,
+			.transport = local ? "local" : "ssh",
+			.gpus = ga->spec.gpus,
+			.command = p->cmdline,
+			.gate_args = (const char *const *)p->args.v,
+			.n_gate_args = p->args.n,
+			.start_ms = start_ms,
+			.end_ms = end_ms,
+			.exit_code = code,
+			.why = code ? why : "",
+			.outcome = &out,
+			.last = view.last.raw ? &view.last : NULL,
+			.repeat_i = k,
+			.repeat_n = st->repeat_n,
+		};
+		if (record_run(ga, st->results, &in)) {
+			p->record_failed = true;
+			if (!code)
+				code = BG_EXIT_FAIL;
+		}
+	}
+	gate_result_release(&view.last);
+	*stop = rc < 0 || out.interrupted || stop_requested;
+	return code;
+}
+
+/* The verdict on the medians (see run_help). */
+static void judge_point(run_point *p, const gate_args *ga)
+{
+	p->verdict = VERDICT_NONE;
+	p->noisy = false;
+	if (p->bad || !p->n_res) {
+		p->verdict = p->bad_verdict;
+		p->code = p->bad ? p->bad : BG_EXIT_FAIL;
+	} else {
+		double bar = p->bar > 0 ? p->bar : ga->bar > 0 ? ga->bar : GATE_DEFAULT_BAR;
+		/* A gate that states no ratio and no baseline: every run must have passed. */
+		bool pass = p->n_ratio ? stats_median(p->ratio, p->n_ratio) >= bar
+				       : p->n_pass == p->n_res;
+		p->verdict = pass ? VERDICT_PASS_GATE : VERDICT_BELOW_BAR;
+		p->noisy = p->n_res >= 2 && stats_cv(p->slow, p->n_res) * 100.0 > p->max_cv;
+		p->code = p->noisy ? BG_EXIT_FAIL : gate_verdict_exit_code(p->verdict);
+	}
+	if (p->record_failed)
+		p->code = bg_exit_merge(p->code, BG_EXIT_FAIL);
+}
+
+static const char *point_label(const run_point *p)
+{
+	if (p->noisy)
+		return "NOISY";
+	return p->verdict == VERDICT_NONE ? "FAILED" : gate_verdict_name(p->verdict);
+}
+
+/* Where the number came from: "CPU twin, 8 workers on 2 cpus, oversubscribed". */
+static void point_source(const run_point *p, char *buf, size_t n)
+{
+	bool cpu = strcmp(p->device, "cpu") == 0;
+	int w = p->workers >= 0 ? p->workers : p->count;
+	int len = snprintf(buf, n, "%s",
+			   cpu                 ? "CPU twin"
+			   : p->device_name[0] ? p->device_name
+			   : p->device[0]      ? p->device
+					       : "device not reported");
+	if (w >= 0 && len >= 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, ", %d workers", w);
+	if (cpu && p->cpus > 0 && len >= 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, " on %d cpus%s", p->cpus,
+			 w > p->cpus ? ", oversubscribed" : "");
+}
+
+static double cv_pct(const double *x, size_t n)
+{
+	return stats_cv(x, n) * 100.0;
+}
+
+static void add_stat(cJSON *o, const char *key, const double *x, size_t n)
+{
+	cJSON *s = cJSON_AddObjectToObject(o, key);
+	cJSON_AddNumberToObject(s, "median", stats_median(x, n));
+	cJSON_AddNumberToObject(s, "min", stats_min(x, n));
+	cJSON_AddNumberToObject(s, "max", stats_max(x, n));
+	double cv = stats_cv(x, n);
+	if (isfinite(cv))
+		cJSON_AddNumberToObject(s, "cv_pct", cv * 100.0);
+	else
+		cJSON_AddNullToObject(s, "cv_pct");
+}
+
+static void print_point(const run_point *p, int repeat, const char *run_id)
+{
+	const gate_args *ga = &p->ga;
+	char src[200];
+	point_source(p, src, sizeof(src));
+	bool oversub = strstr(src, "oversubscribed") != NULL;
+	if (ga->json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "box", ga->box->name);
+		cJSON_AddStringToObject(o, "event", "point");
+		cJSON_AddStringToObject(o, "run_id", run_id);
+		int w = p->workers >= 0 ? p->workers : p->count;
+		if (w >= 0)
+			cJSON_AddNumberToObject(o, "num_workers", w);
+		else
+			cJSON_AddNullToObject(o, "num_workers");
+		cJSON_AddNumberToObject(o, "n", p->runs);
+		cJSON_AddNumberToObject(o, "repeat", repeat);
+		cJSON_AddNumberToObject(o, "n_results", (double)p->n_res);
+		cJSON_AddStringToObject(o, "verdict", point_label(p));
+		if (p->verdict != VERDICT_NONE)
+			cJSON_AddStringToObject(o, "verdict_on_medians",
+						gate_verdict_name(p->verdict));
+		cJSON_AddBoolToObject(o, "noisy", p->noisy);
+		cJSON_AddNumberToObject(o, "max_cv_pct", p->max_cv);
+		cJSON_AddNumberToObject(o, "exit", p->code);
+		if (p->n_res) {
+			add_stat(o, "slowCTA_us", p->slow, p->n_res);
+			add_stat(o, "wall_us", p->wall, p->n_res);
+			add_stat(o, "sumCTA_us", p->sum, p->n_res);
+		}
+		if (p->n_ratio)
+			add_stat(o, "ratio", p->ratio, p->n_ratio);
+		if (p->bar > 0)
+			cJSON_AddNumberToObject(o, "bar", p->bar);
+		if (p->device[0])
+			cJSON_AddStringToObject(o, "device", p->device);
+		else
+			cJSON_AddNullToObject(o, "device");
+		if (p->device_name[0])
+			cJSON_AddStringToObject(o, "device_name", p->device_name);
+		else
+			cJSON_AddNullToObject(o, "device_name");
+		if (p->cpus >= 0)
+			cJSON_AddNumberToObject(o, "cpus", p->cpus);
+		cJSON_AddBoolToObject(o, "oversubscribed", oversub);
+		cJSON_AddStringToObject(o, "source", src);
+		cli_print_json(o);
+		cJSON_Delete(o);
+		return;
+	}
+	bool color = cli_color(stderr);
+	const char *col = "", *end = color ? "\033[0m" : "";
+	if (color)
+		col = p->code == 0 ? "\033[1;32m" : "\033[1;31m";
+	if (!p->n_res || p->bad) {
+		cli_printf(stderr,
+			   "boxgate: %s%s%s  over %d of %d runs: not every run was judged "
+			   "(no verdict on the medians)  -- %s\n",
+			   col, point_label(p), end, p->runs, repeat, src);
+		return;
+	}
+	const double *s = p->slow, *w = p->wall, *u = p->sum;
+	size_t n = p->n_res;
+	strbuf b = STRBUF_INIT;
+	strbuf_addf(&b,
+		    "boxgate: %s%s%s  median of %zu: slowCTA %.3f us (%.3f-%.3f, CV %.1f%%)  "
+		    "wall %.3f us (%.3f-%.3f, CV %.1f%%)  sumCTA %.3f us (%.3f-%.3f, CV %.1f%%)",
+		    col, point_label(p), end, n, stats_median(s, n), stats_min(s, n),
+		    stats_max(s, n), cv_pct(s, n), stats_median(w, n), stats_min(w, n),
+		    stats_max(w, n), cv_pct(w, n), stats_median(u, n), stats_min(u, n),
+		    stats_max(u, n), cv_pct(u, n));
+	if (p->n_ratio)
+		strbuf_addf(&b, "  ratio %.3f", stats_median(p->ratio, p->n_ratio));
+	if (p->bar > 0)
+		strbuf_addf(&b, " (bar %.2f)", p->bar);
+	strbuf_addf(&b, "  -- %s\n", src);
+	if (p->noisy)
+		strbuf_addf(&b,
+			    "boxgate: NOISY: slowCTA CV %.1f%% > %.1f%% over %zu repeats; more "
+			    "repeats or iterations may steady it\n",
+			    cv_pct(s, n), p->max_cv, n);
+	cli_write(stderr, b.buf, b.len);
+	strbuf_release(&b);
+}
+
+/* The sweep's table: one row per count, aligned. */
+static void print_sweep(const run_point *pts, size_t n)
+{
+	strbuf b = STRBUF_INIT;
+	strbuf_addf(&b, "boxgate: %s: num_workers sweep\n", pts[0].ga.box->name);
+	strbuf_addf(&b, "  %11s  %12s  %7s  %7s  %s\n", "num_workers", "slowCTA_us", "CV", "ratio",
+		    "verdict");
+	for (size_t i = 0; i < n; i++) {
+		const run_point *p = &pts[i];
+		if (!p->runs)
+			continue;
+		char slow[32] = "-", cv[32] = "-", ratio[32] = "-";
+		if (p->n_res) {
+			snprintf(slow, sizeof(slow), "%.3f", stats_median(p->slow, p->n_res));
+			snprintf(cv, sizeof(cv), "%.1f%%", cv_pct(p->slow, p->n_res));
+		}
+		if (p->n_ratio)
+			snprintf(ratio, sizeof(ratio), "%.3f", stats_median(p->ratio, p->n_ratio));
+		strbuf_addf(&b, "  %11d  %12s  %7s  %7s  %s\n", p->count, slow, cv, ratio,
+			    point_label(p));
+	}
+	cli_write(stderr, b.buf, b.len);
+	strbuf_release(&b);
+}
+
+/* --repeat N: a whole number 1..RUN_REPEAT_MAX. */
+static bool parse_repeat(const char *v, int *out)
+{
+	size_t n = strlen(v);
+	if (!n || n > 3 || strspn(v, "0123456789") != n)
+		return false;
+	int x = atoi(v);
+	if (x < 1 || x > RUN_REPEAT_MAX)
+		return false;
+	*out = x;
+	return true;
+}
+
+static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
+{
+	const run_opts *opts = opts_;
+	const char *name = ctx->cmd->name;
+	run_state st = {0};
+	run_point *pts = NULL;
+	size_t npts = 0;
+	gate_sweep sw;
+	remote_conn *c = NULL;
+	gate_agent_how how;
+	bg_err err = {0};
+	int code = 0, repeat = 1;
+	double max_cv = ctx->conf.max_cv >= 0 ? ctx->conf.max_cv : RUN_MAX_CV_DEFAULT;
+	if (opts->repeat && !parse_repeat(opts->repeat, &repeat)) {
+		cli_error("%s: --repeat wants a whole number from 1 to %d, got '%s'", name,
+			  RUN_REPEAT_MAX, opts->repeat);
+		return BG_EXIT_USAGE;
+	}
+	if (opts->max_cv && !conf_parse_percent(opts->max_cv, &max_cv)) {
+		cli_error("%s: --max-cv wants a percentage such as 2 or 0.5 (0-%g), got '%s'", name,
+			  CONF_PERCENT_MAX, opts->max_cv);
+		return BG_EXIT_USAGE;
+	}
+	if ((code = gate_sweep_parse(name, args, &sw)))
+		return code;
+	npts = sw.n >= 2 ? sw.n : 1;
+	pts = xcalloc(npts, sizeof(*pts));
+	for (size_t i = 0; i < npts; i++) {
+		run_point *p = &pts[i];
+		if (sw.n >= 2)
+			gate_sweep_args(args, &sw, i, &p->args, &p->word);
+		else
+			p->args = *args;
+		p->count = sw.n >= 2 ? sw.counts[i] : sw.n == 1 ? sw.counts[0] : -1;
+		p->cpus = p->workers = -1;
+		p->max_cv = max_cv;
+		p->parsed = true;
+		if ((code = gate_args_parse(ctx, &opts->g, &p->args, &p->ga)))
+			goto out;
+	}
 	if (opts->results && opts->no_results) {
 		cli_error("run: --results and --no-results exclude each other");
 		code = BG_EXIT_USAGE;
 		goto out;
 	}
-	if (!opts->no_results && !(results = cli_results_path(ctx, opts->results))) {
+	if (!opts->no_results && !(st.results = cli_results_path(ctx, opts->results))) {
 		code = BG_EXIT_USAGE;
 		goto out;
 	}
@@ -246,68 +625,69 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	int rc = cli_connect(ga.box, false, &c, &err);
+	gate_args *g0 = &pts[0].ga;
+	int rc = cli_connect(g0->box, false, &c, &err);
 	if (rc == 0)
-		rc = gate_agent_ensure(c, &ga.agent, false, &ga.agent_path, &how, &err);
+		rc = gate_agent_ensure(c, &g0->agent, false, &g0->agent_path, &how, &err);
 	if (rc < 0) {
 		cli_error("%s", err.msg);
 		code = bg_exit_code(rc);
 		goto out;
 	}
 	if (how == AGENT_UPLOADED || how == AGENT_COMPILED)
-		cli_printf(stderr, "boxgate: %s: agent %s\n", ga.box->name,
+		cli_printf(stderr, "boxgate: %s: agent %s\n", g0->box->name,
 			   gate_agent_how_name(how));
-	if (!ga.spec.gpus)
-		ga.spec.gpus = ga.gpus = default_gpus(c, &ga);
-	ga.spec.agent = ga.agent_path;
-	cmdline = gate_command_line(&ga.spec);
-	gate_policy policy = GATE_POLICY_DEFAULT;
-	policy.bar = ga.bar; /* 0 without --bar */
-	view.ga = &ga;
-	view.color_out = !ga.json && cli_color(stdout);
-	view.color_err = !ga.json && cli_color(stderr);
-	gate_callbacks cb = {print_line, print_result, &view};
-	int64_t start_ms = results_now_ms();
-	rc = gate_run(c, cmdline, &policy, &cb, &stop_requested, &out, &err);
-	int64_t end_ms = results_now_ms();
-	if (rc < 0)
-		cli_error("%s", err.msg);
-	bool said;
-	code = gate_outcome_judge(&out, why, sizeof(why), &said);
-	/* A judged result already said why; anything else is said here. */
-	if (code && (!said || ga.json))
-		cli_error("%s: %s", ga.box->name, why);
-	if (results) {
-		char run_id[17];
-		results_new_run_id(run_id);
-		bool local = ga.box->transport == CONF_TRANSPORT_LOCAL;
-		results_record_in in = {
-			.run_id = run_id,
-			.seq = 0,
-			.version = BOXGATE_VERSION,
-			.box = ga.box->name,
-			.host = local ? "localhost" : ga.box->hostname,
-			.transport = local ? "local" : "ssh",
-			.gpus = ga.spec.gpus,
-			.command = cmdline,
-			.gate_args = (const char *const *)args->v,
-			.n_gate_args = args->n,
-			.start_ms = start_ms,
-			.end_ms = end_ms,
-			.exit_code = code,
-			.why = code ? why : "",
-			.outcome = &out,
-			.last = view.last.raw ? &view.last : NULL,
-		};
-		if (record_run(&ga, results, &in) && !code)
-			code = BG_EXIT_FAIL;
+	if (!g0->spec.gpus)
+		g0->spec.gpus = g0->gpus = default_gpus(c, g0);
+	for (size_t i = 0; i < npts; i++) {
+		gate_args *ga = &pts[i].ga;
+		if (i > 0) {
+			ga->agent_path = xstrdup(g0->agent_path);
+			if (!ga->spec.gpus && g0->gpus)
+				ga->spec.gpus = ga->gpus = xstrdup(g0->gpus);
+		}
+		ga->spec.agent = ga->agent_path;
+		pts[i].cmdline = gate_command_line(&ga->spec);
 	}
+
+	results_new_run_id(st.run_id);
+	st.repeat = repeat;
+	st.repeat_n = opts->repeat ? repeat : 0;
+	bool summary = repeat >= 2 || npts >= 2, stop = false;
+	size_t judged = 0;
+	for (size_t i = 0; i < npts && !stop; i++) {
+		run_point *p = &pts[i];
+		int last = 0;
+		for (int k = 0; k < repeat && !stop; k++)
+			last = invoke(&st, c, p, k, &stop);
+		if (stop) {
+			/* Ctrl-C or a lost link: no more invocations, no verdict on a cut point. */
+			code = stop_requested ? RUN_INTERRUPTED : bg_exit_merge(code, last);
+			break;
+		}
+		if (!summary) {
+			code = last;
+			break;
+		}
+		judge_point(p, &p->ga);
+		print_point(p, repeat, st.run_id);
+		code = bg_exit_merge(code, p->code);
+		judged++;
+	}
+	if (npts >= 2 && judged && !pts[0].ga.json)
+		print_sweep(pts, judged);
 out:
-	gate_result_release(&view.last);
-	free(results);
+	for (size_t i = 0; pts && i < npts; i++) {
+		if (pts[i].parsed)
+			gate_args_release(&pts[i].ga);
+		if (pts[i].word)
+			free(pts[i].args.v);
+		free(pts[i].word);
+		free(pts[i].cmdline);
+	}
+	free(pts);
+	free((char *)st.results);
 	remote_close(c);
-	free(cmdline);
-	gate_args_release(&ga);
 	return code;
 }
 

@@ -182,3 +182,67 @@ char *gate_args_first_gpu(const conf_box *b)
 	size_t n = b->gpus ? strspn(b->gpus, "0123456789") : 0;
 	return n ? xstrndup(b->gpus, n) : NULL;
 }
+
+int gate_sweep_parse(const char *cmd, const cli_args *args, gate_sweep *sw)
+{
+	static const char flag[] = "--num-workers";
+	const char *val = NULL;
+	memset(sw, 0, sizeof(*sw));
+	for (size_t i = 0; i < args->n; i++) {
+		const char *a = args->v[i];
+		if (strncmp(a, flag, sizeof(flag) - 1) != 0)
+			continue;
+		if (a[sizeof(flag) - 1] == '=') {
+			val = a + sizeof(flag);
+			sw->at = i;
+			sw->equals = true;
+		} else if (a[sizeof(flag) - 1] == '\0' && i + 1 < args->n) {
+			val = args->v[++i];
+			sw->at = i;
+			sw->equals = false;
+		}
+	}
+	if (!val)
+		return BG_EXIT_OK;
+	const char *p = val;
+	for (;;) {
+		size_t len = strcspn(p, ","), digits = strspn(p, "0123456789");
+		long x = digits == len && len && len <= 6 ? strtol(p, NULL, 10) : 0;
+		if (x < 1 || x > GATE_WORKERS_MAX) {
+			cli_error(
+				"%s: --num-workers %s: '%.*s' is not a worker count (whole numbers "
+				"1-%d, comma-separated for a sweep)",
+				cmd, val, (int)len, p, GATE_WORKERS_MAX);
+			memset(sw, 0, sizeof(*sw));
+			return BG_EXIT_USAGE;
+		}
+		for (size_t k = 0; k < sw->n; k++)
+			if (sw->counts[k] == (int)x) {
+				cli_error("%s: --num-workers %s: %ld is given twice", cmd, val, x);
+				memset(sw, 0, sizeof(*sw));
+				return BG_EXIT_USAGE;
+			}
+		if (sw->n == GATE_SWEEP_MAX) {
+			cli_error("%s: --num-workers %s: at most %d counts in one sweep", cmd, val,
+				  GATE_SWEEP_MAX);
+			memset(sw, 0, sizeof(*sw));
+			return BG_EXIT_USAGE;
+		}
+		sw->counts[sw->n++] = (int)x;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	return BG_EXIT_OK;
+}
+
+void gate_sweep_args(const cli_args *args, const gate_sweep *sw, size_t i, cli_args *out,
+		     char **word)
+{
+	*out = *args;
+	out->v = xcalloc(args->n + 1, sizeof(*out->v));
+	memcpy(out->v, args->v, args->n * sizeof(*out->v));
+	*word = sw->equals ? xasprintf("--num-workers=%d", sw->counts[i])
+			   : xasprintf("%d", sw->counts[i]);
+	out->v[sw->at] = *word;
+}

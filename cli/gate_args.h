@@ -56,4 +56,23 @@ void gate_args_release(gate_args *ga);
 /* The first GPU of the box's gpus ("3" of "3,5"), owned; NULL when it names none. */
 char *gate_args_first_gpu(const conf_box *b);
 
+/* A worker-count sweep: `--num-workers 8,64,68` (or --num-workers=LIST) among
+ * the gate's arguments runs one invocation per count. */
+#define GATE_SWEEP_MAX 64
+typedef struct gate_sweep {
+	int counts[GATE_SWEEP_MAX];
+	size_t n;    /* 0: no --num-workers (or no value after it) */
+	size_t at;   /* the index of the word holding the value */
+	bool equals; /* that word is "--num-workers=LIST" */
+} gate_sweep;
+
+/* Finds the last --num-workers of `args` and checks its value: whole numbers
+ * 1..GATE_WORKERS_MAX, comma-separated, no duplicates. Prints the refusal
+ * (naming the value) and returns BG_EXIT_USAGE when it is bad. */
+int gate_sweep_parse(const char *cmd, const cli_args *args, gate_sweep *sw);
+/* `args` with the sweep's value replaced by counts[i] (owned: free out->v and
+ * *word). */
+void gate_sweep_args(const cli_args *args, const gate_sweep *sw, size_t i, cli_args *out,
+		     char **word);
+
 #endif

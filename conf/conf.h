@@ -112,6 +112,7 @@ typedef struct conf {
 	char *root;         /* the directory holding it (the local repo root), else cwd */
 	char *ssh_config;   /* [defaults] ssh_config, else ~/.ssh/config */
 	char *results;      /* [defaults] results, expanded; NULL when unset (cli's default) */
+	double max_cv;      /* [defaults] max_cv (percent), < 0 when unset (cli's default) */
 	char *agent_socket; /* conf_env's, copied: every box's target points at it */
 	conf_box *boxes;
 	size_t n_boxes;
@@ -147,6 +148,11 @@ int conf_load_file(conf *c, const char *path, const conf_env *env, bg_err *err);
  * box; call it again after changing a box by hand. */
 void conf_box_bind(conf_box *b, const char *agent_socket);
 void conf_release(conf *c);
+
+/* A percentage as [defaults] max_cv and run --max-cv take it: a plain
+ * decimal ("2", "0.5") in [0, CONF_PERCENT_MAX]; no sign, exponent or blank. */
+#define CONF_PERCENT_MAX 1000.0
+bool conf_parse_percent(const char *v, double *out);
 
 /* Borrowed pointer to the box named `name`, NULL when there is none. */
 const conf_box *conf_find_box(const conf *c, const char *name);

@@ -40,6 +40,7 @@ enum conf_key {
 	K_TRANSPORT,
 	K_SSH_CONFIG,
 	K_RESULTS,
+	K_MAX_CV,
 	K_N
 };
 

@@ -30,7 +30,8 @@ enum key_type {
 	T_FLAGS,
 	T_ENVNAME,
 	T_TRANSPORT,
-	T_LIST
+	T_LIST,
+	T_PCT
 };
 
 static const struct keydef {
@@ -64,6 +65,7 @@ static const struct keydef {
 	{"transport", K_TRANSPORT, IN_BOX, T_TRANSPORT, 0, 0},
 	{"ssh_config", K_SSH_CONFIG, IN_DEFAULTS, T_STR, 0, 0},
 	{"results", K_RESULTS, IN_DEFAULTS, T_STR, 0, 0},
+	{"max_cv", K_MAX_CV, IN_DEFAULTS, T_PCT, 0, 0},
 };
 #define N_KEYDEFS (sizeof(keydefs) / sizeof(keydefs[0]))
 
@@ -256,6 +258,19 @@ out:
 
 /* --- values --- */
 
+bool conf_parse_percent(const char *v, double *out)
+{
+	size_t n = strlen(v), digits = strspn(v, "0123456789");
+	if (!n || n > 16 || strspn(v, "0123456789.") != n || strchr(v, '.') != strrchr(v, '.') ||
+	    !digits || v[n - 1] == '.')
+		return false;
+	double x = strtod(v, NULL);
+	if (!(x >= 0 && x <= CONF_PERCENT_MAX))
+		return false;
+	*out = x;
+	return true;
+}
+
 static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int line)
 {
 	if (*v == '\0')
@@ -286,6 +301,14 @@ static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int
 		if (!ok || x < kd->min || x > kd->max)
 			return fail(lc, line, "%s must be an integer %ld-%ld, got '%s'", kd->name,
 				    kd->min, kd->max, v);
+		return 0;
+	}
+	case T_PCT: {
+		double pct;
+		if (!conf_parse_percent(v, &pct))
+			return fail(lc, line,
+				    "%s must be a percentage such as 2 or 0.5 (0-%g), got '%s'",
+				    kd->name, CONF_PERCENT_MAX, v);
 		return 0;
 	}
 	case T_HKC:

@@ -553,6 +553,9 @@ int conf_resolve(conf *c, conf_raw *raw, const conf_env *env, bg_err *err)
 	c->ssh_config = v ? conf_expand_path(v, home, c->root) : xasprintf("%s/.ssh/config", home);
 	v = raw->defaults.kv[K_RESULTS].value;
 	c->results = v ? conf_expand_path(v, home, c->root) : NULL;
+	v = raw->defaults.kv[K_MAX_CV].value;
+	if (!v || !conf_parse_percent(v, &c->max_cv))
+		c->max_cv = -1;
 
 	bool file_local = false;
 	for (size_t i = 0; i < raw->n_boxes; i++)

@@ -121,6 +121,11 @@ cJSON *results_record_build(const results_record_in *in)
 	cJSON_AddNumberToObject(r, "schema", RESULTS_SCHEMA);
 	cJSON_AddStringToObject(r, "run_id", in->run_id);
 	cJSON_AddNumberToObject(r, "seq", in->seq);
+	if (in->repeat_n > 0) {
+		cJSON *rp = cJSON_AddObjectToObject(r, "repeat");
+		cJSON_AddNumberToObject(rp, "i", in->repeat_i);
+		cJSON_AddNumberToObject(rp, "n", in->repeat_n);
+	}
 	cJSON_AddStringToObject(r, "boxgate", in->version);
 	cJSON_AddStringToObject(r, "box", in->box);
 	cJSON_AddStringToObject(r, "host", in->host);

@@ -25,6 +25,7 @@ typedef struct results_record_in {
 	const char *why;          /* boxgate's one-line reason ("" or NULL: none) */
 	const gate_outcome *outcome;
 	const gate_result *last; /* the last result line, NULL when none */
+	int repeat_i, repeat_n;  /* run --repeat: "repeat": {"i", "n"}; repeat_n 0: none */
 } results_record_in;
 
 /* The record (owned, cJSON_Delete). Pure: reads only `in`. */

@@ -1,0 +1,36 @@
+#!/bin/sh
+# A stand-in gate with known numbers, for run --repeat and sweeps: invocation k
+# (counted in the file given by --counter) reports the k-th value of --values as
+# the candidate's slowCTA (baseline --base, default 130), on the CPU twin with
+# --cpus cpus (default 4). A value "inv" reports a candidate with cos 0.1
+# (INVALID), "fail" exits 3 without a result, "sleep" sleeps until killed.
+values=100 counter= base=130 nw=8 cpus=4 shape=q_b
+prev=
+for a in "$@"; do
+  case $prev in
+    --values) values=$a ;; --counter) counter=$a ;; --base) base=$a ;;
+    --num-workers) nw=$a ;; --cpus) cpus=$a ;; --shape) shape=$a ;;
+  esac
+  case $a in --num-workers=*) nw=${a#--num-workers=} ;; esac
+  prev=$a
+done
+k=0
+if [ -n "$counter" ]; then
+  [ -f "$counter" ] && k=$(cat "$counter")
+  echo $((k + 1)) >"$counter"
+fi
+n=$(echo "$values" | tr ',' '\n' | wc -l)
+v=$(echo "$values" | tr ',' '\n' | sed -n "$((k % n + 1))p")
+echo "argv:$*"
+echo "env: SEQ_NW=${SEQ_NW-unset}"
+cos=0.9999
+case $v in
+  fail) echo "boom" >&2; exit 3 ;;
+  sleep) echo "sleeping until killed"; exec sleep 300 ;;
+  inv) v=100 cos=0.1 ;;
+esac
+ratio=$(awk -v b="$base" -v c="$v" 'BEGIN { printf "%.4f", b / c }')
+verdict=$(awk -v r="$ratio" -v c="$cos" 'BEGIN { print (c < 0.99 ? "INVALID" : r >= 1 ? "PASS_GATE" : "BELOW_BAR") }')
+printf 'FAITHFUL_RESULT {"kind":"seq","shape":"%s","num_workers":%s,"candidate":{"slowCTA_us":%s,"wall_us":%s,"sumCTA_us":%s,"cos":%s,"status":"PASS"},"baseline_in_tree":{"slowCTA_us":%s,"wall_us":%s,"sumCTA_us":%s,"cos":1.0,"status":"PASS"},"slowCTA_ratio_base_over_cand":%s,"verdict":"%s","device":"cpu","cpus":%s}\n' \
+  "$shape" "$nw" "$v" "$((v + 1))" "$((v * 100))" "$cos" "$base" "$((base + 1))" "$((v * 100))" "$ratio" "$verdict" "$cpus"
+case $verdict in PASS_GATE) exit 0 ;; BELOW_BAR) exit 1 ;; *) exit 125 ;; esac
