@@ -189,26 +189,6 @@ static void print_result(void *arg, const gate_result *r)
 			   r->problems[0] ? ": " : "", r->problems);
 }
 
-/* The slot when --gpu is not given. */
-static char *default_gpus(remote_conn *c, const gate_args *ga)
-{
-	const conf_box *b = ga->box;
-	if (b->gpus)
-		return gate_args_first_gpu(b);
-	if (b->transport != CONF_TRANSPORT_LOCAL)
-		return NULL;
-	/* The local box: GPU 0 when this machine has one, else a CPU slot. */
-	char *out = NULL, *cmd = xasprintf("%s gpus", ga->agent.binary);
-	bg_err err = {0};
-	char *gpus = NULL;
-	if (remote_capture(c, cmd, 65536, 30000, &out, NULL, NULL, &err) == 0 &&
-	    strncmp(out, "gpu 0 ", 6) == 0)
-		gpus = xstrdup("0");
-	free(out);
-	free(cmd);
-	return gpus;
-}
-
 /* Appends the invocation's record; says where it went, or why it did not. */
 static int record_run(const gate_args *ga, const char *path, const results_record_in *in)
 {
@@ -250,7 +230,8 @@ typedef struct run_point {
 	/* The candidate's numbers of the invocations judged PASS_GATE or BELOW_BAR. */
 	double slow[RUN_REPEAT_MAX], wall[RUN_REPEAT_MAX], sum[RUN_REPEAT_MAX];
 	double ratio[RUN_REPEAT_MAX];
-	size_t n_res, n_ratio;
+	double base_sum[RUN_REPEAT_MAX]; /* the baseline's sumCTA, when the gate measured it */
+	size_t n_res, n_ratio, n_base;
 	size_t n_pass;            /* of them PASS_GATE */
 	int runs;                 /* invocations finished */
 	int bad;                  /* the merged exit of the others, 0 when none */
@@ -263,6 +244,7 @@ typedef struct run_point {
 	/* The point's judgement. */
 	gate_verdict verdict;
 	bool noisy;
+	bool sloughed; /* the median sumCTA rose beyond the tolerance over the baseline's */
 	double max_cv;
 	int code;
 } run_point;
@@ -310,6 +292,8 @@ static void note_invocation(run_point *p, int code, const gate_outcome *o, const
 		p->sum[p->n_res] = last->cand.sumCTA_us;
 		p->n_res++;
 		p->n_pass += v == VERDICT_PASS_GATE;
+		if (last->base.present)
+			p->base_sum[p->n_base++] = last->base.sumCTA_us;
 		if (last->base.present && last->cand.slowCTA_us > 0)
 			p->ratio[p->n_ratio++] = last->base.slowCTA_us / last->cand.slowCTA_us;
 		else if (last->ratio > 0)
@@ -386,7 +370,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool *stop
 static void judge_point(run_point *p, const gate_args *ga)
 {
 	p->verdict = VERDICT_NONE;
-	p->noisy = false;
+	p->noisy = p->sloughed = false;
 	if (p->bad || !p->n_res) {
 		p->verdict = p->bad_verdict;
 		p->code = p->bad ? p->bad : BG_EXIT_FAIL;
@@ -395,6 +379,14 @@ static void judge_point(run_point *p, const gate_args *ga)
 		/* A gate that states no ratio and no baseline: every run must have passed. */
 		bool pass = p->n_ratio ? stats_median(p->ratio, p->n_ratio) >= bar
 				       : p->n_pass == p->n_res;
+		/* Anti-sloughing on the medians, as on one result: a faster slowest
+		 * CTA bought with more total CTA time is not a pass. */
+		gate_policy policy = GATE_POLICY_DEFAULT;
+		p->sloughed =
+			p->n_base == p->n_res &&
+			stats_median(p->sum, p->n_res) >
+				stats_median(p->base_sum, p->n_base) * (1.0 + policy.sum_tolerance);
+		pass = pass && !p->sloughed;
 		p->verdict = pass ? VERDICT_PASS_GATE : VERDICT_BELOW_BAR;
 		p->noisy = p->n_res >= 2 && stats_cv(p->slow, p->n_res) * 100.0 > p->max_cv;
 		p->code = p->noisy ? BG_EXIT_FAIL : gate_verdict_exit_code(p->verdict);
@@ -469,6 +461,7 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 			cJSON_AddStringToObject(o, "verdict_on_medians",
 						gate_verdict_name(p->verdict));
 		cJSON_AddBoolToObject(o, "noisy", p->noisy);
+		cJSON_AddBoolToObject(o, "sloughed", p->sloughed);
 		cJSON_AddNumberToObject(o, "max_cv_pct", p->max_cv);
 		cJSON_AddNumberToObject(o, "exit", p->code);
 		if (p->n_res) {
@@ -527,6 +520,14 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 			    "boxgate: NOISY: slowCTA CV %.1f%% > %.1f%% over %zu repeats; more "
 			    "repeats or iterations may steady it\n",
 			    cv_pct(s, n), p->max_cv, n);
+	if (p->sloughed)
+		strbuf_addf(
+			&b,
+			"boxgate: BELOW_BAR: the median sumCTA %.3f us rose more than %.0f%% over "
+			"the baseline's %.3f us while slowCTA fell: work spread, not saved\n",
+			stats_median(u, n),
+			100.0 * ((gate_policy)GATE_POLICY_DEFAULT).sum_tolerance,
+			stats_median(p->base_sum, p->n_base));
 	cli_write(stderr, b.buf, b.len);
 	strbuf_release(&b);
 }
@@ -638,7 +639,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		cli_printf(stderr, "boxgate: %s: agent %s\n", g0->box->name,
 			   gate_agent_how_name(how));
 	if (!g0->spec.gpus)
-		g0->spec.gpus = g0->gpus = default_gpus(c, g0);
+		g0->spec.gpus = g0->gpus = gate_args_default_gpus(c, g0);
 	for (size_t i = 0; i < npts; i++) {
 		gate_args *ga = &pts[i].ga;
 		if (i > 0) {

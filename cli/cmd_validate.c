@@ -104,25 +104,6 @@ static void on_result(void *arg, const gate_result *r)
 	v->last.json = r->json ? cJSON_Duplicate(r->json, 1) : NULL;
 }
 
-/* The slot when --gpu is not given, as run picks it. */
-static char *default_gpus(remote_conn *c, const gate_args *ga)
-{
-	const conf_box *b = ga->box;
-	if (b->gpus)
-		return gate_args_first_gpu(b);
-	if (b->transport != CONF_TRANSPORT_LOCAL)
-		return NULL;
-	char *out = NULL, *cmd = xasprintf("%s gpus", ga->agent.binary);
-	bg_err err = {0};
-	char *gpus = NULL;
-	if (remote_capture(c, cmd, 65536, 30000, &out, NULL, NULL, &err) == 0 &&
-	    strncmp(out, "gpu 0 ", 6) == 0)
-		gpus = xstrdup("0");
-	free(out);
-	free(cmd);
-	return gpus;
-}
-
 /* A box without a validate key is refused before connecting. */
 static int check_keys(const conf_box *b)
 {
@@ -423,7 +404,7 @@ static int run_validate(cli_ctx *ctx, void *opts_, const cli_args *args)
 	if (how == AGENT_UPLOADED || how == AGENT_COMPILED)
 		cli_printf(stderr, "boxgate: %s: agent %s\n", box->name, gate_agent_how_name(how));
 	if (!ref->spec.gpus)
-		gpus = default_gpus(c, ref);
+		gpus = gate_args_default_gpus(c, ref);
 
 	for (int i = 0; i < V_N; i++) {
 		variant *v = &vs[i];

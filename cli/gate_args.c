@@ -9,6 +9,7 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
+#include "remote/remote.h"
 
 #define SECONDS_MAX GATE_SECONDS_MAX
 
@@ -245,4 +246,23 @@ void gate_sweep_args(const cli_args *args, const gate_sweep *sw, size_t i, cli_a
 	*word = sw->equals ? xasprintf("--num-workers=%d", sw->counts[i])
 			   : xasprintf("%d", sw->counts[i]);
 	out->v[sw->at] = *word;
+}
+
+char *gate_args_default_gpus(remote_conn *c, const gate_args *ga)
+{
+	const conf_box *b = ga->box;
+	if (b->gpus)
+		return gate_args_first_gpu(b);
+	if (b->transport != CONF_TRANSPORT_LOCAL)
+		return NULL;
+	/* The local box: GPU 0 when this machine has one, else a CPU slot. */
+	char *out = NULL, *cmd = xasprintf("%s gpus", ga->agent.binary);
+	bg_err err = {0};
+	char *gpus = NULL;
+	if (remote_capture(c, cmd, 65536, 30000, &out, NULL, NULL, &err) == 0 &&
+	    strncmp(out, "gpu 0 ", 6) == 0)
+		gpus = xstrdup("0");
+	free(out);
+	free(cmd);
+	return gpus;
 }

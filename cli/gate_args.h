@@ -55,6 +55,9 @@ int gate_args_parse(cli_ctx *ctx, const gate_opts *opts, const cli_args *args, g
 void gate_args_release(gate_args *ga);
 /* The first GPU of the box's gpus ("3" of "3,5"), owned; NULL when it names none. */
 char *gate_args_first_gpu(const conf_box *b);
+/* The slot when --gpu is not given (owned, NULL for a CPU slot): the box's first
+ * GPU; on the local box GPU 0 when the agent finds one here, else a CPU slot. */
+char *gate_args_default_gpus(remote_conn *c, const gate_args *ga);
 
 /* A worker-count sweep: `--num-workers 8,64,68` (or --num-workers=LIST) among
  * the gate's arguments runs one invocation per count. */

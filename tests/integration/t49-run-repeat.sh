@@ -11,7 +11,7 @@ export XDG_CONFIG_HOME=$BG_TMP/xdg XDG_DATA_HOME=$BG_TMP/data HOME=$BG_TMP/home
 mkdir -p "$HOME"
 SEQ=$BG_ROOT/tests/integration/gates/seq_gate.sh
 CONF=$BG_TMP/seq.ini
-printf '[box seq]\ntransport = local\ngate = %s\nallow = --values --counter --base --num-workers --cpus --shape --configs --kind\n' "$SEQ" >"$CONF"
+printf '[box seq]\ntransport = local\ngate = %s\nallow = --values --counter --base --num-workers --cpus --shape --configs --kind --cand-sum-pct\n' "$SEQ" >"$CONF"
 R=$BG_TMP/r.jsonl
 pycheck() {
   local desc=$1 script=$2; shift 2
@@ -49,6 +49,14 @@ assert [x["repeat"] for x in r] == [{"i": i, "n": 5} for i in range(5)], [x["rep
 assert [x["result"]["candidate"]["slowCTA_us"] for x in r] == [100, 101, 99, 100, 100]
 assert all(x["verdict"] == "PASS_GATE" and x["exit"] == 0 for x in r)
 ' "$R"
+
+# (a2) Sloughing on the medians: every run's ratio clears the bar, but two of three
+# runs spread work (sumCTA 20% above the baseline's, BELOW_BAR each); the median
+# ratio alone would pass: the point is BELOW_BAR, never PASS_GATE.
+seqrun 1 "a point whose median sumCTA rose 20% over the baseline's exits 1" "$BG_TMP/slough.jsonl" 100,100,100 --repeat 3 -- --cand-sum-pct 20,20,5
+has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 3: slowCTA 100\.000 us" "the point is BELOW_BAR on its medians"
+has "$ERR_FILE" "^boxgate: BELOW_BAR: the median sumCTA 12000\.000 us rose more than 10% over the baseline's 10000\.000 us while slowCTA fell" "the line names the sumCTA rise and the baseline's"
+hasnt "$ERR_FILE" "^boxgate: PASS_GATE  median" "a sloughing point never PASS_GATEs"
 
 # (b) A noisy gate: NOISY with the figure, never PASS_GATE, exit 1.
 seqrun 1 "a noisy gate (100, 150, 90, 200, 100) exits 1" "$BG_TMP/noisy.jsonl" 100,150,90,200,100 --repeat 5

@@ -4,12 +4,14 @@
 # the candidate's slowCTA (baseline --base, default 130), on the CPU twin with
 # --cpus cpus (default 4). A value "inv" reports a candidate with cos 0.1
 # (INVALID), "fail" exits 3 without a result, "sleep" sleeps until killed.
-values=100 counter= base=130 nw=8 cpus=4 shape=q_b
+# --cand-sum-pct P[,P...]: invocation k's candidate sumCTA is P% above the baseline's
+# (the k-th of the list); above 10% the gate itself says BELOW_BAR (sloughing).
+values=100 counter= base=130 nw=8 cpus=4 shape=q_b sumpct=0
 prev=
 for a in "$@"; do
   case $prev in
     --values) values=$a ;; --counter) counter=$a ;; --base) base=$a ;;
-    --num-workers) nw=$a ;; --cpus) cpus=$a ;; --shape) shape=$a ;;
+    --num-workers) nw=$a ;; --cpus) cpus=$a ;; --shape) shape=$a ;; --cand-sum-pct) sumpct=$a ;;
   esac
   case $a in --num-workers=*) nw=${a#--num-workers=} ;; esac
   prev=$a
@@ -30,7 +32,10 @@ case $v in
   inv) v=100 cos=0.1 ;;
 esac
 ratio=$(awk -v b="$base" -v c="$v" 'BEGIN { printf "%.4f", b / c }')
-verdict=$(awk -v r="$ratio" -v c="$cos" 'BEGIN { print (c < 0.99 ? "INVALID" : r >= 1 ? "PASS_GATE" : "BELOW_BAR") }')
+n2=$(echo "$sumpct" | tr ',' '\n' | wc -l)
+pct=$(echo "$sumpct" | tr ',' '\n' | sed -n "$((k % n2 + 1))p")
+csum=$((v * 100 * (100 + pct) / 100))
+verdict=$(awk -v r="$ratio" -v c="$cos" -v p="$pct" 'BEGIN { print (c < 0.99 ? "INVALID" : r >= 1 && p <= 10 ? "PASS_GATE" : "BELOW_BAR") }')
 printf 'FAITHFUL_RESULT {"kind":"seq","shape":"%s","num_workers":%s,"candidate":{"slowCTA_us":%s,"wall_us":%s,"sumCTA_us":%s,"cos":%s,"status":"PASS"},"baseline_in_tree":{"slowCTA_us":%s,"wall_us":%s,"sumCTA_us":%s,"cos":1.0,"status":"PASS"},"slowCTA_ratio_base_over_cand":%s,"verdict":"%s","device":"cpu","cpus":%s}\n' \
-  "$shape" "$nw" "$v" "$((v + 1))" "$((v * 100))" "$cos" "$base" "$((base + 1))" "$((v * 100))" "$ratio" "$verdict" "$cpus"
+  "$shape" "$nw" "$v" "$((v + 1))" "$csum" "$cos" "$base" "$((base + 1))" "$((v * 100))" "$ratio" "$verdict" "$cpus"
 case $verdict in PASS_GATE) exit 0 ;; BELOW_BAR) exit 1 ;; *) exit 125 ;; esac
