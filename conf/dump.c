@@ -3,6 +3,7 @@
  * (HostName, where a box came from) are comments. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "base/strbuf.h"
@@ -113,6 +114,19 @@ void conf_dump(const conf *c, void (*out)(void *ctx, const char *line), void *ct
 	emit(&d, "; root: %s", c->root);
 	emit(&d, "[defaults]");
 	emit(&d, "ssh_config = %s", c->ssh_config);
+	if (c->results)
+		emit(&d, "results = %s", c->results);
+	if (c->max_cv >= 0) {
+		/* A plain decimal, as conf_parse_percent reads it back: no exponent. */
+		char pct[64];
+		snprintf(pct, sizeof(pct), "%.9f", c->max_cv);
+		char *e = pct + strlen(pct) - 1;
+		while (*e == '0')
+			*e-- = '\0';
+		if (*e == '.')
+			*e = '\0';
+		emit(&d, "max_cv = %s", pct);
+	}
 	for (size_t i = 0; i < c->n_boxes; i++) {
 		emit(&d, "%s", "");
 		dump_box(&d, &c->boxes[i]);

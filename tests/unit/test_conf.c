@@ -863,6 +863,34 @@ static const char *pw_home(void)
 	return pw ? pw->pw_dir : "/";
 }
 
+/* [defaults] results and max_cv are dumped, and what is dumped loads back. */
+static void test_dump_results_keys(void **state)
+{
+	(void)state;
+	conf c, c2;
+	char *p;
+	load_ok(&c, "[defaults]\nresults = runs/r.jsonl\nmax_cv = 0.25\n", &p);
+	lines_out o = {0};
+	conf_dump(&c, collect, &o);
+	char *dir = xstrdup(p);
+	*strrchr(dir, '/') = '\0';
+	char *want = xasprintf("results = %s/runs/r.jsonl\n", dir);
+	assert_non_null(strstr(o.text, want));
+	assert_non_null(strstr(o.text, "max_cv = 0.25\n"));
+	char *p2 = ini_file(o.text);
+	bg_err e = {0};
+	assert_int_equal(conf_load_file(&c2, p2, ENV, &e), 0);
+	assert_true(c2.max_cv == 0.25);
+	assert_string_equal(c2.results, c.results);
+	conf_release(&c2);
+	conf_release(&c);
+	free(want);
+	free(dir);
+	free(p2);
+	free(o.text);
+	free(p);
+}
+
 static void test_dump(void **state)
 {
 	(void)state;
@@ -1086,6 +1114,7 @@ int main(void)
 		cmocka_unit_test(test_verify_precedence),
 		cmocka_unit_test(test_select),
 		cmocka_unit_test(test_dump),
+		cmocka_unit_test(test_dump_results_keys),
 		cmocka_unit_test(test_ssh_resolution),
 	};
 	return cmocka_run_group_tests_name("conf", tests, group_setup, group_teardown);
