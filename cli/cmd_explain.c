@@ -26,7 +26,7 @@ static const char *route_name(shim_route r)
 	return "?";
 }
 
-static int run_explain(cli_ctx *ctx, void *opts, const cli_args *args)
+static int explain_one(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	gate_args ga;
 	int code = gate_args_parse(ctx, opts, args, &ga);
@@ -77,6 +77,27 @@ static int run_explain(cli_ctx *ctx, void *opts, const cli_args *args)
 	free(cmd);
 	gate_args_release(&ga);
 	return BG_EXIT_OK;
+}
+
+/* A worker-count sweep (--num-workers 8,64) is explained one count at a time,
+ * as run invokes it. */
+static int run_explain(cli_ctx *ctx, void *opts, const cli_args *args)
+{
+	gate_sweep sw;
+	int code = gate_sweep_parse(ctx->cmd->name, args, &sw);
+	if (code || sw.n < 2)
+		return code ? code : explain_one(ctx, opts, args);
+	for (size_t i = 0; i < sw.n && !code; i++) {
+		cli_args one;
+		char *word = NULL;
+		gate_sweep_args(args, &sw, i, &one, &word);
+		cli_printf(stdout, "%s-- num_workers %d (%zu of %zu in the sweep)\n", i ? "\n" : "",
+			   sw.counts[i], i + 1, sw.n);
+		code = explain_one(ctx, opts, &one);
+		free(one.v);
+		free(word);
+	}
+	return code;
 }
 
 /* clang-format off */

@@ -173,6 +173,18 @@ seqrun 2 "a sweep keeps one shape per invocation: --configs must equal --shape" 
 has "$ERR_FILE" "--configs q_a,q_b does not match --shape q_b" "the --configs refusal names both"
 [ "$(nlines "$BG_TMP/bad.jsonl")" = 0 ] && ok "refused runs kept no records" || not_ok "records after refusals"
 
+# (g2) explain takes the same sweep and shows each count's remote command; a bad list is
+# refused the same way.
+expect_rc 0 "explain of a 3-count sweep" "$BOXGATE" --config "$CONF" explain seq -- --values 100 --num-workers 8,64,128
+[ "$(grep -c '^-- num_workers [0-9]* ([1-3] of 3 in the sweep)$' "$OUT_FILE")" = 3 ] \
+  && ok "explain shows the 3 counts" || { not_ok "explain shows the 3 counts"; diag "$(cat "$OUT_FILE")"; }
+for nw in 8 64 128; do
+  grep -A1 '^remote command:' "$OUT_FILE" | grep -q -- "--num-workers $nw\$" \
+    && ok "explain: one remote command carries --num-workers $nw alone" || not_ok "explain: no command with --num-workers $nw"
+done
+expect_rc 2 "explain refuses a bad list too" "$BOXGATE" --config "$CONF" explain seq -- --values 100 --num-workers 8,8
+has "$ERR_FILE" "--num-workers 8,8: 8 is given twice" "explain's refusal names the value"
+
 # (h) Ctrl-C during a repeat: the current invocation is killed cleanly, no more run, records stay.
 rm -f "$BG_TMP/cnt"
 "$BOXGATE" --config "$CONF" run seq --results "$BG_TMP/int.jsonl" --repeat 3 -- --values 100,sleep,100 --counter "$BG_TMP/cnt" >"$BG_TMP/int.log" 2>&1 &
