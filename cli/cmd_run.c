@@ -247,6 +247,17 @@ typedef struct run_point {
 	bool sloughed; /* the median sumCTA rose beyond the tolerance over the baseline's */
 	double max_cv;
 	int code;
+	/* Baseline and candidate apart: the gate's first result had no baseline
+	 * side and no stated ratio, so each candidate invocation (C) is followed
+	 * by one of the user's arguments plus --baseline (B) on the same slot. */
+	bool checked; /* the first invocation's result was looked at */
+	bool apart;
+	cli_args bargs; /* args + "--baseline" (bargs.v owned) */
+	gate_args bga;
+	bool bparsed;
+	char *bcmdline;
+	double b_slow[RUN_REPEAT_MAX], b_sum[RUN_REPEAT_MAX]; /* B's numbers, judged ones */
+	size_t n_b;
 } run_point;
 
 /* What every invocation of one boxgate run shares. */
@@ -274,19 +285,28 @@ static int int_of(const cJSON *obj, const char *key)
 }
 
 /* Keeps what an invocation says about its point. */
-static void note_invocation(run_point *p, int code, const gate_outcome *o, const gate_result *last)
+static void note_invocation(run_point *p, int code, const gate_outcome *o, const gate_result *last,
+			    bool baseline)
 {
 	gate_verdict v = results_verdict_of(code, o);
+	bool judged =
+		(v == VERDICT_PASS_GATE || v == VERDICT_BELOW_BAR) && last && last->cand.present;
 	p->runs++;
-	if (last && last->json) {
+	if (baseline && judged && p->n_b < RUN_REPEAT_MAX) {
+		/* --baseline: the gate reports the in-tree kernel as its candidate. */
+		p->b_slow[p->n_b] = last->cand.slowCTA_us;
+		p->b_sum[p->n_b] = last->cand.sumCTA_us;
+		p->n_b++;
+		return;
+	}
+	if (!baseline && last && last->json) {
 		p->device[0] = p->device_name[0] = '\0';
 		copy_str(p->device, sizeof(p->device), last->json, "device");
 		copy_str(p->device_name, sizeof(p->device_name), last->json, "device_name");
 		p->cpus = int_of(last->json, "cpus");
 		p->workers = int_of(last->json, "num_workers");
 	}
-	if ((v == VERDICT_PASS_GATE || v == VERDICT_BELOW_BAR) && last && last->cand.present &&
-	    p->n_res < RUN_REPEAT_MAX) {
+	if (!baseline && judged && p->n_res < RUN_REPEAT_MAX) {
 		p->slow[p->n_res] = last->cand.slowCTA_us;
 		p->wall[p->n_res] = last->cand.wall_us;
 		p->sum[p->n_res] = last->cand.sumCTA_us;
@@ -307,11 +327,31 @@ static void note_invocation(run_point *p, int code, const gate_outcome *o, const
 		p->bad_verdict = v;
 }
 
-/* One gate invocation of point p: streams it, judges it, records it.
- * Returns its exit code; *stop says no further invocation may run. */
-static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool *stop)
+static bool has_word(const cli_args *a, const char *w)
 {
-	const gate_args *ga = &p->ga;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], w) == 0)
+			return true;
+	return false;
+}
+
+/* True when a gate's result reports only the candidate: a parsed line from
+ * the gate with a candidate side, no baseline side and no stated ratio. */
+static bool only_candidate(const gate_result *r)
+{
+	return r->raw && r->json && r->source == GATE_FROM_GATE && r->cand.present &&
+	       !r->base.present && !cJSON_GetObjectItemCaseSensitive(r->json, "baseline_in_tree") &&
+	       !cJSON_GetObjectItemCaseSensitive(r->json, "slowCTA_ratio_base_over_cand");
+}
+
+/* One gate invocation of point p (its baseline run when `baseline`): streams
+ * it, judges it, records it. Returns its exit code; *stop says no further
+ * invocation may run. */
+static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool baseline, bool *stop)
+{
+	const gate_args *ga = baseline ? &p->bga : &p->ga;
+	const cli_args *args = baseline ? &p->bargs : &p->args;
+	const char *cmdline = baseline ? p->bcmdline : p->cmdline;
 	struct run_view view = {0};
 	gate_outcome out = {0};
 	bg_err err = {0};
@@ -323,7 +363,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool *stop
 	view.color_err = !ga->json && cli_color(stderr);
 	gate_callbacks cb = {print_line, print_result, &view};
 	int64_t start_ms = results_now_ms();
-	int rc = gate_run(c, p->cmdline, &policy, &cb, &stop_requested, &out, &err);
+	int rc = gate_run(c, cmdline, &policy, &cb, &stop_requested, &out, &err);
 	int64_t end_ms = results_now_ms();
 	if (rc < 0)
 		cli_error("%s", err.msg);
@@ -332,7 +372,11 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool *stop
 	/* A judged result already said why; anything else is said here. */
 	if (code && (!said || ga->json))
 		cli_error("%s: %s", ga->box->name, why);
-	note_invocation(p, code, &out, view.last.raw ? &view.last : NULL);
+	if (!baseline && !p->checked) {
+		p->checked = true;
+		p->apart = only_candidate(&view.last) && !has_word(&p->args, "--baseline");
+	}
+	note_invocation(p, code, &out, view.last.raw ? &view.last : NULL, baseline);
 	if (st->results) {
 		bool local = ga->box->transport == CONF_TRANSPORT_LOCAL;
 		results_record_in in = {
@@ -343,9 +387,9 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool *stop
 			.host = local ? "localhost" : ga->box->hostname,
 			.transport = local ? "local" : "ssh",
 			.gpus = ga->spec.gpus,
-			.command = p->cmdline,
-			.gate_args = (const char *const *)p->args.v,
-			.n_gate_args = p->args.n,
+			.command = cmdline,
+			.gate_args = (const char *const *)args->v,
+			.n_gate_args = args->n,
 			.start_ms = start_ms,
 			.end_ms = end_ms,
 			.exit_code = code,
@@ -354,6 +398,9 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool *stop
 			.last = view.last.raw ? &view.last : NULL,
 			.repeat_i = k,
 			.repeat_n = st->repeat_n,
+			.role = !p->apart  ? NULL
+				: baseline ? "baseline"
+					   : "candidate",
 		};
 		if (record_run(ga, st->results, &in)) {
 			p->record_failed = true;
@@ -366,9 +413,49 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool *stop
 	return code;
 }
 
+/* The B invocation's arguments and command: the point's plus --baseline, on
+ * the same slot. Prints why not and returns an exit code (0 = ready). */
+static int baseline_prepare(cli_ctx *ctx, const gate_opts *g, run_point *p)
+{
+	p->bargs = p->args;
+	p->bargs.v = xmalloc((p->args.n + 1) * sizeof(*p->bargs.v));
+	if (p->args.n)
+		memcpy(p->bargs.v, p->args.v, p->args.n * sizeof(*p->bargs.v));
+	p->bargs.v[p->bargs.n++] = (char *)"--baseline";
+	p->bparsed = true;
+	int code = gate_args_parse(ctx, g, &p->bargs, &p->bga);
+	if (code) {
+		cli_error("%s: the gate reports only the candidate, and its baseline run (the same "
+			  "arguments plus --baseline) cannot be made",
+			  p->ga.box->name);
+		return code;
+	}
+	p->bga.agent_path = xstrdup(p->ga.agent_path);
+	if (!p->bga.spec.gpus && p->ga.gpus)
+		p->bga.spec.gpus = p->bga.gpus = xstrdup(p->ga.gpus);
+	p->bga.spec.agent = p->bga.agent_path;
+	p->bcmdline = gate_command_line(&p->bga.spec);
+	return 0;
+}
+
+/* Apart: pair i's ratio is B_i.slowCTA / C_i.slowCTA; B's sumCTA is the
+ * baseline's for anti-sloughing. */
+static void pair_up(run_point *p)
+{
+	size_t n = p->n_res < p->n_b ? p->n_res : p->n_b;
+	p->n_ratio = 0;
+	for (size_t i = 0; i < n; i++)
+		if (p->slow[i] > 0)
+			p->ratio[p->n_ratio++] = p->b_slow[i] / p->slow[i];
+	memcpy(p->base_sum, p->b_sum, p->n_b * sizeof(*p->b_sum));
+	p->n_base = p->n_b;
+}
+
 /* The verdict on the medians (see run_help). */
 static void judge_point(run_point *p, const gate_args *ga)
 {
+	if (p->apart)
+		pair_up(p);
 	p->verdict = VERDICT_NONE;
 	p->noisy = p->sloughed = false;
 	if (p->bad || !p->n_res) {
@@ -437,10 +524,23 @@ static void add_stat(cJSON *o, const char *key, const double *x, size_t n)
 		cJSON_AddNullToObject(s, "cv_pct");
 }
 
+/* Which path the point's baseline took (issue 10, "Baseline and candidate apart"). */
+static const char *measured_path(const run_point *p, char *buf, size_t n)
+{
+	if (!p->apart)
+		return "baseline and candidate measured by the gate in one process";
+	size_t pairs = p->n_res < p->n_b ? p->n_res : p->n_b;
+	snprintf(buf, n,
+		 "baseline and candidate measured apart, interleaved (%zu pair%s, candidate "
+		 "first: C B C B ...)",
+		 pairs, pairs == 1 ? "" : "s");
+	return buf;
+}
+
 static void print_point(const run_point *p, int repeat, const char *run_id)
 {
 	const gate_args *ga = &p->ga;
-	char src[200];
+	char src[200], path[160];
 	point_source(p, src, sizeof(src));
 	bool oversub = strstr(src, "oversubscribed") != NULL;
 	if (ga->json) {
@@ -485,6 +585,17 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 			cJSON_AddNumberToObject(o, "cpus", p->cpus);
 		cJSON_AddBoolToObject(o, "oversubscribed", oversub);
 		cJSON_AddStringToObject(o, "source", src);
+		if (p->apart || p->n_base) {
+			cJSON_AddStringToObject(o, "measured",
+						measured_path(p, path, sizeof(path)));
+			cJSON_AddBoolToObject(o, "apart", p->apart);
+		}
+		if (p->apart) {
+			size_t pairs = p->n_res < p->n_b ? p->n_res : p->n_b;
+			cJSON_AddNumberToObject(o, "pairs", (double)pairs);
+			if (p->n_b)
+				add_stat(o, "baseline_slowCTA_us", p->b_slow, p->n_b);
+		}
 		cli_print_json(o);
 		cJSON_Delete(o);
 		return;
@@ -497,7 +608,9 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 		cli_printf(stderr,
 			   "boxgate: %s%s%s  over %d of %d runs: not every run was judged "
 			   "(no verdict on the medians)  -- %s\n",
-			   col, point_label(p), end, p->runs, repeat, src);
+			   col, point_label(p), end, p->runs, p->apart ? 2 * repeat : repeat, src);
+		if (p->apart)
+			cli_printf(stderr, "boxgate: %s\n", measured_path(p, path, sizeof(path)));
 		return;
 	}
 	const double *s = p->slow, *w = p->wall, *u = p->sum;
@@ -515,6 +628,15 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 	if (p->bar > 0)
 		strbuf_addf(&b, " (bar %.2f)", p->bar);
 	strbuf_addf(&b, "  -- %s\n", src);
+	if (p->apart || p->n_base)
+		strbuf_addf(&b, "boxgate: %s\n", measured_path(p, path, sizeof(path)));
+	if (p->apart && p->n_b)
+		strbuf_addf(&b,
+			    "boxgate: baseline median of %zu: slowCTA %.3f us (%.3f-%.3f, CV "
+			    "%.1f%%)  sumCTA %.3f us; ratio = median over pairs of B/C\n",
+			    p->n_b, stats_median(p->b_slow, p->n_b), stats_min(p->b_slow, p->n_b),
+			    stats_max(p->b_slow, p->n_b), cv_pct(p->b_slow, p->n_b),
+			    stats_median(p->b_sum, p->n_b));
 	if (p->noisy)
 		strbuf_addf(&b,
 			    "boxgate: NOISY: slowCTA CV %.1f%% > %.1f%% over %zu repeats; more "
@@ -659,14 +781,22 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	for (size_t i = 0; i < npts && !stop; i++) {
 		run_point *p = &pts[i];
 		int last = 0;
-		for (int k = 0; k < repeat && !stop; k++)
-			last = invoke(&st, c, p, k, &stop);
+		for (int k = 0; k < repeat && !stop; k++) {
+			last = invoke(&st, c, p, k, false, &stop);
+			if (stop || !p->apart)
+				continue;
+			if (!p->bparsed && (last = baseline_prepare(ctx, &opts->g, p))) {
+				stop = true;
+				break;
+			}
+			last = invoke(&st, c, p, k, true, &stop);
+		}
 		if (stop) {
 			/* Ctrl-C or a lost link: no more invocations, no verdict on a cut point. */
 			code = stop_requested ? RUN_INTERRUPTED : bg_exit_merge(code, last);
 			break;
 		}
-		if (!summary) {
+		if (!summary && !p->apart) {
 			code = last;
 			break;
 		}
@@ -685,6 +815,10 @@ out:
 			free(pts[i].args.v);
 		free(pts[i].word);
 		free(pts[i].cmdline);
+		if (pts[i].bparsed)
+			gate_args_release(&pts[i].bga);
+		free(pts[i].bargs.v);
+		free(pts[i].bcmdline);
 	}
 	free(pts);
 	free((char *)st.results);

@@ -91,7 +91,7 @@ static cJSON *point_of(const results_record_in *in, const cJSON *res)
 	if (!cand)
 		cand = arg_value(in, "--candidate", NULL);
 	arg_value(in, "--baseline", &baseline);
-	if (!cand && baseline)
+	if ((!cand && baseline) || (in->role && strcmp(in->role, "baseline") == 0))
 		cand = "baseline";
 	if (!cand && res)
 		cand = str_of(cJSON_GetObjectItemCaseSensitive(res, "candidate"), "variant");
@@ -126,6 +126,8 @@ cJSON *results_record_build(const results_record_in *in)
 		cJSON_AddNumberToObject(rp, "i", in->repeat_i);
 		cJSON_AddNumberToObject(rp, "n", in->repeat_n);
 	}
+	if (in->role)
+		cJSON_AddStringToObject(r, "role", in->role);
 	cJSON_AddStringToObject(r, "boxgate", in->version);
 	cJSON_AddStringToObject(r, "box", in->box);
 	cJSON_AddStringToObject(r, "host", in->host);

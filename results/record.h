@@ -26,6 +26,9 @@ typedef struct results_record_in {
 	const gate_outcome *outcome;
 	const gate_result *last; /* the last result line, NULL when none */
 	int repeat_i, repeat_n;  /* run --repeat: "repeat": {"i", "n"}; repeat_n 0: none */
+	/* Baseline and candidate measured apart: "role": "candidate" | "baseline"
+	 * (a "baseline" record's point.candidate is "baseline"); NULL: no role. */
+	const char *role;
 } results_record_in;
 
 /* The record (owned, cJSON_Delete). Pure: reads only `in`. */

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Baseline and candidate apart: a gate that reports only the candidate (cand_gate.sh,
+# known numbers) is measured C B C B ... in separate processes on the same slot, the B
+# run being the user's arguments plus --baseline; boxgate combines each pair into
+# slowCTA_ratio_base_over_cand = B/C (median over pairs) and judges it (bar, cos,
+# anti-sloughing). A gate that measures both in one process (seq_gate.sh, the demo
+# gate) keeps its path and says so. Python's json and statistics are the reference.
+source "$(dirname "$0")/lib.sh"
+cd "$BG_TMP"
+unset BOXGATE_CONFIG
+export XDG_CONFIG_HOME=$BG_TMP/xdg XDG_DATA_HOME=$BG_TMP/data HOME=$BG_TMP/home
+mkdir -p "$HOME"
+GATES=$BG_ROOT/tests/integration/gates
+CONF=$BG_TMP/cand.ini
+printf '[box cand]\ntransport = local\ngate = %s\nallow = --values --bvalues --counter --num-workers --cos --cand-sum-pct --stated --baseline --kernel\n' "$GATES/cand_gate.sh" >"$CONF"
+printf '[box seq]\ntransport = local\ngate = %s\nallow = --values --counter --base --num-workers --cpus\n' "$GATES/seq_gate.sh" >>"$CONF"
+printf '[box nobase]\ntransport = local\ngate = %s\nallow = --values --bvalues --counter\n' "$GATES/cand_gate.sh" >>"$CONF"
+pycheck() {
+  local desc=$1 script=$2; shift 2
+  local out
+  if out=$(python3 -c "$script" "$@" 2>&1); then ok "$desc"; else not_ok "$desc"; diag "$out"; fi
+}
+# candrun RC DESC RESULTS [run options] -- [gate args]: a fresh counter each time.
+candrun() {
+  local want=$1 desc=$2 res=$3; shift 3
+  local opts=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  rm -f "$BG_TMP/cnt" "$BG_TMP/cnt.b"
+  expect_rc "$want" "$desc" "$BOXGATE" --config "$CONF" run cand --results "$res" "${opts[@]}" -- \
+    --counter "$BG_TMP/cnt" "$@"
+}
+
+# (a) --repeat 3: pairs (C, B) = (100, 150), (110, 121), (90, 99): pair ratios 1.5, 1.1, 1.1,
+# median 1.1 (the ratio of the medians, 121/100, would be 1.21).
+R=$BG_TMP/a.jsonl
+candrun 0 "a candidate-only gate, --repeat 3: three pairs, PASS_GATE at the default bar" "$R" \
+  --repeat 3 --max-cv 50 -- --values 100,110,90 --bvalues 150,121,99
+has "$ERR_FILE" "^boxgate: PASS_GATE  median of 3: slowCTA 100\.000 us .*  ratio 1\.100 \(bar 1\.00\)" \
+  "the point's ratio is the median over pairs of B/C: 1.100"
+has "$ERR_FILE" "^boxgate: baseline and candidate measured apart, interleaved \(3 pairs, candidate first: C B C B \.\.\.\)$" \
+  "the point line says baseline and candidate were measured apart, 3 pairs"
+has "$ERR_FILE" "^boxgate: baseline median of 3: slowCTA 121\.000 us \(99\.000-150\.000" "the baseline's median and spread are shown"
+hasnt "$ERR_FILE" "measured by the gate in one process" "it does not claim the one-process path"
+pycheck "6 records alternate candidate, baseline with one run_id; B is the user's arguments plus --baseline" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 6, len(r)
+assert len({x["run_id"] for x in r}) == 1
+assert [x["seq"] for x in r] == list(range(6)), [x["seq"] for x in r]
+assert [x["role"] for x in r] == ["candidate", "baseline"] * 3, [x.get("role") for x in r]
+assert [x["repeat"]["i"] for x in r] == [0, 0, 1, 1, 2, 2]
+c, b = r[0::2], r[1::2]
+assert all(x["gate_args"][-1] == "--baseline" and x["command"].endswith("--baseline") for x in b), b
+assert all("--baseline" not in x["gate_args"] and "--baseline" not in x["command"] for x in c)
+assert all(x["gate_args"][:-1] == y["gate_args"] for x, y in zip(b, c))
+assert [x["point"]["candidate"] for x in r] == ["candidate", "baseline"] * 3, [x["point"] for x in r]
+assert [x["result"]["candidate"]["slowCTA_us"] for x in c] == [100, 110, 90]
+assert [x["result"]["candidate"]["slowCTA_us"] for x in b] == [150, 121, 99]
+assert all(x["gpus"] == y["gpus"] for x, y in zip(b, c))
+' "$R"
+candrun 0 "the same in --json" "$BG_TMP/j.jsonl" --repeat 3 --max-cv 50 --json -- --values 100,110,90 --bvalues 150,121,99
+cp "$OUT_FILE" "$BG_TMP/j.out"
+pycheck "--json: one point event, ratio median = statistics.median of B/C per pair, apart, 3 pairs" '
+import json, statistics as s, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+pts = [e for e in ev if e.get("event") == "point"]
+assert len(pts) == 1, pts
+p = pts[0]
+c, b = [100, 110, 90], [150, 121, 99]
+want = s.median([x / y for x, y in zip(b, c)])
+assert abs(p["ratio"]["median"] - want) < 1e-12, (p["ratio"], want)
+assert p["apart"] is True and p["pairs"] == 3 and p["measured"].startswith("baseline and candidate measured apart, interleaved (3 pairs"), p
+assert p["verdict"] == "PASS_GATE" and p["exit"] == 0 and p["n"] == 6, p
+assert p["baseline_slowCTA_us"]["median"] == 121 and p["slowCTA_us"]["median"] == 100, p
+' "$BG_TMP/j.out"
+
+# (b) The verdict follows the bar: 1.1 is under --bar 1.2.
+candrun 1 "the median ratio 1.100 under --bar 1.2 is BELOW_BAR (exit 1)" "$BG_TMP/b.jsonl" \
+  --repeat 3 --max-cv 50 --bar 1.2 -- --values 100,110,90 --bvalues 150,121,99
+has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 3: .*ratio 1\.100 \(bar 1\.20\)" "the point is BELOW_BAR against bar 1.20"
+candrun 0 "and passes --bar 1.05" "$BG_TMP/b2.jsonl" \
+  --repeat 3 --max-cv 50 --bar 1.05 -- --values 100,110,90 --bvalues 150,121,99
+has "$ERR_FILE" "^boxgate: PASS_GATE  median of 3: .*ratio 1\.100 \(bar 1\.05\)" "the point is PASS_GATE against bar 1.05"
+
+# (c) Default: one pair. A slower candidate (130 vs 100) is BELOW_BAR.
+candrun 1 "one pair by default; a slower candidate is BELOW_BAR" "$BG_TMP/c.jsonl" -- --values 130 --bvalues 100
+has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 1: .*ratio 0\.769" "ratio 100/130 = 0.769"
+has "$ERR_FILE" "measured apart, interleaved \(1 pair," "one pair"
+pycheck "2 records: candidate then baseline" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert [x["role"] for x in r] == ["candidate", "baseline"], r
+' "$BG_TMP/c.jsonl"
+
+# (d) A candidate with cos 0.5 is INVALID, whatever its speed: when the gate claims
+# PASS_GATE for it, boxgate's cos gate says INVALID (the pairs still alternate); when the
+# gate itself says INVALID, there is nothing to pair and no baseline run.
+candrun 125 "a candidate with cos 0.5 the gate calls PASS_GATE is INVALID (exit 125)" "$BG_TMP/d.jsonl" \
+  --repeat 2 -- --values 50 --bvalues 100 --cos 0.5 --stated PASS_GATE
+has "$ERR_FILE" "candidate cos 0\.500000 < 0\.99" "boxgate's cos gate names the candidate's cos"
+has "$ERR_FILE" "^boxgate: INVALID  over 4 of 4 runs" "the point is INVALID over its 2 pairs"
+hasnt "$ERR_FILE" "^boxgate: PASS_GATE  median" "never PASS_GATE"
+pycheck "the records: C INVALID, B PASS_GATE, alternating" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert [(x["role"], x["verdict"]) for x in r] == [("candidate", "INVALID"), ("baseline", "PASS_GATE")] * 2, r
+' "$BG_TMP/d.jsonl"
+candrun 125 "a candidate the gate itself calls INVALID is INVALID (exit 125)" "$BG_TMP/d2.jsonl" --repeat 2 -- --values 50 --bvalues 100 --cos 0.5
+has "$ERR_FILE" "^boxgate: INVALID  over 2 of 2 runs" "the point is INVALID, without baseline runs"
+
+# (e) Sloughing: ratio 1.3, but the candidate's sumCTA is 20% over the baseline's.
+candrun 1 "a candidate whose sumCTA is 20% over the baseline's is BELOW_BAR" "$BG_TMP/e.jsonl" -- --values 100 --bvalues 130 --cand-sum-pct 20
+has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 1: .*ratio 1\.300" "the ratio alone would pass"
+has "$ERR_FILE" "^boxgate: BELOW_BAR: the median sumCTA 15600\.000 us rose more than 10% over the baseline's 13000\.000 us" "the sloughing line names both sumCTAs"
+candrun 0 "5% more sumCTA is within the tolerance" "$BG_TMP/e2.jsonl" -- --values 100 --bvalues 130 --cand-sum-pct 5
+
+# (f) --baseline given by the user: one invocation, point.candidate baseline, no pairing.
+candrun 0 "run -- --baseline runs the in-tree kernel once" "$BG_TMP/f.jsonl" -- --baseline --bvalues 130
+pycheck "one record, point.candidate baseline, no role" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 1 and r[0]["point"]["candidate"] == "baseline" and "role" not in r[0], r
+assert r[0]["result"]["candidate"]["slowCTA_us"] == 130
+' "$BG_TMP/f.jsonl"
+# --kernel K: the B record is still the baseline.
+candrun 0 "--kernel K with a candidate-only gate" "$BG_TMP/k.jsonl" -- --kernel k7 --values 100 --bvalues 130
+pycheck "C's point.candidate is k7, B's is baseline" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert [x["point"]["candidate"] for x in r] == ["k7", "baseline"], [x["point"] for x in r]
+' "$BG_TMP/k.jsonl"
+
+# (g) A box whose allowlist refuses --baseline: said, exit 2, the candidate's record kept.
+rm -f "$BG_TMP/cnt" "$BG_TMP/cnt.b"
+expect_rc 2 "a box that refuses --baseline cannot measure apart (exit 2)" "$BOXGATE" --config "$CONF" run nobase \
+  --results "$BG_TMP/g.jsonl" -- --counter "$BG_TMP/cnt" --values 100
+has "$ERR_FILE" "reports only the candidate, and its baseline run .* cannot be made" "the refusal says why"
+
+# (h) A gate that measures both in one process: unchanged, and says so.
+rm -f "$BG_TMP/cnt"
+expect_rc 0 "seq_gate (baseline in the same line) with --repeat 2" "$BOXGATE" --config "$CONF" run seq \
+  --results "$BG_TMP/h.jsonl" --repeat 2 -- --values 100,100 --counter "$BG_TMP/cnt"
+has "$ERR_FILE" "^boxgate: baseline and candidate measured by the gate in one process$" "the point says: measured by the gate in one process"
+pycheck "2 records, no role, no --baseline" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 2 and all("role" not in x and "--baseline" not in x["gate_args"] for x in r), r
+' "$BG_TMP/h.jsonl"
+rc=0
+"$BOXGATE" run local --results "$BG_TMP/demo.jsonl" --repeat 2 --max-cv 100 -- --kind demo --shape q_b --num-workers 8 >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
+case $rc in 0|1) ok "the demo gate with --repeat 2 (exit $rc)" ;; *) not_ok "the demo gate exited $rc"; diag "$(cat "$ERR_FILE")" ;; esac
+has "$ERR_FILE" "^boxgate: baseline and candidate measured by the gate in one process$" "the demo gate's point says measured in one process"
+hasnt "$ERR_FILE" "measured apart" "the demo gate is not measured apart"
+pycheck "the demo gate: 2 records, no role, no --baseline added" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 2 and all("role" not in x and "--baseline" not in x["command"] for x in r), r
+' "$BG_TMP/demo.jsonl"
+finish
