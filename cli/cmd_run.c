@@ -58,6 +58,17 @@ static const char run_help[] =
 	"  --max-cv PCT   a point of 2 or more runs whose slowCTA CV exceeds PCT percent is\n"
 	"                 NOISY and never passes (exit 1); default [defaults] max_cv, else 2\n"
 	"\n"
+	"Baseline and candidate apart: when the gate's first result has no baseline side\n"
+	"(no \"baseline_in_tree\", no slowCTA_ratio_base_over_cand), each candidate run (C)\n"
+	"is followed on the same slot by a baseline run (B): the same gate arguments plus\n"
+	"--baseline, which the box must allow. C B C B ...: --repeat N makes N pairs (default\n"
+	"1). Each run is its own record (\"role\": candidate | baseline) and its own line\n"
+	"judges it alone; the point judges the pairs: ratio = the median over pairs of\n"
+	"B.slowCTA / C.slowCTA against the bar, C's cos >= 0.99, C's median sumCTA at most\n"
+	"10% over B's, and NOISY when either side's slowCTA CV exceeds --max-cv. The point\n"
+	"line says which path was taken (apart, or measured by the gate in one process).\n"
+	"A candidate the gate itself calls INVALID gets no baseline run.\n"
+	"\n"
 	"Sweeps: a comma list in the gate's --num-workers (8,64,68: whole numbers 1-65536, no\n"
 	"duplicates) runs one invocation per count (times --repeat), each given that single\n"
 	"count, and ends with a table of one row per count. Exit: the most serious point's.\n"
@@ -244,6 +255,7 @@ typedef struct run_point {
 	/* The point's judgement. */
 	gate_verdict verdict;
 	bool noisy;
+	bool noisy_b;  /* apart: the baseline's slowCTA CV exceeds max_cv */
 	bool sloughed; /* the median sumCTA rose beyond the tolerance over the baseline's */
 	double max_cv;
 	int code;
@@ -413,6 +425,11 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 	return code;
 }
 
+static double cv_pct(const double *x, size_t n)
+{
+	return stats_cv(x, n) * 100.0;
+}
+
 /* The B invocation's arguments and command: the point's plus --baseline, on
  * the same slot. Prints why not and returns an exit code (0 = ready). */
 static int baseline_prepare(cli_ctx *ctx, const gate_opts *g, run_point *p)
@@ -457,7 +474,7 @@ static void judge_point(run_point *p, const gate_args *ga)
 	if (p->apart)
 		pair_up(p);
 	p->verdict = VERDICT_NONE;
-	p->noisy = p->sloughed = false;
+	p->noisy = p->noisy_b = p->sloughed = false;
 	if (p->bad || !p->n_res) {
 		p->verdict = p->bad_verdict;
 		p->code = p->bad ? p->bad : BG_EXIT_FAIL;
@@ -476,6 +493,8 @@ static void judge_point(run_point *p, const gate_args *ga)
 		pass = pass && !p->sloughed;
 		p->verdict = pass ? VERDICT_PASS_GATE : VERDICT_BELOW_BAR;
 		p->noisy = p->n_res >= 2 && stats_cv(p->slow, p->n_res) * 100.0 > p->max_cv;
+		p->noisy_b = p->apart && p->n_b >= 2 && cv_pct(p->b_slow, p->n_b) > p->max_cv;
+		p->noisy = p->noisy || p->noisy_b;
 		p->code = p->noisy ? BG_EXIT_FAIL : gate_verdict_exit_code(p->verdict);
 	}
 	if (p->record_failed)
@@ -504,11 +523,6 @@ static void point_source(const run_point *p, char *buf, size_t n)
 	if (cpu && p->cpus > 0 && len >= 0 && (size_t)len < n)
 		snprintf(buf + len, n - (size_t)len, " on %d cpus%s", p->cpus,
 			 w > p->cpus ? ", oversubscribed" : "");
-}
-
-static double cv_pct(const double *x, size_t n)
-{
-	return stats_cv(x, n) * 100.0;
 }
 
 static void add_stat(cJSON *o, const char *key, const double *x, size_t n)
@@ -593,6 +607,7 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 		if (p->apart) {
 			size_t pairs = p->n_res < p->n_b ? p->n_res : p->n_b;
 			cJSON_AddNumberToObject(o, "pairs", (double)pairs);
+			cJSON_AddBoolToObject(o, "noisy_baseline", p->noisy_b);
 			if (p->n_b)
 				add_stat(o, "baseline_slowCTA_us", p->b_slow, p->n_b);
 		}
@@ -637,11 +652,16 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 			    p->n_b, stats_median(p->b_slow, p->n_b), stats_min(p->b_slow, p->n_b),
 			    stats_max(p->b_slow, p->n_b), cv_pct(p->b_slow, p->n_b),
 			    stats_median(p->b_sum, p->n_b));
-	if (p->noisy)
+	if (p->noisy && n >= 2 && cv_pct(s, n) > p->max_cv)
 		strbuf_addf(&b,
 			    "boxgate: NOISY: slowCTA CV %.1f%% > %.1f%% over %zu repeats; more "
 			    "repeats or iterations may steady it\n",
 			    cv_pct(s, n), p->max_cv, n);
+	if (p->noisy_b)
+		strbuf_addf(&b,
+			    "boxgate: NOISY: the baseline's slowCTA CV %.1f%% > %.1f%% over %zu "
+			    "runs; more repeats or iterations may steady it\n",
+			    cv_pct(p->b_slow, p->n_b), p->max_cv, p->n_b);
 	if (p->sloughed)
 		strbuf_addf(
 			&b,

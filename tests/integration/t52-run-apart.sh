@@ -115,6 +115,23 @@ has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 1: .*ratio 1\.300" "the ratio al
 has "$ERR_FILE" "^boxgate: BELOW_BAR: the median sumCTA 15600\.000 us rose more than 10% over the baseline's 13000\.000 us" "the sloughing line names both sumCTAs"
 candrun 0 "5% more sumCTA is within the tolerance" "$BG_TMP/e2.jsonl" -- --values 100 --bvalues 130 --cand-sum-pct 5
 
+# (e2) A noisy baseline under a steady candidate: NOISY, never PASS_GATE.
+candrun 1 "a noisy baseline (100, 150, 200) under a steady candidate is NOISY" "$BG_TMP/n.jsonl" \
+  --repeat 3 -- --values 50,50,50 --bvalues 100,150,200
+has "$ERR_FILE" "^boxgate: NOISY  median of 3: slowCTA 50\.000 us" "the point is NOISY"
+has "$ERR_FILE" "^boxgate: NOISY: the baseline's slowCTA CV 33\.3% > 2\.0% over 3 runs" "the line names the baseline's CV"
+hasnt "$ERR_FILE" "^boxgate: NOISY: slowCTA CV" "the candidate's own CV is not blamed"
+
+# (e3) A worker-count sweep: each count is its own pair.
+candrun 0 "a sweep of 2 counts: one pair per count" "$BG_TMP/s.jsonl" -- --num-workers 8,64 --values 100 --bvalues 130
+pycheck "4 records: (candidate, baseline) at 8, then at 64; B carries --baseline with the single count" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert [(x["role"], x["point"]["num_workers"]) for x in r] == [("candidate", 8), ("baseline", 8), ("candidate", 64), ("baseline", 64)], r
+assert r[3]["gate_args"][-3:] == ["--bvalues", "130", "--baseline"] and "64" in r[3]["gate_args"], r[3]["gate_args"]
+' "$BG_TMP/s.jsonl"
+has "$ERR_FILE" "^ +64 +100\.000 +0\.0% +1\.300 +PASS_GATE$" "the sweep table's row for 64 has ratio 1.300"
+
 # (f) --baseline given by the user: one invocation, point.candidate baseline, no pairing.
 candrun 0 "run -- --baseline runs the in-tree kernel once" "$BG_TMP/f.jsonl" -- --baseline --bvalues 130
 pycheck "one record, point.candidate baseline, no role" '
