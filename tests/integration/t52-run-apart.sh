@@ -174,4 +174,16 @@ import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
 assert len(r) == 2 and all("role" not in x and "--baseline" not in x["command"] for x in r), r
 ' "$BG_TMP/demo.jsonl"
+# The demo gate's --baseline runs the in-tree kernel as the candidate: ratio 1.0, one record.
+rc=0
+"$BOXGATE" run local --results "$BG_TMP/demob.jsonl" -- --kind demo --shape q_b --num-workers 8 --baseline >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
+[ "$rc" = 0 ] && ok "the demo gate with --baseline passes (ratio 1.0 >= bar 1.0)" || { not_ok "the demo gate with --baseline exited $rc"; diag "$(cat "$ERR_FILE")"; }
+pycheck "the demo --baseline record: point.candidate baseline, ratio 1.0, variant baseline, no role" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 1, r
+x = r[0]
+assert x["point"]["candidate"] == "baseline" and "role" not in x, x["point"]
+assert x["result"]["slowCTA_ratio_base_over_cand"] == 1.0 and x["result"]["candidate"]["variant"] == "baseline", x["result"]
+' "$BG_TMP/demob.jsonl"
 finish
