@@ -14,6 +14,7 @@
 #include "base/xmalloc.h"
 #include "cli/gate_args.h"
 #include "results/record.h"
+#include "sync/sync.h"
 #include "results/stats.h"
 #include "results/store.h"
 
@@ -255,6 +256,8 @@ typedef struct run_state {
 	char run_id[17];
 	int seq;
 	int repeat, repeat_n; /* repeat_n: recorded "repeat" n, 0 without --repeat */
+	char *pushed;         /* the box's push manifest, NULL when unread (pushed_error) */
+	char *pushed_error;
 } run_state;
 
 static void copy_str(char *dst, size_t n, const cJSON *obj, const char *key)
@@ -354,6 +357,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool *stop
 			.last = view.last.raw ? &view.last : NULL,
 			.repeat_i = k,
 			.repeat_n = st->repeat_n,
+			.pushed = st->pushed,
+			.pushed_error = st->pushed_error,
 		};
 		if (record_run(ga, st->results, &in)) {
 			p->record_failed = true;
@@ -651,6 +656,10 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		pts[i].cmdline = gate_command_line(&ga->spec);
 	}
 
+	/* What push last placed on the box, for the records. */
+	if (st.results && sync_manifest_read(c, g0->box, &st.pushed, &err) < 0)
+		st.pushed_error = xstrdup(err.msg);
+
 	results_new_run_id(st.run_id);
 	st.repeat = repeat;
 	st.repeat_n = opts->repeat ? repeat : 0;
@@ -688,6 +697,8 @@ out:
 	}
 	free(pts);
 	free((char *)st.results);
+	free(st.pushed);
+	free(st.pushed_error);
 	remote_close(c);
 	return code;
 }
