@@ -104,4 +104,5 @@ rec = json.loads(open(sys.argv[1], encoding="utf-8").read().splitlines()[-1])
 assert rec["pushed"] is None and ".boxgate/pushed" in rec["pushed_error"], rec
 assert rec["verdict"] == "PASS_GATE", rec
 PY
+diag "pushed_error: $(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["pushed_error"])' "$R")"
 finish
