@@ -74,9 +74,10 @@ static const char run_help[] =
 	"3 x keepalive_s. A slow reader of boxgate's stdout is not a dead client: output waits\n"
 	"in memory (up to 256 MiB) while the channel is read and heartbeats go on.\n"
 	"Every gate invocation appends one JSON record (provenance, verdict, the parsed\n"
-	"result and the raw line) to the results file, whatever the outcome; a record that\n"
-	"cannot be written is an error naming the file (exit 1, or the verdict's own code),\n"
-	"said after the verdict.\n"
+	"result and the raw line; \"pushed\": the SHA-256 of each file push last placed in the\n"
+	"box's repo, read from <repo>/.boxgate/pushed) to the results file, whatever the\n"
+	"outcome; a record that cannot be written is an error naming the file (exit 1, or\n"
+	"the verdict's own code), said after the verdict.\n"
 	"Exit: 0 PASS_GATE, 1 BELOW_BAR or the gate failed or the slot is busy, 2 usage,\n"
 	"3 connection, 124 TIMEOUT_HANG, 125 INVALID (contended GPU, no or bad result line,\n"
 	"a crash after the result, a forged agent line).\n";
