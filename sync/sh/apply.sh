@@ -66,6 +66,8 @@ bgm() {
 	r=ok
 	if [ -n "$BGM" ]; then
 		t=.boxgate/.pushed.$$.tmp
+		# Under the lock no other push writes one: those left are a killed push's.
+		[ "$L" = o ] && rm -f .boxgate/.pushed.*.tmp 2>/dev/null
 		if { [ -d .boxgate ] || mkdir .boxgate; } 2>/dev/null && bgmw "$(date +%s)" > "$t" 2>/dev/null &&
 			[ ! -d .boxgate/pushed ] && mv -f -- "$t" .boxgate/pushed 2>/dev/null; then :; else rm -f -- "$t" 2>/dev/null; r=x; fi
 	fi

@@ -82,6 +82,35 @@ has "$ERR_FILE" 'h1: 1 path with a tab or newline not recorded' "push says the p
 expect_rc 0 "run after pushing the tab path" bg run g1 --results "$R" -- --kind gemv_m1
 pushed_is "the tab path is not listed; the others are" scripts/a.py "$a1" scripts/b.py "$b1"
 
+# --- the manifest as the box has it; lines that are not SHA TAB EPOCH TAB PATH are left out ---
+M1=$BG_HOST_1_ROOT/repo/.boxgate/pushed
+check "the manifest has one SHA256 TAB EPOCH TAB PATH line per recorded path" python3 - "$M1" "$a1" "$b1" <<'PY'
+import sys, time
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+rows = sorted((l.split("\t") for l in lines), key=lambda r: r[2])
+assert [(r[0], r[2]) for r in rows] == [(sys.argv[2], "scripts/a.py"), (sys.argv[3], "scripts/b.py")], rows
+assert all(abs(int(r[1]) - time.time()) < 600 for r in rows), rows
+PY
+printf 'x\n%s\t12\n%s\tsoon\tscripts/c.py\n' "$a1" "$a1" >>"$M1"
+touch "$BG_HOST_1_ROOT/repo/.boxgate/.pushed.999999.tmp"
+expect_rc 0 "run with malformed manifest lines" bg run g1 --results "$R" -- --kind gemv_m1
+pushed_is "malformed lines are left out of the record" scripts/a.py "$a1" scripts/b.py "$b1"
+printf 'print("b2")\n' >scripts/b.py
+b2=$(sha scripts/b.py)
+expect_rc 0 "push b.py over a manifest with malformed lines" bg push --root "$L" --boxes h1 scripts/b.py
+[ ! -e "$BG_HOST_1_ROOT/repo/.boxgate/.pushed.999999.tmp" ] && ok "a killed push's temporary manifest is removed" || not_ok "stale temporary manifest kept"
+expect_rc 0 "run after it" bg run g1 --results "$R" -- --kind gemv_m1
+pushed_is "the rewrite keeps the others and updates b.py" scripts/a.py "$a1" scripts/b.py "$b2"
+cp "$M1" "$BG_TMP/m1.keep"
+head -c 1100000 /dev/zero | tr '\0' 'x' >>"$M1"
+expect_rc 0 "run with a manifest over 1 MiB" bg run g1 --results "$R" -- --kind gemv_m1
+check "over 1 MiB: \"pushed\": null with the reason" python3 - "$R" <<'PY'
+import json, sys
+rec = json.loads(open(sys.argv[1], encoding="utf-8").read().splitlines()[-1])
+assert rec["pushed"] is None and "larger than" in rec["pushed_error"], rec
+PY
+cp "$BG_TMP/m1.keep" "$M1"
+
 # --- a manifest that cannot be written never blocks a push ---
 printf 'x\n' >"$BG_HOST_2_ROOT/repo/.boxgate"
 expect_rc 0 "push succeeds when .boxgate is a file" bg push --root "$L" --boxes h2 scripts/b.py
