@@ -14,6 +14,7 @@
 #include "base/xmalloc.h"
 #include "cli/gate_args.h"
 #include "results/record.h"
+#include "sync/sync.h"
 #include "results/stats.h"
 #include "results/store.h"
 
@@ -84,9 +85,10 @@ static const char run_help[] =
 	"3 x keepalive_s. A slow reader of boxgate's stdout is not a dead client: output waits\n"
 	"in memory (up to 256 MiB) while the channel is read and heartbeats go on.\n"
 	"Every gate invocation appends one JSON record (provenance, verdict, the parsed\n"
-	"result and the raw line) to the results file, whatever the outcome; a record that\n"
-	"cannot be written is an error naming the file (exit 1, or the verdict's own code),\n"
-	"said after the verdict.\n"
+	"result and the raw line; \"pushed\": the SHA-256 of each file push last placed in the\n"
+	"box's repo, read from <repo>/.boxgate/pushed) to the results file, whatever the\n"
+	"outcome; a record that cannot be written is an error naming the file (exit 1, or\n"
+	"the verdict's own code), said after the verdict.\n"
 	"Exit: 0 PASS_GATE, 1 BELOW_BAR or the gate failed or the slot is busy, 2 usage,\n"
 	"3 connection, 124 TIMEOUT_HANG, 125 INVALID (contended GPU, no or bad result line,\n"
 	"a crash after the result, a forged agent line).\n";
@@ -278,6 +280,8 @@ typedef struct run_state {
 	char run_id[17];
 	int seq;
 	int repeat, repeat_n; /* repeat_n: recorded "repeat" n, 0 without --repeat */
+	char *pushed;         /* the box's push manifest, NULL when unread (pushed_error) */
+	char *pushed_error;
 } run_state;
 
 static void copy_str(char *dst, size_t n, const cJSON *obj, const char *key)
@@ -413,6 +417,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 			.role = !p->apart  ? NULL
 				: baseline ? "baseline"
 					   : "candidate",
+			.pushed = st->pushed,
+			.pushed_error = st->pushed_error,
 		};
 		if (record_run(ga, st->results, &in)) {
 			p->record_failed = true;
@@ -793,6 +799,10 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		pts[i].cmdline = gate_command_line(&ga->spec);
 	}
 
+	/* What push last placed on the box, for the records. */
+	if (st.results && sync_manifest_read(c, g0->box, &st.pushed, &err) < 0)
+		st.pushed_error = xstrdup(err.msg);
+
 	results_new_run_id(st.run_id);
 	st.repeat = repeat;
 	st.repeat_n = opts->repeat ? repeat : 0;
@@ -842,6 +852,8 @@ out:
 	}
 	free(pts);
 	free((char *)st.results);
+	free(st.pushed);
+	free(st.pushed_error);
 	remote_close(c);
 	return code;
 }

@@ -103,6 +103,10 @@ void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not
 		if (f->state == SYNC_VERIFY_FAILED && f->verify_out)
 			print_verify_output(b, f->verify_out);
 	}
+	char *mw = sync_manifest_warning(b);
+	if (mw)
+		cli_warn("%s", mw);
+	free(mw);
 }
 
 int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const cli_args *args,

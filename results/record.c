@@ -99,6 +99,42 @@ static cJSON *point_of(const results_record_in *in, const cJSON *res)
 	return p;
 }
 
+static bool all_of(const char *s, size_t n, const char *set)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!s[i] || !strchr(set, s[i]))
+			return false;
+	return true;
+}
+
+cJSON *results_pushed_list(const char *text)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (const char *l = text; l && *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		const char *t1 = memchr(l, '\t', len);
+		const char *t2 = t1 ? memchr(t1 + 1, '\t', len - (size_t)(t1 + 1 - l)) : NULL;
+		size_t elen = t2 ? (size_t)(t2 - t1 - 1) : 0,
+		       plen = t2 ? len - (size_t)(t2 + 1 - l) : 0;
+		if (t2 && t1 - l == 64 && all_of(l, 64, "0123456789abcdef") && elen >= 1 &&
+		    elen <= 12 && all_of(t1 + 1, elen, "0123456789") && plen > 0) {
+			char sha[65], iso[32];
+			memcpy(sha, l, 64);
+			sha[64] = '\0';
+			results_time_iso((int64_t)strtoll(t1 + 1, NULL, 10) * 1000, iso,
+					 sizeof(iso));
+			cJSON *o = cJSON_CreateObject();
+			bg_json_add_bytes(o, "path", t2 + 1, plen);
+			cJSON_AddStringToObject(o, "sha256", sha);
+			cJSON_AddStringToObject(o, "pushed_at", iso);
+			cJSON_AddItemToArray(a, o);
+		}
+		l += len + (e ? 1 : 0);
+	}
+	return a;
+}
+
 gate_verdict results_verdict_of(int exit_code, const gate_outcome *o)
 {
 	switch (exit_code) {
@@ -156,6 +192,12 @@ cJSON *results_record_build(const results_record_in *in)
 	add_str_or_null(r, "stated", st == VERDICT_NONE ? NULL : gate_verdict_name(st));
 	add_str_or_null(r, "why", in->why && in->why[0] ? in->why : NULL);
 	cJSON_AddItemToObject(r, "point", point_of(in, res));
+	if (in->pushed) {
+		cJSON_AddItemToObject(r, "pushed", results_pushed_list(in->pushed));
+	} else {
+		cJSON_AddNullToObject(r, "pushed");
+		add_str_or_null(r, "pushed_error", in->pushed_error);
+	}
 	if (res && last->raw && gate_is_result_line(last->raw, strlen(last->raw)))
 		/* The object's text exactly as the gate printed it (it passed the strict
 		 * check): cJSON's doubles would round a 64-bit seed or reprint 1.50. */

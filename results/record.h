@@ -29,10 +29,19 @@ typedef struct results_record_in {
 	/* Baseline and candidate measured apart: "role": "candidate" | "baseline"
 	 * (a "baseline" record's point.candidate is "baseline"); NULL: no role. */
 	const char *role;
+	/* The box's push manifest as read ("SHA256 TAB EPOCH TAB PATH" lines,
+	 * "" when none): "pushed"; NULL: "pushed": null and "pushed_error". */
+	const char *pushed;
+	const char *pushed_error;
 } results_record_in;
 
 /* The record (owned, cJSON_Delete). Pure: reads only `in`. */
 struct cJSON *results_record_build(const results_record_in *in);
+
+/* The "pushed" list of a push manifest's text: {"path", "sha256",
+ * "pushed_at"} per well-formed line, in the file's order; lines that are
+ * not "SHA256 TAB EPOCH TAB PATH" are left out. */
+struct cJSON *results_pushed_list(const char *text);
 
 /* "2026-12-03T14:50:01.123Z" for `ms` since the epoch (UTC); buf >= 32 bytes. */
 void results_time_iso(int64_t ms, char *buf, size_t n);

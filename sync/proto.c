@@ -306,6 +306,21 @@ static void on_owner_kept_not(sync_box *b, size_t i, const char *rest)
 	free(shown);
 }
 
+/* The manifest .boxgate/pushed: "ok|x SKIPPED" */
+static void on_manifest(sync_box *b, size_t i, const char *rest)
+{
+	(void)i;
+	char how[4] = "";
+	int skipped = 0;
+	if (sscanf(rest, "%3s %d", how, &skipped) != 2 || skipped < 0 ||
+	    (strcmp(how, "ok") != 0 && strcmp(how, "x") != 0)) {
+		b->proto_err = true;
+		return;
+	}
+	b->manifest_failed = b->manifest_failed || how[0] == 'x';
+	b->manifest_skipped += skipped;
+}
+
 /* "created" or "replaced" */
 static void on_swapped(sync_box *b, size_t i, const char *rest)
 {
@@ -341,6 +356,7 @@ static const struct sync_word {
 	{"vok", true, on_verified},     /* verified */
 	{"w", true, on_owner_kept_not}, /* the owner could not be kept */
 	{"ok", true, on_swapped},       /* swapped in */
+	{"m", false, on_manifest},      /* the manifest .boxgate/pushed written */
 };
 #define N_WORDS (sizeof(words) / sizeof(words[0]))
 

@@ -231,15 +231,19 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 			}
 			first = false;
 		}
+		/* The hash the manifest gets: the local one the verify step
+		 * confirmed, or (rollback) the one bgv just took of the .bak. */
 		if (what & (SYNC_DO_SWAP | SYNC_DO_ROLLBACK))
-			strbuf_addf(&sb, "%sbgs %zu %s %s %s %d", first ? "" : " && ", a->index,
+			strbuf_addf(&sb, "%sbgs %zu %s %s %s %d %s", first ? "" : " && ", a->index,
 				    strbuf_str(&x), strbuf_str(&t), strbuf_str(&xb),
-				    a->keep_owner ? 1 : 0);
+				    a->keep_owner ? 1 : 0, a->sha && *a->sha ? a->sha : "\"$h\"");
 		strbuf_addch(&sb, '\n');
 		strbuf_release(&t);
 		strbuf_release(&x);
 		strbuf_release(&xb);
 	}
+	if (what & (SYNC_DO_SWAP | SYNC_DO_ROLLBACK))
+		strbuf_addstr(&sb, "bgm\n");
 	if (!(what & SYNC_NO_EXIT))
 		strbuf_addstr(&sb, "exit 0\n");
 	return strbuf_detach(&sb);

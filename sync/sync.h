@@ -279,6 +279,10 @@ typedef struct sync_box {
 	int rc;
 	bg_err err;
 	char *repo_abs; /* the repo on the box, absolute and resolved */
+	/* The manifest .boxgate/pushed (sync_manifest_warning): it could not
+	 * be written; paths it cannot hold (a tab or newline) left out. */
+	bool manifest_failed;
+	int manifest_skipped;
 	/* private to sync/ */
 	sync_plan own_plan;
 	remote_conn *conn;
@@ -344,6 +348,16 @@ int sync_exit_code(const sync_box *boxes, size_t n);
 /* One line about file i on box b, without the box name: "PATH: updated
  * (sha256 ... confirmed on the box, previous as .bak kept)". Owned. */
 char *sync_file_describe(const sync_box *b, size_t i);
+
+/* The box's manifest (<repo>/.boxgate/pushed, one "SHA256 TAB EPOCH TAB
+ * PATH" line per path push or rollback last placed there): what to warn
+ * about it once, naming the box; NULL when nothing. Owned. */
+char *sync_manifest_warning(const sync_box *b);
+
+/* Reads the manifest back through `c` (bounded to SYNC_MANIFEST_MAX bytes):
+ * *text owned, "" when there is none. */
+#define SYNC_MANIFEST_MAX (1u << 20)
+int sync_manifest_read(remote_conn *c, const conf_box *box, char **text, bg_err *err);
 /* The same as one JSON object {box, path|path_b64, state, ...}; owned by
  * the caller (cJSON_Delete). */
 struct cJSON;

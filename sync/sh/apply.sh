@@ -29,7 +29,53 @@ bgv() {
 	echo "@$BGN vok $1"
 }
 
-# bgs INDEX TEMP TARGET BAK-TEMP KEEP-OWNER: TARGET.bak becomes the current
+# The manifest .boxgate/pushed: one line per path push placed,
+# "SHA256<TAB>EPOCH<TAB>PATH", rewritten whole by rename. bgs adds what it
+# swapped in to BGM ("SHA256<TAB>PATH" lines); bgm writes them at the end,
+# keeping the other paths' lines, and says "m ok|x SKIPPED". A path with a
+# tab or newline cannot be a line: it is skipped and counted (BGMX).
+BGT='	' BGL='
+' BGM='' BGMX=0
+
+# bgma SHA256 ./TARGET
+bgma() {
+	p=${2#./}
+	case $1$p in *"$BGT"* | *"$BGL"* | '') BGMX=$((BGMX + 1)); return 0;; esac
+	[ -n "$1" ] || { BGMX=$((BGMX + 1)); return 0; }
+	BGM=$BGM$1$BGT$p$BGL
+}
+
+# bgmw EPOCH: the new manifest on stdout.
+bgmw() {
+	if [ -f .boxgate/pushed ]; then
+		while IFS= read -r l || [ -n "$l" ]; do
+			p=${l#*"$BGT"}; p=${p#*"$BGT"}
+			case $BGL$BGM in *"$BGT$p$BGL"*) continue;; esac
+			printf '%s\n' "$l"
+		done < .boxgate/pushed || return 1
+	fi
+	s=$BGM
+	while [ -n "$s" ]; do
+		l=${s%%"$BGL"*}; s=${s#*"$BGL"}
+		printf '%s\t%s\t%s\n' "${l%%"$BGT"*}" "$1" "${l#*"$BGT"}" || return 1
+	done
+}
+
+bgm() {
+	[ -n "$BGM" ] || [ "$BGMX" != 0 ] || return 0
+	r=ok
+	if [ -n "$BGM" ]; then
+		t=.boxgate/.pushed.$$.tmp
+		# Under the lock no other push writes one: those left are a killed push's.
+		[ "$L" = o ] && rm -f .boxgate/.pushed.*.tmp 2>/dev/null
+		if { [ -d .boxgate ] || mkdir .boxgate; } 2>/dev/null && bgmw "$(date +%s)" > "$t" 2>/dev/null &&
+			[ ! -d .boxgate/pushed ] && mv -f -- "$t" .boxgate/pushed 2>/dev/null; then :; else rm -f -- "$t" 2>/dev/null; r=x; fi
+	fi
+	echo "@$BGN m $r $BGMX"
+	BGM='' BGMX=0
+}
+
+# bgs INDEX TEMP TARGET BAK-TEMP KEEP-OWNER SHA256: TARGET.bak becomes the current
 # target (a hard link, or a full copy renamed into place: both keep its
 # owner, group and mode), then TEMP replaces TARGET by rename(2). At no
 # instant is TARGET anything but the old or the new file, nor TARGET.bak a
@@ -56,7 +102,7 @@ bgs() {
 			fi
 		fi
 	fi
-	if mv -f -- "$2" "$3"; then echo "@$BGN ok $1 $w"; else rm -f -- "$2"; echo "@$BGN x $1 mv"; return 1; fi
+	if mv -f -- "$2" "$3"; then echo "@$BGN ok $1 $w"; bgma "$6" "$3"; else rm -f -- "$2"; echo "@$BGN x $1 mv"; return 1; fi
 }
 
 # bgr INDEX TARGET TEMP: TEMP becomes a second name of TARGET.bak.
