@@ -100,6 +100,9 @@ const char *cli_local_python(const conf *c);
 void cli_sync_trace(void *ctx, const char *box, const char *phase);
 /* The remote_log_cb that prints warnings as "boxgate: BOX: msg". */
 void cli_log_warning(void *ctx, const char *box, const char *msg);
+/* SIGINT, SIGTERM and SIGHUP go to `handler` (a gate run turns them into a
+ * clean remote kill). */
+void cli_catch_stop_signals(void (*handler)(int));
 /* remote_connect to box with its warnings printed through cli_log_warning. */
 int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err);
 

@@ -768,11 +768,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		goto out;
 	}
 
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	cli_catch_stop_signals(on_signal);
 
 	gate_args *g0 = &pts[0].ga;
 	int rc = cli_connect(g0->box, false, &c, &err);

@@ -386,11 +386,7 @@ static int run_validate(cli_ctx *ctx, void *opts_, const cli_args *args)
 		}
 	}
 
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	cli_catch_stop_signals(on_signal);
 
 	const gate_args *ref = &vs[V_REF].ga;
 	int rc = cli_connect(box, false, &c, &err);

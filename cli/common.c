@@ -2,6 +2,7 @@
  * loading the configuration once, box selection, usage output, the verifier
  * lookup and trace that sync/ is handed. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,4 +231,13 @@ int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *e
 {
 	remote_connect_opts co = {.log = cli_log_warning, .accept_new = accept_new};
 	return remote_connect(&box->target, &co, c, err);
+}
+
+void cli_catch_stop_signals(void (*handler)(int))
+{
+	struct sigaction sa = {.sa_handler = handler};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
