@@ -24,6 +24,16 @@ check() {
   if out=$("$@" 2>&1); then ok "$desc"; else not_ok "$desc"; diag "$out"; fi
 }
 
+# pycheck DESC SCRIPT ARGS...: passes when the Python SCRIPT (run with ARGS) exits 0;
+# Python's json and csv modules are the reference for what boxgate writes.
+pycheck() {
+  local desc=$1 script=$2; shift 2
+  local out
+  if out=$(python3 -c "$script" "$@" 2>&1); then ok "$desc"; else not_ok "$desc"; diag "$out"; fi
+}
+# nlines FILE: its line count, 0 when it does not exist.
+nlines() { if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
+
 # expect_rc RC DESC CMD...: runs CMD, stores its stdout/stderr in $OUT_FILE/$ERR_FILE,
 # passes when its exit status is RC.
 OUT_FILE=$BG_TMP/last.out

@@ -11,12 +11,6 @@ mkdir -p "$HOME"
 DEFAULT=$XDG_DATA_HOME/boxgate/results.jsonl
 
 # pycheck DESC SCRIPT ARGS...: passes when the Python script exits 0; what it prints is shown otherwise.
-pycheck() {
-  local desc=$1 script=$2; shift 2
-  local out
-  if out=$(python3 -c "$script" "$@" 2>&1); then ok "$desc"; else not_ok "$desc"; diag "$out"; fi
-}
-nlines() { if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
 
 # (a) The main job on the local box appends exactly one record to the default file.
 rc=0

@@ -13,12 +13,6 @@ SEQ=$BG_ROOT/tests/integration/gates/seq_gate.sh
 CONF=$BG_TMP/seq.ini
 printf '[box seq]\ntransport = local\ngate = %s\nallow = --values --counter --base --num-workers --cpus --shape --configs --kind --cand-sum-pct\n' "$SEQ" >"$CONF"
 R=$BG_TMP/r.jsonl
-pycheck() {
-  local desc=$1 script=$2; shift 2
-  local out
-  if out=$(python3 -c "$script" "$@" 2>&1); then ok "$desc"; else not_ok "$desc"; diag "$out"; fi
-}
-nlines() { if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
 # seqrun RC DESC RESULTS VALUES [run options] -- [gate args]: a fresh counter each time.
 seqrun() {
   local want=$1 desc=$2 res=$3 values=$4; shift 4

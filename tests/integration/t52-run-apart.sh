@@ -15,11 +15,6 @@ CONF=$BG_TMP/cand.ini
 printf '[box cand]\ntransport = local\ngate = %s\nallow = --values --bvalues --counter --num-workers --cos --cand-sum-pct --stated --baseline --kernel\n' "$GATES/cand_gate.sh" >"$CONF"
 printf '[box seq]\ntransport = local\ngate = %s\nallow = --values --counter --base --num-workers --cpus\n' "$GATES/seq_gate.sh" >>"$CONF"
 printf '[box nobase]\ntransport = local\ngate = %s\nallow = --values --bvalues --counter\n' "$GATES/cand_gate.sh" >>"$CONF"
-pycheck() {
-  local desc=$1 script=$2; shift 2
-  local out
-  if out=$(python3 -c "$script" "$@" 2>&1); then ok "$desc"; else not_ok "$desc"; diag "$out"; fi
-}
 # candrun RC DESC RESULTS [run options] -- [gate args]: a fresh counter each time.
 candrun() {
   local want=$1 desc=$2 res=$3; shift 3

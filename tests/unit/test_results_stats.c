@@ -368,18 +368,7 @@ static void compare_files(void **state)
 	free(b);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return unit_tmpdir_make("stats");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unit_tmpdir_remove();
-	return 0;
-}
+UNIT_SCRATCH_GROUP("stats")
 
 int main(void)
 {

@@ -296,18 +296,7 @@ static void run_ids(void **state)
 	assert_string_not_equal(a, b);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return unit_tmpdir_make("results");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unit_tmpdir_remove();
-	return 0;
-}
+UNIT_SCRATCH_GROUP("results")
 
 int main(void)
 {

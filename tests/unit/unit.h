@@ -71,4 +71,19 @@ static inline void unit_tmpdir_remove(void)
 	nftw(tmpdir, unit_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The group setup and teardown of a test file that works in a scratch
+ * directory named NAME. */
+#define UNIT_SCRATCH_GROUP(name)                                                                   \
+	static int setup(void **state)                                                             \
+	{                                                                                          \
+		(void)state;                                                                       \
+		return unit_tmpdir_make(name);                                                     \
+	}                                                                                          \
+	static int teardown(void **state)                                                          \
+	{                                                                                          \
+		(void)state;                                                                       \
+		unit_tmpdir_remove();                                                              \
+		return 0;                                                                          \
+	}
+
 #endif
