@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
+#include "base/random.h"
 #include "base/lines.h"
 #include "base/strbuf.h"
 #include "base/timer.h"
@@ -408,20 +408,12 @@ int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 		.cb = cb, .policy = policy, .out = out, .stop = stop, .pending = STRBUF_INIT};
 	remote_exec_opts o = {.on_line = on_line, .ctx = &rs, .max_line = 0};
 	remote_exec *e = NULL;
-	unsigned char rnd[16];
-	char hex[2 * sizeof(rnd) + 1], nonce_line[64];
+	char hex[2 * 16 + 1], nonce_line[64]; /* a 128-bit nonce */
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->gate_exit = out->gate_signal = -1;
-	for (size_t got = 0; got < sizeof(rnd);) {
-		ssize_t k = getrandom(rnd + got, sizeof(rnd) - got, 0);
-		if (k < 0 && errno != EINTR)
-			return bg_fail(err, BG_EIO, "cannot draw a nonce: %s", strerror(errno));
-		got += k > 0 ? (size_t)k : 0;
-	}
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+	bg_random_hex(hex, 16);
 	snprintf(rs.frame, sizeof(rs.frame), AGENT_FRAME "%s ", hex);
 	rs.frame_len = strlen(rs.frame);
 	snprintf(nonce_line, sizeof(nonce_line), AGENT_IN_NONCE "%s\n", hex);

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/random.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
 
@@ -114,7 +115,7 @@ static int local_exec_start(remote_conn *c, const char *cmdline, remote_exec *e,
 	char *entry = NULL;
 	char **env = environ;
 	if (e->opts.killable) {
-		remote_random_hex(e->exec_id, 16);
+		bg_random_hex(e->exec_id, 16);
 		entry = xasprintf(EXEC_ID_VAR "%s", e->exec_id);
 		env = exec_env(entry);
 	}

@@ -102,10 +102,6 @@ int remote_exec_wait(remote_exec *e, int64_t deadline, remote_status *st, bg_err
 int remote_exec_kill(remote_exec *e, int grace_ms, remote_status *st, bg_err *err);
 void remote_exec_free(remote_exec *e);
 
-/* Fills `out` with 2*n hex digits and a NUL from the kernel's random source
- * (n <= 32); aborts when the kernel has none. */
-void remote_random_hex(char *out, size_t n);
-
 /* Convenience: start, close stdin, wait; timeout_ms <= 0 means none. When the
  * timeout passes the command is killed and the status says REMOTE_TIMEDOUT. */
 int remote_run(remote_conn *c, const char *cmdline, remote_line_cb on_line, void *ctx,

@@ -19,34 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "base/timer.h"
+#include "base/random.h"
 #include "base/xmalloc.h"
 
 #define TRAILER_LEAD "\036@bgst-"
-
-void remote_random_hex(char *out, size_t n)
-{
-	unsigned char r[32];
-	size_t got = 0;
-	if (n > sizeof(r))
-		n = sizeof(r);
-	while (got < n) {
-		ssize_t k = getrandom(r + got, n - got, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			abort(); /* no kernel randomness: nothing sensible to do */
-		got += (size_t)k;
-	}
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hex[r[i] >> 4];
-		out[2 * i + 1] = hex[r[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
 
 /* The command line sshd hands to the login shell. The command runs in a
  * subshell, so neither `exit` nor `exec` in it skips the status line, while
@@ -102,10 +80,10 @@ int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, b
 	}
 	/* sshd puts a command without a pty in a new session: $$ is its group. */
 	char nonce[17];
-	remote_random_hex(nonce, 8);
+	bg_random_hex(nonce, 8);
 	snprintf(e->trailer, sizeof(e->trailer), TRAILER_LEAD "%s ", nonce);
 	if (e->opts.killable)
-		remote_random_hex(e->exec_id, 16);
+		bg_random_hex(e->exec_id, 16);
 	cmd = wrap(e, cmdline, nonce);
 	if (libssh2_channel_process_startup(e->ch, "exec", 4, cmd, (unsigned)strlen(cmd)) != 0) {
 		rc = bg_fail(err, BG_EREMOTE, "%s: the server refused to run the command: %s",

@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/random.h"
 #include "base/exit.h"
 #include "base/json.h"
 
@@ -233,20 +233,5 @@ int64_t results_now_ms(void)
 
 void results_new_run_id(char out[17])
 {
-	unsigned char b[8] = {0};
-	size_t got = 0;
-	while (got < sizeof(b)) {
-		ssize_t k = getrandom(b + got, sizeof(b) - got, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			/* No random source: the clock still tells runs apart. */
-			int64_t t = results_now_ms() ^ ((int64_t)getpid() << 40);
-			memcpy(b, &t, sizeof(b));
-			break;
-		}
-		got += (size_t)k;
-	}
-	for (size_t i = 0; i < sizeof(b); i++)
-		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	bg_random_hex(out, 8);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/random.h"
 #include "base/quote.h"
 #include "base/xmalloc.h"
 
@@ -379,7 +380,7 @@ bool sync_safe_path(const char *s)
 
 void sync_random_hex(char out[17])
 {
-	remote_random_hex(out, 8);
+	bg_random_hex(out, 8);
 }
 
 char *sync_verifier_command(const char *tmpl, const char *file, const char *python)
