@@ -1,6 +1,8 @@
 /* boxgate results compare: two results files, their points paired by
- * (GPU name or box, shape, num_workers, candidate) and each judged by the
- * rule in results/stats.h on the slowCTA samples of its records. */
+ * (GPU name or box, gate kind, shape, num_workers, candidate, the other gate
+ * arguments) and each judged by the rule in results/stats.h on the slowCTA
+ * samples of its records. The other arguments are in the key so that an fp8 run
+ * is never compared with a bf16 one of the same shape. */
 #include "cli/results_compare.h"
 
 #include <cjson/cJSON.h>
@@ -16,10 +18,11 @@
 enum { BEFORE, AFTER };
 
 typedef struct cmp_point {
-	char *device, *shape, *candidate; /* owned; NULL: not recorded */
+	char *device, *kind, *shape, *candidate; /* owned; NULL: not recorded */
+	char *rest; /* the gate arguments not named above, space-joined; owned */
 	long num_workers;
 	bool has_num_workers;
-	char *label;  /* "DEVICE SHAPE nwN CANDIDATE", '-' for what is missing */
+	char *label;  /* "DEVICE KIND SHAPE nwN CANDIDATE [REST]", '-' for what is missing */
 	double *s[2]; /* slowCTA_us samples before and after */
 	size_t n[2], cap[2];
 } cmp_point;
@@ -42,13 +45,45 @@ static bool same_str(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-static cmp_point *find_point(cmp_set *set, const char *device, const char *shape, bool has_nw,
-			     long nw, const char *cand)
+/* The point's own flags, which the key holds apart (value-taking ones first). */
+static const char *const key_flags[] = {"--kind",   "--shape",     "--configs", "--num-workers",
+					"--kernel", "--candidate", "--baseline"};
+enum { KEY_FLAGS_WITH_VALUE = 6 };
+
+/* The record's gate_args less the point's own flags (and their values), joined by
+ * spaces; "" when nothing is left or gate_args is not an array of strings. */
+static char *rest_of_args(const cJSON *args)
+{
+	char *out = xstrdup("");
+	const cJSON *a = cJSON_IsArray(args) ? args->child : NULL;
+	while (a) {
+		const char *w = cJSON_IsString(a) ? a->valuestring : "";
+		size_t i = 0, len = strcspn(w, "=");
+		while (i < sizeof(key_flags) / sizeof(key_flags[0]) &&
+		       !(strlen(key_flags[i]) == len && strncmp(w, key_flags[i], len) == 0))
+			i++;
+		if (i < sizeof(key_flags) / sizeof(key_flags[0])) {
+			a = a->next;
+			if (i < KEY_FLAGS_WITH_VALUE && !w[len] && a)
+				a = a->next; /* the flag's value */
+			continue;
+		}
+		char *grown = xasprintf("%s%s%s", out, *out ? " " : "", w);
+		free(out);
+		out = grown;
+		a = a->next;
+	}
+	return out;
+}
+
+static cmp_point *find_point(cmp_set *set, const char *device, const char *kind, const char *shape,
+			     bool has_nw, long nw, const char *cand, const char *rest)
 {
 	for (size_t i = 0; i < set->n; i++) {
 		cmp_point *p = &set->p[i];
-		if (same_str(p->device, device) && same_str(p->shape, shape) &&
-		    same_str(p->candidate, cand) && p->has_num_workers == has_nw &&
+		if (same_str(p->device, device) && same_str(p->kind, kind) &&
+		    same_str(p->shape, shape) && same_str(p->candidate, cand) &&
+		    same_str(p->rest, rest) && p->has_num_workers == has_nw &&
 		    (!has_nw || p->num_workers == nw))
 			return p;
 	}
@@ -59,6 +94,8 @@ static cmp_point *find_point(cmp_set *set, const char *device, const char *shape
 	cmp_point *p = &set->p[set->n++];
 	memset(p, 0, sizeof(*p));
 	p->device = device ? xstrdup(device) : NULL;
+	p->kind = kind ? xstrdup(kind) : NULL;
+	p->rest = xstrdup(rest);
 	p->shape = shape ? xstrdup(shape) : NULL;
 	p->candidate = cand ? xstrdup(cand) : NULL;
 	p->has_num_workers = has_nw;
@@ -66,8 +103,8 @@ static cmp_point *find_point(cmp_set *set, const char *device, const char *shape
 	char nwbuf[32] = "-";
 	if (has_nw)
 		snprintf(nwbuf, sizeof(nwbuf), "nw%ld", nw);
-	p->label = xasprintf("%s %s %s %s", device ? device : "-", shape ? shape : "-", nwbuf,
-			     cand ? cand : "-");
+	p->label = xasprintf("%s %s %s %s %s%s%s", device ? device : "-", kind ? kind : "-",
+			     shape ? shape : "-", nwbuf, cand ? cand : "-", *rest ? " " : "", rest);
 	return p;
 }
 
@@ -93,9 +130,11 @@ static int add_record(void *vset, const cJSON *rec, size_t line)
 	const cJSON *nw = cJSON_GetObjectItemCaseSensitive(point, "num_workers");
 	bool has_nw = cJSON_IsNumber(nw) && nw->valuedouble == floor(nw->valuedouble) &&
 		      fabs(nw->valuedouble) < 1e15;
+	char *rest = rest_of_args(cJSON_GetObjectItemCaseSensitive(rec, "gate_args"));
 	cmp_point *p =
-		find_point(set, device, str_field(point, "shape"), has_nw,
-			   has_nw ? (long)nw->valuedouble : 0, str_field(point, "candidate"));
+		find_point(set, device, str_field(point, "kind"), str_field(point, "shape"), has_nw,
+			   has_nw ? (long)nw->valuedouble : 0, str_field(point, "candidate"), rest);
+	free(rest);
 	int s = set->side;
 	if (p->n[s] == p->cap[s]) {
 		p->cap[s] = p->cap[s] ? 2 * p->cap[s] : 8;
@@ -110,6 +149,8 @@ static void cmp_set_release(cmp_set *set)
 	for (size_t i = 0; i < set->n; i++) {
 		cmp_point *p = &set->p[i];
 		free(p->device);
+		free(p->kind);
+		free(p->rest);
 		free(p->shape);
 		free(p->candidate);
 		free(p->label);
@@ -182,9 +223,11 @@ static void print_json_point(const cmp_point *p, int call, const stats_compare *
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "point", p->label);
 	add_str_or_null(o, "device", p->device);
+	add_str_or_null(o, "kind", p->kind);
 	add_str_or_null(o, "shape", p->shape);
 	add_num_or_null(o, "num_workers", p->has_num_workers, (double)p->num_workers);
 	add_str_or_null(o, "candidate", p->candidate);
+	cJSON_AddStringToObject(o, "args", p->rest);
 	cJSON_AddNumberToObject(o, "n_before", (double)p->n[BEFORE]);
 	cJSON_AddNumberToObject(o, "n_after", (double)p->n[AFTER]);
 	add_num_or_null(o, "median_before", have_a, stats_median(p->s[BEFORE], p->n[BEFORE]));

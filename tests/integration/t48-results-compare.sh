@@ -16,7 +16,7 @@ points = {  # (gpu_name, num_workers, candidate): (before, after)
     (None, 136, "k1"): (A, [100.3, 106, 98.9, 107, 108]),              # ambiguous: 1.06, p 0.31
     (None, 68, "k1"): (A, []),                                         # only in before
 }
-def rec(seq, gpu, nw, cand, slow, verdict="PASS_GATE"):
+def rec(seq, gpu, nw, cand, slow, verdict="PASS_GATE", extra=()):
     res = {"kind": "demo", "shape": "q_b", "num_workers": nw, "device": "cpu",
            "candidate": {"variant": cand, "slowCTA_us": slow, "wall_us": slow * 2,
                          "sumCTA_us": slow * nw, "cos": 1.0},
@@ -24,7 +24,7 @@ def rec(seq, gpu, nw, cand, slow, verdict="PASS_GATE"):
     return {"schema": 1, "run_id": "0123456789abcdef", "seq": seq, "boxgate": "0.1.0",
             "box": "local", "host": "localhost", "transport": "local", "gpus": "0",
             "gpu_name": gpu, "device": "cpu", "command": "gate --kind demo",
-            "gate_args": ["--kind", "demo", "--shape", "q_b", "--num-workers", str(nw)],
+            "gate_args": ["--kind", "demo", "--shape", "q_b", "--num-workers", str(nw), *extra],
             "start": "2026-12-03T14:50:01.123Z", "end": "2026-12-03T14:50:02.456Z",
             "exit": 0, "agent": {"rc": 0, "why": None, "gate_exit": 0, "gate_signal": None},
             "verdict": verdict, "stated": verdict, "why": "test",
@@ -38,21 +38,27 @@ for side, name in ((0, "before.jsonl"), (1, "after.jsonl")):
                 f.write(json.dumps(rec(seq, gpu, nw, cand, s)) + "\n"); seq += 1
         if side == 1:  # an INVALID record never counts, however fast it looks
             f.write(json.dumps(rec(seq, None, 8, "baseline", 1.0, "INVALID")) + "\n")
+            # the same point at another dtype is another point: never pooled with bf16
+            for s in (50, 51, 49, 50.5, 49.5):
+                seq += 1
+                f.write(json.dumps(rec(seq, "NVIDIA H200", 64, "k1", s, extra=("--dtype", "fp8"))) + "\n")
 PY
 [ -s before.jsonl ] && [ -s after.jsonl ] && ok "two results files written" || not_ok "no results files"
 
 expect_rc 1 "compare exits 1: one point is slower" "$BOXGATE" results compare before.jsonl after.jsonl
 has "$OUT_FILE" '^point +n before +n after .* call$' "the table has its header"
-has "$OUT_FILE" '^local q_b nw8 baseline +5 +5 +100\.00 +100\.10 +1\.0010 +\+0\.10% +1\.0000 +same$' \
+has "$OUT_FILE" '^local demo q_b nw8 baseline +5 +5 +100\.00 +100\.10 +1\.0010 +\+0\.10% +1\.0000 +same$' \
   "unchanged point: same, ratio 1.0010"
-has "$OUT_FILE" '^NVIDIA H200 q_b nw64 k1 +5 +5 +100\.00 +110\.00 +1\.1000 +\+10\.00% +0\.0079 +slower$' \
+has "$OUT_FILE" '^NVIDIA H200 demo q_b nw64 k1 +5 +5 +100\.00 +110\.00 +1\.1000 +\+10\.00% +0\.0079 +slower$' \
   "slower point: slower, ratio 1.1000, p 0.0079 (exact)"
-has "$OUT_FILE" '^local q_b nw128 k1 +5 +5 .* 0\.9000 +-10\.00% +0\.0079 +faster$' \
+has "$OUT_FILE" '^local demo q_b nw128 k1 +5 +5 .* 0\.9000 +-10\.00% +0\.0079 +faster$' \
   "faster point: faster, ratio 0.9000"
-has "$OUT_FILE" '^local q_b nw136 k1 +5 +5 .* 1\.0600 +\+6\.00% +0\.3095 +ambiguous$' \
+has "$OUT_FILE" '^local demo q_b nw136 k1 +5 +5 .* 1\.0600 +\+6\.00% +0\.3095 +ambiguous$' \
   "noisy point: ambiguous (6% change, not significant)"
-has "$OUT_FILE" '^local q_b nw68 k1 +5 +0 +100\.00 +- .* only in before$' "a point only in before is listed as such"
-has "$OUT_FILE" '^5 points: 1 same, 1 faster, 1 slower, 1 ambiguous, 1 only in before, 0 only in after' \
+has "$OUT_FILE" '^local demo q_b nw68 k1 +5 +0 +100\.00 +- .* only in before$' "a point only in before is listed as such"
+has "$OUT_FILE" '^NVIDIA H200 demo q_b nw64 k1 --dtype fp8 +0 +5 .* only in after$' \
+  "the same point at another dtype is its own point, never pooled"
+has "$OUT_FILE" '^6 points: 1 same, 1 faster, 1 slower, 1 ambiguous, 1 only in before, 1 only in after' \
   "the summary line counts each call"
 
 expect_rc 1 "compare --json exits 1 too" "$BOXGATE" results compare --json before.jsonl after.jsonl
@@ -62,17 +68,20 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 pts, summ = rows[:-1], rows[-1]
 by = {p["point"]: p for p in pts}
 A = [100, 101, 99, 100.5, 99.5]
-want = {"local q_b nw8 baseline": "same", "NVIDIA H200 q_b nw64 k1": "slower",
-        "local q_b nw128 k1": "faster", "local q_b nw136 k1": "ambiguous",
-        "local q_b nw68 k1": "only_before"}
+want = {"local demo q_b nw8 baseline": "same", "NVIDIA H200 demo q_b nw64 k1": "slower",
+        "local demo q_b nw128 k1": "faster", "local demo q_b nw136 k1": "ambiguous",
+        "local demo q_b nw68 k1": "only_before",
+        "NVIDIA H200 demo q_b nw64 k1 --dtype fp8": "only_after"}
 assert {k: by[k]["call"] for k in by} == want, by
-s = by["NVIDIA H200 q_b nw64 k1"]
+s = by["NVIDIA H200 demo q_b nw64 k1"]
 assert abs(s["ratio"] - statistics.median([110, 111, 109, 110.5, 109.5]) / statistics.median(A)) < 1e-12
 assert abs(s["p"] - 2 / 252) < 1e-12 and s["p_exact"] is True
 assert s["num_workers"] == 64 and s["device"] == "NVIDIA H200" and s["n_before"] == 5
-assert by["local q_b nw8 baseline"]["n_after"] == 5  # the INVALID record did not count
-assert by["local q_b nw68 k1"]["ratio"] is None and by["local q_b nw68 k1"]["median_after"] is None
-assert summ["summary"] == "compare" and summ["slower"] == 1 and summ["points"] == 5
+assert s["kind"] == "demo" and s["args"] == ""
+assert by["NVIDIA H200 demo q_b nw64 k1 --dtype fp8"]["args"] == "--dtype fp8"
+assert by["local demo q_b nw8 baseline"]["n_after"] == 5  # the INVALID record did not count
+assert by["local demo q_b nw68 k1"]["ratio"] is None and by["local demo q_b nw68 k1"]["median_after"] is None
+assert summ["summary"] == "compare" and summ["slower"] == 1 and summ["points"] == 6
 assert summ["skipped_after"] == 1 and summ["exit"] == 1
 PY
 then ok "--json: one object per point and a summary, as Python's json reads them"
