@@ -171,8 +171,8 @@ static void usage(FILE *f, const struct demo_backend *be)
 		"\n"
 		"Exit: 0 PASS_GATE, 1 BELOW_BAR, 2 usage, 125 INVALID%s.\n",
 		be->gpu_knobs ? " | --probe-timers" : "",
-		be->gpu_knobs ? "the GPU's SM count" : "the online CPU count less one", be->default_iters,
-		be->default_warmup,
+		be->gpu_knobs ? "the GPU's SM count" : "the online CPU count less one",
+		be->default_iters, be->default_warmup,
 		be->gpu_knobs
 			? "  --timer      auto|globaltimer|clock64 (auto: %globaltimer when its "
 			  "step\n"
