@@ -107,6 +107,9 @@ static bool all_of(const char *s, size_t n, const char *set)
 	return true;
 }
 
+/* 9999-12-31T23:59:59Z */
+#define LAST_EPOCH_OF_9999 253402300799LL
+
 cJSON *results_pushed_list(const char *text)
 {
 	cJSON *a = cJSON_CreateArray();
@@ -117,8 +120,11 @@ cJSON *results_pushed_list(const char *text)
 		const char *t2 = t1 ? memchr(t1 + 1, '\t', len - (size_t)(t1 + 1 - l)) : NULL;
 		size_t elen = t2 ? (size_t)(t2 - t1 - 1) : 0,
 		       plen = t2 ? len - (size_t)(t2 + 1 - l) : 0;
+		/* the epoch must fit a four-digit year: ISO 8601 times in records are fixed width
+		 */
 		if (t2 && t1 - l == 64 && all_of(l, 64, "0123456789abcdef") && elen >= 1 &&
-		    elen <= 12 && all_of(t1 + 1, elen, "0123456789") && plen > 0) {
+		    elen <= 12 && all_of(t1 + 1, elen, "0123456789") && plen > 0 &&
+		    strtoll(t1 + 1, NULL, 10) <= LAST_EPOCH_OF_9999) {
 			char sha[65], iso[32];
 			memcpy(sha, l, 64);
 			sha[64] = '\0';
