@@ -21,10 +21,13 @@ enum agent_exit {
 };
 
 /* Commands. */
-#define AGENT_CMD_VERSION "version"
-#define AGENT_CMD_GPUS    "gpus"
-#define AGENT_CMD_PROCS   "procs"
-#define AGENT_CMD_RUN     "run"
+#define AGENT_CMD_VERSION      "version"
+#define AGENT_CMD_GPUS         "gpus"
+#define AGENT_CMD_PROCS        "procs"
+#define AGENT_CMD_RUN          "run"
+#define AGENT_CMD_SLOTS        "slots"
+#define AGENT_CMD_SLOT_DISABLE "slot-disable"
+#define AGENT_CMD_SLOT_ENABLE  "slot-enable"
 
 /* Options of run (each also as --opt=VALUE); "--" ends them. */
 #define AGENT_OPT_GPUS        "--gpus"
@@ -39,6 +42,10 @@ enum agent_exit {
 #define AGENT_OPT_REQUIRE_GPU "--require-gpu"
 #define AGENT_OPT_CWD         "--cwd"
 #define AGENT_OPT_ENV         "--env"
+
+/* Options of slot-disable (with --gpus and --lock-dir). */
+#define AGENT_OPT_WHY "--why"
+#define AGENT_OPT_BY  "--by"
 
 /* stdin, one word a line: first the nonce line (with --nonce-stdin), then
  * heartbeats and at most one kill. */

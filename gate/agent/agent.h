@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -225,6 +226,16 @@ void read_nonce(struct run *r);
 /* lock.c */
 void lock_slot(struct run *r);
 void lock_release(struct run *r);
+/* mkdir -p with mode 0700 for the missing parts; -1 when `dir` is not a directory after. */
+int agent_mkdir_p(const char *dir);
+
+/* ---------------------------------------------------------------- slots.c */
+
+/* 1 with "REASON (disabled by WHO since TIME)" in why when LOCK_DIR/NAME.disabled exists. */
+int slot_disabled(const char *lock_dir, const char *name, char *why, size_t n);
+int cmd_slots(int argc, char **argv);
+int cmd_slot_disable(int argc, char **argv);
+int cmd_slot_enable(int argc, char **argv);
 /* exclusive.c */
 void check_exclusive(struct run *r);
 int gpu_free_now(struct run *r, strbuf *why);

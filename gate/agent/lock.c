@@ -10,7 +10,7 @@ static void iso_now(char *out, size_t n)
 	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int mkdir_p(const char *dir)
+int agent_mkdir_p(const char *dir)
 {
 	char *p = xstrdup(dir);
 	int rc = 0;
@@ -118,7 +118,7 @@ void lock_release(struct run *r)
 void lock_slot(struct run *r)
 {
 	char busy[768];
-	if (mkdir_p(r->lock_dir) < 0) {
+	if (agent_mkdir_p(r->lock_dir) < 0) {
 		msg("cannot create lock directory %s: %s", r->lock_dir, strerror(errno));
 		agent_exit(AGENT_EXIT_SYSERR);
 	}
@@ -130,8 +130,20 @@ void lock_slot(struct run *r)
 	int said = 0;
 	r->ph = PH_LOCK;
 	for (;;) {
-		if (lock_try(r, busy, sizeof busy) == 0)
+		if (lock_try(r, busy, sizeof busy) == 0) {
+			/* a disabled slot is refused while its lock is held, so a disable
+			 * that lands before this check is never run over */
+			for (int i = 0; i < r->nlocks; i++) {
+				char name[32], why[1400];
+				lock_name(r, i, name, sizeof name);
+				if (slot_disabled(r->lock_dir, name, why, sizeof why)) {
+					lock_release(r);
+					msg("slot %s disabled: %s", name, why);
+					agent_exit(AGENT_EXIT_BUSY);
+				}
+			}
 			return;
+		}
 		long long now = bg_now_ms();
 		if (now >= deadline || r->why != W_NONE) {
 			if (r->why != W_NONE)

@@ -15,6 +15,18 @@
  *       compute processes on those GPUs (all GPUs when LIST is absent), one line each:
  *       "pid <pid> gpu <idx> name <name> mem_mib <n>" (name: whitespace replaced by '_';
  *       n is -1 when NVML does not know), or "no-nvml <reason>"; exit 0.
+ *   boxgate-agent slots [--gpus LIST] [--lock-dir DIR]
+ *       one JSON object per slot (LIST's GPUs; absent: every GPU NVML sees, else the CPU
+ *       slot): {"slot":"gpu3","gpu":3,...,"state":S} with S free, held (its holder's
+ *       "tag", "pid", "since"), disabled ("why", "disabled_by", "disabled_since"; a held
+ *       slot that is disabled stays "held" with "disabled":true) or busy (free of boxgate
+ *       but NVML lists compute processes: "procs":[{"pid","name"}]). Held is read from
+ *       /proc/locks, never by taking the lock, so looking never makes a run busy.
+ *   boxgate-agent slot-disable --gpus LIST --why TEXT [--by WHO] [--lock-dir DIR]
+ *   boxgate-agent slot-enable --gpus LIST [--lock-dir DIR]
+ *       writes (temp file + rename) or removes DIR/<slot>.disabled; "" is the CPU slot.
+ *       run refuses a disabled slot (exit 75, "slot gpu5 disabled: WHY (disabled by WHO
+ *       since TIME)") after taking its lock, so a run that started earlier finishes.
  *   boxgate-agent run [options] -- CMD ARGS...
  *       --gpus LIST       slot GPUs ("0", "0,1", "2-3", combined); the gate gets
  *                         CUDA_VISIBLE_DEVICES=<ascending comma list> and
@@ -200,6 +212,12 @@ int main(int argc, char **argv)
 		rc = cmd_procs(argc - 2, argv + 2);
 	else if (!strcmp(c, AGENT_CMD_RUN))
 		rc = cmd_run(argc - 2, argv + 2);
+	else if (!strcmp(c, AGENT_CMD_SLOTS))
+		rc = cmd_slots(argc - 2, argv + 2);
+	else if (!strcmp(c, AGENT_CMD_SLOT_DISABLE))
+		rc = cmd_slot_disable(argc - 2, argv + 2);
+	else if (!strcmp(c, AGENT_CMD_SLOT_ENABLE))
+		rc = cmd_slot_enable(argc - 2, argv + 2);
 	else
 		usage_fail("unknown command '%s'", c);
 	agent_exit(rc);

@@ -1,0 +1,390 @@
+/* boxgate slots: every slot of the selected boxes as the boxes' own agents see it
+ * (free, held, disabled, busy), and `slots disable|enable BOX:GPUS` to mark a slot
+ * out of use for everyone, stored on the box beside its locks. */
+#include <cjson/cJSON.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/exit.h"
+#include "base/fanout.h"
+#include "base/quote.h"
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
+#include "cli/cli.h"
+#include "gate/agent_install.h"
+#include "gate/agent_proto.h"
+
+static const char slots_help[] =
+	"usage: boxgate slots [--boxes SPEC | --pool POOL | --all | BOX...] [--json]\n"
+	"       boxgate slots disable BOX:GPUS --why TEXT\n"
+	"       boxgate slots enable BOX:GPUS\n"
+	"\n"
+	"Lists every slot of the boxes (a pool's slots as its `slots =` names them; else a\n"
+	"box's `gpus`, else every GPU the box's NVML sees, else its one CPU slot), read by\n"
+	"the agent on each box from the same lock files `run` takes, boxes in parallel:\n"
+	"  free      no run holds it and NVML lists no compute process on it\n"
+	"  held      a run holds it: its tag (user@host:pid of the client), agent pid, since\n"
+	"  disabled  marked out of use: the reason, who and since when\n"
+	"  busy      no boxgate run holds it, but NVML lists a compute process (a foreign job)\n"
+	"Looking never takes a lock, so it never makes a run busy.\n"
+	"\n"
+	"disable marks the slot on the box (everyone who connects sees it, and `run` refuses\n"
+	"it naming the reason; a run already holding it finishes); enable removes the mark.\n"
+	"GPUS is \"5\", \"0,1\" or \"2-3\"; BOX alone (no ':') is its CPU slot.\n"
+	"\n"
+	"  --json     one JSON object per slot, \"box\" added, then none else\n"
+	"  --why TEXT the reason shown to everyone refused (disable; required)\n"
+	"Exit: 0 every box answered, else the worst of the boxes' errors (3 connect, 4 host\n"
+	"key, ...); 2 usage.\n";
+
+struct slots_opts {
+	const char *why;
+};
+
+static const cli_opt slots_options[] = {
+	CLI_OPT_SELECT,
+	CLI_OPT_JSON,
+	CLI_OPT_STRING("why", struct slots_opts, why),
+	CLI_OPT_END,
+};
+
+/* One box to ask, with the agent arguments that name its slots. */
+struct slots_job {
+	const conf_box *box;
+	char *gpus;   /* --gpus value, NULL: let the agent list what it sees */
+	char *action; /* NULL: list; else AGENT_CMD_SLOT_DISABLE / _ENABLE */
+	const char *why;
+	cJSON *rows; /* the agent's objects, in its order (listing) */
+	char *out;   /* the agent's stdout (disable/enable) */
+	int code;
+};
+
+struct slots_run {
+	struct slots_job *jobs;
+	const gate_agent *agent;
+	bool accept_new;
+};
+
+static char *who_am_i(void)
+{
+	char host[256] = "?";
+	const char *user = getenv("USER");
+	const struct passwd *pw = user && *user ? NULL : getpwuid(getuid());
+	if (pw)
+		user = pw->pw_name;
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	return xasprintf("%s@%s", user && *user ? user : "?", host);
+}
+
+static void ask_box(void *arg, size_t i)
+{
+	struct slots_run *sr = arg;
+	struct slots_job *j = &sr->jobs[i];
+	remote_conn *c = NULL;
+	bg_err err = {0};
+	char *path = NULL, *out = NULL;
+	gate_agent_how how;
+	int rc = cli_connect(j->box, sr->accept_new, &c, &err);
+	if (rc == 0)
+		rc = gate_agent_ensure(c, sr->agent, false, &path, &how, &err);
+	if (rc == 0) {
+		strbuf cmd = STRBUF_INIT;
+		strbuf_addf(&cmd, "%s %s", path, j->action ? j->action : AGENT_CMD_SLOTS);
+		if (j->gpus) {
+			strbuf_addf(&cmd, " %s ", AGENT_OPT_GPUS);
+			bg_quote(&cmd, j->gpus);
+		}
+		if (j->why) {
+			char *me = who_am_i();
+			strbuf_addf(&cmd, " %s ", AGENT_OPT_WHY);
+			bg_quote(&cmd, j->why);
+			strbuf_addf(&cmd, " %s ", AGENT_OPT_BY);
+			bg_quote(&cmd, me);
+			free(me);
+		}
+		remote_status st;
+		rc = remote_capture(c, cmd.buf, 1 << 20, j->box->connect_timeout_s * 1000 + 30000,
+				    &out, NULL, &st, &err);
+		strbuf_release(&cmd);
+	}
+	if (rc < 0) {
+		char *msg = xstrdup(err.msg);
+		size_t n = strlen(msg);
+		while (n && msg[n - 1] == '\n')
+			msg[--n] = '\0';
+		cli_error("%s", msg);
+		free(msg);
+		j->code = bg_exit_code(rc);
+	} else if (!j->action) {
+		j->rows = cJSON_CreateArray();
+		for (char *l = out, *e; l && *l; l = e ? e + 1 : NULL) {
+			e = strchr(l, '\n');
+			if (e)
+				*e = '\0';
+			cJSON *o = cJSON_Parse(l);
+			if (cJSON_IsObject(o))
+				cJSON_AddItemToArray(j->rows, o);
+			else
+				cJSON_Delete(o);
+		}
+	} else {
+		j->out = out;
+		out = NULL;
+	}
+	free(out);
+	free(path);
+	remote_close(c);
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The table's last column: who holds it, why it is out, or what runs on it. */
+static void detail_of(const cJSON *row, strbuf *d)
+{
+	const char *state = str_of(row, "state");
+	const cJSON *pid = cJSON_GetObjectItemCaseSensitive(row, "pid");
+	if (state && strcmp(state, "held") == 0) {
+		strbuf_addf(d, "%s", str_of(row, "tag") ? str_of(row, "tag") : "?");
+		if (cJSON_IsNumber(pid))
+			strbuf_addf(d, " (agent pid %d)", pid->valueint);
+		strbuf_addf(d, " since %s", str_of(row, "since") ? str_of(row, "since") : "?");
+	}
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "disabled")))
+		strbuf_addf(d, "%s%s (by %s since %s)", d->len ? "; disabled: " : "",
+			    str_of(row, "why") ? str_of(row, "why") : "?",
+			    str_of(row, "disabled_by") ? str_of(row, "disabled_by") : "?",
+			    str_of(row, "disabled_since") ? str_of(row, "disabled_since") : "?");
+	const cJSON *procs = cJSON_GetObjectItemCaseSensitive(row, "procs"), *p;
+	if (state && strcmp(state, "busy") == 0)
+		cJSON_ArrayForEach(p, procs)
+		{
+			const cJSON *pp = cJSON_GetObjectItemCaseSensitive(p, "pid");
+			strbuf_addf(d, "%spid %d (%s)", d->len ? ", " : "compute process ",
+				    cJSON_IsNumber(pp) ? pp->valueint : -1,
+				    str_of(p, "name") ? str_of(p, "name") : "?");
+		}
+}
+
+static void print_table(const struct slots_job *jobs, size_t n)
+{
+	size_t wbox = 3, wslot = 4;
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *row;
+		cJSON_ArrayForEach(row, jobs[i].rows)
+		{
+			const char *s = str_of(row, "slot");
+			if (strlen(jobs[i].box->name) > wbox)
+				wbox = strlen(jobs[i].box->name);
+			if (s && strlen(s) > wslot)
+				wslot = strlen(s);
+		}
+	}
+	cli_printf(stdout, "%-*s  %-*s  %-8s  %s\n", (int)wbox, "BOX", (int)wslot, "SLOT", "STATE",
+		   "DETAIL");
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *row;
+		cJSON_ArrayForEach(row, jobs[i].rows)
+		{
+			strbuf d = STRBUF_INIT;
+			detail_of(row, &d);
+			const char *s = str_of(row, "slot"), *st = str_of(row, "state");
+			if (d.len)
+				cli_printf(stdout, "%-*s  %-*s  %-8s  %s\n", (int)wbox,
+					   jobs[i].box->name, (int)wslot, s ? s : "?",
+					   st ? st : "?", d.buf);
+			else
+				cli_printf(stdout, "%-*s  %-*s  %s\n", (int)wbox, jobs[i].box->name,
+					   (int)wslot, s ? s : "?", st ? st : "?");
+			strbuf_release(&d);
+		}
+	}
+}
+
+/* The jobs of a listing: a pool's slots by box, else the selected boxes. */
+static int list_jobs(cli_ctx *ctx, const cli_args *args, struct slots_job **out, size_t *n)
+{
+	bg_err err = {0};
+	const conf_pool *pool = ctx->opt.pool ? conf_find_pool(&ctx->conf, ctx->opt.pool) : NULL;
+	const conf_box **boxes = NULL;
+	size_t nb = 0;
+	int rc;
+	if (ctx->opt.pool && !pool) {
+		cli_error("no pool '%s' in %s", ctx->opt.pool,
+			  ctx->conf.path ? ctx->conf.path : "the configuration (none was loaded)");
+		return BG_EXIT_USAGE;
+	}
+	if (args->n && (ctx->opt.pool || ctx->opt.boxes || ctx->opt.all)) {
+		cli_error("slots: give boxes as operands or with --boxes/--pool/--all, not both");
+		return BG_EXIT_USAGE;
+	}
+	if (pool) {
+		struct slots_job *jobs = xcalloc(pool->n_slots ? pool->n_slots : 1, sizeof(*jobs));
+		size_t k = 0;
+		for (size_t i = 0; i < pool->n_slots; i++) {
+			const conf_box *b = conf_find_box(&ctx->conf, pool->slots[i].box);
+			size_t j = 0;
+			while (j < k && jobs[j].box != b)
+				j++;
+			const char *g = pool->slots[i].gpus ? pool->slots[i].gpus : b->gpus;
+			if (j == k) {
+				jobs[k].box = b;
+				jobs[k++].gpus = g ? xstrdup(g) : NULL;
+			} else if (g && jobs[j].gpus) {
+				char *both = xasprintf("%s,%s", jobs[j].gpus, g);
+				free(jobs[j].gpus);
+				jobs[j].gpus = both;
+			}
+		}
+		*out = jobs;
+		*n = k;
+		return 0;
+	}
+	if (args->n) {
+		strbuf spec = STRBUF_INIT;
+		for (size_t i = 0; i < args->n; i++)
+			strbuf_addf(&spec, "%s%s", i ? "," : "", args->v[i]);
+		rc = conf_select(&ctx->conf, spec.buf, false, &boxes, &nb, &err);
+		strbuf_release(&spec);
+	} else {
+		rc = conf_select(&ctx->conf, ctx->opt.boxes, ctx->opt.all || !ctx->opt.boxes,
+				 &boxes, &nb, &err);
+	}
+	if (rc < 0) {
+		cli_error("%s", err.msg);
+		return bg_exit_code(rc);
+	}
+	struct slots_job *jobs = xcalloc(nb ? nb : 1, sizeof(*jobs));
+	for (size_t i = 0; i < nb; i++) {
+		jobs[i].box = boxes[i];
+		jobs[i].gpus = boxes[i]->gpus ? xstrdup(boxes[i]->gpus) : NULL;
+	}
+	free(boxes);
+	*out = jobs;
+	*n = nb;
+	return 0;
+}
+
+/* BOX:GPUS (or BOX, its CPU slot) of disable/enable. */
+static int mark_job(cli_ctx *ctx, const char *target, struct slots_job *j)
+{
+	const char *colon = strrchr(target, ':');
+	char *name = colon ? xstrndup(target, (size_t)(colon - target)) : xstrdup(target);
+	const conf_box *b = conf_find_box(&ctx->conf, name);
+	if (!b) {
+		cli_error("slots: no box '%s' (BOX:GPUS, e.g. b200-a:5)", name);
+		free(name);
+		return BG_EXIT_USAGE;
+	}
+	free(name);
+	const char *g = colon ? colon + 1 : "";
+	if (colon && (!*g || strspn(g, "0123456789,-") != strlen(g))) {
+		cli_error("slots: bad GPUS '%s' in '%s' (\"5\", \"0,1\" or \"2-3\")", g, target);
+		return BG_EXIT_USAGE;
+	}
+	j->box = b;
+	j->gpus = xstrdup(g);
+	return 0;
+}
+
+static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
+{
+	const struct slots_opts *so = opts;
+	struct slots_job *jobs = NULL;
+	size_t n = 0;
+	const char *action = NULL;
+	int code;
+	if (args->n && (strcmp(args->v[0], "disable") == 0 || strcmp(args->v[0], "enable") == 0)) {
+		bool disable = args->v[0][0] == 'd';
+		if (args->n != 2) {
+			cli_error("slots %s takes one BOX:GPUS (boxgate slots %s b200-a:5%s)",
+				  args->v[0], args->v[0], disable ? " --why TEXT" : "");
+			return BG_EXIT_USAGE;
+		}
+		if (disable && (!so->why || !*so->why)) {
+			cli_error("slots disable needs --why TEXT: the reason everyone refused "
+				  "reads");
+			return BG_EXIT_USAGE;
+		}
+		if (!disable && so->why) {
+			cli_error("slots enable takes no --why");
+			return BG_EXIT_USAGE;
+		}
+		jobs = xcalloc(1, sizeof(*jobs));
+		if ((code = mark_job(ctx, args->v[1], &jobs[0])) != 0) {
+			free(jobs);
+			return code;
+		}
+		action = disable ? AGENT_CMD_SLOT_DISABLE : AGENT_CMD_SLOT_ENABLE;
+		jobs[0].action = xstrdup(action);
+		jobs[0].why = disable ? so->why : NULL;
+		n = 1;
+	} else {
+		if (so->why) {
+			cli_error("slots: --why goes with 'slots disable BOX:GPUS'");
+			return BG_EXIT_USAGE;
+		}
+		if ((code = list_jobs(ctx, args, &jobs, &n)) != 0)
+			return code;
+	}
+	gate_agent agent;
+	bg_err err = {0};
+	if (gate_agent_locate(&agent, &err) < 0) {
+		cli_error("%s", err.msg);
+		for (size_t i = 0; i < n; i++) {
+			free(jobs[i].gpus);
+			free(jobs[i].action);
+		}
+		free(jobs);
+		return BG_EXIT_FAIL;
+	}
+	struct slots_run sr = {.jobs = jobs, .agent = &agent, .accept_new = ctx->opt.accept_new};
+	bg_fanout(n, 0, ask_box, &sr);
+	code = BG_EXIT_OK;
+	for (size_t i = 0; i < n; i++)
+		code = bg_exit_merge(code, jobs[i].code);
+	if (action) {
+		for (char *l = jobs[0].out, *e; l && *l; l = e ? e + 1 : NULL) {
+			e = strchr(l, '\n');
+			cli_print_line(stdout, jobs[0].box->name, l,
+				       e ? (size_t)(e - l) : strlen(l));
+		}
+	} else if (ctx->opt.json) {
+		for (size_t i = 0; i < n; i++) {
+			cJSON *row;
+			cJSON_ArrayForEach(row, jobs[i].rows)
+			{
+				cJSON *o = cJSON_Duplicate(row, 1);
+				cJSON_AddStringToObject(o, "box", jobs[i].box->name);
+				cli_print_json(o);
+				cJSON_Delete(o);
+			}
+		}
+	} else {
+		print_table(jobs, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		cJSON_Delete(jobs[i].rows);
+		free(jobs[i].gpus);
+		free(jobs[i].action);
+		free(jobs[i].out);
+	}
+	free(jobs);
+	gate_agent_release(&agent);
+	return code;
+}
+
+/* clang-format off */
+const cli_cmd cli_cmd_slots = {
+	.name = "slots", .summary = "every GPU slot: free, held (by whom), disabled (why), busy",
+	.help = slots_help, .options = slots_options, .opts_size = sizeof(struct slots_opts),
+	.order = CLI_OPTIONS_ANYWHERE, .needs = CLI_NEEDS_CONFIG, .box_operand = CLI_BOX_FLAGS_ONLY,
+	.arity = CLI_ARGS_ANY, .run = run_slots,
+};
+/* clang-format on */
