@@ -6,6 +6,7 @@
 #include "base/strbuf.h"
 #include "cli/cli.h"
 
+/* clang-format off */
 const cli_cmd *const cli_commands[] = {
 	&cli_cmd_run,
 	&cli_cmd_validate,
@@ -22,6 +23,7 @@ const cli_cmd *const cli_commands[] = {
 	&cli_cmd_help,
 	NULL,
 };
+/* clang-format on */
 
 static const char main_usage[] = "usage: boxgate [--config FILE] COMMAND [ARGS...]\n"
 				 "       boxgate --version | --help | help COMMAND\n";
