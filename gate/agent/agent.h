@@ -181,7 +181,6 @@ struct run {
 	int *gpus, ngpus;
 	char *gpulist; /* normalised, "" when no slot */
 	const char *lock_dir;
-	char *lock_dir_own;
 	const char *tag;
 	long long lock_wait_ms, timeout_ms, grace_ms, hb_ms;
 	int no_stdin, require_gpu, nonce_stdin;
@@ -226,6 +225,8 @@ void read_nonce(struct run *r);
 /* lock.c */
 void lock_slot(struct run *r);
 void lock_release(struct run *r);
+/* $HOME/.cache/boxgate/locks (HOME from the password entry when unset); static. */
+const char *agent_default_lock_dir(void);
 /* mkdir -p with mode 0700 for the missing parts; -1 when `dir` is not a directory after. */
 int agent_mkdir_p(const char *dir);
 

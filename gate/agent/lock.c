@@ -10,6 +10,18 @@ static void iso_now(char *out, size_t n)
 	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+const char *agent_default_lock_dir(void)
+{
+	static char dir[PATH_MAX];
+	const char *home = getenv("HOME");
+	if (!home || !*home) {
+		struct passwd *pw = getpwuid(getuid());
+		home = pw ? pw->pw_dir : "/tmp";
+	}
+	snprintf(dir, sizeof dir, "%s/.cache/boxgate/locks", home);
+	return dir;
+}
+
 int agent_mkdir_p(const char *dir)
 {
 	char *p = xstrdup(dir);

@@ -148,15 +148,8 @@ void parse_run(struct run *r, int argc, char **argv)
 		free(r->gpulist);
 		r->gpulist = strbuf_detach(&b);
 	}
-	if (!r->lock_dir) {
-		const char *home = getenv("HOME");
-		if (!home || !*home) {
-			struct passwd *pw = getpwuid(getuid());
-			home = pw ? pw->pw_dir : "/tmp";
-		}
-		r->lock_dir_own = xasprintf("%s/.cache/boxgate/locks", home);
-		r->lock_dir = r->lock_dir_own;
-	}
+	if (!r->lock_dir)
+		r->lock_dir = agent_default_lock_dir();
 	static char deftag[256];
 	if (!r->tag) {
 		char host[128] = "?";

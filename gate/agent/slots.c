@@ -160,18 +160,6 @@ static void report_slot(const char *lock_dir, const char *name, int gpu, struct 
 	strbuf_release(&b);
 }
 
-static const char *default_lock_dir(void)
-{
-	static char dir[PATH_MAX];
-	const char *home = getenv("HOME");
-	if (!home || !*home) {
-		struct passwd *pw = getpwuid(getuid());
-		home = pw ? pw->pw_dir : "/tmp";
-	}
-	snprintf(dir, sizeof dir, "%s/.cache/boxgate/locks", home);
-	return dir;
-}
-
 struct slot_args {
 	const char *lock_dir, *why, *by;
 	int *gpus, ngpus, gpus_given;
@@ -200,7 +188,7 @@ static void parse_slot_args(const char *cmd, int argc, char **argv, struct slot_
 		}
 	}
 	if (!a->lock_dir)
-		a->lock_dir = default_lock_dir();
+		a->lock_dir = agent_default_lock_dir();
 }
 
 int cmd_slots(int argc, char **argv)

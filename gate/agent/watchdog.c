@@ -329,7 +329,6 @@ void finish_run(struct run *r)
 	free(r->lock_fds);
 	free(r->gpus);
 	free(r->gpulist);
-	free(r->lock_dir_own);
 	free(r->envs);
 	close(r->sfd);
 	agent_exit(rc);
