@@ -2,7 +2,6 @@
  * (free, held, disabled, busy), and `slots disable|enable BOX:GPUS` to mark a slot
  * out of use for everyone, stored on the box beside its locks. */
 #include <cjson/cJSON.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "cli/slot_probe.h"
 #include "gate/agent_install.h"
 #include "gate/agent_proto.h"
 
@@ -50,95 +50,6 @@ static const cli_opt slots_options[] = {
 	CLI_OPT_END,
 };
 
-/* One box to ask, with the agent arguments that name its slots. */
-struct slots_job {
-	const conf_box *box;
-	char *gpus;   /* --gpus value, NULL: let the agent list what it sees */
-	char *action; /* NULL: list; else AGENT_CMD_SLOT_DISABLE / _ENABLE */
-	const char *why;
-	cJSON *rows; /* the agent's objects, in its order (listing) */
-	char *out;   /* the agent's stdout (disable/enable) */
-	int code;
-};
-
-struct slots_run {
-	struct slots_job *jobs;
-	const gate_agent *agent;
-	bool accept_new;
-};
-
-static char *who_am_i(void)
-{
-	char host[256] = "?";
-	const char *user = getenv("USER");
-	const struct passwd *pw = user && *user ? NULL : getpwuid(getuid());
-	if (pw)
-		user = pw->pw_name;
-	gethostname(host, sizeof(host) - 1);
-	host[sizeof(host) - 1] = '\0';
-	return xasprintf("%s@%s", user && *user ? user : "?", host);
-}
-
-static void ask_box(void *arg, size_t i)
-{
-	struct slots_run *sr = arg;
-	struct slots_job *j = &sr->jobs[i];
-	remote_conn *c = NULL;
-	bg_err err = {0};
-	char *path = NULL, *out = NULL;
-	gate_agent_how how;
-	int rc = cli_connect(j->box, sr->accept_new, &c, &err);
-	if (rc == 0)
-		rc = gate_agent_ensure(c, sr->agent, false, &path, &how, &err);
-	if (rc == 0) {
-		strbuf cmd = STRBUF_INIT;
-		strbuf_addf(&cmd, "%s %s", path, j->action ? j->action : AGENT_CMD_SLOTS);
-		if (j->gpus) {
-			strbuf_addf(&cmd, " %s ", AGENT_OPT_GPUS);
-			bg_quote(&cmd, j->gpus);
-		}
-		if (j->why) {
-			char *me = who_am_i();
-			strbuf_addf(&cmd, " %s ", AGENT_OPT_WHY);
-			bg_quote(&cmd, j->why);
-			strbuf_addf(&cmd, " %s ", AGENT_OPT_BY);
-			bg_quote(&cmd, me);
-			free(me);
-		}
-		remote_status st;
-		rc = remote_capture(c, cmd.buf, 1 << 20, j->box->connect_timeout_s * 1000 + 30000,
-				    &out, NULL, &st, &err);
-		strbuf_release(&cmd);
-	}
-	if (rc < 0) {
-		char *msg = xstrdup(err.msg);
-		size_t n = strlen(msg);
-		while (n && msg[n - 1] == '\n')
-			msg[--n] = '\0';
-		cli_error("%s", msg);
-		free(msg);
-		j->code = bg_exit_code(rc);
-	} else if (!j->action) {
-		j->rows = cJSON_CreateArray();
-		for (char *l = out, *e; l && *l; l = e ? e + 1 : NULL) {
-			e = strchr(l, '\n');
-			if (e)
-				*e = '\0';
-			cJSON *o = cJSON_Parse(l);
-			if (cJSON_IsObject(o))
-				cJSON_AddItemToArray(j->rows, o);
-			else
-				cJSON_Delete(o);
-		}
-	} else {
-		j->out = out;
-		out = NULL;
-	}
-	free(out);
-	free(path);
-	remote_close(c);
-}
-
 static const char *str_of(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -172,7 +83,7 @@ static void detail_of(const cJSON *row, strbuf *d)
 		}
 }
 
-static void print_table(const struct slots_job *jobs, size_t n)
+static void print_table(const slot_probe *jobs, size_t n)
 {
 	size_t wbox = 3, wslot = 4;
 	for (size_t i = 0; i < n; i++) {
@@ -208,7 +119,7 @@ static void print_table(const struct slots_job *jobs, size_t n)
 }
 
 /* The jobs of a listing: a pool's slots by box, else the selected boxes. */
-static int list_jobs(cli_ctx *ctx, const cli_args *args, struct slots_job **out, size_t *n)
+static int list_jobs(cli_ctx *ctx, const cli_args *args, slot_probe **out, size_t *n)
 {
 	bg_err err = {0};
 	const conf_pool *pool = ctx->opt.pool ? conf_find_pool(&ctx->conf, ctx->opt.pool) : NULL;
@@ -225,25 +136,7 @@ static int list_jobs(cli_ctx *ctx, const cli_args *args, struct slots_job **out,
 		return BG_EXIT_USAGE;
 	}
 	if (pool) {
-		struct slots_job *jobs = xcalloc(pool->n_slots ? pool->n_slots : 1, sizeof(*jobs));
-		size_t k = 0;
-		for (size_t i = 0; i < pool->n_slots; i++) {
-			const conf_box *b = conf_find_box(&ctx->conf, pool->slots[i].box);
-			size_t j = 0;
-			while (j < k && jobs[j].box != b)
-				j++;
-			const char *g = pool->slots[i].gpus ? pool->slots[i].gpus : b->gpus;
-			if (j == k) {
-				jobs[k].box = b;
-				jobs[k++].gpus = g ? xstrdup(g) : NULL;
-			} else if (g && jobs[j].gpus) {
-				char *both = xasprintf("%s,%s", jobs[j].gpus, g);
-				free(jobs[j].gpus);
-				jobs[j].gpus = both;
-			}
-		}
-		*out = jobs;
-		*n = k;
+		*out = slot_probe_pool(&ctx->conf, pool->name, n);
 		return 0;
 	}
 	if (args->n) {
@@ -260,7 +153,7 @@ static int list_jobs(cli_ctx *ctx, const cli_args *args, struct slots_job **out,
 		cli_error("%s", err.msg);
 		return bg_exit_code(rc);
 	}
-	struct slots_job *jobs = xcalloc(nb ? nb : 1, sizeof(*jobs));
+	slot_probe *jobs = xcalloc(nb ? nb : 1, sizeof(*jobs));
 	for (size_t i = 0; i < nb; i++) {
 		jobs[i].box = boxes[i];
 		jobs[i].gpus = boxes[i]->gpus ? xstrdup(boxes[i]->gpus) : NULL;
@@ -272,7 +165,7 @@ static int list_jobs(cli_ctx *ctx, const cli_args *args, struct slots_job **out,
 }
 
 /* BOX:GPUS (or BOX, its CPU slot) of disable/enable. */
-static int mark_job(cli_ctx *ctx, const char *target, struct slots_job *j)
+static int mark_job(cli_ctx *ctx, const char *target, slot_probe *j)
 {
 	const char *colon = strrchr(target, ':');
 	char *name = colon ? xstrndup(target, (size_t)(colon - target)) : xstrdup(target);
@@ -296,7 +189,7 @@ static int mark_job(cli_ctx *ctx, const char *target, struct slots_job *j)
 static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	const struct slots_opts *so = opts;
-	struct slots_job *jobs = NULL;
+	slot_probe *jobs = NULL;
 	size_t n = 0;
 	const char *action = NULL;
 	int code;
@@ -322,7 +215,7 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 			return code;
 		}
 		action = disable ? AGENT_CMD_SLOT_DISABLE : AGENT_CMD_SLOT_ENABLE;
-		jobs[0].action = xstrdup(action);
+		jobs[0].action = action;
 		jobs[0].why = disable ? so->why : NULL;
 		n = 1;
 	} else {
@@ -337,15 +230,10 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 	bg_err err = {0};
 	if (gate_agent_locate(&agent, &err) < 0) {
 		cli_error("%s", err.msg);
-		for (size_t i = 0; i < n; i++) {
-			free(jobs[i].gpus);
-			free(jobs[i].action);
-		}
-		free(jobs);
+		slot_probe_release(jobs, n);
 		return BG_EXIT_FAIL;
 	}
-	struct slots_run sr = {.jobs = jobs, .agent = &agent, .accept_new = ctx->opt.accept_new};
-	bg_fanout(n, 0, ask_box, &sr);
+	slot_probe_all(jobs, n, &agent, ctx->opt.accept_new, false, false);
 	code = BG_EXIT_OK;
 	for (size_t i = 0; i < n; i++)
 		code = bg_exit_merge(code, jobs[i].code);
@@ -369,13 +257,7 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 	} else {
 		print_table(jobs, n);
 	}
-	for (size_t i = 0; i < n; i++) {
-		cJSON_Delete(jobs[i].rows);
-		free(jobs[i].gpus);
-		free(jobs[i].action);
-		free(jobs[i].out);
-	}
-	free(jobs);
+	slot_probe_release(jobs, n);
 	gate_agent_release(&agent);
 	return code;
 }

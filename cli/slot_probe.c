@@ -1,0 +1,156 @@
+#include "cli/slot_probe.h"
+
+#include <cjson/cJSON.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/exit.h"
+#include "base/fanout.h"
+#include "base/quote.h"
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
+#include "gate/agent_proto.h"
+
+char *slot_probe_who(void)
+{
+	char host[256] = "?";
+	const char *user = getenv("USER");
+	const struct passwd *pw = user && *user ? NULL : getpwuid(getuid());
+	if (pw)
+		user = pw->pw_name;
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	return xasprintf("%s@%s", user && *user ? user : "?", host);
+}
+
+struct probe_run {
+	slot_probe *p;
+	const gate_agent *agent;
+	bool accept_new, keep, quiet;
+};
+
+static char *agent_command(const slot_probe *j, const char *path)
+{
+	strbuf cmd = STRBUF_INIT;
+	strbuf_addf(&cmd, "%s %s", path, j->action ? j->action : AGENT_CMD_SLOTS);
+	if (j->gpus) {
+		strbuf_addf(&cmd, " %s ", AGENT_OPT_GPUS);
+		bg_quote(&cmd, j->gpus);
+	}
+	if (j->why) {
+		char *me = slot_probe_who();
+		strbuf_addf(&cmd, " %s ", AGENT_OPT_WHY);
+		bg_quote(&cmd, j->why);
+		strbuf_addf(&cmd, " %s ", AGENT_OPT_BY);
+		bg_quote(&cmd, me);
+		free(me);
+	}
+	return strbuf_detach(&cmd);
+}
+
+static cJSON *parse_rows(char *out)
+{
+	cJSON *rows = cJSON_CreateArray();
+	for (char *l = out, *e; l && *l; l = e ? e + 1 : NULL) {
+		e = strchr(l, '\n');
+		if (e)
+			*e = '\0';
+		cJSON *o = cJSON_Parse(l);
+		if (cJSON_IsObject(o))
+			cJSON_AddItemToArray(rows, o);
+		else
+			cJSON_Delete(o);
+	}
+	return rows;
+}
+
+static void probe_box(void *arg, size_t i)
+{
+	struct probe_run *pr = arg;
+	slot_probe *j = &pr->p[i];
+	remote_conn *c = NULL;
+	bg_err err = {0};
+	char *out = NULL;
+	gate_agent_how how;
+	int rc = cli_connect(j->box, pr->accept_new, &c, &err);
+	if (rc == 0)
+		rc = gate_agent_ensure(c, pr->agent, false, &j->agent_path, &how, &err);
+	if (rc == 0) {
+		char *cmd = agent_command(j, j->agent_path);
+		remote_status st;
+		rc = remote_capture(c, cmd, 1 << 20, j->box->connect_timeout_s * 1000 + 30000, &out,
+				    NULL, &st, &err);
+		free(cmd);
+	}
+	if (rc < 0) {
+		size_t n = strlen(err.msg);
+		while (n && err.msg[n - 1] == '\n')
+			err.msg[--n] = '\0';
+		j->error = xstrdup(err.msg);
+		if (!pr->quiet)
+			cli_error("%s", err.msg);
+		j->code = bg_exit_code(rc);
+	} else if (!j->action) {
+		j->rows = parse_rows(out);
+	} else {
+		j->out = out;
+		out = NULL;
+	}
+	free(out);
+	if (pr->keep && rc == 0)
+		j->conn = c;
+	else
+		remote_close(c);
+}
+
+void slot_probe_all(slot_probe *p, size_t n, const gate_agent *agent, bool accept_new, bool keep,
+		    bool quiet)
+{
+	struct probe_run pr = {
+		.p = p, .agent = agent, .accept_new = accept_new, .keep = keep, .quiet = quiet};
+	bg_fanout(n, 0, probe_box, &pr);
+}
+
+void slot_probe_release(slot_probe *p, size_t n)
+{
+	for (size_t i = 0; p && i < n; i++) {
+		cJSON_Delete(p[i].rows);
+		free(p[i].gpus);
+		free(p[i].out);
+		free(p[i].agent_path);
+		free(p[i].error);
+		remote_close(p[i].conn);
+	}
+	free(p);
+}
+
+slot_probe *slot_probe_pool(const conf *c, const char *name, size_t *n)
+{
+	const conf_pool *pool = conf_find_pool(c, name);
+	if (!pool) {
+		cli_error("no pool '%s' in %s", name,
+			  c->path ? c->path : "the configuration (none was loaded)");
+		return NULL;
+	}
+	slot_probe *p = xcalloc(pool->n_slots ? pool->n_slots : 1, sizeof(*p));
+	size_t k = 0;
+	for (size_t i = 0; i < pool->n_slots; i++) {
+		const conf_box *b = conf_find_box(c, pool->slots[i].box);
+		size_t j = 0;
+		while (j < k && p[j].box != b)
+			j++;
+		const char *g = pool->slots[i].gpus ? pool->slots[i].gpus : b->gpus;
+		if (j == k) {
+			p[k].box = b;
+			p[k++].gpus = g ? xstrdup(g) : NULL;
+		} else if (g && p[j].gpus) {
+			char *both = xasprintf("%s,%s", p[j].gpus, g);
+			free(p[j].gpus);
+			p[j].gpus = both;
+		}
+	}
+	*n = k;
+	return p;
+}
