@@ -1,6 +1,7 @@
 /* boxgate run: one gate on one box, under the on-box watchdog agent. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -12,7 +13,10 @@
 #include "base/lines.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
+#include "cli/broker.h"
 #include "cli/gate_args.h"
+#include "cli/pool_line.h"
+#include "base/timer.h"
 #include "results/record.h"
 #include "sync/sync.h"
 #include "results/stats.h"
@@ -108,10 +112,14 @@ typedef struct run_opts {
 	bool no_results;
 	const char *repeat; /* --repeat N */
 	const char *max_cv; /* --max-cv PCT */
+	int wait;           /* --wait S (with --pool) */
 } run_opts;
 
 static const cli_opt run_options[] = {
 	GATE_OPT_ROWS(run_opts, g.),
+	CLI_OPT_POOL,
+	CLI_OPT_STRING("holder", run_opts, g.holder),
+	CLI_OPT_SECONDS("wait", run_opts, wait, 0, GATE_SECONDS_MAX),
 	CLI_OPT_STRING("results", run_opts, results),
 	CLI_OPT_FLAG("no-results", run_opts, no_results),
 	CLI_OPT_STRING("repeat", run_opts, repeat),
@@ -121,6 +129,7 @@ static const cli_opt run_options[] = {
 
 struct run_view {
 	const gate_args *ga;
+	pool_line *line;           /* left when the agent says the slot is locked */
 	bool color_out, color_err; /* per stream: the bold result line, the verdict */
 	gate_result last;          /* a copy of the last result line, for the record */
 };
@@ -150,6 +159,12 @@ static void print_line(void *arg, remote_stream s, const char *line, size_t len,
 		return;
 	}
 	cli_print_line(s == REMOTE_STDOUT ? stdout : stderr, NULL, line, len);
+}
+
+static void leave_line(void *arg)
+{
+	struct run_view *v = arg;
+	pool_line_leave(v->line);
 }
 
 static void keep_last(struct run_view *v, const gate_result *r)
@@ -276,6 +291,7 @@ typedef struct run_point {
 
 /* What every invocation of one boxgate run shares. */
 typedef struct run_state {
+	pool_line *line; /* --wait: our place in the pool's line, left once the slot is locked */
 	const char *results;
 	char run_id[17];
 	int seq;
@@ -377,7 +393,11 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 	view.ga = ga;
 	view.color_out = !ga->json && cli_color(stdout);
 	view.color_err = !ga->json && cli_color(stderr);
-	gate_callbacks cb = {print_line, print_result, &view};
+	gate_callbacks cb = {print_line, print_result, NULL, &view};
+	if (st->line) {
+		cb.on_locked = leave_line;
+		view.line = st->line;
+	}
 	int64_t start_ms = results_now_ms();
 	int rc = gate_run(c, cmdline, &policy, &cb, &stop_requested, &out, &err);
 	int64_t end_ms = results_now_ms();
@@ -718,10 +738,120 @@ static bool parse_repeat(const char *v, int *out)
 	return true;
 }
 
+/* --wait S: a ticket in the pool's line (on its first box), then, first in line,
+ * the first free slot, looked for every half second until S seconds have passed. */
+static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool_line **line,
+			 broker_pick *pick)
+{
+	const char *pool = ctx->opt.pool;
+	const conf_pool *cp = conf_find_pool(&ctx->conf, pool);
+	int64_t deadline = bg_now_ms() + (int64_t)wait_s * 1000;
+	strbuf why = STRBUF_INIT;
+	bg_err err = {0};
+	int code, ahead = -1, said = -2;
+	if (wait_s > 0 && cp->n_slots) {
+		const conf_box *qbox = conf_find_box(&ctx->conf, cp->slots[0].box);
+		int rc = pool_line_join(qbox, pool, agent, ctx->opt.accept_new, line, &err);
+		if (rc < 0) {
+			cli_error("%s: pool %s: cannot join the line on %s: %s", ctx->cmd->name,
+				  pool, qbox->name, err.msg);
+			return bg_exit_code(rc);
+		}
+		for (;;) {
+			rc = pool_line_wait_head(*line, deadline, &stop_requested, &ahead, &err);
+			if (rc == 1)
+				break;
+			if (rc < 0) {
+				if (stop_requested)
+					return RUN_INTERRUPTED;
+				cli_error("%s: pool %s: %s", ctx->cmd->name, pool, err.msg);
+				return BG_EXIT_CONNECT;
+			}
+			if (bg_now_ms() >= deadline) {
+				cli_error("%s: pool %s: still %d waiter%s ahead after --wait %d s",
+					  ctx->cmd->name, pool, ahead, ahead == 1 ? "" : "s",
+					  wait_s);
+				return BG_EXIT_FAIL;
+			}
+			if (ahead != said && ahead > 0) {
+				cli_printf(stderr, "boxgate: pool %s: %d waiter%s ahead in line\n",
+					   pool, ahead, ahead == 1 ? "" : "s");
+				said = ahead;
+			}
+		}
+	}
+	for (;;) {
+		strbuf_reset(&why);
+		code = broker_pick_slot(ctx, pool, agent, pick, &why);
+		if (code != BG_EXIT_FAIL || bg_now_ms() >= deadline || stop_requested)
+			break;
+		if (said != -1) {
+			cli_printf(stderr,
+				   "boxgate: pool %s: first in line, waiting for a free slot\n",
+				   pool);
+			said = -1;
+		}
+		for (int i = 0; i < 5 && !stop_requested; i++)
+			poll(NULL, 0, 100);
+	}
+	if (stop_requested && code)
+		code = RUN_INTERRUPTED;
+	else if (code)
+		cli_error("%s: no free slot in pool %s%s:%s", ctx->cmd->name, pool,
+			  wait_s ? " within --wait" : "", why.buf);
+	strbuf_release(&why);
+	return code;
+}
+
+/* --pool: every box of the pool must take the gate's arguments (refused before
+ * anything connects), then the broker picks the first free slot and run goes on
+ * as `run BOX --gpu N` on the connection the broker opened. */
+static int pick_slot(cli_ctx *ctx, gate_opts *g, const cli_args *args, int wait_s, pool_line **line,
+		     broker_pick *pick)
+{
+	const conf_pool *pool = conf_find_pool(&ctx->conf, ctx->opt.pool);
+	if (!pool) {
+		cli_error("%s: no pool '%s' in %s", ctx->cmd->name, ctx->opt.pool,
+			  ctx->conf.path ? ctx->conf.path : "the configuration (none was loaded)");
+		return BG_EXIT_USAGE;
+	}
+	if (g->gpu) {
+		cli_error("%s: --gpu and --pool exclude each other: the broker picks the slot",
+			  ctx->cmd->name);
+		return BG_EXIT_USAGE;
+	}
+	int code = 0;
+	for (size_t i = 0; i < pool->n_slots && !code; i++) {
+		gate_args ga;
+		ctx->opt.boxes = pool->slots[i].box;
+		code = gate_args_parse(ctx, g, args, &ga);
+		gate_args_release(&ga);
+	}
+	if (code)
+		return code;
+	gate_agent agent;
+	bg_err err = {0};
+	if (gate_agent_locate(&agent, &err) < 0) {
+		cli_error("%s", err.msg);
+		return BG_EXIT_FAIL;
+	}
+	code = wait_for_slot(ctx, wait_s, &agent, line, pick);
+	gate_agent_release(&agent);
+	if (code)
+		return code;
+	ctx->opt.boxes = pick->box->name;
+	g->gpu = pick->gpus;
+	cli_printf(stderr, "boxgate: pool %s: %s:%s is free, taking it\n", ctx->opt.pool,
+		   pick->box->name, pick->slot);
+	return 0;
+}
+
 static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 {
 	const run_opts *opts = opts_;
 	const char *name = ctx->cmd->name;
+	gate_opts gopts = opts->g; /* --gpu comes from the broker under --pool */
+	broker_pick pick = {0};
 	run_state st = {0};
 	run_point *pts = NULL;
 	size_t npts = 0;
@@ -743,6 +873,17 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	}
 	if ((code = gate_sweep_parse(name, args, &sw)))
 		return code;
+	if (opts->wait && !ctx->opt.pool) {
+		cli_error("%s: --wait goes with --pool (the broker's line)", name);
+		return BG_EXIT_USAGE;
+	}
+	if (ctx->opt.pool) {
+		cli_catch_stop_signals(on_signal);
+		if ((code = pick_slot(ctx, &gopts, args, opts->wait, &st.line, &pick))) {
+			pool_line_free(st.line);
+			return code;
+		}
+	}
 	npts = sw.n >= 2 ? sw.n : 1;
 	pts = xcalloc(npts, sizeof(*pts));
 	for (size_t i = 0; i < npts; i++) {
@@ -755,7 +896,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		p->cpus = p->workers = -1;
 		p->max_cv = max_cv;
 		p->parsed = true;
-		if ((code = gate_args_parse(ctx, &opts->g, &p->args, &p->ga)))
+		if ((code = gate_args_parse(ctx, &gopts, &p->args, &p->ga)))
 			goto out;
 	}
 	if (opts->results && opts->no_results) {
@@ -771,9 +912,18 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	cli_catch_stop_signals(on_signal);
 
 	gate_args *g0 = &pts[0].ga;
-	int rc = cli_connect(g0->box, false, &c, &err);
-	if (rc == 0)
-		rc = gate_agent_ensure(c, &g0->agent, false, &g0->agent_path, &how, &err);
+	int rc = 0;
+	how = AGENT_PRESENT;
+	if (pick.conn) { /* the broker's connection, its agent already there */
+		c = pick.conn;
+		pick.conn = NULL;
+		g0->agent_path = pick.agent_path;
+		pick.agent_path = NULL;
+	} else {
+		rc = cli_connect(g0->box, false, &c, &err);
+		if (rc == 0)
+			rc = gate_agent_ensure(c, &g0->agent, false, &g0->agent_path, &how, &err);
+	}
 	if (rc < 0) {
 		cli_error("%s", err.msg);
 		code = bg_exit_code(rc);
@@ -811,7 +961,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 			last = invoke(&st, c, p, k, false, &stop);
 			if (stop || !p->apart)
 				continue;
-			if (!p->bparsed && (last = baseline_prepare(ctx, &opts->g, p))) {
+			if (!p->bparsed && (last = baseline_prepare(ctx, &gopts, p))) {
 				stop = true;
 				break;
 			}
@@ -851,6 +1001,8 @@ out:
 	free(st.pushed);
 	free(st.pushed_error);
 	remote_close(c);
+	broker_pick_release(&pick);
+	pool_line_free(st.line);
 	return code;
 }
 

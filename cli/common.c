@@ -107,6 +107,13 @@ static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
 		}
 		return BG_EXIT_OK;
 	case CLI_BOX_BEFORE_DASH:
+		if (o->pool) { /* run --pool: the broker picks the box */
+			if (args->n_before_dash) {
+				cli_error("%s: give BOX or --pool, not both", cmd->name);
+				return BG_EXIT_USAGE;
+			}
+			return BG_EXIT_OK;
+		}
 		if (args->n_before_dash == 0) {
 			cli_error("%s: which box? (boxgate %s BOX -- GATE ARGS...)", cmd->name,
 				  cmd->name);

@@ -152,7 +152,11 @@ int gate_args_parse(cli_ctx *ctx, const gate_opts *opts, const cli_args *args, g
 	char host[256] = "?";
 	gethostname(host, sizeof(host) - 1);
 	const char *user = getenv("USER");
-	ga->tag = xasprintf("%s@%s:%d", user ? user : "boxgate", host, (int)getpid());
+	if (opts->holder)
+		ga->tag = xasprintf("%s %s@%s:%d", opts->holder, user ? user : "boxgate", host,
+				    (int)getpid());
+	else
+		ga->tag = xasprintf("%s@%s:%d", user ? user : "boxgate", host, (int)getpid());
 	ga->spec = (gate_spec){
 		.box = ga->box,
 		.entry = ga->entry,

@@ -9,9 +9,10 @@
 
 /* The options run and explain share (their table is gate_options). */
 typedef struct gate_opts {
-	const char *gpu; /* --gpu LIST */
-	const char *bar; /* --bar R */
-	int timeout_s;   /* --timeout S */
+	const char *gpu;    /* --gpu LIST */
+	const char *bar;    /* --bar R */
+	int timeout_s;      /* --timeout S */
+	const char *holder; /* --holder TAG (run): names the holder in the slot's lock */
 } gate_opts;
 
 extern const cli_opt gate_options[];

@@ -28,6 +28,7 @@ enum agent_exit {
 #define AGENT_CMD_SLOTS        "slots"
 #define AGENT_CMD_SLOT_DISABLE "slot-disable"
 #define AGENT_CMD_SLOT_ENABLE  "slot-enable"
+#define AGENT_CMD_QUEUE        "queue"
 
 /* Options of run (each also as --opt=VALUE); "--" ends them. */
 #define AGENT_OPT_GPUS        "--gpus"
@@ -46,6 +47,14 @@ enum agent_exit {
 /* Options of slot-disable (with --gpus and --lock-dir). */
 #define AGENT_OPT_WHY "--why"
 #define AGENT_OPT_BY  "--by"
+/* Options of queue (with --lock-dir and --heartbeat). */
+#define AGENT_OPT_NAME "--name"
+/* queue's stdout lines: "ticket N", then "ahead K" as K changes, then "head"; on
+ * stdin any line is a heartbeat and "done" (or EOF) leaves the line. */
+#define AGENT_QUEUE_TICKET "ticket "
+#define AGENT_QUEUE_AHEAD  "ahead "
+#define AGENT_QUEUE_HEAD   "head"
+#define AGENT_QUEUE_DONE   "done"
 
 /* stdin, one word a line: first the nonce line (with --nonce-stdin), then
  * heartbeats and at most one kill. */
@@ -58,8 +67,11 @@ enum agent_exit {
 /* Framing: every stdout line of the agent's own starts with
  * AGENT_FRAME NONCE " "; its last one is
  * AGENT_FRAME NONCE " " AGENT_END {"rc":N,"why":WORD[,"gate_exit":N|"gate_signal":N]}. */
-#define AGENT_FRAME           "@boxgate-agent "
-#define AGENT_END             "end "
+#define AGENT_FRAME "@boxgate-agent "
+#define AGENT_END   "end "
+/* AGENT_FRAME NONCE " " AGENT_LOCKED {"slot":"gpu0"}: the slot's lock is taken (a
+ * waiter in a pool's line may leave it now). */
+#define AGENT_LOCKED          "locked "
 #define AGENT_END_RC          "rc"
 #define AGENT_END_WHY         "why"
 #define AGENT_END_GATE_EXIT   "gate_exit"

@@ -339,6 +339,10 @@ static void agent_line(struct run_state *rs, const char *line, size_t len)
 		record_result(rs, &r);
 	} else if (n > strlen(AGENT_END) && memcmp(in, AGENT_END, strlen(AGENT_END)) == 0) {
 		agent_end(rs, in + strlen(AGENT_END), n - strlen(AGENT_END));
+	} else if (n >= strlen(AGENT_LOCKED) &&
+		   memcmp(in, AGENT_LOCKED, strlen(AGENT_LOCKED)) == 0) {
+		if (rs->cb && rs->cb->on_locked)
+			rs->cb->on_locked(rs->cb->ctx);
 	}
 }
 

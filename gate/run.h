@@ -48,6 +48,8 @@ typedef struct gate_callbacks {
 	void (*on_line)(void *ctx, remote_stream s, const char *line, size_t len, int flags);
 	/* Every FAITHFUL_RESULT line, parsed and judged (borrowed for the call). */
 	void (*on_result)(void *ctx, const gate_result *r);
+	/* The agent has taken the slot's lock (may be NULL). */
+	void (*on_locked)(void *ctx);
 	void *ctx;
 } gate_callbacks;
 

@@ -237,6 +237,10 @@ int slot_disabled(const char *lock_dir, const char *name, char *why, size_t n);
 int cmd_slots(int argc, char **argv);
 int cmd_slot_disable(int argc, char **argv);
 int cmd_slot_enable(int argc, char **argv);
+
+/* ---------------------------------------------------------------- queue.c */
+
+int cmd_queue(int argc, char **argv);
 /* exclusive.c */
 void check_exclusive(struct run *r);
 int gpu_free_now(struct run *r, strbuf *why);

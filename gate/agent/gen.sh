@@ -11,7 +11,7 @@ base/xmalloc.h base/strbuf.h base/timer.h base/lines.h base/parse.h base/quote.h
 gate/agent/agent.h
 base/xmalloc.c base/strbuf.c base/timer.c base/lines.c base/parse.c base/quote.c
 gate/agent/main.c gate/agent/output.c gate/agent/options.c gate/agent/nvml.c
-gate/agent/proctree.c gate/agent/lock.c gate/agent/slots.c gate/agent/exclusive.c gate/agent/heartbeat.c
+gate/agent/proctree.c gate/agent/lock.c gate/agent/slots.c gate/agent/queue.c gate/agent/exclusive.c gate/agent/heartbeat.c
 gate/agent/child.c gate/agent/watchdog.c"
 if [ "${1:-}" = --list ]; then
 	echo $PARTS

@@ -154,6 +154,11 @@ void lock_slot(struct run *r)
 					agent_exit(AGENT_EXIT_BUSY);
 				}
 			}
+			if (g_frame[0]) {
+				char name[32];
+				lock_name(r, 0, name, sizeof name);
+				print_line("%s" AGENT_LOCKED "{\"slot\":\"%s\"}", g_frame, name);
+			}
 			return;
 		}
 		long long now = bg_now_ms();

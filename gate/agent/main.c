@@ -27,6 +27,11 @@
  *       writes (temp file + rename) or removes DIR/<slot>.disabled; "" is the CPU slot.
  *       run refuses a disabled slot (exit 75, "slot gpu5 disabled: WHY (disabled by WHO
  *       since TIME)") after taking its lock, so a run that started earlier finishes.
+ *   boxgate-agent queue --name POOL [--lock-dir DIR] [--heartbeat S]
+ *       a ticket in POOL's line (DIR/queue-POOL/): prints "ticket N", "ahead K" whenever K
+ *       changes, "head" when no live ticket is before it, and holds the ticket until
+ *       stdin says "done", closes, or stays silent for S seconds (default 15; any line is
+ *       a heartbeat). A ticket is a flock'ed file: a waiter that dies loses its place.
  *   boxgate-agent run [options] -- CMD ARGS...
  *       --gpus LIST       slot GPUs ("0", "0,1", "2-3", combined); the gate gets
  *                         CUDA_VISIBLE_DEVICES=<ascending comma list> and
@@ -74,6 +79,7 @@
  *
  * What run does
  *   1. flock(LOCK_EX) every lock file of the slot, in ascending GPU order; all or none
+ *      (with --nonce-stdin the agent then prints, framed, locked {"slot":"gpu0"});
  *      (while waiting it holds none). The lock fds are O_CLOEXEC: the agent holds the
  *      slot until every gate process is reaped, and no gate process can keep it after.
  *      The holder writes "tag=", "pid=", "since=" (ISO 8601, UTC) lines into the file and
@@ -218,6 +224,8 @@ int main(int argc, char **argv)
 		rc = cmd_slot_disable(argc - 2, argv + 2);
 	else if (!strcmp(c, AGENT_CMD_SLOT_ENABLE))
 		rc = cmd_slot_enable(argc - 2, argv + 2);
+	else if (!strcmp(c, AGENT_CMD_QUEUE))
+		rc = cmd_queue(argc - 2, argv + 2);
 	else
 		usage_fail("unknown command '%s'", c);
 	agent_exit(rc);

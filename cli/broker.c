@@ -1,0 +1,92 @@
+#include "cli/broker.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/exit.h"
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
+#include "cli/slot_probe.h"
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : "?";
+}
+
+/* "g1:gpu0 held by TAG since T" and the like, for the refusal. */
+static void say_why_taken(strbuf *b, const char *box, const cJSON *row)
+{
+	const char *state = str_of(row, "state");
+	strbuf_addf(b, "\n  %s:%s %s", box, str_of(row, "slot"), state);
+	if (strcmp(state, "held") == 0)
+		strbuf_addf(b, " by %s since %s", str_of(row, "tag"), str_of(row, "since"));
+	else if (strcmp(state, "disabled") == 0)
+		strbuf_addf(b, ": %s", str_of(row, "why"));
+	else if (strcmp(state, "busy") == 0) {
+		const cJSON *p =
+			cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(row, "procs"), 0);
+		const cJSON *pid = cJSON_GetObjectItemCaseSensitive(p, "pid");
+		strbuf_addf(b, ": compute process pid %d (%s)",
+			    cJSON_IsNumber(pid) ? pid->valueint : -1, str_of(p, "name"));
+	}
+}
+
+int broker_pick_slot(cli_ctx *ctx, const char *pool, const gate_agent *agent, broker_pick *pick,
+		     strbuf *why_out)
+{
+	size_t n = 0;
+	memset(pick, 0, sizeof(*pick));
+	slot_probe *p = slot_probe_pool(&ctx->conf, pool, &n);
+	if (!p)
+		return BG_EXIT_USAGE;
+	slot_probe_all(p, n, agent, ctx->opt.accept_new, true, true);
+	int code = BG_EXIT_OK;
+	strbuf why = STRBUF_INIT;
+	for (size_t i = 0; i < n && !pick->box; i++) {
+		if (p[i].code) {
+			strbuf_addf(&why, "\n  %s: %s", p[i].box->name, p[i].error);
+			code = bg_exit_merge(code, p[i].code);
+			continue;
+		}
+		const cJSON *row;
+		cJSON_ArrayForEach(row, p[i].rows)
+		{
+			if (strcmp(str_of(row, "state"), "free") != 0) {
+				say_why_taken(&why, p[i].box->name, row);
+				continue;
+			}
+			const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(row, "gpu");
+			pick->box = p[i].box;
+			pick->slot = xstrdup(str_of(row, "slot"));
+			pick->gpus = cJSON_IsNumber(gpu) ? xasprintf("%d", gpu->valueint) : NULL;
+			pick->conn = p[i].conn;
+			pick->agent_path = p[i].agent_path;
+			p[i].conn = NULL;
+			p[i].agent_path = NULL;
+			break;
+		}
+	}
+	if (!pick->box) {
+		bool none_asked = true;
+		for (size_t i = 0; i < n; i++)
+			none_asked = none_asked && p[i].code;
+		strbuf_addstr(why_out, why.len ? why.buf : "\n  (the pool lists no slot)");
+		code = none_asked && n ? code : BG_EXIT_FAIL;
+	} else {
+		code = BG_EXIT_OK;
+	}
+	strbuf_release(&why);
+	slot_probe_release(p, n);
+	return code;
+}
+
+void broker_pick_release(broker_pick *pick)
+{
+	free(pick->gpus);
+	free(pick->slot);
+	free(pick->agent_path);
+	remote_close(pick->conn);
+	memset(pick, 0, sizeof(*pick));
+}
