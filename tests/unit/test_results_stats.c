@@ -287,17 +287,17 @@ static void compare_files(void **state)
 	int rc = run_compare(a, b, false, &out, &err);
 	if (rc != BG_EXIT_FAIL)
 		fail_msg("exit %d\n%s%s", rc, out, err);
-	expect_row(out, "local q_b nw8 cand", "same");
-	expect_row(out, "local q_b nw8 cand", "1.0010");
-	expect_row(out, "local q_b nw8 cand", " 5        5 ");
-	expect_row(out, "NVIDIA H200 q_b nw64 cand", "slower");
-	expect_row(out, "NVIDIA H200 q_b nw64 cand", "+10.00%");
-	expect_row(out, "NVIDIA H200 q_b nw64 cand", "0.0079");
-	expect_row(out, "local q_b nw128 cand", "faster");
-	expect_row(out, "local q_b nw128 cand", "-10.00%");
-	expect_row(out, "local q_b nw136 cand", "ambiguous");
-	expect_row(out, "local q_b nw68 cand", "only in before");
-	expect_row(out, "local q_b nw4 cand", "only in after");
+	expect_row(out, "local demo q_b nw8 cand", "same");
+	expect_row(out, "local demo q_b nw8 cand", "1.0010");
+	expect_row(out, "local demo q_b nw8 cand", " 5        5 ");
+	expect_row(out, "NVIDIA H200 demo q_b nw64 cand", "slower");
+	expect_row(out, "NVIDIA H200 demo q_b nw64 cand", "+10.00%");
+	expect_row(out, "NVIDIA H200 demo q_b nw64 cand", "0.0079");
+	expect_row(out, "local demo q_b nw128 cand", "faster");
+	expect_row(out, "local demo q_b nw128 cand", "-10.00%");
+	expect_row(out, "local demo q_b nw136 cand", "ambiguous");
+	expect_row(out, "local demo q_b nw68 cand", "only in before");
+	expect_row(out, "local demo q_b nw4 cand", "only in after");
 	assert_non_null(strstr(out, "6 points: 1 same, 1 faster, 1 slower, 1 ambiguous, 1 only in "
 				    "before, 1 only in after"));
 	assert_non_null(strstr(out, "0 before, 2 after"));
@@ -306,7 +306,7 @@ static void compare_files(void **state)
 			       "before.jsonl: 1 line that is not a JSON object skipped (the first: "
 			       "line 24)"));
 	/* the columns line up: every row's call column starts at the same offset */
-	char *h = row_of(out, "point"), *r = row_of(out, "local q_b nw8 cand");
+	char *h = row_of(out, "point"), *r = row_of(out, "local demo q_b nw8 cand");
 	assert_int_equal(strstr(h, " call") - h, strstr(r, " same") - r);
 	free(h);
 	free(r);
@@ -325,14 +325,14 @@ static void compare_files(void **state)
 		lines++;
 		const cJSON *pt = cJSON_GetObjectItem(last, "point");
 		if (cJSON_IsString(pt) &&
-		    strcmp(pt->valuestring, "NVIDIA H200 q_b nw64 cand") == 0) {
+		    strcmp(pt->valuestring, "NVIDIA H200 demo q_b nw64 cand") == 0) {
 			assert_string_equal(cJSON_GetObjectItem(last, "call")->valuestring,
 					    "slower");
 			assert_near(cJSON_GetObjectItem(last, "ratio")->valuedouble, 1.1, 1e-12);
 			assert_int_equal(cJSON_GetObjectItem(last, "num_workers")->valueint, 64);
 			assert_true(cJSON_IsTrue(cJSON_GetObjectItem(last, "p_exact")));
 		}
-		if (cJSON_IsString(pt) && strcmp(pt->valuestring, "local q_b nw68 cand") == 0) {
+		if (cJSON_IsString(pt) && strcmp(pt->valuestring, "local demo q_b nw68 cand") == 0) {
 			assert_true(cJSON_IsNull(cJSON_GetObjectItem(last, "ratio")));
 			assert_string_equal(cJSON_GetObjectItem(last, "call")->valuestring,
 					    "only_before");

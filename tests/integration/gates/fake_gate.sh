@@ -21,5 +21,10 @@ case $mode in
   sleep) echo $$ >"/tmp/bg-fake-$tag.pid"; exec sleep "100$tag.5" ;;
   ignore-term) trap '' TERM; while :; do sleep "10$tag.25"; done ;;
   escape) setsid sh -c "exec sleep 200$tag.5" & ( ( sleep "300$tag.5" & ) & ); sleep "400$tag.5" ;;
+  hold) # holds its slot about 0.5 s, recording start and end on the box (t54)
+    echo "start $tag ${CUDA_VISIBLE_DEVICES-cpu} $(date +%s.%N)" >>"$HOME/slot.log"
+    sleep 0.5
+    echo "end $tag ${CUDA_VISIBLE_DEVICES-cpu} $(date +%s.%N)" >>"$HOME/slot.log"
+    result "$(side 4.0 5.0 400 0.9999)" "$(side 5.2 6.1 402 1.0)" 1.3 PASS_GATE ;;
   slow) sleep 4; result "$(side 4.0 5.0 400 0.9999)" "$(side 5.2 6.1 402 1.0)" 1.3 PASS_GATE ;;
 esac

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# run --pool: the broker. 20 concurrent clients on 2 slots of 2 real sshd test hosts are
+# served one at a time per slot, all of them, in arrival order; held and disabled slots are
+# skipped; a SIGKILLed holder frees its slot for the next in line; Ctrl-C while waiting
+# leaves no ticket behind; bad input is refused before anything connects.
+source "$(dirname "$0")/lib.sh"
+HOSTS=$BG_ROOT/tests/hosts/hosts
+
+D=$("$HOSTS" up --n 2) || { not_ok "test hosts came up"; finish; exit 1; }
+trap '"$HOSTS" down "$D" >/dev/null 2>&1; rm -rf "$BG_TMP"' EXIT
+source "$D/env.sh"
+for i in 1 2; do
+  cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$(eval echo "\$BG_HOST_${i}_ROOT")/repo/gate.sh"
+done
+INI=$BG_TMP/t54.ini
+cat "$BG_CONFIG" >"$INI"
+for i in 1 2; do cat >>"$INI" <<EOF2
+
+[box g$i]
+host = h$i
+repo = /root/repo
+gate = gate.sh
+gpus = 0-1
+require_gpu = no
+heartbeat_timeout_s = 3
+kill_grace_s = 1
+allow = --kind --shape --num-workers --mode --tag
+EOF2
+done
+cat >>"$INI" <<EOF2
+
+[pool p]
+slots = g1:0, g2:0
+
+[pool one]
+slots = g2:1
+EOF2
+bg() { "$BOXGATE" --config "$INI" "$@"; }
+cd "$BG_TMP" || exit 1
+LOG1=$BG_HOST_1_ROOT/slot.log LOG2=$BG_HOST_2_ROOT/slot.log
+
+# --- picking ---
+expect_rc 0 "run --pool takes a free slot" bg run --pool p --no-results -- --mode pass
+has "$ERR_FILE" '^boxgate: pool p: g1:gpu0 is free, taking it$' "the first free slot in the pool's order: g1:gpu0"
+has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=0 ' "the gate ran on GPU 0 of that box"
+expect_rc 0 "disable g1:0" bg slots disable g1:0 --why "bench job"
+expect_rc 0 "run --pool skips the disabled slot" bg run --pool p --no-results -- --mode pass
+has "$ERR_FILE" '^boxgate: pool p: g2:gpu0 is free, taking it$' "it took g2:gpu0"
+bg run --pool p --holder long-job --no-results -- --mode slow >"$BG_TMP/slow.out" 2>&1 &
+slow=$!
+for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/slow.out" && break; sleep 0.25; done
+expect_rc 1 "every slot taken and no --wait: refused at once" bg run --pool p --no-results -- --mode pass
+has "$ERR_FILE" 'no free slot in pool p:' "the refusal says no slot is free"
+has "$ERR_FILE" '^  g1:gpu0 disabled: bench job$' "it names the disabled slot and why"
+has "$ERR_FILE" '^  g2:gpu0 held by long-job [^ ]+@[^ ]+:[0-9]+ since ' "it names the holder, with its --holder tag"
+wait $slow
+expect_rc 0 "enable g1:0" bg slots enable g1:0
+
+# --- refused before anything connects ---
+expect_rc 2 "--pool and a BOX" bg run g1 --pool p -- --mode pass
+has "$ERR_FILE" 'give BOX or --pool, not both' "the error says so"
+expect_rc 2 "--pool and --gpu" bg run --pool p --gpu 0 -- --mode pass
+expect_rc 2 "--wait without --pool" bg run g1 --wait 5 -- --mode pass
+expect_rc 2 "an unknown pool" bg run --pool nope -- --mode pass
+has "$ERR_FILE" "no pool 'nope'" "the error names the pool"
+expect_rc 2 "a flag one box of the pool refuses" bg run --pool p -- --frobnicate
+has "$ERR_FILE" 'g1.*--frobnicate' "the refusal names the box and the flag"
+
+# --- 20 clients, 2 slots, each gate holding its slot about 0.5 s ---
+rm -f "$LOG1" "$LOG2"
+pids=()
+for i in $(seq -w 1 20); do
+  bg run --pool p --wait 120 --no-results -- --mode hold --tag "c$i" >"$BG_TMP/c$i.out" 2>&1 &
+  pids+=($!)
+  sleep 0.15
+done
+bad=0
+for p in "${pids[@]}"; do wait "$p" || bad=$((bad + 1)); done
+[ "$bad" = 0 ] && ok "all 20 clients passed" || not_ok "$bad of 20 clients failed: $(grep -l -v PASS_GATE "$BG_TMP"/c*.out | head -3)"
+check "never two holders of one slot, all 20 served, in arrival order (within 3 places)" \
+  python3 - "$LOG1" "$LOG2" <<'PY'
+import sys
+events = []
+for box, path in enumerate(sys.argv[1:]):
+    for line in open(path):
+        kind, tag, gpu, t = line.split()
+        events.append((float(t), kind, tag, (box, gpu)))
+starts = {tag: (t, slot) for t, kind, tag, slot in events if kind == "start"}
+ends = {tag: t for t, kind, tag, slot in events if kind == "end"}
+assert sorted(starts) == sorted(ends) == [f"c{i:02d}" for i in range(1, 21)], (starts, ends)
+for slot in {s for _, s in starts.values()}:
+    iv = sorted((t, ends[tag]) for tag, (t, s) in starts.items() if s == slot)
+    for (a0, a1), (b0, b1) in zip(iv, iv[1:]):
+        assert b0 >= a1, f"overlap on {slot}: {a0}-{a1} and {b0}-{b1}"
+served = [tag for tag, _ in sorted(starts.items(), key=lambda kv: kv[1][0])]
+for rank, tag in enumerate(served):
+    arrived = int(tag[1:]) - 1
+    assert abs(rank - arrived) <= 3, f"{tag} arrived {arrived + 1}th, served {rank + 1}th: {served}"
+print("served:", " ".join(served))
+PY
+
+# --- a SIGKILLed holder frees its slot; the next in line gets it ---
+# started without the bg function, so that $! is boxgate itself
+"$BOXGATE" --config "$INI" run --pool one --no-results -- --mode sleep --tag 5 >"$BG_TMP/holder.out" 2>&1 &
+holder=$!
+for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/holder.out" && break; sleep 0.25; done
+bg run --pool one --wait 60 --no-results -- --mode pass >"$BG_TMP/next.out" 2>&1 &
+next=$!
+sleep 1
+kill -KILL $holder
+t0=$(date +%s)
+wait $next; rc=$?
+took=$(($(date +%s) - t0))
+[ "$rc" = 0 ] && ok "the waiter got the slot of the SIGKILLed holder and passed" || not_ok "the waiter exited $rc: $(tail -3 "$BG_TMP/next.out")"
+# the bound: the holder's agent sees its client gone (the channel closes, or at worst
+# heartbeat_timeout_s = 3 without a heartbeat) and stops the gate within kill_grace_s = 1
+[ "$took" -le 8 ] && ok "within the bound ($took s <= heartbeat 3 s + grace 1 s + margin)" || not_ok "it took $took s"
+
+# --- Ctrl-C while waiting leaves no ticket behind ---
+"$BOXGATE" --config "$INI" run --pool one --no-results -- --mode sleep --tag 6 >"$BG_TMP/holder2.out" 2>&1 &
+holder=$!
+for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/holder2.out" && break; sleep 0.25; done
+"$BOXGATE" --config "$INI" run --pool one --wait 60 --no-results -- --mode pass >"$BG_TMP/w.out" 2>&1 &
+w=$!
+for _ in $(seq 1 40); do grep -q 'first in line' "$BG_TMP/w.out" && break; sleep 0.25; done
+has "$BG_TMP/w.out" 'first in line, waiting for a free slot' "the waiter is first in line, waiting"
+kill -INT $w; wait $w; rc=$?
+[ "$rc" = 130 ] && ok "Ctrl-C while waiting: exit 130" || not_ok "Ctrl-C while waiting: exit $rc"
+left=0
+for _ in $(seq 1 20); do
+  left=$(find "$BG_HOST_2_ROOT/.cache/boxgate/locks/queue-one" -name '*.ticket' | wc -l)
+  [ "$left" = 0 ] && break; sleep 0.25
+done
+[ "$left" = 0 ] && ok "no ticket left in the line" || not_ok "$left tickets left behind"
+kill -INT $holder; wait $holder
+expect_rc 0 "the slot is free again" bg run --pool one --no-results -- --mode pass
+
+finish
