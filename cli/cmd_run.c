@@ -16,6 +16,7 @@
 #include "cli/broker.h"
 #include "cli/gate_args.h"
 #include "cli/pool_line.h"
+#include "gate/overlay.h"
 #include "base/timer.h"
 #include "results/record.h"
 #include "sync/sync.h"
@@ -125,6 +126,8 @@ typedef struct run_opts {
 	const char *repeat; /* --repeat N */
 	const char *max_cv; /* --max-cv PCT */
 	int wait;           /* --wait S (with --pool) */
+	const char *kernel; /* --kernel FILE */
+	cli_list overlay;   /* --overlay LOCAL=REPO_PATH ... */
 } run_opts;
 
 static const cli_opt run_options[] = {
@@ -132,6 +135,8 @@ static const cli_opt run_options[] = {
 	CLI_OPT_POOL,
 	CLI_OPT_STRING("holder", run_opts, g.holder),
 	CLI_OPT_SECONDS("wait", run_opts, wait, 0, GATE_SECONDS_MAX),
+	CLI_OPT_STRING("kernel", run_opts, kernel),
+	CLI_OPT_LIST("overlay", run_opts, overlay),
 	CLI_OPT_STRING("results", run_opts, results),
 	CLI_OPT_FLAG("no-results", run_opts, no_results),
 	CLI_OPT_STRING("repeat", run_opts, repeat),
@@ -303,6 +308,7 @@ typedef struct run_point {
 
 /* What every invocation of one boxgate run shares. */
 typedef struct run_state {
+	cJSON *overlay;  /* the candidate's overlay, for the records (NULL: none) */
 	pool_line *line; /* --wait: our place in the pool's line, left once the slot is locked */
 	const char *results;
 	char run_id[17];
@@ -451,6 +457,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 					   : "candidate",
 			.pushed = st->pushed,
 			.pushed_error = st->pushed_error,
+			.overlay = baseline ? NULL : st->overlay,
 		};
 		if (record_run(ga, st->results, &in)) {
 			p->record_failed = true;
@@ -750,6 +757,72 @@ static bool parse_repeat(const char *v, int *out)
 	return true;
 }
 
+/* The gate kind the arguments name (--kind K or --kind=K; the last wins). */
+static const char *gate_kind(const cli_args *args)
+{
+	const char *kind = NULL;
+	for (size_t i = 0; i < args->n; i++) {
+		if (strcmp(args->v[i], "--kind") == 0 && i + 1 < args->n)
+			kind = args->v[++i];
+		else if (strncmp(args->v[i], "--kind=", 7) == 0)
+			kind = args->v[i] + 7;
+	}
+	return kind;
+}
+
+/* --kernel FILE and --overlay LOCAL=REPO_PATH into `ov`, checked here: the box's
+ * kernel_paths must name the gate kind's path, every local file must exist. */
+static int overlay_from_options(const run_opts *opts, const gate_args *ga, const cli_args *args,
+				overlay *ov)
+{
+	const conf_box *b = ga->box;
+	bg_err err = {0};
+	if (opts->kernel) {
+		const char *kind = gate_kind(args), *rel = NULL;
+		if (!kind) {
+			cli_error("run: --kernel needs the gate's --kind (its kernel_paths entry "
+				  "says where the candidate goes)");
+			return BG_EXIT_USAGE;
+		}
+		size_t kl = strlen(kind);
+		for (size_t i = 0; i < b->n_kernel_paths && !rel; i++)
+			if (strncmp(b->kernel_paths[i], kind, kl) == 0 &&
+			    b->kernel_paths[i][kl] == ':')
+				rel = b->kernel_paths[i] + kl + 1;
+		if (!rel) {
+			cli_error("run: box %s names no kernel path for --kind %s (add %s:PATH to "
+				  "kernel_paths under [box %s] in %s)",
+				  b->name, kind, kind, b->name, b->file);
+			return BG_EXIT_USAGE;
+		}
+		if (overlay_add(ov, opts->kernel, rel, &err) < 0) {
+			cli_error("run: --kernel %s", err.msg);
+			return BG_EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < opts->overlay.n; i++) {
+		const char *v = opts->overlay.v[i], *eq = strchr(v, '=');
+		if (!eq || eq == v || !eq[1]) {
+			cli_error("run: --overlay wants LOCAL=REPO_PATH, got '%s'", v);
+			return BG_EXIT_USAGE;
+		}
+		char *local = xstrndup(v, (size_t)(eq - v));
+		int rc = overlay_add(ov, local, eq + 1, &err);
+		free(local);
+		if (rc < 0) {
+			cli_error("run: --overlay %s", err.msg);
+			return BG_EXIT_USAGE;
+		}
+	}
+	if (ov->n && !b->repo) {
+		cli_error("run: box %s has no repo for the overlay to mirror (set repo = ... under "
+			  "[box %s] in %s)",
+			  b->name, b->name, b->file);
+		return BG_EXIT_USAGE;
+	}
+	return 0;
+}
+
 /* --wait S: a ticket in the pool's line (on its first box), then, first in line,
  * the first free slot, looked for every half second until S seconds have passed. */
 static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool_line **line,
@@ -864,6 +937,8 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	const char *name = ctx->cmd->name;
 	gate_opts gopts = opts->g; /* --gpu comes from the broker under --pool */
 	broker_pick pick = {0};
+	overlay ov = {0};
+	char *overlay_env = NULL; /* NAME=ROOT of the box's overlay_env */
 	run_state st = {0};
 	run_point *pts = NULL;
 	size_t npts = 0;
@@ -920,6 +995,8 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		code = BG_EXIT_USAGE;
 		goto out;
 	}
+	if ((code = overlay_from_options(opts, &pts[0].ga, &pts[0].args, &ov)))
+		goto out;
 
 	cli_catch_stop_signals(on_signal);
 
@@ -946,6 +1023,19 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 			   gate_agent_how_name(how));
 	if (!g0->spec.gpus)
 		g0->spec.gpus = g0->gpus = gate_args_default_gpus(c, g0);
+	if (ov.n) {
+		rc = overlay_prepare(c, g0->box->repo, &ov, &err);
+		if (rc < 0) {
+			cli_error("%s", err.msg);
+			code = bg_exit_code(rc);
+			goto out;
+		}
+		cli_printf(stderr, "boxgate: %s: candidate overlay %.12s %s at %s\n", g0->box->name,
+			   ov.id, ov.reused ? "reused" : "made", ov.root);
+		st.overlay = overlay_json(&ov);
+		if (g0->box->overlay_env)
+			overlay_env = xasprintf("%s=%s", g0->box->overlay_env, ov.root);
+	}
 	for (size_t i = 0; i < npts; i++) {
 		gate_args *ga = &pts[i].ga;
 		if (i > 0) {
@@ -954,6 +1044,8 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 				ga->spec.gpus = ga->gpus = xstrdup(g0->gpus);
 		}
 		ga->spec.agent = ga->agent_path;
+		ga->spec.cwd = ov.root;
+		ga->spec.env = overlay_env;
 		pts[i].cmdline = gate_command_line(&ga->spec);
 	}
 
@@ -1015,6 +1107,9 @@ out:
 	remote_close(c);
 	broker_pick_release(&pick);
 	pool_line_free(st.line);
+	overlay_release(&ov);
+	cJSON_Delete(st.overlay);
+	free(overlay_env);
 	return code;
 }
 

@@ -41,6 +41,15 @@ static int store(const char *cmd, const cli_opt *o, const char *value, cli_commo
 	case CLI_SECONDS:
 		snprintf(flag, sizeof(flag), "--%s", o->name);
 		return cli_parse_seconds(cmd, flag, value, o->min, o->max, (int *)dst);
+	case CLI_LIST: {
+		cli_list *l = dst;
+		if (l->n == CLI_LIST_MAX) {
+			cli_error("%s: --%s given more than %d times", cmd, o->name, CLI_LIST_MAX);
+			return BG_EXIT_USAGE;
+		}
+		l->v[l->n++] = value;
+		return BG_EXIT_OK;
+	}
 	}
 	return BG_EXIT_OK;
 }

@@ -17,10 +17,18 @@ typedef struct cli_common {
 } cli_common;
 
 typedef enum cli_opt_kind {
-	CLI_FLAG,   /* bool, no value */
-	CLI_STRING, /* const char *, borrowed from argv */
-	CLI_SECONDS /* int, whole seconds in [min, max] */
+	CLI_FLAG,    /* bool, no value */
+	CLI_STRING,  /* const char *, borrowed from argv */
+	CLI_SECONDS, /* int, whole seconds in [min, max] */
+	CLI_LIST     /* cli_list: every value of a repeated option, in order */
 } cli_opt_kind;
+
+/* A repeatable option's values, borrowed from argv. */
+#define CLI_LIST_MAX 32
+typedef struct cli_list {
+	const char *v[CLI_LIST_MAX];
+	size_t n;
+} cli_list;
 
 typedef struct cli_opt {
 	const char *name; /* the long name without "--"; NULL ends a table */
@@ -39,6 +47,8 @@ typedef struct cli_opt {
 	{(name), 0, CLI_STRING, false, offsetof(type, field), 0, 0}
 #define CLI_OPT_SECONDS(name, type, field, min, max) \
 	{(name), 0, CLI_SECONDS, false, offsetof(type, field), (min), (max)}
+#define CLI_OPT_LIST(name, type, field) \
+	{(name), 0, CLI_LIST, false, offsetof(type, field), 0, 0}
 #define CLI_OPT_END {NULL, 0, CLI_FLAG, false, 0, 0, 0}
 
 /* The shared options, declared once. */

@@ -143,6 +143,8 @@ static void box_release(conf_box *b)
 	conf_env_rules_free(b->env, b->n_env);
 	free(b->num_workers_env);
 	conf_strv_free(b->validate_stub, b->n_validate_stub);
+	conf_strv_free(b->kernel_paths, b->n_kernel_paths);
+	free(b->overlay_env);
 	conf_strv_free(b->validate_drop, b->n_validate_drop);
 	free(b->file);
 }

@@ -66,6 +66,11 @@ typedef struct conf_box {
 	conf_env_rule *env; /* flag -> environment translations */
 	size_t n_env;
 	char *num_workers_env; /* e.g. "MPK_TEST_NUM_WORKERS": also export --num-workers */
+	/* kernel_paths = KIND:PATH ...: where `run --kernel FILE` puts the candidate for a
+	 * gate kind (PATH relative to the repo) */
+	char **kernel_paths; /* "KIND:PATH" each */
+	size_t n_kernel_paths;
+	char *overlay_env; /* overlay_env = NAME: the shadow tree's root for the gate */
 	/* Gate arguments that ask the box's gate for its stub and for its
 	 * drop-the-feature variant (boxgate validate), split on blanks; NULL when
 	 * not configured. The local box running the demo gate has both. */

@@ -103,6 +103,10 @@ static void dump_box(dumper *d, const conf_box *b)
 		emit(d, "num_workers_env = %s", b->num_workers_env);
 	if (b->validate_stub)
 		emit_list(d, "validate_stub", b->validate_stub, b->n_validate_stub);
+	if (b->kernel_paths)
+		emit_list(d, "kernel_paths", b->kernel_paths, b->n_kernel_paths);
+	if (b->overlay_env)
+		emit(d, "overlay_env = %s", b->overlay_env);
 	if (b->validate_drop)
 		emit_list(d, "validate_drop", b->validate_drop, b->n_validate_drop);
 }

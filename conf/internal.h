@@ -37,6 +37,8 @@ enum conf_key {
 	K_NUM_WORKERS_ENV,
 	K_VALIDATE_STUB,
 	K_VALIDATE_DROP,
+	K_KERNEL_PATHS,
+	K_OVERLAY_ENV,
 	K_TRANSPORT,
 	K_SSH_CONFIG,
 	K_RESULTS,
@@ -131,5 +133,8 @@ typedef struct conf_lines {
 } conf_lines;
 int conf_read_lines(const char *path, conf_lines *out, bg_err *err);
 void conf_lines_release(conf_lines *l);
+
+/* A path relative to the repo: not absolute, no empty or '..' component. */
+bool conf_rel_path_ok(const char *p);
 
 #endif

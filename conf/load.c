@@ -62,6 +62,8 @@ static const struct keydef {
 	{"num_workers_env", K_NUM_WORKERS_ENV, IN_BOTH, T_ENVNAME, 0, 0},
 	{"validate_stub", K_VALIDATE_STUB, IN_BOTH, T_STR, 0, 0},
 	{"validate_drop", K_VALIDATE_DROP, IN_BOTH, T_STR, 0, 0},
+	{"kernel_paths", K_KERNEL_PATHS, IN_BOTH, T_STR, 0, 0},
+	{"overlay_env", K_OVERLAY_ENV, IN_BOTH, T_ENVNAME, 0, 0},
 	{"transport", K_TRANSPORT, IN_BOX, T_TRANSPORT, 0, 0},
 	{"ssh_config", K_SSH_CONFIG, IN_DEFAULTS, T_STR, 0, 0},
 	{"results", K_RESULTS, IN_DEFAULTS, T_STR, 0, 0},

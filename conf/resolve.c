@@ -316,6 +316,22 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 	}
 	if ((v = pick_str(L, D, K_NUM_WORKERS_ENV)))
 		b->num_workers_env = xstrdup(v);
+	if ((v = pick_str(L, D, K_OVERLAY_ENV)))
+		b->overlay_env = xstrdup(v);
+	const conf_kv *kp = pick(L, D, K_KERNEL_PATHS);
+	if (kp) {
+		split_words(kp->value, &b->kernel_paths, &b->n_kernel_paths);
+		for (size_t i = 0; i < b->n_kernel_paths; i++) {
+			const char *w = b->kernel_paths[i], *colon = strchr(w, ':');
+			if (!colon || colon == w || !colon[1] || colon[1] == '/' ||
+			    !conf_rel_path_ok(colon + 1))
+				return bg_fail(
+					rs->err, BG_ECONFIG,
+					"%s:%d: kernel_paths: '%s' is not KIND:PATH with PATH "
+					"relative to the repo and without '..'",
+					rs->file, kp->line, w);
+		}
+	}
 	bool demo = !ssh && !b->gate;
 	pick_validate(L, D, K_VALIDATE_STUB, demo ? "--variant stub" : NULL, &b->validate_stub,
 		      &b->n_validate_stub, &b->validate_stub_line);

@@ -276,3 +276,18 @@ void conf_lines_release(conf_lines *l)
 	conf_strv_free(l->line, l->n);
 	memset(l, 0, sizeof(*l));
 }
+
+bool conf_rel_path_ok(const char *p)
+{
+	if (!*p || *p == '/')
+		return false;
+	for (const char *s = p; *s;) {
+		size_t len = strcspn(s, "/");
+		if ((len == 2 && s[0] == '.' && s[1] == '.') || len == 0)
+			return false;
+		s += len;
+		if (*s == '/')
+			s++;
+	}
+	return true;
+}

@@ -51,12 +51,16 @@ char *gate_command_line(const gate_spec *g)
 	add_int(&s, AGENT_OPT_HEARTBEAT, g->heartbeat_s);
 	add_int(&s, AGENT_OPT_LOCK_WAIT, g->lock_wait_s);
 	add_opt(&s, AGENT_OPT_REQUIRE_GPU, g->require_gpu ? "yes" : "no");
-	if (b->repo) {
+	if (g->cwd) {
+		add_opt(&s, AGENT_OPT_CWD, g->cwd);
+	} else if (b->repo) {
 		strbuf_addstr(&s, " " AGENT_OPT_CWD " ");
 		bg_quote_path(&s, b->repo);
 	}
 	for (size_t i = 0; g->shim && i < g->shim->n_env; i++)
 		add_opt(&s, AGENT_OPT_ENV, g->shim->env[i]);
+	if (g->env)
+		add_opt(&s, AGENT_OPT_ENV, g->env);
 	strbuf_addstr(&s, " --");
 	if (ends_with(g->entry, ".py")) {
 		strbuf_addch(&s, ' ');

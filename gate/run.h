@@ -37,6 +37,9 @@ typedef struct gate_spec {
 	int timeout_s, grace_s, heartbeat_s, lock_wait_s;
 	bool require_gpu;
 	const char *tag; /* holder tag for the slot lock */
+	const char *cwd; /* the gate's directory, an absolute path on the box (a shadow
+			  * tree); NULL: the box's repo */
+	const char *env; /* one more NAME=VALUE for the gate (the overlay's root), or NULL */
 } gate_spec;
 
 /* The remote command line (owned): AGENT run OPTIONS -- ENTRY ARGS, every

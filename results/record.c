@@ -198,6 +198,10 @@ cJSON *results_record_build(const results_record_in *in)
 	add_str_or_null(r, "stated", st == VERDICT_NONE ? NULL : gate_verdict_name(st));
 	add_str_or_null(r, "why", in->why && in->why[0] ? in->why : NULL);
 	cJSON_AddItemToObject(r, "point", point_of(in, res));
+	if (in->overlay)
+		cJSON_AddItemToObject(r, "overlay", cJSON_Duplicate(in->overlay, 1));
+	else
+		cJSON_AddNullToObject(r, "overlay");
 	if (in->pushed) {
 		cJSON_AddItemToObject(r, "pushed", results_pushed_list(in->pushed));
 	} else {

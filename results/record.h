@@ -33,6 +33,9 @@ typedef struct results_record_in {
 	 * "" when none): "pushed"; NULL: "pushed": null and "pushed_error". */
 	const char *pushed;
 	const char *pushed_error;
+	/* run --kernel/--overlay: overlay_json()'s object, copied as "overlay";
+	 * NULL: "overlay": null. */
+	const struct cJSON *overlay;
 } results_record_in;
 
 /* The record (owned, cJSON_Delete). Pure: reads only `in`. */
