@@ -25,7 +25,8 @@
 
 static const char run_help[] =
 	"usage: boxgate run BOX [--gpu LIST] [--timeout S] [--bar R] [--json]\n"
-	"                   [--repeat N] [--max-cv PCT] [--holder TAG]\n"
+	"                   [--repeat N] [--max-cv PCT] [--holder TAG] [--kernel FILE]\n"
+	"                   [--overlay LOCAL=REPO_PATH]...\n"
 	"                   [--results FILE | --no-results] -- GATE ARGS...\n"
 	"       boxgate run --pool POOL [--wait S] [options] -- GATE ARGS...\n"
 	"\n"
@@ -62,6 +63,12 @@ static const char run_help[] =
 	"                 as soon as the agent has locked its slot. A waiter that dies or is\n"
 	"                 cut off loses its place within 15 s; Ctrl-C leaves at once\n"
 	"  --holder TAG   names the run in the slot's lock (slots and refusals show it)\n"
+	"  --kernel FILE  the candidate, placed at the path the box's kernel_paths names for\n"
+	"                 the gate's --kind, in a shadow tree of the box's repo (symlinks but\n"
+	"                 for the overlaid files; the production tree is never written); the\n"
+	"                 gate runs in it, the box's overlay_env (e.g. MIRAGE_ROOT) names it.\n"
+	"                 The same candidate reuses its tree; records carry its SHA-256\n"
+	"  --overlay LOCAL=REPO_PATH  any file at any repo path of the shadow tree (repeatable)\n"
 	"  --json         one JSON object per line on stdout: gate lines and judged results\n"
 	"                 (a line that is not valid UTF-8 comes as line_b64)\n"
 	"  --results FILE append the invocation's record here (default: [defaults] results\n"
