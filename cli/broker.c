@@ -33,6 +33,17 @@ static void say_why_taken(strbuf *b, const char *box, const cJSON *row)
 	}
 }
 
+static bool has_free(const slot_probe *p)
+{
+	const cJSON *row;
+	cJSON_ArrayForEach(row, p->rows)
+	{
+		if (strcmp(str_of(row, "state"), "free") == 0)
+			return true;
+	}
+	return false;
+}
+
 int broker_pick_slot(cli_ctx *ctx, const char *pool, const gate_agent *agent, broker_pick *pick,
 		     strbuf *why_out)
 {
@@ -41,10 +52,17 @@ int broker_pick_slot(cli_ctx *ctx, const char *pool, const gate_agent *agent, br
 	slot_probe *p = slot_probe_pool(&ctx->conf, pool, &n);
 	if (!p)
 		return BG_EXIT_USAGE;
-	slot_probe_all(p, n, agent, ctx->opt.accept_new, true, true);
+	/* The first box alone first: when it has a free slot (the usual case) the
+	 * broker costs one command on the connection run needs anyway; only when it
+	 * has none are the others asked, in parallel. */
+	slot_probe_all(p, n ? 1 : 0, agent, ctx->opt.accept_new, true, true);
+	if (n > 1 && !has_free(&p[0]))
+		slot_probe_all(p + 1, n - 1, agent, ctx->opt.accept_new, true, true);
 	int code = BG_EXIT_OK;
 	strbuf why = STRBUF_INIT;
 	for (size_t i = 0; i < n && !pick->box; i++) {
+		if (!p[i].code && !p[i].rows)
+			continue; /* not asked: an earlier box had a free slot */
 		if (p[i].code) {
 			strbuf_addf(&why, "\n  %s: %s", p[i].box->name, p[i].error);
 			code = bg_exit_merge(code, p[i].code);

@@ -1,5 +1,6 @@
-/* run --pool: the first free slot of a pool, every box of it asked in parallel
- * through its agent (one round trip after the connection run makes anyway). */
+/* run --pool: the first free slot of a pool, asked of each box's agent: the
+ * first box alone (one command on the connection run makes anyway), then, when it
+ * has no free slot, every other box in parallel. */
 #ifndef BG_CLI_BROKER_H
 #define BG_CLI_BROKER_H
 
