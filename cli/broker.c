@@ -44,14 +44,10 @@ static bool has_free(const slot_probe *p)
 	return false;
 }
 
-int broker_pick_slot(cli_ctx *ctx, const char *pool, const gate_agent *agent, broker_pick *pick,
-		     strbuf *why_out)
+/* The first free slot of the probes, in order; frees p. */
+static int pick_from(cli_ctx *ctx, slot_probe *p, size_t n, const gate_agent *agent,
+		     broker_pick *pick, strbuf *why_out)
 {
-	size_t n = 0;
-	memset(pick, 0, sizeof(*pick));
-	slot_probe *p = slot_probe_pool(&ctx->conf, pool, &n);
-	if (!p)
-		return BG_EXIT_USAGE;
 	/* The first box alone first: when it has a free slot (the usual case) the
 	 * broker costs one command on the connection run needs anyway; only when it
 	 * has none are the others asked, in parallel. */
@@ -98,6 +94,27 @@ int broker_pick_slot(cli_ctx *ctx, const char *pool, const gate_agent *agent, br
 	strbuf_release(&why);
 	slot_probe_release(p, n);
 	return code;
+}
+
+int broker_pick_slot(cli_ctx *ctx, const char *pool, const gate_agent *agent, broker_pick *pick,
+		     strbuf *why)
+{
+	size_t n = 0;
+	memset(pick, 0, sizeof(*pick));
+	slot_probe *p = slot_probe_pool(&ctx->conf, pool, &n);
+	if (!p)
+		return BG_EXIT_USAGE;
+	return pick_from(ctx, p, n, agent, pick, why);
+}
+
+int broker_pick_box(cli_ctx *ctx, const conf_box *box, const gate_agent *agent, broker_pick *pick,
+		    strbuf *why)
+{
+	memset(pick, 0, sizeof(*pick));
+	slot_probe *p = xcalloc(1, sizeof(*p));
+	p->box = box;
+	p->gpus = xstrdup(box->gpus);
+	return pick_from(ctx, p, 1, agent, pick, why);
 }
 
 void broker_pick_release(broker_pick *pick)

@@ -23,6 +23,9 @@ typedef struct broker_pick {
  * could be asked; then `why` gets one line per slot or box and what holds it. */
 int broker_pick_slot(cli_ctx *ctx, const char *pool, const gate_agent *agent, broker_pick *pick,
 		     strbuf *why);
+/* The same over one box's `gpus` (run BOX without --gpu on a box of several). */
+int broker_pick_box(cli_ctx *ctx, const conf_box *box, const gate_agent *agent, broker_pick *pick,
+		    strbuf *why);
 void broker_pick_release(broker_pick *pick);
 
 #endif

@@ -11,6 +11,7 @@
 #include "base/exit.h"
 #include "base/json.h"
 #include "base/lines.h"
+#include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/broker.h"
@@ -898,6 +899,53 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 /* --pool: every box of the pool must take the gate's arguments (refused before
  * anything connects), then the broker picks the first free slot and run goes on
  * as `run BOX --gpu N` on the connection the broker opened. */
+static int gpu_count(const char *gpus)
+{
+	static bool set[BG_MAX_GPUS];
+	const char *why;
+	int n = 0;
+	if (!gpus || !bg_gpus_parse(gpus, set, &why))
+		return 0;
+	for (int g = 0; g < BG_MAX_GPUS; g++)
+		n += set[g];
+	return n;
+}
+
+/* run BOX without --gpu on a box of several GPUs: the box's first free one,
+ * asked of its agent on the connection the run then uses. Quiet when that is
+ * the box's first GPU. */
+static int pick_on_box(cli_ctx *ctx, gate_opts *g, const cli_args *args, broker_pick *pick)
+{
+	gate_args ga;
+	int code = gate_args_parse(ctx, g, args, &ga); /* refusals before connecting */
+	const conf_box *box = code ? NULL : ga.box;
+	gate_args_release(&ga);
+	if (code)
+		return code;
+	gate_agent agent;
+	bg_err err = {0};
+	strbuf why = STRBUF_INIT;
+	if (gate_agent_locate(&agent, &err) < 0) {
+		cli_error("%s", err.msg);
+		return BG_EXIT_FAIL;
+	}
+	code = broker_pick_box(ctx, box, &agent, pick, &why);
+	gate_agent_release(&agent);
+	if (code) {
+		cli_error("%s: no free slot on box %s (give --gpu to wait for one):%s",
+			  ctx->cmd->name, box->name, why.buf);
+	} else {
+		char *first = gate_args_first_gpu(box);
+		if (!first || !pick->gpus || strcmp(first, pick->gpus) != 0)
+			cli_printf(stderr, "boxgate: %s: %s is free, taking it%s\n", box->name,
+				   pick->slot, why.len ? " (the first GPUs are taken)" : "");
+		free(first);
+		g->gpu = pick->gpus;
+	}
+	strbuf_release(&why);
+	return code;
+}
+
 static int pick_slot(cli_ctx *ctx, gate_opts *g, const cli_args *args, int wait_s, pool_line **line,
 		     broker_pick *pick)
 {
@@ -977,6 +1025,10 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 			pool_line_free(st.line);
 			return code;
 		}
+	} else if (!gopts.gpu && ctx->opt.boxes) {
+		const conf_box *b = conf_find_box(&ctx->conf, ctx->opt.boxes);
+		if (b && gpu_count(b->gpus) >= 2 && (code = pick_on_box(ctx, &gopts, args, &pick)))
+			return code;
 	}
 	npts = sw.n >= 2 ? sw.n : 1;
 	pts = xcalloc(npts, sizeof(*pts));

@@ -56,6 +56,24 @@ has "$ERR_FILE" '^  g2:gpu0 held by long-job [^ ]+@[^ ]+:[0-9]+ since ' "it name
 wait $slow
 expect_rc 0 "enable g1:0" bg slots enable g1:0
 
+# --- run BOX without --gpu on a box of several GPUs: its first free one ---
+expect_rc 0 "run g1 with every GPU free" bg run g1 --no-results -- --mode pass
+hasnt "$ERR_FILE" 'is free, taking it' "quiet when the box's first GPU is free"
+has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=0 ' "it ran on GPU 0"
+"$BOXGATE" --config "$INI" run g1 --gpu 0 --no-results -- --mode slow >"$BG_TMP/g0.out" 2>&1 &
+g0=$!
+for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/g0.out" && break; sleep 0.25; done
+expect_rc 0 "run g1 while GPU 0 is held" bg run g1 --no-results -- --mode pass
+has "$ERR_FILE" '^boxgate: g1: gpu1 is free, taking it' "it says it took gpu1"
+has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=1 ' "the gate ran on GPU 1"
+"$BOXGATE" --config "$INI" run g1 --gpu 1 --no-results -- --mode slow >"$BG_TMP/g1.out" 2>&1 &
+g1=$!
+for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/g1.out" && break; sleep 0.25; done
+expect_rc 1 "run g1 with both GPUs held" bg run g1 --no-results -- --mode pass
+has "$ERR_FILE" 'no free slot on box g1' "refused: no free slot on the box"
+has "$ERR_FILE" '^  g1:gpu0 held by ' "naming each holder"
+wait $g0 $g1
+
 # --- refused before anything connects ---
 expect_rc 2 "--pool and a BOX" bg run g1 --pool p -- --mode pass
 has "$ERR_FILE" 'give BOX or --pool, not both' "the error says so"
