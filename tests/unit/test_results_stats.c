@@ -332,7 +332,8 @@ static void compare_files(void **state)
 			assert_int_equal(cJSON_GetObjectItem(last, "num_workers")->valueint, 64);
 			assert_true(cJSON_IsTrue(cJSON_GetObjectItem(last, "p_exact")));
 		}
-		if (cJSON_IsString(pt) && strcmp(pt->valuestring, "local demo q_b nw68 cand") == 0) {
+		if (cJSON_IsString(pt) &&
+		    strcmp(pt->valuestring, "local demo q_b nw68 cand") == 0) {
 			assert_true(cJSON_IsNull(cJSON_GetObjectItem(last, "ratio")));
 			assert_string_equal(cJSON_GetObjectItem(last, "call")->valuestring,
 					    "only_before");
