@@ -44,6 +44,11 @@ enum agent_exit {
 #define AGENT_OPT_CWD         "--cwd"
 #define AGENT_OPT_ENV         "--env"
 
+/* Tests without a GPU: NVML is replaced by this file's lines, "gpus N" and
+ * "proc GPU PID NAME" (a compute process on that GPU). Read by the agent only;
+ * it changes what the agent sees, never what it may do. */
+#define AGENT_ENV_FAKE_NVML "BOXGATE_AGENT_FAKE_NVML"
+
 /* Options of slot-disable (with --gpus and --lock-dir). */
 #define AGENT_OPT_WHY "--why"
 #define AGENT_OPT_BY  "--by"

@@ -132,6 +132,7 @@ struct nvml {
 	nvml_ret (*procname)(unsigned, char *, unsigned);
 	nvml_ret (*procs[3])(nvml_dev, unsigned *, void *);
 	size_t stride[3];
+	char *fake; /* BOXGATE_AGENT_FAKE_NVML's file, when set: NVML is not loaded */
 };
 
 struct gpu_proc {

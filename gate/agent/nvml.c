@@ -23,6 +23,22 @@ static void *nvml_sym(struct nvml *nv, const char *a, const char *b)
 void nvml_open(struct nvml *nv)
 {
 	memset(nv, 0, sizeof *nv);
+	const char *fake = getenv(AGENT_ENV_FAKE_NVML);
+	if (fake && *fake) {
+		FILE *f = fopen(fake, "re");
+		strbuf b = STRBUF_INIT;
+		char buf[512];
+		size_t k;
+		while (f && (k = fread(buf, 1, sizeof buf, f)) > 0)
+			strbuf_add(&b, buf, k);
+		if (f)
+			fclose(f);
+		else
+			snprintf(nv->why, sizeof nv->why, "%s: %s", fake, strerror(errno));
+		nv->fake = strbuf_detach(&b);
+		nv->ok = f != NULL;
+		return;
+	}
 	nv->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!nv->lib) {
 		const char *e = dlerror();
@@ -67,16 +83,54 @@ void nvml_open(struct nvml *nv)
 
 void nvml_close(struct nvml *nv)
 {
+	free(nv->fake);
+	nv->fake = NULL;
 	if (nv->ok && nv->shutdown)
 		nv->shutdown();
 	nv->ok = 0;
 	/* The library stays loaded: unloading NVML at exit has crashed some drivers. */
 }
 
+/* The fake's "gpus N". */
+static unsigned fake_count(const char *text)
+{
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, "gpus ", 5) == 0)
+			return (unsigned)strtoul(l + 5, NULL, 10);
+	return 0;
+}
+
 int nvml_count(struct nvml *nv, unsigned *n)
 {
 	*n = 0;
+	if (nv->fake) {
+		*n = fake_count(nv->fake);
+		return 0;
+	}
 	return nv->count(n) == NVML_SUCCESS ? 0 : -1;
+}
+
+/* The fake's "proc GPU PID NAME" lines for GPU idx. */
+static int fake_list(struct nvml *nv, int idx, struct gpu_proc **v, int *n, char *why, size_t whyn)
+{
+	if ((unsigned)idx >= fake_count(nv->fake)) {
+		snprintf(why, whyn, "gpu %d: not present (fake NVML)", idx);
+		return -1;
+	}
+	for (const char *l = nv->fake; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		int gpu;
+		unsigned pid;
+		char name[128];
+		if (sscanf(l, "proc %d %u %127s", &gpu, &pid, name) != 3 || gpu != idx)
+			continue;
+		*v = xrealloc(*v, sizeof **v * (size_t)(*n + 1));
+		struct gpu_proc *gp = &(*v)[(*n)++];
+		gp->pid = pid;
+		gp->gpu = idx;
+		gp->mem_mib = -1;
+		snprintf(gp->name, sizeof gp->name, "%s", name);
+	}
+	return 0;
 }
 
 static void sanitize_word(char *s)
@@ -122,6 +176,8 @@ static size_t measure_stride(const unsigned char *b, size_t cap, unsigned count,
 /* Compute processes on GPU idx, appended to *v. -1 with a reason on failure. */
 int nvml_list(struct nvml *nv, int idx, struct gpu_proc **v, int *n, char *why, size_t whyn)
 {
+	if (nv->fake)
+		return fake_list(nv, idx, v, n, why, whyn);
 	nvml_dev dev;
 	nvml_ret r = nv->by_index((unsigned)idx, &dev);
 	if (r != NVML_SUCCESS) {
@@ -191,7 +247,9 @@ int cmd_gpus(int argc, char **argv)
 	} else {
 		if (n == 0)
 			print_line("no-nvml no GPU found");
-		for (unsigned i = 0; i < n; i++) {
+		for (unsigned i = 0; i < n && nv.fake; i++)
+			print_line("gpu %u fake-gpu GPU-fake-%u", i, i);
+		for (unsigned i = 0; i < n && !nv.fake; i++) {
 			nvml_dev d;
 			char name[96] = "?", uuid[96] = "?";
 			if (nv.by_index(i, &d) != NVML_SUCCESS)

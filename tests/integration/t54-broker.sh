@@ -74,6 +74,28 @@ has "$ERR_FILE" 'no free slot on box g1' "refused: no free slot on the box"
 has "$ERR_FILE" '^  g1:gpu0 held by ' "naming each holder"
 wait $g0 $g1
 
+# --- a foreign compute process: the local box, its NVML replaced by the agent's test stand-in ---
+mkdir -p "$BG_TMP/lrepo"
+cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_TMP/lrepo/gate.sh"
+printf '\n[box lo]\ntransport = local\nrepo = %s\ngate = gate.sh\ngpus = 0-1\nrequire_gpu = yes\nallow = --mode --tag\n\n[pool lp]\nslots = lo:0-1\n' \
+  "$BG_TMP/lrepo" >>"$INI"
+printf 'gpus 2\nproc 0 4242 foreign_job\n' >"$BG_TMP/nvml"
+export BOXGATE_AGENT_FAKE_NVML=$BG_TMP/nvml
+expect_rc 0 "slots: a GPU with a foreign compute process" bg slots --pool lp
+has "$OUT_FILE" '^lo +gpu0 +busy +compute process pid 4242 \(foreign_job\)$' "gpu0 is busy, naming the process"
+has "$OUT_FILE" '^lo +gpu1 +free$' "gpu1 is free"
+expect_rc 0 "run --pool never picks the busy GPU" bg run --pool lp --no-results -- --mode pass
+has "$ERR_FILE" '^boxgate: pool lp: lo:gpu1 is free, taking it$' "it took gpu1"
+has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=1 ' "the gate ran on GPU 1"
+expect_rc 0 "run lo without --gpu skips it too" bg run lo --no-results -- --mode pass
+has "$ERR_FILE" '^boxgate: lo: gpu1 is free, taking it' "it took gpu1"
+expect_rc 125 "run lo --gpu 0 on the busy GPU is INVALID (the agent's check)" bg run lo --gpu 0 --no-results -- --mode pass
+has "$OUT_FILE" '"reason":"gpu_busy","gpu":0,"pid":4242' "gpu_busy names the process"
+printf 'gpus 2\nproc 0 4242 foreign_job\nproc 1 4343 other_job\n' >"$BG_TMP/nvml"
+expect_rc 1 "both GPUs busy: run --pool is refused" bg run --pool lp --no-results -- --mode pass
+has "$ERR_FILE" '^  lo:gpu1 busy: compute process pid 4343 \(other_job\)$' "naming each process"
+unset BOXGATE_AGENT_FAKE_NVML
+
 # --- refused before anything connects ---
 expect_rc 2 "--pool and a BOX" bg run g1 --pool p -- --mode pass
 has "$ERR_FILE" 'give BOX or --pool, not both' "the error says so"
