@@ -125,3 +125,28 @@ void broker_pick_release(broker_pick *pick)
 	remote_close(pick->conn);
 	memset(pick, 0, sizeof(*pick));
 }
+
+void broker_describe(cli_ctx *ctx, const char *pool, const gate_agent *agent, strbuf *why)
+{
+	size_t n = 0;
+	slot_probe *p = slot_probe_pool(&ctx->conf, pool, &n);
+	if (!p)
+		return;
+	slot_probe_all(p, n, agent, ctx->opt.accept_new, false, true);
+	for (size_t i = 0; i < n; i++) {
+		if (p[i].code) {
+			strbuf_addf(why, "\n  %s: %s", p[i].box->name, p[i].error);
+			continue;
+		}
+		const cJSON *row;
+		cJSON_ArrayForEach(row, p[i].rows)
+		{
+			if (strcmp(str_of(row, "state"), "free") == 0)
+				strbuf_addf(why, "\n  %s:%s free", p[i].box->name,
+					    str_of(row, "slot"));
+			else
+				say_why_taken(why, p[i].box->name, row);
+		}
+	}
+	slot_probe_release(p, n);
+}

@@ -27,5 +27,7 @@ int broker_pick_slot(cli_ctx *ctx, const char *pool, const gate_agent *agent, br
 int broker_pick_box(cli_ctx *ctx, const conf_box *box, const gate_agent *agent, broker_pick *pick,
 		    strbuf *why);
 void broker_pick_release(broker_pick *pick);
+/* One line per slot of the pool and what holds it (for a wait that ran out). */
+void broker_describe(cli_ctx *ctx, const char *pool, const gate_agent *agent, strbuf *why);
 
 #endif

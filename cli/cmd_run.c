@@ -861,9 +861,13 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 				return BG_EXIT_CONNECT;
 			}
 			if (bg_now_ms() >= deadline) {
-				cli_error("%s: pool %s: still %d waiter%s ahead after --wait %d s",
-					  ctx->cmd->name, pool, ahead, ahead == 1 ? "" : "s",
-					  wait_s);
+				broker_describe(ctx, pool, agent, &why);
+				cli_error(
+					"%s: pool %s: still %d waiter%s ahead in line after --wait "
+					"%d s; the slots:%s",
+					ctx->cmd->name, pool, ahead, ahead == 1 ? "" : "s", wait_s,
+					why.buf);
+				strbuf_release(&why);
 				return BG_EXIT_FAIL;
 			}
 			if (ahead != said && ahead > 0) {

@@ -164,6 +164,9 @@ for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/holder2.out" && break; sleep 
 w=$!
 for _ in $(seq 1 40); do grep -q 'first in line' "$BG_TMP/w.out" && break; sleep 0.25; done
 has "$BG_TMP/w.out" 'first in line, waiting for a free slot' "the waiter is first in line, waiting"
+expect_rc 1 "a second waiter whose --wait runs out in line" bg run --pool one --wait 2 --no-results -- --mode pass
+has "$ERR_FILE" 'pool one: still 1 waiter ahead in line after --wait 2 s; the slots:' "it says how many were ahead"
+has "$ERR_FILE" '^  g2:gpu1 held by [^ ]+@[^ ]+:[0-9]+ since ' "and names the slot's holder"
 kill -INT $w; wait $w; rc=$?
 [ "$rc" = 130 ] && ok "Ctrl-C while waiting: exit 130" || not_ok "Ctrl-C while waiting: exit $rc"
 left=0
