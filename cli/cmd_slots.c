@@ -67,11 +67,14 @@ static void detail_of(const cJSON *row, strbuf *d)
 			strbuf_addf(d, " (agent pid %d)", pid->valueint);
 		strbuf_addf(d, " since %s", str_of(row, "since") ? str_of(row, "since") : "?");
 	}
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "disabled")))
-		strbuf_addf(d, "%s%s (by %s since %s)", d->len ? "; disabled: " : "",
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "disabled"))) {
+		strbuf_addf(d, "%s%s (by %s", d->len ? "; disabled: " : "",
 			    str_of(row, "why") ? str_of(row, "why") : "?",
-			    str_of(row, "disabled_by") ? str_of(row, "disabled_by") : "?",
-			    str_of(row, "disabled_since") ? str_of(row, "disabled_since") : "?");
+			    str_of(row, "disabled_by") ? str_of(row, "disabled_by") : "?");
+		if (str_of(row, "disabled_since"))
+			strbuf_addf(d, " since %s", str_of(row, "disabled_since"));
+		strbuf_addch(d, ')');
+	}
 	const cJSON *procs = cJSON_GetObjectItemCaseSensitive(row, "procs"), *p;
 	if (state && strcmp(state, "busy") == 0)
 		cJSON_ArrayForEach(p, procs)

@@ -66,6 +66,44 @@ static cJSON *parse_rows(char *out)
 	return rows;
 }
 
+/* The pool's configuration disables some slots for its users: a free one reads
+ * disabled, with the configured reason. */
+static void mark_config_disabled(const slot_probe *j, cJSON *rows)
+{
+	const conf_pool *pool = j->pool;
+	cJSON *row;
+	cJSON_ArrayForEach(row, rows)
+	{
+		const cJSON *slot = cJSON_GetObjectItemCaseSensitive(row, "slot");
+		if (!cJSON_IsString(slot))
+			continue;
+		bool off = false;
+		for (size_t i = 0; pool && i < pool->n_disabled && !off; i++) {
+			char *want = strchr(pool->disabled[i], ':')
+					     ? xasprintf("%s", pool->disabled[i])
+					     : xasprintf("%s:cpu", pool->disabled[i]);
+			char *colon = strrchr(want, ':');
+			*colon = '\0';
+			char *name = strcmp(colon + 1, "cpu") == 0 ? xstrdup("cpu")
+								   : xasprintf("gpu%s", colon + 1);
+			off = strcmp(want, j->box->name) == 0 &&
+			      strcmp(name, slot->valuestring) == 0;
+			free(name);
+			free(want);
+		}
+		if (!off || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "disabled")))
+			continue;
+		char *by = xasprintf("pool %s in %s:%d", pool->name, pool->file, pool->line);
+		cJSON_AddStringToObject(row, "why", pool->disabled_why);
+		cJSON_AddStringToObject(row, "disabled_by", by);
+		cJSON_AddBoolToObject(row, "disabled", 1);
+		free(by);
+		cJSON *state = cJSON_GetObjectItemCaseSensitive(row, "state");
+		if (cJSON_IsString(state) && strcmp(state->valuestring, "free") == 0)
+			cJSON_SetValuestring(state, "disabled");
+	}
+}
+
 static void probe_box(void *arg, size_t i)
 {
 	struct probe_run *pr = arg;
@@ -94,6 +132,7 @@ static void probe_box(void *arg, size_t i)
 		j->code = bg_exit_code(rc);
 	} else if (!j->action) {
 		j->rows = parse_rows(out);
+		mark_config_disabled(j, j->rows);
 	} else {
 		j->out = out;
 		out = NULL;
@@ -143,6 +182,7 @@ slot_probe *slot_probe_pool(const conf *c, const char *name, size_t *n)
 			j++;
 		const char *g = pool->slots[i].gpus ? pool->slots[i].gpus : b->gpus;
 		if (j == k) {
+			p[k].pool = pool;
 			p[k].box = b;
 			p[k++].gpus = g ? xstrdup(g) : NULL;
 		} else if (g && p[j].gpus) {

@@ -13,9 +13,10 @@ struct cJSON;
 
 typedef struct slot_probe {
 	const conf_box *box;
-	char *gpus;         /* the agent's --gpus value (owned); NULL: what it sees */
-	const char *action; /* NULL: list; else AGENT_CMD_SLOT_DISABLE or _ENABLE */
-	const char *why;    /* disable's reason */
+	char *gpus;            /* the agent's --gpus value (owned); NULL: what it sees */
+	const char *action;    /* NULL: list; else AGENT_CMD_SLOT_DISABLE or _ENABLE */
+	const char *why;       /* disable's reason */
+	const conf_pool *pool; /* its `disabled` slots are marked so in rows (may be NULL) */
 	/* filled by slot_probe_all */
 	struct cJSON *rows; /* the agent's slot objects in its order (listing) */
 	char *out;          /* the agent's stdout (disable, enable) */

@@ -168,6 +168,8 @@ void conf_release(conf *c)
 			free(p->slots[j].gpus);
 		}
 		free(p->slots);
+		conf_strv_free(p->disabled, p->n_disabled);
+		free(p->disabled_why);
 		free(p->name);
 		free(p->file);
 	}

@@ -99,6 +99,11 @@ typedef struct conf_pool {
 	char *name;
 	conf_slot *slots; /* `slots = local:0-4, b200-a:0-7`; a bare name means all its gpus */
 	size_t n_slots;
+	/* `disabled = b200-a:5 local:2` ("BOX:GPU", or "BOX" for its CPU slot): out of use
+	 * for this configuration's users, with `disabled_why` */
+	char **disabled;
+	size_t n_disabled;
+	char *disabled_why;
 	char *file;
 	int line;
 } conf_pool;

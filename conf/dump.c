@@ -148,6 +148,10 @@ void conf_dump(const conf *c, void (*out)(void *ctx, const char *line), void *ct
 		emit(&d, "; defined at %s:%d", p->file, p->line);
 		emit(&d, "slots = %s", strbuf_str(&sb));
 		strbuf_release(&sb);
+		if (p->n_disabled) {
+			emit_list(&d, "disabled", p->disabled, p->n_disabled);
+			emit(&d, "disabled_why = %s", p->disabled_why);
+		}
 	}
 	emit(&d, "%s", "");
 	emit(&d, "[verify]");

@@ -66,6 +66,8 @@ typedef struct conf_raw_pool {
 	int line;    /* the section line */
 	char *slots; /* NULL when no `slots` key */
 	int slots_line;
+	char *disabled, *disabled_why; /* NULL when not given */
+	int disabled_line, disabled_why_line;
 } conf_raw_pool;
 
 /* Everything one file said, before defaults and ssh_config are applied. */

@@ -165,6 +165,8 @@ void conf_raw_release(conf_raw *raw)
 	for (size_t i = 0; i < raw->n_pools; i++) {
 		free(raw->pools[i].name);
 		free(raw->pools[i].slots);
+		free(raw->pools[i].disabled);
+		free(raw->pools[i].disabled_why);
 	}
 	free(raw->pools);
 	conf_verify_free(raw->verify, raw->n_verify);
@@ -523,19 +525,28 @@ static void set_verify(load_ctx *lc, const char *key, const char *v, int line, b
 static void set_pool_key(load_ctx *lc, const char *key, const char *v, int line, bool cont)
 {
 	conf_raw_pool *p = &lc->raw->pools[lc->sec_index];
-	if (strcmp(key, "slots") != 0) {
-		static const char *const cands[] = {"slots"};
-		fail_unknown_key(lc, line, key, cands, 1,
-				 " (a pool has only slots = BOX:GPUS, ...)");
+	static const char *const cands[] = {"slots", "disabled", "disabled_why"};
+	char **value = NULL;
+	int *value_line = NULL;
+	if (strcmp(key, "slots") == 0)
+		value = &p->slots, value_line = &p->slots_line;
+	else if (strcmp(key, "disabled") == 0)
+		value = &p->disabled, value_line = &p->disabled_line;
+	else if (strcmp(key, "disabled_why") == 0)
+		value = &p->disabled_why, value_line = &p->disabled_why_line;
+	if (!value) {
+		fail_unknown_key(lc, line, key, cands, 3,
+				 " (a pool has slots = BOX:GPUS, ..., disabled = BOX:GPU ... and "
+				 "disabled_why = TEXT)");
 		return;
 	}
-	if (given_twice(lc, key, p->slots, p->slots_line, line, cont))
+	if (given_twice(lc, key, *value, *value_line, line, cont))
 		return;
 	if (*v == '\0') {
-		fail(lc, line, "slots needs a value: slots = BOX:GPUS, BOX, ...");
+		fail(lc, line, "%s needs a value", key);
 		return;
 	}
-	store(&p->slots, &p->slots_line, v, line, cont);
+	store(value, value_line, v, line, cont);
 }
 
 static void apply(load_ctx *lc, const char *key, const char *v, int line, bool cont)

@@ -483,6 +483,48 @@ static void split_slots(const char *s, char ***v, size_t *n)
 	}
 }
 
+/* disabled = BOX:GPU ...: each must be one slot of the pool; disabled_why says why. */
+static int resolve_disabled(resolver *rs, const conf_raw_pool *rp, conf_pool *p)
+{
+	if (!rp->disabled && !rp->disabled_why)
+		return 0;
+	if (!rp->disabled || !rp->disabled_why)
+		return bg_fail(
+			rs->err, BG_ECONFIG,
+			"%s:%d: pool '%s': disabled and disabled_why go together (the reason "
+			"everyone refused reads)",
+			rs->file, rp->disabled ? rp->disabled_line : rp->disabled_why_line,
+			rp->name);
+	split_words(rp->disabled, &p->disabled, &p->n_disabled);
+	for (size_t i = 0; i < p->n_disabled; i++) {
+		char *w = p->disabled[i], *colon = strchr(w, ':');
+		size_t blen = colon ? (size_t)(colon - w) : strlen(w);
+		bool found = false;
+		for (size_t j = 0; j < p->n_slots && !found; j++) {
+			const conf_slot *sl = &p->slots[j];
+			if (strlen(sl->box) != blen || strncmp(sl->box, w, blen) != 0)
+				continue;
+			const conf_box *b = conf_find_box(rs->c, sl->box);
+			const char *gpus = sl->gpus ? sl->gpus : b ? b->gpus : NULL;
+			bool set[CONF_MAX_GPUS];
+			const char *why;
+			if (!colon)
+				found = !gpus;
+			else if (gpus && colon[1] &&
+				 strspn(colon + 1, "0123456789") == strlen(colon + 1) &&
+				 bg_gpus_parse(gpus, set, &why) && atoi(colon + 1) < CONF_MAX_GPUS)
+				found = set[atoi(colon + 1)];
+		}
+		if (!found)
+			return bg_fail(rs->err, BG_ECONFIG,
+				       "%s:%d: pool '%s': disabled '%s' is not one of its slots "
+				       "(BOX:GPU, or BOX for a CPU slot)",
+				       rs->file, rp->disabled_line, rp->name, w);
+	}
+	p->disabled_why = xstrdup(rp->disabled_why);
+	return 0;
+}
+
 static int resolve_pool(resolver *rs, const conf_raw_pool *rp, conf_pool *p)
 {
 	int rc = 0;
@@ -535,6 +577,8 @@ static int resolve_pool(resolver *rs, const conf_raw_pool *rp, conf_pool *p)
 	if (rc == 0 && p->n_slots == 0)
 		rc = bg_fail(rs->err, BG_ECONFIG, "%s:%d: pool '%s' has no slots", rs->file,
 			     rp->slots_line, rp->name);
+	if (rc == 0)
+		rc = resolve_disabled(rs, rp, p);
 out:
 	conf_strv_free(tok, n_tok);
 	free(h.gpus);

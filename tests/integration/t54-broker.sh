@@ -74,6 +74,20 @@ has "$ERR_FILE" 'no free slot on box g1' "refused: no free slot on the box"
 has "$ERR_FILE" '^  g1:gpu0 held by ' "naming each holder"
 wait $g0 $g1
 
+# --- slots disabled in the pool's configuration ---
+printf '\n[pool cfg]\nslots = g1:0-1\ndisabled = g1:0\ndisabled_why = reserved for the KDA job\n' >>"$INI"
+expect_rc 0 "slots --pool cfg" bg slots --pool cfg
+has "$OUT_FILE" '^g1 +gpu0 +disabled +reserved for the KDA job \(by pool cfg in .*t54\.ini:[0-9]+\)$' \
+  "the configured slot shows disabled, the reason and where it was configured"
+expect_rc 0 "run --pool cfg skips the configured slot" bg run --pool cfg --no-results -- --mode pass
+has "$ERR_FILE" '^boxgate: pool cfg: g1:gpu1 is free, taking it$' "it took gpu1"
+printf '[box b]\nhost = h1\ngpus = 0-1\n\n[pool x]\nslots = b:0\ndisabled = b:1\ndisabled_why = no\n' >"$BG_TMP/bad1.ini"
+expect_rc 2 "a disabled slot that is not the pool's" "$BOXGATE" --config "$BG_TMP/bad1.ini" config check
+has "$ERR_FILE" "bad1\.ini:7: pool 'x': disabled 'b:1' is not one of its slots" "the error names the file, line and slot"
+printf '[box b]\nhost = h1\ngpus = 0-1\n\n[pool x]\nslots = b:0\ndisabled = b:0\n' >"$BG_TMP/bad2.ini"
+expect_rc 2 "disabled without disabled_why" "$BOXGATE" --config "$BG_TMP/bad2.ini" config check
+has "$ERR_FILE" 'bad2\.ini:7: .*disabled and disabled_why go together' "the error says the reason is needed"
+
 # --- a foreign compute process: the local box, its NVML replaced by the agent's test stand-in ---
 mkdir -p "$BG_TMP/lrepo"
 cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_TMP/lrepo/gate.sh"
