@@ -62,7 +62,8 @@ static const char run_help[] =
 	"                 the pool's first box, served in arrival order across clients; the\n"
 	"                 first in line looks for a free slot every 0.5 s and leaves the line\n"
 	"                 as soon as the agent has locked its slot. A waiter that dies or is\n"
-	"                 cut off loses its place within 15 s; Ctrl-C leaves at once\n"
+	"                 cut off loses its place within 15 s; Ctrl-C leaves at once. Later\n"
+	"                 invocations (--repeat, a sweep) wait up to S s for their slot too\n"
 	"  --holder TAG   names the run in the slot's lock (slots and refusals show it)\n"
 	"  --kernel FILE  the candidate, placed at the path the box's kernel_paths names for\n"
 	"                 the gate's --kind, in a shadow tree of the box's repo (symlinks but\n"
@@ -504,6 +505,7 @@ static int baseline_prepare(cli_ctx *ctx, const gate_opts *g, run_point *p)
 	if (!p->bga.spec.gpus && p->ga.gpus)
 		p->bga.spec.gpus = p->bga.gpus = xstrdup(p->ga.gpus);
 	p->bga.spec.agent = p->bga.agent_path;
+	p->bga.spec.lock_wait_s = p->ga.spec.lock_wait_s;
 	p->bcmdline = gate_command_line(&p->bga.spec);
 	return 0;
 }
@@ -1107,6 +1109,10 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 				ga->spec.gpus = ga->gpus = xstrdup(g0->gpus);
 		}
 		ga->spec.agent = ga->agent_path;
+		/* --wait also bounds how long a later invocation (a repeat, a sweep's next
+		 * count) waits for its slot, which is free between invocations */
+		if (opts->wait > ga->spec.lock_wait_s)
+			ga->spec.lock_wait_s = opts->wait;
 		ga->spec.cwd = ov.root;
 		ga->spec.env = overlay_env;
 		pts[i].cmdline = gate_command_line(&ga->spec);

@@ -74,6 +74,26 @@ has "$ERR_FILE" 'no free slot on box g1' "refused: no free slot on the box"
 has "$ERR_FILE" '^  g1:gpu0 held by ' "naming each holder"
 wait $g0 $g1
 
+# --- --repeat under --wait: later repeats wait for their slot too ---
+rm -f "$LOG2"
+bg run --pool one --wait 60 --repeat 3 --no-results -- --mode hold --tag r3 >"$BG_TMP/r3.out" 2>&1 &
+r3=$!
+sleep 0.7
+bg run --pool one --wait 60 --no-results -- --mode hold --tag r1 >"$BG_TMP/r1.out" 2>&1 &
+r1=$!
+wait $r3; rc3=$?
+wait $r1; rc1=$?
+[ "$rc3" = 0 ] && [ "$rc1" = 0 ] && ok "a --repeat 3 client and a second client on one slot both pass" ||
+  not_ok "exits $rc3 and $rc1: $(tail -2 "$BG_TMP/r3.out") / $(tail -2 "$BG_TMP/r1.out")"
+check "4 holds of the one slot, never overlapping" python3 - "$LOG2" <<'PY'
+import sys
+ev = [l.split() for l in open(sys.argv[1])]
+st = sorted(float(t) for k, _, _, t in ev if k == "start")
+en = sorted(float(t) for k, _, _, t in ev if k == "end")
+assert len(st) == len(en) == 4, ev
+assert all(b >= a for a, b in zip(en, st[1:])), ev
+PY
+
 # --- slots disabled in the pool's configuration ---
 printf '\n[pool cfg]\nslots = g1:0-1\ndisabled = g1:0\ndisabled_why = reserved for the KDA job\n' >>"$INI"
 expect_rc 0 "slots --pool cfg" bg slots --pool cfg
