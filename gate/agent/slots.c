@@ -220,8 +220,7 @@ int cmd_slots(int argc, char **argv)
 		slot_name(a.gpus, a.ngpus, i, name, sizeof name);
 		report_slot(a.lock_dir, name, a.ngpus ? a.gpus[i] : -1, &nv);
 	}
-	if (nv.lib)
-		nvml_close(&nv);
+	nvml_close(&nv);
 	free(a.gpus);
 	return 0;
 }

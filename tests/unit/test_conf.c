@@ -708,8 +708,16 @@ static void test_pools(void **state)
 	expect_error("[pool default]\nslot = local\n",
 		     "%s:2: unknown key 'slot' in [pool default] (did you mean 'slots'?)");
 	expect_error("[pool default]\nboxes = local\n",
-		     "%s:2: unknown key 'boxes' in [pool default] (a pool has only slots = "
-		     "BOX:GPUS, ...)");
+		     "%s:2: unknown key 'boxes' in [pool default] (a pool has slots = BOX:GPUS, "
+		     "..., disabled = BOX:GPU ... and disabled_why = TEXT)");
+	expect_error(
+		"[box a]\nhost = x\ngpus = 0-3\n[pool p]\nslots = a:0-1\ndisabled = a:2\n"
+		"disabled_why = w\n",
+		"%s:6: pool 'p': disabled 'a:2' is not one of its slots (BOX:GPU, or BOX for a "
+		"CPU slot)");
+	expect_error("[pool p]\nslots = local\ndisabled_why = w\n",
+		     "%s:3: pool 'p': disabled and disabled_why go together (the reason everyone "
+		     "refused reads)");
 	expect_error("[box a]\nhost = x\ngpus = 0-3\n[pool p]\nslots = a:2-4\n",
 		     "%s:5: pool 'p': GPU 4 is not among box 'a' gpus (0-3)");
 	expect_error("[pool p]\nslots = local:0-2, local:2\n",
