@@ -67,3 +67,21 @@ finish() {
   rm -rf "$BG_TMP"
   [ "$_tap_failed" = 0 ]
 }
+
+# hosts_up N: N real sshd test hosts for this test (D is their directory, their env.sh
+# sourced), taken down with BG_TMP at exit.
+hosts_up() {
+  D=$("$BG_ROOT/tests/hosts/hosts" up --n "$1") || { not_ok "test hosts came up"; finish; exit 1; }
+  # shellcheck disable=SC2064 # D is known now
+  trap "\"$BG_ROOT/tests/hosts/hosts\" down \"$D\" >/dev/null 2>&1; rm -rf \"$BG_TMP\"" EXIT
+  # shellcheck disable=SC1091
+  source "$D/env.sh"
+}
+
+# fake_gate_on I...: the fake gate (gates/fake_gate.sh) as repo/gate.sh of test hosts I...
+fake_gate_on() {
+  local i
+  for i in "$@"; do
+    cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$(eval echo "\$BG_HOST_${i}_ROOT")/repo/gate.sh"
+  done
+}

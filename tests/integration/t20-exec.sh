@@ -4,9 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
-D=$("$HOSTS" up --n 8) || { not_ok "test hosts came up"; finish; exit 1; }
-trap '"$HOSTS" down "$D" >/dev/null 2>&1; rm -rf "$BG_TMP"' EXIT
-source "$D/env.sh"
+hosts_up 8
 bg() { "$BOXGATE" --config "$BG_CONFIG" "$@"; }
 
 for i in $(seq 1 8); do

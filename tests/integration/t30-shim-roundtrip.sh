@@ -68,9 +68,7 @@ if [ ! -x "$HOSTS" ]; then
   exit
 fi
 
-D=$("$HOSTS" up --n 1) || { not_ok "test host came up"; finish; exit 1; }
-trap '"$HOSTS" down "$D" >/dev/null 2>&1; rm -rf "$BG_TMP"' EXIT
-source "$D/env.sh"
+hosts_up 1
 rsh() { ssh -F "$BG_SSH_CONFIG" -o BatchMode=yes h1 "$@"; }
 
 check "the host has sh, dash and bash" rsh 'command -v sh && command -v dash && command -v bash'

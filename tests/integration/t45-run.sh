@@ -6,9 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
-D=$("$HOSTS" up --n 2) || { not_ok "test hosts came up"; finish; exit 1; }
-trap '"$HOSTS" down "$D" >/dev/null 2>&1; rm -rf "$BG_TMP"' EXIT
-source "$D/env.sh"
+hosts_up 2
 cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_HOST_1_ROOT/repo/gate.sh"
 cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_HOST_2_ROOT/repo/gate.sh"
 rm -rf "$BG_HOST_1_ROOT/.cache" "$BG_HOST_2_ROOT/.cache"

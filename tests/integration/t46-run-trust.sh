@@ -8,9 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
-D=$("$HOSTS" up --n 1) || { not_ok "test hosts came up"; finish; exit 1; }
-trap '"$HOSTS" down "$D" >/dev/null 2>&1; rm -rf "$BG_TMP"' EXIT
-source "$D/env.sh"
+hosts_up 1
 GATE=$BG_ROOT/tests/integration/gates/trust_gate.sh
 cp "$GATE" "$BG_HOST_1_ROOT/repo/trust.sh"
 INI=$BG_TMP/run.ini

@@ -6,12 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
-D=$("$HOSTS" up --n 2) || { not_ok "test hosts came up"; finish; exit 1; }
-trap '"$HOSTS" down "$D" >/dev/null 2>&1; rm -rf "$BG_TMP"' EXIT
-source "$D/env.sh"
-for i in 1 2; do
-  cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$(eval echo "\$BG_HOST_${i}_ROOT")/repo/gate.sh"
-done
+hosts_up 2
+fake_gate_on 1 2
 INI=$BG_TMP/t54.ini
 cat "$BG_CONFIG" >"$INI"
 for i in 1 2; do cat >>"$INI" <<EOF2

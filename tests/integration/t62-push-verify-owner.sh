@@ -6,9 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
-D=$("$HOSTS" up --n 1) || { not_ok "test host came up"; finish; exit 1; }
-trap '"$HOSTS" down "$D" >/dev/null 2>&1; rm -rf "$BG_TMP"' EXIT
-source "$D/env.sh"
+hosts_up 1
 PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/\.pyenv/' | paste -sd:)
 
 L=$BG_TMP/repo
