@@ -148,8 +148,8 @@ else
 fi
 rc=0
 "$GATE" --kind demo --shape q_b --num-workers 8 --iters 3 --warmup 1 >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
-if [ "$rc" = 0 ] || [ "$rc" = 1 ]; then ok "launcher runs the README's main job (q_b, 8 workers): exit $rc"
-else not_ok "launcher runs the README's main job: exit $rc"; diag "$(head -c 2000 "$ERR_FILE")"; fi
+if [ "$rc" = 0 ] || [ "$rc" = 1 ]; then ok "launcher runs a short q_b job at 8 workers: exit $rc"
+else not_ok "launcher runs a short q_b job at 8 workers: exit $rc"; diag "$(head -c 2000 "$ERR_FILE")"; fi
 jq "launcher: contract holds" "$CONTRACT"
 jq "launcher: exit code matches the verdict" "d['verdict'] == ('PASS_GATE' if $rc == 0 else 'BELOW_BAR')"
 if [ "$cuda_usable" = 1 ]; then
