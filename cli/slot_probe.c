@@ -31,10 +31,11 @@ struct probe_run {
 	bool accept_new, keep, quiet;
 };
 
-static char *agent_command(const slot_probe *j, const char *path)
+/* The agent's words for the probe: its slots command, or the probe's action. */
+static char *agent_args(const slot_probe *j)
 {
 	strbuf cmd = STRBUF_INIT;
-	strbuf_addf(&cmd, "%s %s", path, j->action ? j->action : AGENT_CMD_SLOTS);
+	strbuf_addstr(&cmd, j->action ? j->action : AGENT_CMD_SLOTS);
 	if (j->gpus) {
 		strbuf_addf(&cmd, " %s ", AGENT_OPT_GPUS);
 		bg_quote(&cmd, j->gpus);
@@ -111,16 +112,12 @@ static void probe_box(void *arg, size_t i)
 	remote_conn *c = NULL;
 	bg_err err = {0};
 	char *out = NULL;
-	gate_agent_how how;
 	int rc = cli_connect(j->box, pr->accept_new, &c, &err);
-	if (rc == 0)
-		rc = gate_agent_ensure(c, pr->agent, false, &j->agent_path, &how, &err);
 	if (rc == 0) {
-		char *cmd = agent_command(j, j->agent_path);
-		remote_status st;
-		rc = remote_capture(c, cmd, 1 << 20, j->box->connect_timeout_s * 1000 + 30000, &out,
-				    NULL, &st, &err);
-		free(cmd);
+		/* the presence check and the call in one command */
+		char *args = agent_args(j);
+		rc = gate_agent_capture(c, pr->agent, args, &j->agent_path, &out, &err);
+		free(args);
 	}
 	if (rc < 0) {
 		size_t n = strlen(err.msg);

@@ -203,3 +203,45 @@ out:
 	strbuf_release(&s);
 	return rc;
 }
+
+/* The exit status that says "no agent of this version here" (not one of the agent's). */
+#define AGENT_ABSENT_EXIT 97
+
+int gate_agent_capture(remote_conn *c, const gate_agent *a, const char *args, char **path,
+		       char **out, bg_err *err)
+{
+	const remote_target *b = remote_target_of(c);
+	remote_status st;
+	gate_agent_how how;
+	*path = NULL;
+	*out = NULL;
+	if (b->transport != REMOTE_TRANSPORT_LOCAL) {
+		char rel[128];
+		strbuf p = STRBUF_INIT, s = STRBUF_INIT;
+		snprintf(rel, sizeof(rel), "~/.cache/boxgate/agent-%.16s", a->sha);
+		bg_quote_path(&p, rel);
+		strbuf_addf(&s,
+			    "test -x %s && %s " AGENT_CMD_VERSION
+			    " >/dev/null 2>&1 || exit %d; %s %s",
+			    p.buf, p.buf, AGENT_ABSENT_EXIT, p.buf, args);
+		bg_err e = {0};
+		int rc = remote_capture(c, s.buf, 1 << 20, 60000, out, NULL, &st, &e);
+		strbuf_release(&s);
+		if (rc == 0 || !(st.how == REMOTE_EXITED && st.code == AGENT_ABSENT_EXIT)) {
+			if (rc < 0)
+				*err = e;
+			*path = strbuf_detach(&p);
+			return rc;
+		}
+		strbuf_release(&p);
+		free(*out);
+		*out = NULL;
+	}
+	int rc = gate_agent_ensure(c, a, false, path, &how, err);
+	if (rc == 0) {
+		char *cmd = xasprintf("%s %s", *path, args);
+		rc = remote_capture(c, cmd, 1 << 20, 60000, out, NULL, &st, err);
+		free(cmd);
+	}
+	return rc;
+}

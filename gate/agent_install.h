@@ -30,4 +30,11 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 
 const char *gate_agent_how_name(gate_agent_how how);
 
+/* The agent's `args` (quoted words, e.g. "slots --gpus 0") on the box, stdout
+ * captured into *out: when the right agent is there, one command does both the
+ * presence check and the call (the round trip gate_agent_ensure would spend
+ * anyway); else the agent is installed first. *path as for gate_agent_ensure. */
+int gate_agent_capture(remote_conn *c, const gate_agent *a, const char *args, char **path,
+		       char **out, bg_err *err);
+
 #endif
