@@ -80,17 +80,13 @@ static void mark_config_disabled(const slot_probe *j, cJSON *rows)
 			continue;
 		bool off = false;
 		for (size_t i = 0; pool && i < pool->n_disabled && !off; i++) {
-			char *want = strchr(pool->disabled[i], ':')
-					     ? xasprintf("%s", pool->disabled[i])
-					     : xasprintf("%s:cpu", pool->disabled[i]);
-			char *colon = strrchr(want, ':');
-			*colon = '\0';
-			char *name = strcmp(colon + 1, "cpu") == 0 ? xstrdup("cpu")
-								   : xasprintf("gpu%s", colon + 1);
-			off = strcmp(want, j->box->name) == 0 &&
-			      strcmp(name, slot->valuestring) == 0;
-			free(name);
-			free(want);
+			/* "BOX:GPU" names gpuGPU of BOX, a bare "BOX" its cpu slot */
+			const char *e = pool->disabled[i], *colon = strchr(e, ':');
+			size_t blen = colon ? (size_t)(colon - e) : strlen(e);
+			const char *s = slot->valuestring;
+			off = strlen(j->box->name) == blen && strncmp(e, j->box->name, blen) == 0 &&
+			      (colon ? strncmp(s, "gpu", 3) == 0 && strcmp(s + 3, colon + 1) == 0
+				     : strcmp(s, "cpu") == 0);
 		}
 		if (!off || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "disabled")))
 			continue;

@@ -32,15 +32,24 @@ static void read_small(int fd, char *buf, size_t n)
 	buf[k > 0 ? k : 0] = 0;
 }
 
-int slot_disabled(const char *lock_dir, const char *name, char *why, size_t n)
+/* LOCK_DIR/NAME.disabled's text into text[n]; 0 when the slot has no mark. */
+static int read_disabled(const char *lock_dir, const char *name, char *text, size_t n)
 {
-	char path[PATH_MAX], text[2048];
+	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/%s.disabled", lock_dir, name);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	read_small(fd, text, sizeof text);
+	read_small(fd, text, n);
 	close(fd);
+	return 1;
+}
+
+int slot_disabled(const char *lock_dir, const char *name, char *why, size_t n)
+{
+	char text[2048];
+	if (!read_disabled(lock_dir, name, text, sizeof text))
+		return 0;
 	char reason[1024], by[256], since[64];
 	record_value(text, "why", reason, sizeof reason);
 	record_value(text, "by", by, sizeof by);
@@ -114,14 +123,7 @@ static void report_slot(const char *lock_dir, const char *name, int gpu, struct 
 	}
 	if (fd >= 0)
 		close(fd);
-	if (slot_disabled(lock_dir, name, v, sizeof v)) {
-		snprintf(path, sizeof path, "%s/%s.disabled", lock_dir, name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		text[0] = 0;
-		if (fd >= 0) {
-			read_small(fd, text, sizeof text);
-			close(fd);
-		}
+	if (read_disabled(lock_dir, name, text, sizeof text)) {
 		record_value(text, "why", v, sizeof v);
 		add_field(&b, "why", v);
 		record_value(text, "by", v, sizeof v);
