@@ -70,6 +70,7 @@ typedef struct cli_cmd {
 
 extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help;
 extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status,
+	cli_cmd_campaign,
 	cli_cmd_rollback, cli_cmd_results, cli_cmd_validate, cli_cmd_slots;
 /* The table (cli/commands.c), NULL-terminated, in `boxgate help` order. */
 extern const cli_cmd *const cli_commands[];
@@ -117,6 +118,10 @@ int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min
  * $HOME/.local/share/boxgate/results.jsonl; NULL (error printed) when none.
  * Loads the configuration when it is needed and not loaded yet. */
 char *cli_results_path(cli_ctx *ctx, const char *given);
+
+/* push's default run of `files` (local paths) to `boxes`, as `boxgate push` prints
+ * it; returns push's exit code (boxgate campaign pushes its sources with it). */
+int cli_push_files(cli_ctx *ctx, const conf_box **boxes, size_t n, const cli_args *files);
 
 /* Prints a help text for a command and returns `code`. */
 int cli_usage(const cli_cmd *cmd, FILE *to, int code);

@@ -414,6 +414,19 @@ static int run_push(cli_ctx *ctx, void *opts, const cli_args *args)
 	return code;
 }
 
+int cli_push_files(cli_ctx *ctx, const conf_box **boxes, size_t n, const cli_args *files)
+{
+	struct push_opts po = {0};
+	const conf_box **saved = ctx->boxes;
+	size_t saved_n = ctx->n_boxes;
+	ctx->boxes = boxes;
+	ctx->n_boxes = n;
+	int code = run_push(ctx, &po, files);
+	ctx->boxes = saved;
+	ctx->n_boxes = saved_n;
+	return code;
+}
+
 /* clang-format off */
 const cli_cmd cli_cmd_push = {
 	.name = "push",

@@ -11,6 +11,7 @@ const cli_cmd *const cli_commands[] = {
 	&cli_cmd_run,
 	&cli_cmd_validate,
 	&cli_cmd_slots,
+	&cli_cmd_campaign,
 	&cli_cmd_explain,
 	&cli_cmd_exec,
 	&cli_cmd_check,

@@ -164,6 +164,28 @@ void conf_release(conf *c);
 #define CONF_PERCENT_MAX 1000.0
 bool conf_parse_percent(const char *v, double *out);
 
+/* The closest of `cands` to `word` (optimal string alignment distance <= 2,
+ * case-insensitive, or `word` a prefix of a candidate), NULL when none is
+ * close. Borrowed from cands. */
+const char *conf_suggest(const char *word, const char *const *cands, size_t n);
+
+/* Splits on commas and whitespace; owned strings appended to *v. */
+void conf_split_list(const char *s, char ***v, size_t *n);
+void conf_strv_free(char **v, size_t n);
+
+/* Reads a whole file as lines (the base line splitter); '\r' before '\n' is
+ * dropped. BG_ENOTFOUND when it does not exist, BG_EIO otherwise. A NUL byte
+ * is BG_ECONFIG naming file:line. */
+typedef struct conf_lines {
+	char **line;
+	size_t n, cap;
+} conf_lines;
+int conf_read_lines(const char *path, conf_lines *out, bg_err *err);
+void conf_lines_release(conf_lines *l);
+
+/* [A-Za-z0-9._-]+ */
+bool conf_box_name_ok(const char *s);
+
 /* Borrowed pointer to the box named `name`, NULL when there is none. */
 const conf_box *conf_find_box(const conf *c, const char *name);
 const conf_pool *conf_find_pool(const conf *c, const char *name);

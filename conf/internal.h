@@ -93,19 +93,12 @@ int conf_resolve(conf *c, conf_raw *raw, const conf_env *env, bg_err *err);
 
 /* --- helpers (conf/util.c) --- */
 
-/* The closest of `cands` to `word` (optimal string alignment distance <= 2,
- * case-insensitive, or `word` a prefix of a candidate), NULL when none is
- * close. Borrowed from cands. */
-const char *conf_suggest(const char *word, const char *const *cands, size_t n);
-
 /* [A-Za-z_][A-Za-z0-9_]* */
 bool conf_env_name_ok(const char *s);
 /* Free n rules and the array itself; NULL with n == 0 is fine. */
 void conf_env_rules_free(conf_env_rule *r, size_t n);
 void conf_verify_free(conf_verify *v, size_t n);
 
-/* [A-Za-z0-9._-]+ */
-bool conf_box_name_ok(const char *s);
 
 /* env's $HOME, else the password database, else "/" (borrowed, static
  * storage refreshed on each call). `env` may be NULL. */
@@ -122,19 +115,6 @@ const char *conf_pw_name(const conf_env *env);
  * `base` when base is non-NULL. Owned result. */
 char *conf_expand_path(const char *path, const char *home, const char *base);
 
-/* Splits on commas and whitespace; owned strings appended to *v. */
-void conf_split_list(const char *s, char ***v, size_t *n);
-void conf_strv_free(char **v, size_t n);
-
-/* Reads a whole file as lines (the base line splitter); '\r' before '\n' is
- * dropped. BG_ENOTFOUND when it does not exist, BG_EIO otherwise. A NUL byte
- * is BG_ECONFIG naming file:line. */
-typedef struct conf_lines {
-	char **line;
-	size_t n, cap;
-} conf_lines;
-int conf_read_lines(const char *path, conf_lines *out, bg_err *err);
-void conf_lines_release(conf_lines *l);
 
 /* A path relative to the repo: not absolute, no empty or '..' component. */
 bool conf_rel_path_ok(const char *p);

@@ -71,7 +71,7 @@ static const struct keydef {
 };
 #define N_KEYDEFS (sizeof(keydefs) / sizeof(keydefs[0]))
 
-enum section { SEC_NONE, SEC_DEFAULTS, SEC_BOX, SEC_POOL, SEC_VERIFY };
+enum section { SEC_NONE, SEC_DEFAULTS, SEC_BOX, SEC_POOL, SEC_VERIFY, SEC_CAMPAIGN };
 
 typedef struct load_ctx {
 	conf_raw *raw;
@@ -193,7 +193,7 @@ static void on_section(load_ctx *lc, const char *text, int line)
 	const char *sp = t + strcspn(t, " \t");
 	char *kind = xstrndup(t, (size_t)(sp - t));
 	char *name = trim_dup(sp, sp + strlen(sp));
-	static const char *const kinds[] = {"defaults", "box", "pool", "verify"};
+	static const char *const kinds[] = {"defaults", "box", "pool", "verify", "campaign"};
 
 	free(lc->sec_label);
 	lc->sec_label = xasprintf("[%s]", t);
@@ -207,6 +207,13 @@ static void on_section(load_ctx *lc, const char *text, int line)
 			goto out;
 		}
 		lc->sec = kind[0] == 'd' ? SEC_DEFAULTS : SEC_VERIFY;
+		goto out;
+	}
+	if (strcmp(kind, "campaign") == 0) {
+		/* `boxgate campaign` reads its own sections (campaign/spec.c) */
+		if (!*name)
+			fail(lc, line, "[campaign] needs a name: [campaign NAME]");
+		lc->sec = SEC_CAMPAIGN;
 		goto out;
 	}
 	if (strcmp(kind, "box") == 0 || strcmp(kind, "pool") == 0) {
@@ -243,16 +250,16 @@ static void on_section(load_ctx *lc, const char *text, int line)
 		}
 		goto out;
 	}
-	const char *s = conf_suggest(kind, kinds, 4);
-	if (s && (strcmp(s, "box") == 0 || strcmp(s, "pool") == 0))
+	const char *s = conf_suggest(kind, kinds, 5);
+	if (s && (strcmp(s, "box") == 0 || strcmp(s, "pool") == 0 || strcmp(s, "campaign") == 0))
 		fail(lc, line, "unknown section [%s] (did you mean [%s%s%s]?)", t, s,
 		     *name ? " " : "", *name ? name : " NAME");
 	else if (s)
 		fail(lc, line, "unknown section [%s] (did you mean [%s]?)", t, s);
 	else
 		fail(lc, line,
-		     "unknown section [%s] (expected [defaults], [box NAME], [pool NAME] or "
-		     "[verify])",
+		     "unknown section [%s] (expected [defaults], [box NAME], [pool NAME], "
+		     "[verify] or [campaign NAME])",
 		     t);
 out:
 	free(kind);
@@ -563,6 +570,7 @@ static void apply(load_ctx *lc, const char *key, const char *v, int line, bool c
 		return;
 	case SEC_POOL: set_pool_key(lc, key, v, line, cont); return;
 	case SEC_VERIFY: set_verify(lc, key, v, line, cont); return;
+	case SEC_CAMPAIGN: return;
 	}
 }
 

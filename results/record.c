@@ -202,6 +202,8 @@ cJSON *results_record_build(const results_record_in *in)
 		cJSON_AddItemToObject(r, "overlay", cJSON_Duplicate(in->overlay, 1));
 	else
 		cJSON_AddNullToObject(r, "overlay");
+	if (in->campaign)
+		cJSON_AddItemToObject(r, "campaign", cJSON_Duplicate(in->campaign, 1));
 	if (in->pushed) {
 		cJSON_AddItemToObject(r, "pushed", results_pushed_list(in->pushed));
 	} else {

@@ -36,6 +36,9 @@ typedef struct results_record_in {
 	/* run --kernel/--overlay: overlay_json()'s object, copied as "overlay";
 	 * NULL: "overlay": null. */
 	const struct cJSON *overlay;
+	/* boxgate campaign: campaign_job_json()'s object, copied as "campaign";
+	 * NULL: no such key. */
+	const struct cJSON *campaign;
 } results_record_in;
 
 /* The record (owned, cJSON_Delete). Pure: reads only `in`. */

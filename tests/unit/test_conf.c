@@ -445,7 +445,8 @@ static void test_errors_sections(void **state)
 		     "%s:1: unknown section [default] (did you mean [defaults]?)");
 	expect_error("[pools]\n", "%s:1: unknown section [pools] (did you mean [pool NAME]?)");
 	expect_error("[weird]\n", "%s:1: unknown section [weird] (expected [defaults], [box NAME], "
-				  "[pool NAME] or [verify])");
+				  "[pool NAME], [verify] or [campaign NAME])");
+	expect_error("[campaign]\npool = p\n", "%s:1: [campaign] needs a name: [campaign NAME]");
 	expect_error("[box]\nhost = x\n", "%s:1: [box] needs a name: [box NAME]");
 	expect_error("[box a b]\nhost = x\n",
 		     "%s:1: bad box name 'a b' (letters, digits, '.', '_' and '-' only)");

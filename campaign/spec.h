@@ -1,0 +1,83 @@
+/* A campaign: a [campaign NAME] section (in its own file or in boxgate.ini)
+ * describing a matrix of gate runs: shapes x worker counts x candidates, each
+ * repeated, on a pool's slots. campaign_spec_load reads and checks it (every
+ * error names FILE:LINE) before anything connects; campaign_jobs_expand turns it
+ * into jobs, each with a key that names it across runs, so a re-run skips what
+ * the results file already holds. */
+#ifndef BG_CAMPAIGN_SPEC_H
+#define BG_CAMPAIGN_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+
+struct cJSON;
+
+#define CAMPAIGN_REPEATS_MAX 100
+#define CAMPAIGN_JOBS_MAX    10000
+
+typedef struct campaign_candidate {
+	char *name;   /* "baseline", the file's stem, or a candidate.NAME key */
+	char *file;   /* the kernel file (absolute), NULL for baseline and flag candidates */
+	char *shown;  /* the file as the campaign names it */
+	char sha[65]; /* the file's SHA-256, "" when no file */
+	char **flags; /* gate flags of a candidate.NAME = ... key (baseline: "--baseline") */
+	size_t n_flags;
+} campaign_candidate;
+
+typedef struct campaign_spec {
+	char *name;
+	char *file; /* the file it came from (absolute) */
+	int line;   /* its section's line */
+	char *pool;
+	char **gate_args; /* words passed to every job first */
+	size_t n_gate_args;
+	char **shapes;
+	size_t n_shapes;
+	int *num_workers; /* none: n_num_workers 0, jobs get no --num-workers */
+	size_t n_num_workers;
+	campaign_candidate *cands;
+	size_t n_cands;
+	int repeats;
+	int timeout_s;      /* 0: the box's */
+	double bar;         /* 0: the gate's */
+	double max_cv;      /* percent; < 0: [defaults] max_cv, else 2 */
+	double sum_tol;     /* percent, anti-sloughing tolerance (default 10) */
+	int max_failures;   /* a box failing this many times is quarantined (default 2) */
+	int lock_wait_s;    /* how long a job waits for its slot's lock (default 30) */
+	char **push;        /* local files pushed to every box first (absolute) */
+	size_t n_push;
+	char *results;      /* the results file (absolute) */
+} campaign_spec;
+
+/* Reads [campaign NAME] from `path` (name NULL: the file's only campaign).
+ * Sections other than [campaign ...] are boxgate.ini's and are skipped.
+ * Relative paths (candidates, push, results) are taken from the file's
+ * directory. BG_EUSAGE/BG_ECONFIG with FILE:LINE in err. */
+int campaign_spec_load(const char *path, const char *name, campaign_spec *out, bg_err *err);
+void campaign_spec_release(campaign_spec *s);
+
+typedef struct campaign_job {
+	size_t index;  /* in the campaign's order */
+	char key[160]; /* NAME/SHAPE/NW/CAND[@SHA12]/REPEAT */
+	size_t shape;  /* into spec->shapes */
+	int num_workers; /* -1: none */
+	size_t cand;     /* into spec->cands */
+	int repeat;
+	char **words; /* the gate's arguments (owned, NULL-terminated) */
+	size_t n_words;
+} campaign_job;
+
+/* The jobs, repeat-major (every point once before any point twice) and, within a
+ * repeat, shape, worker count, candidate: the candidates of a point run close
+ * together in time. */
+int campaign_jobs_expand(const campaign_spec *s, campaign_job **out, size_t *n, bg_err *err);
+void campaign_jobs_free(campaign_job *jobs, size_t n);
+
+/* The record's "campaign" object for `job`, attempt `attempt`, `final` false when
+ * the attempt was cut and the job goes back in the queue (owned). */
+struct cJSON *campaign_job_json(const campaign_spec *s, const campaign_job *job, size_t n_jobs,
+				int attempt, bool final);
+
+#endif

@@ -1,0 +1,351 @@
+#include "cli/campaign_sched.h"
+
+#include <cjson/cJSON.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/exit.h"
+#include "base/xmalloc.h"
+#include "gate/agent_proto.h"
+#include "results/record.h"
+#include "results/store.h"
+#include "sync/sync.h"
+
+/* A failed box is tried again after this pause, so a flapping box does not
+ * take the whole queue's attempts in a second. */
+#define RETRY_PAUSE_MS 500
+
+const char *sched_kernel_path(const conf_box *box, const char *kind)
+{
+	size_t kl = kind ? strlen(kind) : 0;
+	for (size_t i = 0; kind && i < box->n_kernel_paths; i++)
+		if (strncmp(box->kernel_paths[i], kind, kl) == 0 && box->kernel_paths[i][kl] == ':')
+			return box->kernel_paths[i] + kl + 1;
+	return NULL;
+}
+
+static void emit(sched *s, const sched_event *ev)
+{
+	if (s->on_event)
+		s->on_event(s->ctx, ev);
+}
+
+/* The next job for slot sl, NULL when there is none left for it. */
+static campaign_job *take(sched *s, sched_slot *sl)
+{
+	campaign_job *j = NULL;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		if (*s->stop || s->stopping || sl->b->quarantined)
+			break;
+		if (s->q_len) {
+			j = &s->jobs[s->queue[s->q_head]];
+			s->q_head = (s->q_head + 1) % s->n_jobs;
+			s->q_len--;
+			s->running++;
+			s->attempts[j->index]++;
+			break;
+		}
+		if (!s->running)
+			break;
+		/* a running job may come back (its box failed): wait for it */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return j;
+}
+
+/* The job is over on this slot: back to the front of the queue when `requeue`. */
+static void give_back(sched *s, const campaign_job *j, bool requeue, bool final)
+{
+	pthread_mutex_lock(&s->mu);
+	s->running--;
+	if (final)
+		s->finished[j->index] = true;
+	if (requeue) {
+		s->q_head = (s->q_head + s->n_jobs - 1) % s->n_jobs;
+		s->queue[s->q_head] = j->index;
+		s->q_len++;
+	}
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void pause_ms(sched *s, int ms)
+{
+	for (int t = 0; t < ms && !*s->stop; t += 50)
+		poll(NULL, 0, 50);
+}
+
+/* Counts a failure against the slot's box; quarantines it at max_failures. */
+static void box_failed(sched *s, sched_slot *sl, const char *why)
+{
+	sched_box *b = sl->b;
+	bool now = false;
+	pthread_mutex_lock(&s->mu);
+	b->failures++;
+	if (b->failures >= s->spec->max_failures && !b->quarantined)
+		b->quarantined = now = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	remote_close(sl->conn);
+	sl->conn = NULL;
+	if (now) {
+		sched_event ev = {.kind = SCHED_QUARANTINED, .slot = sl, .why = why};
+		emit(s, &ev);
+	}
+}
+
+/* (Re)connects slot sl and makes sure the agent is there; a failure counts
+ * against the box. False when it failed. */
+static bool connect_slot(sched *s, sched_slot *sl)
+{
+	gate_agent_how how;
+	bg_err err = {0};
+	free(sl->agent_path);
+	sl->agent_path = NULL;
+	int rc = cli_connect(sl->b->box, s->accept_new, &sl->conn, &err);
+	if (rc == 0)
+		rc = gate_agent_ensure(sl->conn, s->agent, false, &sl->agent_path, &how, &err);
+	if (rc == 0)
+		return true;
+	box_failed(s, sl, err.msg);
+	pause_ms(s, RETRY_PAUSE_MS);
+	return false;
+}
+
+/* The box's push manifest and the candidate's overlay: what a job needs on a
+ * connected slot before its gate starts. 0, or negative with err set. */
+static int ready(sched *s, sched_slot *sl, const campaign_job *j, bg_err *err)
+{
+	sched_box *b = sl->b;
+	int rc = 0;
+	pthread_mutex_lock(&b->mu);
+	if (!b->manifest_read && s->results) {
+		bg_err e2 = {0};
+		if (sync_manifest_read(sl->conn, b->box, &b->pushed, &e2) < 0)
+			b->pushed_error = xstrdup(e2.msg);
+		b->manifest_read = true;
+	}
+	overlay *ov = &b->ov[j->cand];
+	if (ov->n && !ov->root) {
+		rc = overlay_prepare(sl->conn, b->box->repo, ov, err);
+		if (rc == 0 && b->box->overlay_env)
+			b->ov_env[j->cand] = xasprintf("%s=%s", b->box->overlay_env, ov->root);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return rc;
+}
+
+struct job_view {
+	gate_result last;
+};
+
+static void on_line(void *ctx, remote_stream st, const char *line, size_t len, int flags)
+{
+	(void)ctx, (void)st, (void)line, (void)len, (void)flags;
+}
+
+static void on_result(void *ctx, const gate_result *r)
+{
+	struct job_view *v = ctx;
+	gate_result_release(&v->last);
+	v->last = *r;
+	v->last.raw = r->raw ? xstrdup(r->raw) : NULL;
+	v->last.json = r->json ? cJSON_Duplicate(r->json, 1) : NULL;
+}
+
+static int record(sched *s, sched_slot *sl, const campaign_job *j, const char *cmdline,
+		  int64_t t0, int64_t t1, int code, const char *why, const gate_outcome *out,
+		  const gate_result *last, bool final, bg_err *err)
+{
+	sched_box *b = sl->b;
+	const gate_args *ga = &b->ga[j->index];
+	bool local = b->box->transport == CONF_TRANSPORT_LOCAL;
+	cJSON *camp = campaign_job_json(s->spec, j, s->n_jobs, s->attempts[j->index], final);
+	cJSON *ov = b->ov[j->cand].root ? overlay_json(&b->ov[j->cand]) : NULL;
+	pthread_mutex_lock(&s->mu);
+	int seq = s->seq++;
+	pthread_mutex_unlock(&s->mu);
+	results_record_in in = {
+		.run_id = s->run_id,
+		.seq = seq,
+		.version = BOXGATE_VERSION,
+		.box = b->box->name,
+		.host = local ? "localhost" : b->box->hostname,
+		.transport = local ? "local" : "ssh",
+		.gpus = sl->gpus,
+		.command = cmdline,
+		.gate_args = (const char *const *)j->words,
+		.n_gate_args = j->n_words,
+		.start_ms = t0,
+		.end_ms = t1,
+		.exit_code = code,
+		.why = why,
+		.outcome = out,
+		.last = last,
+		.repeat_i = j->repeat,
+		.repeat_n = s->spec->repeats,
+		.pushed = b->pushed ? b->pushed : (b->pushed_error ? NULL : ""),
+		.pushed_error = b->pushed_error,
+		.overlay = ov,
+		.campaign = camp,
+	};
+	(void)ga;
+	cJSON *rec = results_record_build(&in);
+	int rc = results_append_json(s->results, rec, err);
+	cJSON_Delete(rec);
+	cJSON_Delete(camp);
+	cJSON_Delete(ov);
+	return rc;
+}
+
+/* How an attempt ended, for the queue. */
+enum attempt_end { END_FINAL, END_BOX_FAILED, END_SLOT_LEFT, END_STOPPED };
+
+static enum attempt_end classify(int rc, const gate_outcome *o, volatile sig_atomic_t *stop)
+{
+	if (o->interrupted || (*stop && rc < 0))
+		return END_STOPPED;
+	if (rc < 0 || !o->agent_end)
+		return END_BOX_FAILED; /* the link, or an agent that never reported */
+	if (strcmp(o->agent_why, AGENT_WHY_BUSY) == 0)
+		return END_SLOT_LEFT;
+	if (strcmp(o->agent_why, AGENT_WHY_SYSERR) == 0 ||
+	    strcmp(o->agent_why, AGENT_WHY_NOEXEC) == 0 ||
+	    strcmp(o->agent_why, AGENT_WHY_USAGE) == 0 ||
+	    strcmp(o->agent_why, AGENT_WHY_OTHER) == 0)
+		return END_BOX_FAILED;
+	return END_FINAL;
+}
+
+/* One attempt of job j on slot sl. Returns false when the slot is done for. */
+static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
+{
+	sched_box *b = sl->b;
+	bg_err err = {0};
+	char why[700] = "";
+	sched_event ev = {.job = j, .slot = sl, .attempt = s->attempts[j->index]};
+	ev.kind = SCHED_JOB_START;
+	emit(s, &ev);
+	int64_t t0;
+	if (ready(s, sl, j, &err) < 0) {
+		snprintf(why, sizeof(why), "%s", err.msg);
+		give_back(s, j, true, false);
+		ev.kind = SCHED_JOB_CUT;
+		ev.why = why;
+		emit(s, &ev);
+		box_failed(s, sl, why);
+		pause_ms(s, RETRY_PAUSE_MS);
+		return !b->quarantined;
+	}
+	gate_spec spec = b->ga[j->index].spec;
+	spec.gpus = sl->gpus;
+	spec.agent = sl->agent_path;
+	spec.lock_wait_s = s->spec->lock_wait_s;
+	spec.cwd = b->ov[j->cand].root;
+	spec.env = b->ov_env[j->cand];
+	char *cmdline = gate_command_line(&spec);
+	gate_policy policy = GATE_POLICY_DEFAULT;
+	policy.bar = b->ga[j->index].bar;
+	policy.sum_tolerance = s->spec->sum_tol / 100.0;
+	struct job_view view = {0};
+	gate_callbacks cb = {on_line, on_result, NULL, &view};
+	gate_outcome out = {0};
+	t0 = results_now_ms();
+	sl->running = (int)j->index;
+	int rc = gate_run(sl->conn, cmdline, &policy, &cb, s->stop, &out, &err);
+	int64_t t1 = results_now_ms();
+	sl->running = -1;
+	bool said;
+	int code = gate_outcome_judge(&out, why, sizeof(why), &said);
+	if (rc < 0)
+		snprintf(why, sizeof(why), "%s", err.msg);
+	enum attempt_end end = classify(rc, &out, s->stop);
+	bool final = end == END_FINAL;
+	bg_err rerr = {0};
+	const gate_result *last = view.last.raw ? &view.last : NULL;
+	if (s->results && record(s, sl, j, cmdline, t0, t1, code, code ? why : "", &out, last,
+				 final, &rerr) < 0) {
+		/* a result that cannot be kept must not pass for done: stop scheduling */
+		pthread_mutex_lock(&s->mu);
+		s->record_failed = s->stopping = true;
+		pthread_mutex_unlock(&s->mu);
+		snprintf(why, sizeof(why), "the record was not kept: %s", rerr.msg);
+		final = false;
+		end = END_STOPPED;
+	}
+	give_back(s, j, end == END_BOX_FAILED || end == END_SLOT_LEFT, final);
+	ev.secs = (double)(t1 - t0) / 1000.0;
+	ev.why = code || !final ? why : "";
+	if (final) {
+		gate_verdict v = results_verdict_of(code, &out);
+		ev.kind = SCHED_JOB_END;
+		ev.verdict = v == VERDICT_NONE ? "FAILED" : gate_verdict_name(v);
+		ev.result = last;
+		sl->done++;
+	} else {
+		ev.kind = SCHED_JOB_CUT;
+	}
+	emit(s, &ev);
+	gate_result_release(&view.last);
+	free(cmdline);
+	if (end == END_BOX_FAILED) {
+		box_failed(s, sl, why);
+		pause_ms(s, RETRY_PAUSE_MS);
+		return !b->quarantined;
+	}
+	if (end == END_SLOT_LEFT) {
+		sched_event left = {.kind = SCHED_SLOT_LEFT, .slot = sl, .why = why};
+		emit(s, &left);
+		return false;
+	}
+	return end != END_STOPPED;
+}
+
+static void *worker(void *arg)
+{
+	sched_slot *sl = arg;
+	sched *s = sl->s;
+	campaign_job *j;
+	for (;;) {
+		/* a slot whose connection failed reconnects before it takes a job, so a
+		 * dead box does not bounce jobs */
+		if (!sl->conn && !*s->stop && !sl->b->quarantined && !connect_slot(s, sl))
+			continue;
+		if (!(j = take(s, sl)) || !attempt(s, sl, j))
+			break;
+	}
+	/* wake the others: a worker that leaves may leave jobs to them */
+	pthread_mutex_lock(&s->mu);
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+void sched_run(sched *s)
+{
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->attempts = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(int));
+	s->finished = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(bool));
+	results_new_run_id(s->run_id);
+	for (size_t i = 0; i < s->n_slots; i++) {
+		s->slots[i].s = s;
+		s->slots[i].running = -1;
+		if (pthread_create(&s->slots[i].th, NULL, worker, &s->slots[i]) != 0)
+			abort();
+	}
+	for (size_t i = 0; i < s->n_slots; i++)
+		pthread_join(s->slots[i].th, NULL);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+}

@@ -1,0 +1,629 @@
+/* boxgate campaign: a matrix of gate runs fanned out over every free slot of a
+ * pool, recorded as it goes, resumable. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/exit.h"
+#include "base/parse.h"
+#include "base/strbuf.h"
+#include "base/timer.h"
+#include "base/xmalloc.h"
+#include "campaign/points.h"
+#include "cli/campaign_sched.h"
+#include "cli/campaign_view.h"
+#include "cli/slot_probe.h"
+#include "results/store.h"
+
+static const char campaign_help[] =
+	"usage: boxgate campaign FILE|NAME [--name NAME] [--dry-run] [--plain] [--json]\n"
+	"                        [--results FILE] [--accept-new]\n"
+	"\n"
+	"Runs (or continues) the campaign a [campaign NAME] section describes: in FILE, or in\n"
+	"boxgate.ini when the operand is no file but a campaign's name. Its keys:\n"
+	"\n"
+	"  pool = P                 the pool whose slots run the jobs (required)\n"
+	"  gate_args = WORDS        passed to every job first (e.g. --kind largem_compact)\n"
+	"  shapes = S...            each job gets --shape S --configs S (required)\n"
+	"  num_workers = N...       each job gets --num-workers N (none: no such flag)\n"
+	"  candidates = C...        `baseline` (the in-tree kernel: the gate gets --baseline),\n"
+	"                           a NAME defined by candidate.NAME = GATE FLAGS, or a kernel\n"
+	"                           file overlaid as run --kernel does (the box's kernel_paths\n"
+	"                           entry for the gate's --kind says where); default baseline\n"
+	"  repeats = N              each point runs N times (1-100, default 1)\n"
+	"  timeout_s = S            the watchdog timeout of each job (default: the box's)\n"
+	"  bar = R                  the slowCTA ratio a candidate needs (default: the gate's)\n"
+	"  max_cv = PCT             a point whose slowCTA CV exceeds it is NOISY (default\n"
+	"                           [defaults] max_cv, else 2)\n"
+	"  sum_tolerance = PCT      anti-sloughing: a candidate's sumCTA may exceed the\n"
+	"                           baseline's by this much (default 10)\n"
+	"  push = FILE...           pushed to every box of the pool before the first job (as\n"
+	"                           `boxgate push`: .bak, verify, atomic swap); a refusal stops\n"
+	"                           the campaign before any job runs\n"
+	"  results = FILE           where the records go (default NAME.results.jsonl)\n"
+	"  max_failures = K         a box that fails K times is quarantined (default 2)\n"
+	"  lock_wait_s = S          a job waits up to S s for its slot's lock (default 30)\n"
+	"Relative paths are taken from the campaign file's directory.\n"
+	"\n"
+	"The jobs (shapes x worker counts x candidates x repeats, every point once before any\n"
+	"point twice) go to the pool's slots as they free up: one worker per usable slot (free,\n"
+	"or held by another run: the job waits up to lock_wait_s; disabled and busy slots are\n"
+	"left), one SSH connection per slot, kept for all its jobs. A job whose box fails\n"
+	"(connect, agent, dead link) goes back to the queue for another slot; a box failing\n"
+	"max_failures times is quarantined for the rest of the run. A gate that hangs is that\n"
+	"job's TIMEOUT_HANG, not a box failure. Every invocation is recorded as it ends, with a\n"
+	"\"campaign\" object (its job key, attempt, and \"final\": false for an attempt that was\n"
+	"cut); running the same campaign again skips every job already recorded final, so\n"
+	"after a crash, Ctrl-C or SIGKILL nothing runs twice and nothing is missing.\n"
+	"\n"
+	"  --name NAME    the campaign, when FILE holds several\n"
+	"  --dry-run      list the jobs, which are already recorded, and where each would go\n"
+	"                 first; nothing connects\n"
+	"  --plain        one line per finished job, no status line (the default without a\n"
+	"                 terminal)\n"
+	"  --json         one JSON event per line on stdout (job_end, job_cut, quarantined,\n"
+	"                 slot_left, summary)\n"
+	"  --results FILE records go here instead of the campaign's results file\n"
+	"\n"
+	"Ctrl-C stops scheduling, stops the running gates on every box cleanly and says what\n"
+	"is done and left. At the end: the summary per shape x num_workers (see 'boxgate\n"
+	"report'). Exit: 0 when every job is recorded (whatever the verdicts), 1 when jobs are\n"
+	"left (no usable slot, quarantined boxes, a record that could not be written), 2 bad\n"
+	"usage or campaign file, 3 no box of the pool could be reached, 130 interrupted.\n";
+
+typedef struct campaign_opts {
+	const char *name;
+	bool dry_run;
+	bool plain;
+	const char *results;
+} campaign_opts;
+
+static const cli_opt campaign_options[] = {
+	CLI_OPT_STRING("name", campaign_opts, name),
+	CLI_OPT_FLAG("dry-run", campaign_opts, dry_run),
+	CLI_OPT_FLAG("plain", campaign_opts, plain),
+	CLI_OPT_STRING("results", campaign_opts, results),
+	CLI_OPT_JSON,
+	CLI_OPT_ACCEPT_NEW,
+	CLI_OPT_END,
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static const char *gate_kind(const campaign_spec *sp)
+{
+	const char *kind = NULL;
+	for (size_t i = 0; i < sp->n_gate_args; i++) {
+		if (strcmp(sp->gate_args[i], "--kind") == 0 && i + 1 < sp->n_gate_args)
+			kind = sp->gate_args[++i];
+		else if (strncmp(sp->gate_args[i], "--kind=", 7) == 0)
+			kind = sp->gate_args[i] + 7;
+	}
+	return kind;
+}
+
+/* The jobs the results file already holds final: 1 in done[] for each. */
+struct done_scan {
+	const campaign_spec *sp;
+	campaign_job *jobs;
+	size_t n;
+	bool *done;
+	size_t count;
+};
+
+static int scan_record(void *ctx, const cJSON *rec, size_t line)
+{
+	struct done_scan *d = ctx;
+	(void)line;
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec, "campaign");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
+	const cJSON *job = cJSON_GetObjectItemCaseSensitive(c, "job");
+	if (!cJSON_IsString(name) || !cJSON_IsString(job) ||
+	    !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "final")) ||
+	    strcmp(name->valuestring, d->sp->name) != 0)
+		return 0;
+	/* a linear scan per record: campaigns are at most CAMPAIGN_JOBS_MAX jobs */
+	for (size_t i = 0; i < d->n; i++) {
+		if (!d->done[i] && strcmp(d->jobs[i].key, job->valuestring) == 0) {
+			d->done[i] = true;
+			d->count++;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int load_spec(cli_ctx *ctx, const campaign_opts *o, const char *operand, campaign_spec *sp)
+{
+	bg_err err = {0};
+	struct stat st;
+	const char *file = operand, *name = o->name;
+	bool by_name = stat(operand, &st) != 0 && !strchr(operand, '/') && ctx->conf.path;
+	if (by_name) {
+		/* a campaign's name: its section in boxgate.ini */
+		file = ctx->conf.path;
+		name = operand;
+	}
+	int rc = campaign_spec_load(file, name, sp, &err);
+	if (rc < 0 && by_name && rc == BG_EUSAGE) {
+		cli_error("campaign: %s: no such campaign file, and %s has no [campaign %s]",
+			  operand, ctx->conf.path, operand);
+		return BG_EXIT_USAGE;
+	}
+	if (rc < 0) {
+		cli_error("campaign: %s", err.msg);
+		return BG_EXIT_USAGE;
+	}
+	if (o->results) {
+		free(sp->results);
+		sp->results = xstrdup(o->results);
+	}
+	if (sp->max_cv < 0)
+		sp->max_cv = ctx->conf.max_cv >= 0 ? ctx->conf.max_cv : 2.0;
+	if (!conf_find_pool(&ctx->conf, sp->pool)) {
+		cli_error("campaign: %s:%d: no pool '%s' in %s", sp->file, sp->line, sp->pool,
+			  ctx->conf.path ? ctx->conf.path : "the configuration (none was loaded)");
+		return BG_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The pool's boxes in its order, each once. */
+static sched_box *pool_boxes(cli_ctx *ctx, const campaign_spec *sp, size_t *n)
+{
+	const conf_pool *pool = conf_find_pool(&ctx->conf, sp->pool);
+	sched_box *b = xcalloc(pool->n_slots ? pool->n_slots : 1, sizeof(*b));
+	size_t k = 0;
+	for (size_t i = 0; i < pool->n_slots; i++) {
+		const conf_box *box = conf_find_box(&ctx->conf, pool->slots[i].box);
+		size_t j = 0;
+		while (j < k && b[j].box != box)
+			j++;
+		if (j == k)
+			b[k++].box = box;
+	}
+	*n = k;
+	return b;
+}
+
+/* Every job's gate arguments through every box's shim, and every file candidate
+ * checked against every box, before anything connects. */
+static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
+{
+	char bar[32] = "";
+	gate_opts g = {0};
+	g.timeout_s = sp->timeout_s;
+	if (sp->bar > 0) {
+		snprintf(bar, sizeof(bar), "%g", sp->bar);
+		g.bar = bar;
+	}
+	char *tag = xasprintf("campaign:%s", sp->name);
+	g.holder = tag;
+	const char *kind = gate_kind(sp);
+	int code = 0;
+	for (size_t b = 0; b < s->n_boxes && !code; b++) {
+		sched_box *sb = &s->boxes[b];
+		sb->ga = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(*sb->ga));
+		sb->ga_ok = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(bool));
+		sb->ov = xcalloc(sp->n_cands, sizeof(*sb->ov));
+		sb->ov_env = xcalloc(sp->n_cands, sizeof(char *));
+		pthread_mutex_init(&sb->mu, NULL);
+		ctx->opt.boxes = sb->box->name;
+		for (size_t j = 0; j < s->n_jobs && !code; j++) {
+			cli_args a = {.v = s->jobs[j].words, .n = s->jobs[j].n_words};
+			code = gate_args_parse(ctx, &g, &a, &sb->ga[j]);
+			sb->ga_ok[j] = true;
+			if (code)
+				cli_error("campaign %s: job %s cannot run on box %s (%s:%d)", sp->name,
+					  s->jobs[j].key, sb->box->name, sp->file, sp->line);
+		}
+		for (size_t c = 0; c < sp->n_cands && !code; c++) {
+			const campaign_candidate *cd = &sp->cands[c];
+			if (!cd->file)
+				continue;
+			const char *rel = sched_kernel_path(sb->box, kind);
+			bg_err err = {0};
+			if (!kind)
+				cli_error("campaign: %s:%d: candidate %s is a kernel file, and the "
+					  "gate_args name no --kind to place it by",
+					  sp->file, sp->line, cd->shown);
+			else if (!rel)
+				cli_error("campaign: box %s names no kernel path for --kind %s, so "
+					  "candidate %s has no place (add %s:PATH to kernel_paths under "
+					  "[box %s] in %s)",
+					  sb->box->name, kind, cd->shown, kind, sb->box->name,
+					  sb->box->file);
+			else if (!sb->box->repo)
+				cli_error("campaign: box %s has no repo for candidate %s's overlay",
+					  sb->box->name, cd->shown);
+			else if (overlay_add(&sb->ov[c], cd->file, rel, &err) < 0)
+				cli_error("campaign: candidate %s: %s", cd->shown, err.msg);
+			else
+				continue;
+			code = BG_EXIT_USAGE;
+		}
+	}
+	ctx->opt.boxes = NULL;
+	free(tag);
+	return code;
+}
+
+static void release_boxes(sched *s, size_t n_cands)
+{
+	for (size_t b = 0; s->boxes && b < s->n_boxes; b++) {
+		sched_box *sb = &s->boxes[b];
+		for (size_t j = 0; sb->ga_ok && j < s->n_jobs; j++)
+			if (sb->ga_ok[j])
+				gate_args_release(&sb->ga[j]);
+		for (size_t c = 0; sb->ov && c < n_cands; c++) {
+			overlay_release(&sb->ov[c]);
+			free(sb->ov_env[c]);
+		}
+		if (sb->ga)
+			pthread_mutex_destroy(&sb->mu);
+		free(sb->ga);
+		free(sb->ga_ok);
+		free(sb->ov);
+		free(sb->ov_env);
+		free(sb->pushed);
+		free(sb->pushed_error);
+	}
+	free(s->boxes);
+}
+
+/* --dry-run: the jobs, which are recorded, and the slot each would go to first
+ * when every job took as long (the pool's configured slots in turn). */
+static int dry_run(cli_ctx *ctx, const campaign_spec *sp, const campaign_job *jobs, size_t n,
+		   const bool *done)
+{
+	const conf_pool *pool = conf_find_pool(&ctx->conf, sp->pool);
+	char **slots = NULL;
+	size_t ns = 0;
+	for (size_t i = 0; i < pool->n_slots; i++) {
+		const conf_box *b = conf_find_box(&ctx->conf, pool->slots[i].box);
+		const char *g = pool->slots[i].gpus ? pool->slots[i].gpus : b->gpus;
+		bool set[BG_MAX_GPUS];
+		const char *why;
+		if (!g || !bg_gpus_parse(g, set, &why)) {
+			slots = xrealloc(slots, (ns + 1) * sizeof(char *));
+			slots[ns++] = xasprintf("%s:cpu", b->name);
+			continue;
+		}
+		for (int k = 0; k < BG_MAX_GPUS; k++) {
+			if (!set[k])
+				continue;
+			slots = xrealloc(slots, (ns + 1) * sizeof(char *));
+			slots[ns++] = xasprintf("%s:gpu%d", b->name, k);
+		}
+	}
+	size_t pending = 0;
+	for (size_t i = 0; i < n; i++)
+		pending += !done[i];
+	cli_printf(stdout, "campaign %s (%s:%d): %zu jobs, %zu recorded, %zu to run on pool %s (%zu slots); results %s\n",
+		   sp->name, sp->file, sp->line, n, n - pending, pending, sp->pool, ns,
+		   sp->results);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		strbuf w = STRBUF_INIT;
+		for (size_t a = 0; a < jobs[i].n_words; a++)
+			strbuf_addf(&w, "%s%s", a ? " " : "", jobs[i].words[a]);
+		const campaign_candidate *c = &sp->cands[jobs[i].cand];
+		if (c->file)
+			strbuf_addf(&w, "  (--kernel %s)", c->shown);
+		const char *where = done[i] ? "recorded" : ns ? slots[k++ % ns] : "-";
+		cli_printf(stdout, "%-9s %-40s %s\n", where, jobs[i].key, w.buf);
+		strbuf_release(&w);
+	}
+	for (size_t i = 0; i < ns; i++)
+		free(slots[i]);
+	free(slots);
+	return 0;
+}
+
+/* The slots the workers run on: free or held ones of every box that answered. */
+static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *agent, sched *s)
+{
+	size_t np = 0;
+	slot_probe *p = slot_probe_pool(&ctx->conf, sp->pool, &np);
+	if (!p)
+		return BG_EXIT_USAGE;
+	slot_probe_all(p, np, agent, ctx->opt.accept_new, true, true);
+	int code = 0;
+	size_t reached = 0;
+	for (size_t i = 0; i < np; i++) {
+		sched_box *sb = NULL;
+		for (size_t b = 0; b < s->n_boxes; b++)
+			if (s->boxes[b].box == p[i].box)
+				sb = &s->boxes[b];
+		if (p[i].code) {
+			cli_error("campaign %s: box %s left out: %s", sp->name, p[i].box->name,
+				  p[i].error);
+			code = bg_exit_merge(code, p[i].code);
+			sb->quarantined = true;
+			continue;
+		}
+		reached++;
+		bool conn_used = false;
+		const cJSON *row;
+		cJSON_ArrayForEach(row, p[i].rows)
+		{
+			const cJSON *st = cJSON_GetObjectItemCaseSensitive(row, "state");
+			const cJSON *slot = cJSON_GetObjectItemCaseSensitive(row, "slot");
+			const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(row, "gpu");
+			const char *state = cJSON_IsString(st) ? st->valuestring : "?";
+			const char *sl = cJSON_IsString(slot) ? slot->valuestring : "?";
+			if (strcmp(state, "free") != 0 && strcmp(state, "held") != 0) {
+				const cJSON *why = cJSON_GetObjectItemCaseSensitive(row, "why");
+				cli_printf(stderr, "boxgate: campaign %s: %s:%s is %s%s%s, left out\n",
+					   sp->name, p[i].box->name, sl, state,
+					   cJSON_IsString(why) ? ": " : "",
+					   cJSON_IsString(why) ? why->valuestring : "");
+				continue;
+			}
+			if (strcmp(state, "held") == 0) {
+				const cJSON *tag = cJSON_GetObjectItemCaseSensitive(row, "tag");
+				cli_printf(stderr,
+					   "boxgate: campaign %s: %s:%s is held by %s; its jobs wait "
+					   "up to %d s for it\n",
+					   sp->name, p[i].box->name, sl,
+					   cJSON_IsString(tag) ? tag->valuestring : "another run",
+					   sp->lock_wait_s);
+			}
+			s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof(*s->slots));
+			sched_slot *w = &s->slots[s->n_slots++];
+			memset(w, 0, sizeof(*w));
+			w->b = sb;
+			w->gpus = cJSON_IsNumber(gpu) ? xasprintf("%d", gpu->valueint) : NULL;
+			w->label = xasprintf("%s:%s", p[i].box->name, sl);
+			if (!conn_used) {
+				/* the box's first slot keeps the connection that asked */
+				w->conn = p[i].conn;
+				w->agent_path = p[i].agent_path;
+				p[i].conn = NULL;
+				p[i].agent_path = NULL;
+				conn_used = true;
+			}
+		}
+	}
+	slot_probe_release(p, np);
+	if (!reached)
+		return code ? code : BG_EXIT_CONNECT;
+	return 0;
+}
+
+static void print_summary(const campaign_spec *sp, bool json)
+{
+	campaign_points pts;
+	bg_err err = {0};
+	if (campaign_points_read(sp->results, sp->name, &pts, &err) < 0) {
+		cli_error("campaign %s: no summary: %s", sp->name, err.msg);
+		return;
+	}
+	if (json) {
+		cJSON *o = campaign_points_json(&pts);
+		cJSON_AddStringToObject(o, "event", "points");
+		cli_print_json(o);
+		cJSON_Delete(o);
+	} else {
+		strbuf b = STRBUF_INIT;
+		campaign_summary_text(&pts, &b);
+		cli_write(stdout, b.buf, b.len);
+		strbuf_release(&b);
+	}
+	campaign_points_release(&pts);
+}
+
+static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
+{
+	const campaign_opts *o = opts_;
+	campaign_spec sp = {0};
+	sched s = {0};
+	gate_agent agent = {0};
+	bool have_agent = false, *done = NULL;
+	campaign_view *view = NULL;
+	bg_err err = {0};
+	int code, lock_fd = -1;
+	if (args->n != 1) {
+		cli_error("campaign: give one campaign file (or the name of a campaign in %s)",
+			  ctx->conf.path ? ctx->conf.path : "boxgate.ini");
+		return BG_EXIT_USAGE;
+	}
+	if ((code = load_spec(ctx, o, args->v[0], &sp)))
+		return code;
+	if ((code = campaign_jobs_expand(&sp, &s.jobs, &s.n_jobs, &err)) < 0) {
+		cli_error("campaign: %s", err.msg);
+		code = BG_EXIT_USAGE;
+		goto out;
+	}
+	s.spec = &sp;
+	s.boxes = pool_boxes(ctx, &sp, &s.n_boxes);
+	if ((code = prepare_boxes(ctx, &sp, &s)))
+		goto out;
+
+	/* what earlier runs recorded */
+	done = xcalloc(s.n_jobs ? s.n_jobs : 1, sizeof(bool));
+	struct done_scan ds = {&sp, s.jobs, s.n_jobs, done, 0};
+	results_read_stats rst = {0};
+	int rc = results_read(sp.results, scan_record, &ds, &rst, &err);
+	if (rc < 0 && rc != BG_ENOTFOUND) {
+		cli_error("campaign %s: %s", sp.name, err.msg);
+		code = BG_EXIT_FAIL;
+		goto out;
+	}
+	if (rst.torn)
+		cli_warn("%s: its last line is torn (a run was killed while writing); that job "
+			 "runs again",
+			 sp.results);
+	if (o->dry_run) {
+		code = dry_run(ctx, &sp, s.jobs, s.n_jobs, done);
+		goto out;
+	}
+	s.queue = xcalloc(s.n_jobs ? s.n_jobs : 1, sizeof(size_t));
+	for (size_t i = 0; i < s.n_jobs; i++)
+		if (!done[i])
+			s.queue[s.q_len++] = i;
+	if (ds.count)
+		cli_printf(stderr, "boxgate: campaign %s: %zu of %zu jobs already recorded in %s%s\n",
+			   sp.name, ds.count, s.n_jobs, sp.results,
+			   s.q_len ? ", running the rest" : "");
+	if (!s.q_len)
+		goto summary;
+
+	/* Two runs of one campaign at once would both run its open jobs: the first
+	 * holds a lock on the results file while it runs. */
+	lock_fd = open(sp.results, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (lock_fd < 0) {
+		cli_error("campaign %s: cannot open the results file %s: %s", sp.name, sp.results,
+			  strerror(errno));
+		code = BG_EXIT_FAIL;
+		goto out;
+	}
+	if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		cli_error("campaign %s: another run of it is writing %s; wait for it (or stop it) "
+			  "first: two runs would run its jobs twice",
+			  sp.name, sp.results);
+		code = BG_EXIT_FAIL;
+		goto out;
+	}
+	cli_catch_stop_signals(on_signal);
+	if (sp.n_push) {
+		const conf_box **bx = xcalloc(s.n_boxes, sizeof(*bx));
+		for (size_t i = 0; i < s.n_boxes; i++)
+			bx[i] = s.boxes[i].box;
+		cli_args files = {.v = sp.push, .n = sp.n_push, .n_before_dash = sp.n_push};
+		code = cli_push_files(ctx, bx, s.n_boxes, &files);
+		free(bx);
+		if (code) {
+			cli_error("campaign %s: push failed (exit %d): no job was run", sp.name,
+				  code);
+			goto out;
+		}
+	}
+	if (gate_agent_locate(&agent, &err) < 0) {
+		cli_error("%s", err.msg);
+		code = BG_EXIT_FAIL;
+		goto out;
+	}
+	have_agent = true;
+	if ((code = find_slots(ctx, &sp, &agent, &s)) && !s.n_slots)
+		goto out;
+	code = 0;
+	if (!s.n_slots) {
+		cli_error("campaign %s: no usable slot in pool %s (see 'boxgate slots --pool %s')",
+			  sp.name, sp.pool, sp.pool);
+		code = BG_EXIT_FAIL;
+		goto out;
+	}
+	if (!ctx->opt.json)
+		cli_printf(stderr,
+			   "boxgate: campaign %s: %zu jobs to run on %zu slot%s of pool %s; "
+			   "records in %s\n",
+			   sp.name, s.q_len, s.n_slots, s.n_slots == 1 ? "" : "s", sp.pool,
+			   sp.results);
+	s.agent = &agent;
+	s.results = sp.results;
+	s.accept_new = ctx->opt.accept_new;
+	s.stop = &stop_requested;
+	campaign_view_mode mode = ctx->opt.json ? VIEW_JSON
+				  : (o->plain || !isatty(STDERR_FILENO)) ? VIEW_PLAIN
+									  : VIEW_LIVE;
+	view = campaign_view_new(&s, mode, s.n_jobs, ds.count);
+	s.on_event = campaign_view_event;
+	s.ctx = view;
+	sched_run(&s);
+	size_t ended, cut;
+	campaign_view_end(view, &ended, &cut);
+
+	size_t left = 0, quarantined = 0;
+	for (size_t i = 0; i < s.n_jobs; i++)
+		left += !done[i] && !s.finished[i];
+	strbuf q = STRBUF_INIT;
+	for (size_t b = 0; b < s.n_boxes; b++)
+		if (s.boxes[b].quarantined) {
+			strbuf_addf(&q, "%s%s", quarantined++ ? ", " : "", s.boxes[b].box->name);
+		}
+	if (ctx->opt.json) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "event", "summary");
+		cJSON_AddStringToObject(e, "campaign", sp.name);
+		cJSON_AddNumberToObject(e, "jobs", (double)s.n_jobs);
+		cJSON_AddNumberToObject(e, "recorded_before", (double)ds.count);
+		cJSON_AddNumberToObject(e, "ran", (double)ended);
+		cJSON_AddNumberToObject(e, "requeued", (double)cut);
+		cJSON_AddNumberToObject(e, "left", (double)left);
+		cJSON *qa = cJSON_AddArrayToObject(e, "quarantined");
+		for (size_t b = 0; b < s.n_boxes; b++)
+			if (s.boxes[b].quarantined)
+				cJSON_AddItemToArray(qa, cJSON_CreateString(s.boxes[b].box->name));
+		cJSON_AddBoolToObject(e, "interrupted", stop_requested != 0);
+		cJSON_AddStringToObject(e, "results", sp.results);
+		cli_print_json(e);
+		cJSON_Delete(e);
+	} else {
+		cli_printf(stderr,
+			   "boxgate: campaign %s: %zu of %zu jobs recorded (%zu this run, %zu "
+			   "before)\n",
+			   sp.name, ds.count + ended, s.n_jobs, ended, ds.count);
+		if (cut)
+			cli_printf(stderr, "boxgate: campaign %s: %zu attempt%s cut and requeued\n",
+				   sp.name, cut, cut == 1 ? "" : "s");
+		if (quarantined)
+			cli_printf(stderr, "boxgate: campaign %s: quarantined: %s\n", sp.name, q.buf);
+		if (left)
+			cli_printf(stderr,
+				   "boxgate: campaign %s: %zu job%s left%s; run the same command "
+				   "again to finish them\n",
+				   sp.name, left, left == 1 ? "" : "s",
+				   stop_requested ? " (interrupted)" : "");
+	}
+	strbuf_release(&q);
+	if (stop_requested)
+		code = 130;
+	else if (s.record_failed || left)
+		code = BG_EXIT_FAIL;
+summary:
+	print_summary(&sp, ctx->opt.json);
+out:
+	campaign_view_free(view);
+	for (size_t i = 0; i < s.n_slots; i++) {
+		remote_close(s.slots[i].conn);
+		free(s.slots[i].agent_path);
+		free(s.slots[i].gpus);
+		free(s.slots[i].label);
+	}
+	free(s.slots);
+	release_boxes(&s, sp.n_cands);
+	campaign_jobs_free(s.jobs, s.n_jobs);
+	free(s.queue);
+	free(s.attempts);
+	free(s.finished);
+	free(done);
+	if (have_agent)
+		gate_agent_release(&agent);
+	campaign_spec_release(&sp);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	return code;
+}
+
+/* clang-format off */
+const cli_cmd cli_cmd_campaign = {
+	.name = "campaign", .summary = "run a campaign: a matrix of gate runs over a pool's slots",
+	.help = campaign_help, .options = campaign_options, .opts_size = sizeof(campaign_opts),
+	.needs = CLI_NEEDS_CONFIG, .arity = CLI_ARGS_REQUIRED,
+	.args_missing = "no campaign file given (boxgate campaign FILE)", .run = run_campaign,
+};
+/* clang-format on */

@@ -1,0 +1,43 @@
+#!/bin/sh
+# A deterministic gate for campaign tests: sleeps --sleep S (default 0.5), then prints a
+# FAITHFUL_RESULT whose numbers follow from its arguments, so a test knows every expected
+# value. The in-tree baseline's slowCTA is 100 + 10 x (the shape's place in SHAPES) +
+# 1000 / num_workers us; a candidate runs --speed F times faster (a kernel file named by
+# kernel_paths, kernels/k.cuh, may hold "speed F" instead); --baseline measures the
+# in-tree kernel as the candidate. --hang SHAPE:NW hangs that point only. Each run logs
+# "start|end SHAPE NW SPEED SLOT EPOCH" to ~/campaign.log.
+shape=q_b nw=8 speed=1 sleep_s=0.5 hang=- baseline=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --shape) shape=$2; shift ;;
+    --num-workers) nw=$2; shift ;;
+    --speed) speed=$2; shift ;;
+    --sleep) sleep_s=$2; shift ;;
+    --hang) hang=$2; shift ;;
+    --baseline) baseline=1 ;;
+    --configs|--kind) shift ;;
+  esac
+  shift
+done
+if [ -f kernels/k.cuh ] && [ "$baseline" = 0 ]; then
+  speed=$(sed -n 's/^speed //p' kernels/k.cuh)
+fi
+[ "$baseline" = 1 ] && speed=1
+slot=${CUDA_VISIBLE_DEVICES-cpu}
+echo "start $shape $nw $speed $slot $(date +%s.%N)" >>"$HOME/campaign.log"
+if [ "$hang" = "$shape:$nw" ]; then
+  exec sleep 3600.25
+fi
+sleep "$sleep_s"
+SHAPES=${SHAPES:-"q_b kv_a o_proj w13 w2"}
+awk -v shape="$shape" -v nw="$nw" -v speed="$speed" -v shapes="$SHAPES" 'BEGIN {
+  n = split(shapes, s, " "); k = 0
+  for (i = 1; i <= n; i++) if (s[i] == shape) k = i
+  b = 100 + 10 * k + 1000 / nw; c = b / speed
+  v = speed >= 1 ? "PASS_GATE" : "BELOW_BAR"
+  printf "FAITHFUL_RESULT {\"kind\":\"fake\",\"shape\":\"%s\",\"num_workers\":%d,", shape, nw
+  printf "\"candidate\":{\"slowCTA_us\":%.3f,\"wall_us\":%.3f,\"sumCTA_us\":%.3f,\"cos\":0.9999,\"status\":\"PASS\"},", c, c * 1.2, b * 100
+  printf "\"baseline_in_tree\":{\"slowCTA_us\":%.3f,\"wall_us\":%.3f,\"sumCTA_us\":%.3f,\"cos\":1.0,\"status\":\"PASS\"},", b, b * 1.2, b * 100
+  printf "\"slowCTA_ratio_base_over_cand\":%.4f,\"verdict\":\"%s\"}\n", speed, v
+}'
+echo "end $shape $nw $speed $slot $(date +%s.%N)" >>"$HOME/campaign.log"

@@ -1,0 +1,208 @@
+/* campaign/spec: reading [campaign NAME] (keys, defaults, continuation lines,
+ * inline comments, every refusal with FILE:LINE) and expanding the matrix into
+ * keyed jobs in their order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "base/sha256.h"
+#include "campaign/spec.h"
+#include "unit.h"
+
+UNIT_SCRATCH_GROUP("campaign")
+
+static campaign_spec load_ok(const char *text, const char *name)
+{
+	char *p = unit_file("c", ".ini", text);
+	campaign_spec s;
+	bg_err err = {0};
+	if (campaign_spec_load(p, name, &s, &err) != 0)
+		fail_msg("load failed: %s", err.msg);
+	free(p);
+	return s;
+}
+
+/* The error for `text`, with "%s" in `want` standing for the file's path. */
+static void load_fails(const char *text, const char *want)
+{
+	char *p = unit_file("bad", ".ini", text);
+	campaign_spec s;
+	bg_err err = {0};
+	char *w = xasprintf(want, p, p);
+	if (campaign_spec_load(p, NULL, &s, &err) == 0)
+		fail_msg("loaded, wanted [%s]", w);
+	if (strcmp(err.msg, w) != 0)
+		fail_msg("error [%s], wanted [%s]", err.msg, w);
+	free(w);
+	free(p);
+}
+
+static void keys_and_defaults(void **state)
+{
+	(void)state;
+	campaign_spec s = load_ok("; a campaign\n"
+				  "[box other]\nhost = x\n"
+				  "[campaign w13]\n"
+				  "pool = b200\n"
+				  "gate_args = --kind largem_compact   ; every job\n"
+				  "shapes = w13,\n"
+				  "   q_b\n"
+				  "num_workers = 8 64 68\n"
+				  "candidate.fast = --variant candidate\n"
+				  "candidates = baseline fast\n"
+				  "repeats = 3\n"
+				  "bar = 1.2\n",
+				  NULL);
+	assert_string_equal(s.name, "w13");
+	assert_string_equal(s.pool, "b200");
+	assert_int_equal(s.n_gate_args, 2);
+	assert_string_equal(s.gate_args[1], "largem_compact");
+	assert_int_equal(s.n_shapes, 2);
+	assert_string_equal(s.shapes[1], "q_b");
+	assert_int_equal(s.n_num_workers, 3);
+	assert_int_equal(s.num_workers[2], 68);
+	assert_int_equal(s.n_cands, 2);
+	assert_string_equal(s.cands[0].flags[0], "--baseline");
+	assert_string_equal(s.cands[1].flags[1], "candidate");
+	assert_int_equal(s.repeats, 3);
+	assert_true(s.bar > 1.19 && s.bar < 1.21);
+	/* the defaults */
+	assert_true(s.max_cv < 0);
+	assert_int_equal(s.max_failures, 2);
+	assert_int_equal(s.lock_wait_s, 30);
+	assert_int_equal(s.timeout_s, 0);
+	char *want = xasprintf("%s/w13.results.jsonl", tmpdir);
+	assert_string_equal(s.results, want);
+	free(want);
+
+	campaign_job *jobs;
+	size_t n;
+	bg_err err = {0};
+	assert_int_equal(campaign_jobs_expand(&s, &jobs, &n, &err), 0);
+	assert_int_equal(n, 2 * 3 * 2 * 3);
+	/* repeat-major, then shape, worker count, candidate */
+	assert_string_equal(jobs[0].key, "w13/w13/8/baseline/0");
+	assert_string_equal(jobs[1].key, "w13/w13/8/fast/0");
+	assert_string_equal(jobs[2].key, "w13/w13/64/baseline/0");
+	assert_string_equal(jobs[11].key, "w13/q_b/68/fast/0");
+	assert_string_equal(jobs[12].key, "w13/w13/8/baseline/1");
+	const char *w1[] = {"--kind", "largem_compact", "--shape", "q_b",       "--configs",
+			    "q_b",    "--num-workers",  "68",      "--variant", "candidate"};
+	assert_int_equal(jobs[11].n_words, 10);
+	for (size_t i = 0; i < 10; i++)
+		assert_string_equal(jobs[11].words[i], w1[i]);
+	assert_null(jobs[11].words[10]);
+	cJSON *o = campaign_job_json(&s, &jobs[11], n, 2, false);
+	assert_string_equal(cJSON_GetObjectItem(o, "job")->valuestring, "w13/q_b/68/fast/0");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(o, "final")));
+	assert_int_equal(cJSON_GetObjectItem(o, "attempt")->valueint, 2);
+	assert_int_equal(cJSON_GetObjectItem(o, "jobs")->valueint, 36);
+	cJSON_Delete(o);
+	campaign_jobs_free(jobs, n);
+	campaign_spec_release(&s);
+}
+
+static void kernel_files(void **state)
+{
+	(void)state;
+	char *k = xasprintf("%s/cand_a.cuh", tmpdir);
+	write_text(k, "speed 2\n");
+	char sha[65];
+	bg_err err = {0};
+	assert_int_equal(bg_sha256_file(k, sha, &err), 0);
+	campaign_spec s = load_ok("[campaign x]\npool = p\nshapes = q_b\n"
+				  "candidates = baseline cand_a.cuh\nresults = out/r.jsonl\n",
+				  NULL);
+	assert_int_equal(s.n_num_workers, 0);
+	assert_string_equal(s.cands[1].name, "cand_a");
+	assert_string_equal(s.cands[1].file, k);
+	assert_string_equal(s.cands[1].sha, sha);
+	char *want = xasprintf("%s/out/r.jsonl", tmpdir);
+	assert_string_equal(s.results, want);
+	campaign_job *jobs;
+	size_t n;
+	assert_int_equal(campaign_jobs_expand(&s, &jobs, &n, &err), 0);
+	assert_int_equal(n, 2);
+	char key[128];
+	snprintf(key, sizeof(key), "x/q_b/-/cand_a@%.12s/0", sha);
+	assert_string_equal(jobs[1].key, key);
+	/* no --num-workers without num_workers; a file candidate adds no flag */
+	assert_int_equal(jobs[1].n_words, 4);
+	campaign_jobs_free(jobs, n);
+	campaign_spec_release(&s);
+	free(want);
+	free(k);
+}
+
+static void named_campaigns(void **state)
+{
+	(void)state;
+	const char *two = "[campaign a]\npool = p\nshapes = s1\n[campaign b]\npool = q\nshapes = s2\n";
+	campaign_spec s = load_ok(two, "b");
+	assert_string_equal(s.pool, "q");
+	campaign_spec_release(&s);
+	load_fails(two, "%s holds 2 campaigns (a, b): name one with --name");
+	char *p = unit_file("two", ".ini", two);
+	bg_err err = {0};
+	assert_int_equal(campaign_spec_load(p, "c", &s, &err), BG_EUSAGE);
+	char *w = xasprintf("%s: no [campaign c] (it holds a, b)", p);
+	assert_string_equal(err.msg, w);
+	free(w);
+	free(p);
+}
+
+static void refusals(void **state)
+{
+	(void)state;
+	load_fails("[box a]\nhost = x\n", "%s: no [campaign NAME] section");
+	load_fails("[campaign x]\nshapes = q\n", "%s:1: [campaign x] needs pool = ...");
+	load_fails("[campaign x]\npool = p\n", "%s:1: [campaign x] needs shapes = ...");
+	load_fails("[campaign x]\npool = p\nshapes =\n", "%s:3: shapes: no value");
+	load_fails("[campaign x]\npool = p\nshapes = a\nshapes = b\n",
+		   "%s:4: 'shapes' set twice in [campaign x], first at line 3");
+	load_fails("[campaign x]\npool = p\nshape = a\n",
+		   "%s:3: unknown key 'shape' in [campaign x] (did you mean 'shapes'?)");
+	load_fails("[campaign x]\npool = p\nshapes = a\nnum_workers = 8 x\n",
+		   "%s:4: num_workers: 'x' is not a whole number from 1 to 65536");
+	load_fails("[campaign x]\npool = p\nshapes = a\nnum_workers = 65537\n",
+		   "%s:4: num_workers: '65537' is not a whole number from 1 to 65536");
+	load_fails("[campaign x]\npool = p\nshapes = a a\n", "%s:3: shapes: 'a' listed twice");
+	load_fails("[campaign x]\npool = p\nshapes = a$(id)\n",
+		   "%s:3: shapes: bad shape name 'a$(id)' (letters, digits, '.', '_' and '-' only)");
+	load_fails("[campaign x]\npool = p\nshapes = a\nrepeats = 101\n",
+		   "%s:4: repeats: '101' is not a whole number from 1 to 100");
+	load_fails("[campaign x]\npool = p\nshapes = a\nbar = -1\n",
+		   "%s:4: bar: '-1' is not a positive number such as 1.2");
+	load_fails("[campaign x]\npool = p\nshapes = a\nmax_cv = 2%%\n",
+		   "%s:4: max_cv: '2%%' is not a percentage such as 2 or 0.5");
+	load_fails("[campaign x]\npool = p\nshapes = a\ntimeout_s = 0\n",
+		   "%s:4: timeout_s: '0' is not a whole number from 1 to 604800");
+	load_fails("[campaign x]\npool = p\nshapes = a\ncandidates = baseline baseline\n",
+		   "%s:4: two candidates named 'baseline' (baseline and baseline): rename one file");
+	load_fails("[campaign x]\npool = p\nshapes = a\ncandidate.f =\ncandidates = f\n",
+		   "%s:4: candidate.f names no gate flags");
+	load_fails("[campaign x y]\npool = p\n",
+		   "%s:1: bad campaign name 'x y' (letters, digits, '.', '_' and '-' only)");
+	load_fails("[campaign x]\npool = p\n[campaign x]\n",
+		   "%s:3: campaign 'x' defined twice, first at line 1");
+	load_fails("[campaign x]\npool p\n", "%s:2: expected 'key = value', got 'pool p'");
+	load_fails("[campaign x\n", "%s:1: section header '[campaign x' lacks its closing ']'");
+	load_fails("[campaign x]\npool = p\nshapes = a\nnum_workers = 1 2 3 4 5 6 7 8 9 10\n"
+		   "candidate.a = --a\ncandidate.b = --b\ncandidate.c = --c\n"
+		   "candidates = baseline a b c\nrepeats = 100\n",
+		   "%s:1: [campaign x] makes 4000 jobs (at most 10000)");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(keys_and_defaults),
+		cmocka_unit_test(kernel_files),
+		cmocka_unit_test(named_campaigns),
+		cmocka_unit_test(refusals),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
