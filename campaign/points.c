@@ -65,6 +65,16 @@ static void names_release(campaign_names *l)
 	memset(l, 0, sizeof(*l));
 }
 
+void campaign_names_add(campaign_names *l, const char *s)
+{
+	names_add(l, s, false);
+}
+
+void campaign_names_release(campaign_names *l)
+{
+	names_release(l);
+}
+
 static const cJSON *get(const cJSON *o, const char *key)
 {
 	return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;

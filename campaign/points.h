@@ -59,6 +59,10 @@ typedef struct campaign_names {
 	size_t n, cap;
 } campaign_names;
 
+/* Adds a copy of `s` (NULL: nothing) unless it is there already. */
+void campaign_names_add(campaign_names *l, const char *s);
+void campaign_names_release(campaign_names *l);
+
 /* One candidate at one point. Numbers not measured are NAN. */
 typedef struct campaign_cell {
 	char *candidate;                 /* owned */
