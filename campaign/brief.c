@@ -119,7 +119,7 @@ int campaign_brief_text(const campaign_points *p, const campaign_brief_opts *o, 
 		strbuf_addstr(out, "(CANDIDATE_FILE: the candidate kernel's file)\n");
 
 	strbuf_addstr(out, "\nMeasured in-tree baseline slowCTA (us) per num_workers:\n"
-			   "  num_workers  median  min-max  CV%  n  GPU\n");
+			   "  num_workers     median            min-max    CV%    n  GPU\n");
 	for (size_t i = 0; i < p->n_points; i++) {
 		const campaign_point *pt = &p->points[i];
 		if (strcmp(pt->shape, o->shape) != 0)
@@ -127,17 +127,15 @@ int campaign_brief_text(const campaign_points *p, const campaign_brief_opts *o, 
 		const campaign_cell *b = baseline_of(pt);
 		char nw[32];
 		nw_text(nw, sizeof(nw), pt);
-		strbuf_addf(out, "  %s  ", nw);
+		strbuf_addf(out, "  %11s  ", nw);
 		if (!b || !b->n) {
 			strbuf_addstr(out, "no valid baseline sample\n");
 			continue;
 		}
-		num(out, b->slow_median);
-		strbuf_addstr(out, "  ");
-		num(out, b->slow_min);
-		strbuf_addch(out, '-');
-		num(out, b->slow_max);
-		strbuf_addf(out, "  %.1f  %zu  ", isfinite(b->slow_cv) ? b->slow_cv : 0.0, b->n);
+		char mm[64];
+		snprintf(mm, sizeof(mm), "%.3f-%.3f", b->slow_min, b->slow_max);
+		strbuf_addf(out, "%9.3f  %17s  %5.1f  %3zu  ", b->slow_median, mm,
+			    isfinite(b->slow_cv) ? b->slow_cv : 0.0, b->n);
 		for (size_t g = 0; g < b->gpu_names.n; g++)
 			strbuf_addf(out, "%s%s", g ? ", " : "", b->gpu_names.v[g]);
 		strbuf_addstr(out, b->gpu_names.n ? "\n" : "-\n");
@@ -164,10 +162,10 @@ int campaign_brief_text(const campaign_points *p, const campaign_brief_opts *o, 
 						    : NAN;
 		char nw[32];
 		nw_text(nw, sizeof(nw), pt);
-		strbuf_addf(out, "  %s  ", nw);
-		num(out, ref);
-		strbuf_addstr(out, "  ");
-		num(out, ref / p->bar);
+		strbuf_addf(out, "  %11s  %9.3f  %9.3f", nw, isfinite(ref) ? ref : 0.0,
+			    isfinite(ref) ? ref / p->bar : 0.0);
+		if (!isfinite(ref))
+			strbuf_addstr(out, "  (no baseline sample)");
 		strbuf_addch(out, '\n');
 	}
 	strbuf_addf(out, "\nWorker-count sweep set: %s (the candidate is judged at each)\n",

@@ -214,15 +214,15 @@ expect_rc 0 "brief --shape w13" "$BOXGATE" brief w13.results.jsonl --shape w13 -
 has "$OUT_FILE" "^  boxgate run --pool b200 --kernel k\.cuh -- --kind largem_compact --shape w13 --configs w13 --num-workers 64$" \
   "the exact gate command at each worker count"
 has "$OUT_FILE" "N in 8 16 32 64 128" "the sweep list"
-has "$OUT_FILE" "^  8  11\.000  10\.945-11\.055  0\.5  3  NVIDIA H200$" "the measured baseline at nw 8"
-has "$OUT_FILE" "^  128  26\.000  21\.667$" "the target at nw 128: baseline median / 1.2"
+has "$OUT_FILE" "^ +8 +11\.000 +10\.945-11\.055 +0\.5 +3  NVIDIA H200$" "the measured baseline at nw 8"
+has "$OUT_FILE" "^ +128 +26\.000 +21\.667$" "the target at nw 128: baseline median / 1.2"
 has "$OUT_FILE" "measured baseline median" "says the reference is the measured baseline"
 has "$OUT_FILE" "num_workers 8: cand_b, slowCTA 7\.333 us, ratio 1\.500 \(PASS_GATE\)" "the best candidate so far"
 has "$OUT_FILE" "__syncthreads" "the barrier constraint"
 has "$OUT_FILE" "aligned to" "the alignment constraint"
 has "$OUT_FILE" "shadow tree" "the overlay: the production tree is never written"
 expect_rc 0 "brief --reference" "$BOXGATE" brief w13.results.jsonl --shape q_b --reference 12
-has "$OUT_FILE" "^  64  12\.000  10\.000$" "the target from the given reference"
+has "$OUT_FILE" "^ +64 +12\.000 +10\.000$" "the target from the given reference"
 has "$OUT_FILE" "--kernel CANDIDATE_FILE" "a placeholder without --kernel"
 expect_rc 2 "brief: an unknown shape" "$BOXGATE" brief w13.results.jsonl --shape nope
 has "$ERR_FILE" "no shape 'nope' \(shapes: q_b, w13, kv\)" "names the shape and lists the shapes"
