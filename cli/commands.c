@@ -20,6 +20,7 @@ const cli_cmd *const cli_commands[] = {
 	&cli_cmd_status,
 	&cli_cmd_rollback,
 	&cli_cmd_results,
+	&cli_cmd_report, &cli_cmd_brief,
 	&cli_cmd_config,
 	&cli_cmd_help,
 	NULL,

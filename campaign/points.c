@@ -1,0 +1,815 @@
+#include "campaign/points.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+#include "results/stats.h"
+#include "results/store.h"
+
+#define DEFAULT_BAR           1.2
+#define DEFAULT_MAX_CV        2.0
+#define DEFAULT_SUM_TOLERANCE 10.0
+
+const char *campaign_verdict_name(campaign_verdict v)
+{
+	switch (v) {
+	case CAMPAIGN_PASS_GATE: return "PASS_GATE";
+	case CAMPAIGN_BELOW_BAR: return "BELOW_BAR";
+	case CAMPAIGN_NOISY: return "NOISY";
+	case CAMPAIGN_INVALID: return "INVALID";
+	case CAMPAIGN_TIMEOUT_HANG: return "TIMEOUT_HANG";
+	case CAMPAIGN_BASELINE: return "baseline";
+	}
+	return "?";
+}
+
+const char *campaign_ratio_source_name(campaign_ratio_source s)
+{
+	return s == CAMPAIGN_RATIO_JOBS ? "jobs" : s == CAMPAIGN_RATIO_IN_GATE ? "in-gate" : "none";
+}
+
+/* The index of `s` in `l`, -1 when absent. */
+static long names_find(const campaign_names *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* Adds `s` unless present; `front` puts it first (the baseline). */
+static void names_add(campaign_names *l, const char *s, bool front)
+{
+	if (!s || names_find(l, s) >= 0)
+		return;
+	l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof(*l->v));
+	if (front) {
+		memmove(l->v + 1, l->v, l->n * sizeof(*l->v));
+		l->v[0] = xstrdup(s);
+	} else {
+		l->v[l->n] = xstrdup(s);
+	}
+	l->n++;
+}
+
+static void names_release(campaign_names *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+void campaign_names_add(campaign_names *l, const char *s)
+{
+	names_add(l, s, false);
+}
+
+void campaign_names_release(campaign_names *l)
+{
+	names_release(l);
+}
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+	return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = get(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* A finite number member, else NAN. */
+static double num_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = get(o, key);
+	return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
+}
+
+/* A campaign record as read: an owned copy and its place in the file. */
+typedef struct held {
+	cJSON *rec;
+	const char *name, *job; /* borrowed from rec */
+	size_t order;
+} held;
+
+typedef struct reader {
+	held *v;
+	size_t n, cap;
+	campaign_names names; /* every campaign in the file */
+} reader;
+
+static int keep_campaign_record(void *ctx, const cJSON *rec, size_t line)
+{
+	(void)line;
+	reader *r = ctx;
+	const cJSON *c = get(rec, "campaign");
+	const char *name = str_of(c, "name");
+	if (!cJSON_IsObject(c) || !name)
+		return 0;
+	names_add(&r->names, name, false);
+	r->v = xgrow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
+	held *h = &r->v[r->n];
+	h->rec = cJSON_Duplicate(rec, 1);
+	h->name = str_of(get(h->rec, "campaign"), "name");
+	h->job = str_of(get(h->rec, "campaign"), "job");
+	h->order = r->n++;
+	return 0;
+}
+
+static int by_job_then_order(const void *a, const void *b)
+{
+	const held *x = *(const held *const *)a, *y = *(const held *const *)b;
+	int c = strcmp(x->job, y->job);
+	if (c)
+		return c;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int by_order(const void *a, const void *b)
+{
+	const held *x = *(const held *const *)a, *y = *(const held *const *)b;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void push(double **v, size_t *n, size_t *cap, double x)
+{
+	*v = xgrow(*v, cap, *n + 1, sizeof(**v));
+	(*v)[(*n)++] = x;
+}
+
+static campaign_point *find_point(campaign_points *p, const char *shape, bool has_nw, long nw)
+{
+	for (size_t i = 0; i < p->n_points; i++) {
+		campaign_point *pt = &p->points[i];
+		if (strcmp(pt->shape, shape) == 0 && pt->has_num_workers == has_nw &&
+		    (!has_nw || pt->num_workers == nw))
+			return pt;
+	}
+	p->points = xgrow(p->points, &p->cap_points, p->n_points + 1, sizeof(*p->points));
+	campaign_point *pt = &p->points[p->n_points++];
+	memset(pt, 0, sizeof(*pt));
+	pt->shape = xstrdup(shape);
+	pt->has_num_workers = has_nw;
+	pt->num_workers = nw;
+	pt->best = -1;
+	return pt;
+}
+
+static campaign_cell *find_cell(campaign_point *pt, const char *cand)
+{
+	for (size_t i = 0; i < pt->n_cells; i++)
+		if (strcmp(pt->cells[i].candidate, cand) == 0)
+			return &pt->cells[i];
+	pt->cells = xgrow(pt->cells, &pt->cap_cells, pt->n_cells + 1, sizeof(*pt->cells));
+	campaign_cell *c = &pt->cells[pt->n_cells++];
+	memset(c, 0, sizeof(*c));
+	c->candidate = xstrdup(cand);
+	c->baseline = strcmp(cand, "baseline") == 0;
+	return c;
+}
+
+/* How bad a failed record is: TIMEOUT_HANG dominates INVALID. */
+static int bad_rank(const char *v)
+{
+	return !v ? 0 : strcmp(v, "TIMEOUT_HANG") == 0 ? 2 : 1;
+}
+
+static void keep_string(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = s ? xstrdup(s) : NULL;
+}
+
+/* One kept record into its point and cell, and the campaign's facts. */
+static void add_record(campaign_points *p, const cJSON *rec)
+{
+	const cJSON *c = get(rec, "campaign"), *res = get(rec, "result");
+	const char *shape = str_of(c, "shape");
+	if (!shape)
+		shape = str_of(res, "shape");
+	if (!shape)
+		shape = "-";
+	const cJSON *nwj = get(c, "num_workers");
+	bool has_nw = cJSON_IsNumber(nwj) && nwj->valuedouble == floor(nwj->valuedouble) &&
+		      fabs(nwj->valuedouble) < 1e15;
+	const char *cand = str_of(c, "candidate");
+	if (!cand)
+		cand = "-";
+
+	/* The campaign's settings: the last record's. */
+	double v;
+	if (isfinite(v = num_of(c, "bar")))
+		p->bar = v;
+	if (isfinite(v = num_of(c, "max_cv")))
+		p->max_cv = v;
+	if (isfinite(v = num_of(c, "sum_tolerance")))
+		p->sum_tolerance = v;
+	if (isfinite(v = num_of(c, "jobs")) && v >= 0)
+		p->jobs_expected = (size_t)v;
+	if (str_of(c, "file"))
+		keep_string(&p->file, str_of(c, "file"));
+	if (str_of(c, "pool"))
+		keep_string(&p->pool, str_of(c, "pool"));
+	const cJSON *ga = get(c, "gate_args");
+	if (cJSON_IsArray(ga)) {
+		for (size_t i = 0; i < p->n_gate_args; i++)
+			free(p->gate_args[i]);
+		free(p->gate_args);
+		p->n_gate_args = 0;
+		p->gate_args = xcalloc((size_t)cJSON_GetArraySize(ga) + 1, sizeof(char *));
+		for (const cJSON *a = ga->child; a; a = a->next)
+			if (cJSON_IsString(a))
+				p->gate_args[p->n_gate_args++] = xstrdup(a->valuestring);
+	}
+	const char *start = str_of(rec, "start"), *end = str_of(rec, "end");
+	if (start && (!p->first_start || strcmp(start, p->first_start) < 0))
+		keep_string(&p->first_start, start);
+	if (end && (!p->last_end || strcmp(end, p->last_end) > 0))
+		keep_string(&p->last_end, end);
+
+	names_add(&p->shapes, shape, false);
+	names_add(&p->candidates, cand, strcmp(cand, "baseline") == 0);
+	campaign_point *pt = find_point(p, shape, has_nw, has_nw ? (long)nwj->valuedouble : 0);
+	campaign_cell *cell = find_cell(pt, cand);
+
+	const char *box = str_of(rec, "box"), *gpus = str_of(rec, "gpus");
+	const char *gpu_name = str_of(rec, "gpu_name");
+	if (!gpu_name && str_of(rec, "device") && strcmp(str_of(rec, "device"), "cpu") == 0)
+		gpu_name = "cpu";
+	names_add(&cell->boxes, box, false);
+	names_add(&p->boxes, box, false);
+	names_add(&cell->gpu_names, gpu_name, false);
+	names_add(&p->gpu_names, gpu_name, false);
+	if (box) {
+		char *slot = xasprintf("%s:%s", box, gpus ? gpus : "-");
+		names_add(&cell->slots, slot, false);
+		free(slot);
+	}
+
+	const char *verdict = str_of(rec, "verdict");
+	const cJSON *side = get(res, "candidate");
+	double slow = num_of(side, "slowCTA_us");
+	bool judged =
+		verdict && (strcmp(verdict, "PASS_GATE") == 0 || strcmp(verdict, "BELOW_BAR") == 0);
+	if (!judged || !(slow > 0)) {
+		const char *why = !verdict                               ? "no verdict"
+				  : strcmp(verdict, "TIMEOUT_HANG") == 0 ? "TIMEOUT_HANG"
+				  : strcmp(verdict, "INVALID") == 0      ? "INVALID"
+				  : judged                               ? "no result"
+									 : "INVALID";
+		cell->n_bad++;
+		if (!cell->worst_bad || bad_rank(why) > bad_rank(cell->worst_bad))
+			cell->worst_bad = why;
+		return;
+	}
+	size_t n = cell->n, cap = cell->cap_samples;
+	push(&cell->slow, &n, &cap, slow);
+	n = cell->n, cap = cell->cap_samples;
+	push(&cell->wall, &n, &cap, num_of(side, "wall_us"));
+	n = cell->n, cap = cell->cap_samples;
+	push(&cell->sum, &n, &cap, num_of(side, "sumCTA_us"));
+	n = cell->n, cap = cell->cap_samples;
+	push(&cell->cos, &n, &cap, num_of(side, "cos"));
+	cell->n = n;
+	cell->cap_samples = cap;
+
+	const cJSON *base = get(res, "baseline_in_tree");
+	double r = num_of(res, "slowCTA_ratio_base_over_cand");
+	if (!isfinite(r) && num_of(base, "slowCTA_us") > 0)
+		r = num_of(base, "slowCTA_us") / slow;
+	if (isfinite(r) && r > 0)
+		push(&cell->gate_ratio, &cell->n_gate_ratio, &cell->cap_gate_ratio, r);
+	double bs = num_of(base, "sumCTA_us");
+	if (isfinite(bs))
+		push(&cell->gate_base_sum, &cell->n_gate_base_sum, &cell->cap_gate_base_sum, bs);
+}
+
+/* Summaries over the finite values of x[0..n), NAN when there are none. */
+static double finite_median(const double *x, size_t n)
+{
+	double *f = xmalloc((n ? n : 1) * sizeof(*f));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(x[i]))
+			f[k++] = x[i];
+	double m = k ? stats_median(f, k) : NAN;
+	free(f);
+	return m;
+}
+
+static double finite_min(const double *x, size_t n)
+{
+	double m = NAN;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(x[i]) && !(m <= x[i]))
+			m = x[i];
+	return m;
+}
+
+static void summarise(campaign_cell *c)
+{
+	c->slow_median = c->slow_min = c->slow_max = c->slow_cv = NAN;
+	c->wall_median = c->sum_median = c->cos_min = c->ratio = NAN;
+	if (!c->n)
+		return;
+	c->slow_median = stats_median(c->slow, c->n);
+	c->slow_min = stats_min(c->slow, c->n);
+	c->slow_max = stats_max(c->slow, c->n);
+	c->slow_cv = 100 * stats_cv(c->slow, c->n);
+	c->wall_median = finite_median(c->wall, c->n);
+	c->sum_median = finite_median(c->sum, c->n);
+	c->cos_min = finite_min(c->cos, c->n);
+}
+
+static void judge(const campaign_points *p, campaign_point *pt)
+{
+	const campaign_cell *base = NULL;
+	for (size_t i = 0; i < pt->n_cells; i++)
+		summarise(&pt->cells[i]);
+	for (size_t i = 0; i < pt->n_cells; i++)
+		if (pt->cells[i].baseline && pt->cells[i].n)
+			base = &pt->cells[i];
+	for (size_t i = 0; i < pt->n_cells; i++) {
+		campaign_cell *c = &pt->cells[i];
+		if (!c->baseline && c->n && base) {
+			c->ratio = base->slow_median / c->slow_median;
+			c->ratio_source = CAMPAIGN_RATIO_JOBS;
+		} else if (!c->baseline && c->n_gate_ratio) {
+			c->ratio = stats_median(c->gate_ratio, c->n_gate_ratio);
+			c->ratio_source = CAMPAIGN_RATIO_IN_GATE;
+		}
+		double base_sum = base ? base->sum_median
+				       : finite_median(c->gate_base_sum, c->n_gate_base_sum);
+		if (c->worst_bad && strcmp(c->worst_bad, "TIMEOUT_HANG") == 0)
+			c->verdict = CAMPAIGN_TIMEOUT_HANG;
+		else if (c->n_bad || !c->n)
+			c->verdict = CAMPAIGN_INVALID;
+		else if (c->n >= 2 && !(c->slow_cv <= p->max_cv))
+			c->verdict = CAMPAIGN_NOISY;
+		else if (c->baseline)
+			c->verdict = CAMPAIGN_BASELINE;
+		else if (isfinite(base_sum) && isfinite(c->sum_median) &&
+			 c->sum_median > base_sum * (1 + p->sum_tolerance / 100)) {
+			c->verdict = CAMPAIGN_BELOW_BAR;
+			c->sloughed = true;
+		} else if (c->ratio >= p->bar)
+			c->verdict = CAMPAIGN_PASS_GATE;
+		else
+			c->verdict = CAMPAIGN_BELOW_BAR;
+	}
+	pt->best = -1;
+	for (size_t i = 0; i < pt->n_cells; i++) {
+		const campaign_cell *c = &pt->cells[i];
+		if (c->verdict != CAMPAIGN_PASS_GATE && c->verdict != CAMPAIGN_BELOW_BAR &&
+		    c->verdict != CAMPAIGN_BASELINE)
+			continue;
+		if (pt->best < 0 || c->slow_median < pt->cells[pt->best].slow_median)
+			pt->best = (long)i;
+	}
+}
+
+/* The order of points: shape by first appearance, then without num_workers
+ * first, then num_workers ascending. */
+static int point_cmp(const campaign_points *p, const campaign_point *a, const campaign_point *b)
+{
+	long ra = names_find(&p->shapes, a->shape), rb = names_find(&p->shapes, b->shape);
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (a->has_num_workers != b->has_num_workers)
+		return a->has_num_workers ? 1 : -1;
+	return a->num_workers < b->num_workers ? -1 : a->num_workers > b->num_workers;
+}
+
+/* Insertion sorts: a campaign has tens of points and a handful of candidates. */
+static void order_points(campaign_points *p)
+{
+	for (size_t i = 1; i < p->n_points; i++) {
+		campaign_point t = p->points[i];
+		size_t j = i;
+		for (; j > 0 && point_cmp(p, &p->points[j - 1], &t) > 0; j--)
+			p->points[j] = p->points[j - 1];
+		p->points[j] = t;
+	}
+	for (size_t k = 0; k < p->n_points; k++) {
+		campaign_point *pt = &p->points[k];
+		for (size_t i = 1; i < pt->n_cells; i++) {
+			campaign_cell t = pt->cells[i];
+			long rt = names_find(&p->candidates, t.candidate);
+			size_t j = i;
+			for (; j > 0 && names_find(&p->candidates, pt->cells[j - 1].candidate) > rt;
+			     j--)
+				pt->cells[j] = pt->cells[j - 1];
+			pt->cells[j] = t;
+		}
+	}
+}
+
+static void list_names(strbuf *b, const campaign_names *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		strbuf_addf(b, "%s%s", i ? ", " : "", l->v[i]);
+}
+
+int campaign_points_read(const char *results_path, const char *name, campaign_points *out,
+			 bg_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->bar = DEFAULT_BAR;
+	out->max_cv = DEFAULT_MAX_CV;
+	out->sum_tolerance = DEFAULT_SUM_TOLERANCE;
+	reader r = {0};
+	results_read_stats st = {0};
+	held **kept = NULL;
+	size_t n_kept = 0;
+	strbuf names = STRBUF_INIT;
+	int rc = results_read(results_path, keep_campaign_record, &r, &st, err);
+	if (rc < 0)
+		goto out;
+	out->bad_lines = st.bad;
+	out->first_bad = st.first_bad;
+	out->torn = st.torn != 0;
+	list_names(&names, &r.names);
+	if (!r.n) {
+		rc = bg_fail(err, BG_ENOTFOUND, "%s holds no campaign records", results_path);
+		goto out;
+	}
+	if (!name && r.names.n > 1) {
+		rc = bg_fail(err, BG_EUSAGE,
+			     "%s holds %zu campaigns: %s (choose one with --campaign NAME)",
+			     results_path, r.names.n, names.buf);
+		goto out;
+	}
+	if (!name)
+		name = r.names.v[0];
+	if (names_find(&r.names, name) < 0) {
+		rc = bg_fail(err, BG_EUSAGE, "%s holds no campaign '%s' (campaigns in it: %s)",
+			     results_path, name, names.buf);
+		goto out;
+	}
+	out->name = xstrdup(name);
+
+	/* The final records of the campaign; a job recorded twice keeps its last. */
+	kept = xcalloc(r.n, sizeof(*kept));
+	size_t n_job = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		if (strcmp(r.v[i].name, name) != 0)
+			continue;
+		if (!cJSON_IsTrue(get(get(r.v[i].rec, "campaign"), "final"))) {
+			out->not_final++;
+			continue;
+		}
+		kept[n_kept++] = &r.v[i];
+	}
+	/* Keyed records to the front, sorted by job, then file order. */
+	size_t w = 0;
+	for (size_t i = 0; i < n_kept; i++)
+		if (kept[i]->job) {
+			held *t = kept[w];
+			kept[w++] = kept[i];
+			kept[i] = t;
+		}
+	n_job = w;
+	qsort(kept, n_job, sizeof(*kept), by_job_then_order);
+	w = 0;
+	for (size_t i = 0; i < n_job; i++) {
+		if (i + 1 < n_job && strcmp(kept[i]->job, kept[i + 1]->job) == 0) {
+			out->duplicates++;
+			continue;
+		}
+		kept[w++] = kept[i];
+	}
+	memmove(kept + w, kept + n_job, (n_kept - n_job) * sizeof(*kept));
+	n_kept = w + (n_kept - n_job);
+	qsort(kept, n_kept, sizeof(*kept), by_order);
+	out->jobs_recorded = n_kept;
+	for (size_t i = 0; i < n_kept; i++)
+		add_record(out, kept[i]->rec);
+	order_points(out);
+	for (size_t i = 0; i < out->n_points; i++)
+		judge(out, &out->points[i]);
+	rc = 0;
+out:
+	for (size_t i = 0; i < r.n; i++)
+		cJSON_Delete(r.v[i].rec);
+	free(r.v);
+	free(kept);
+	names_release(&r.names);
+	strbuf_release(&names);
+	return rc;
+}
+
+static void cell_release(campaign_cell *c)
+{
+	free(c->candidate);
+	free(c->slow);
+	free(c->wall);
+	free(c->sum);
+	free(c->cos);
+	free(c->gate_ratio);
+	free(c->gate_base_sum);
+	names_release(&c->boxes);
+	names_release(&c->slots);
+	names_release(&c->gpu_names);
+}
+
+void campaign_points_release(campaign_points *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n_points; i++) {
+		for (size_t k = 0; k < p->points[i].n_cells; k++)
+			cell_release(&p->points[i].cells[k]);
+		free(p->points[i].cells);
+		free(p->points[i].shape);
+	}
+	free(p->points);
+	for (size_t i = 0; i < p->n_gate_args; i++)
+		free(p->gate_args[i]);
+	free(p->gate_args);
+	free(p->name);
+	free(p->file);
+	free(p->pool);
+	free(p->first_start);
+	free(p->last_end);
+	names_release(&p->shapes);
+	names_release(&p->candidates);
+	names_release(&p->boxes);
+	names_release(&p->gpu_names);
+	memset(p, 0, sizeof(*p));
+}
+
+const campaign_cell *campaign_point_best(const campaign_point *pt)
+{
+	return pt->best >= 0 ? &pt->cells[pt->best] : NULL;
+}
+
+static void add_nw(strbuf *b, const campaign_point *pt)
+{
+	if (pt->has_num_workers)
+		strbuf_addf(b, "%ld", pt->num_workers);
+	else
+		strbuf_addch(b, '-');
+}
+
+void campaign_flips_text(const campaign_points *p, const char *shape, strbuf *out)
+{
+	strbuf_addf(out, "%s:", shape);
+	const char *run = NULL;
+	const campaign_point *first = NULL, *last = NULL;
+	bool any = false;
+	for (size_t i = 0; i <= p->n_points; i++) {
+		const campaign_point *pt = i < p->n_points ? &p->points[i] : NULL;
+		if (pt && strcmp(pt->shape, shape) != 0)
+			continue;
+		const campaign_cell *b = pt ? campaign_point_best(pt) : NULL;
+		const char *who = b ? b->candidate : "none";
+		if (first && (!pt || strcmp(who, run) != 0)) {
+			strbuf_addf(out, "%s %s%s ", any ? "," : "", run, any ? " at" : " best at");
+			add_nw(out, first);
+			if (last != first) {
+				strbuf_addch(out, '-');
+				add_nw(out, last);
+			}
+			any = true;
+			first = NULL;
+		}
+		if (!pt)
+			break;
+		if (!first) {
+			first = pt;
+			run = who;
+		}
+		last = pt;
+	}
+}
+
+/* A number with `digits` decimals, "-" when not measured. */
+static void add_num(strbuf *b, double v, int digits)
+{
+	if (isfinite(v))
+		strbuf_addf(b, "%.*f", digits, v);
+	else
+		strbuf_addch(b, '-');
+}
+
+enum { S_NW, S_CAND, S_SLOW, S_SPREAD, S_RATIO, S_WALL, S_SUM, S_COS, S_VERDICT, S_N, S_COLS };
+static const char *const s_head[S_COLS] = {"nw",      "candidate", "slowCTA_us", "spread",  "ratio",
+					   "wall_us", "sumCTA_us", "cos",        "verdict", "n"};
+static const bool s_right[S_COLS] = {
+	[S_NW] = true,  [S_SLOW] = true, [S_RATIO] = true, [S_WALL] = true,
+	[S_SUM] = true, [S_COS] = true,  [S_N] = true};
+
+/* Table text is one line of printable characters: control bytes become '?'. */
+static char *printable(strbuf *b)
+{
+	for (size_t i = 0; i < b->len; i++)
+		if ((unsigned char)b->buf[i] < 0x20 || b->buf[i] == 0x7f)
+			b->buf[i] = '?';
+	return strbuf_detach(b);
+}
+
+static void summary_row(const campaign_point *pt, size_t k, char **c)
+{
+	const campaign_cell *cell = &pt->cells[k];
+	strbuf b = STRBUF_INIT;
+	add_nw(&b, pt);
+	c[S_NW] = printable(&b);
+	strbuf_addf(&b, "%s%s", cell->candidate, pt->best == (long)k ? " *" : "");
+	c[S_CAND] = printable(&b);
+	add_num(&b, cell->slow_median, 2);
+	c[S_SLOW] = printable(&b);
+	if (cell->n) {
+		strbuf_addf(&b, "%.2f-%.2f ", cell->slow_min, cell->slow_max);
+		add_num(&b, cell->slow_cv, 1);
+		strbuf_addch(&b, '%');
+	} else {
+		strbuf_addch(&b, '-');
+	}
+	c[S_SPREAD] = printable(&b);
+	add_num(&b, cell->ratio, 3);
+	if (cell->ratio_source == CAMPAIGN_RATIO_IN_GATE)
+		strbuf_addstr(&b, " (in-gate)");
+	c[S_RATIO] = printable(&b);
+	add_num(&b, cell->wall_median, 2);
+	c[S_WALL] = printable(&b);
+	add_num(&b, cell->sum_median, 1);
+	c[S_SUM] = printable(&b);
+	add_num(&b, cell->cos_min, 5);
+	c[S_COS] = printable(&b);
+	strbuf_addstr(&b, campaign_verdict_name(cell->verdict));
+	if (cell->sloughed)
+		strbuf_addstr(&b, " (sumCTA)");
+	c[S_VERDICT] = printable(&b);
+	strbuf_addf(&b, "%zu", cell->n);
+	if (cell->n_bad)
+		strbuf_addf(&b, "+%zu bad", cell->n_bad);
+	c[S_N] = printable(&b);
+}
+
+static void summary_table(const campaign_points *p, const char *shape, strbuf *out)
+{
+	size_t rows = 1;
+	for (size_t i = 0; i < p->n_points; i++)
+		if (strcmp(p->points[i].shape, shape) == 0)
+			rows += p->points[i].n_cells;
+	char **cells = xcalloc(rows * S_COLS, sizeof(*cells));
+	for (int k = 0; k < S_COLS; k++)
+		cells[k] = xstrdup(s_head[k]);
+	size_t r = 1;
+	for (size_t i = 0; i < p->n_points; i++) {
+		const campaign_point *pt = &p->points[i];
+		if (strcmp(pt->shape, shape) != 0)
+			continue;
+		for (size_t k = 0; k < pt->n_cells; k++)
+			summary_row(pt, k, cells + (r++) * S_COLS);
+	}
+	size_t w[S_COLS] = {0};
+	for (size_t i = 0; i < rows * S_COLS; i++) {
+		size_t len = strlen(cells[i]);
+		w[i % S_COLS] = len > w[i % S_COLS] ? len : w[i % S_COLS];
+	}
+	for (size_t i = 0; i < rows; i++) {
+		strbuf_addstr(out, "  ");
+		for (int k = 0; k < S_COLS; k++) {
+			const char *s = cells[i * S_COLS + k];
+			int pad = (int)(w[k] - strlen(s));
+			if (k == S_COLS - 1)
+				strbuf_addf(out, "%*s%s", s_right[k] ? pad : 0, "", s);
+			else if (s_right[k])
+				strbuf_addf(out, "%*s%s  ", pad, "", s);
+			else
+				strbuf_addf(out, "%s%*s  ", s, pad, "");
+		}
+		strbuf_addch(out, '\n');
+	}
+	for (size_t i = 0; i < rows * S_COLS; i++)
+		free(cells[i]);
+	free(cells);
+}
+
+void campaign_summary_text(const campaign_points *p, strbuf *out)
+{
+	strbuf_addf(out, "campaign %s: bar %.2f, max CV %.1f%%, sumCTA tolerance %.1f%%\n", p->name,
+		    p->bar, p->max_cv, p->sum_tolerance);
+	for (size_t s = 0; s < p->shapes.n; s++) {
+		strbuf_addf(out, "\nshape %s\n", p->shapes.v[s]);
+		summary_table(p, p->shapes.v[s], out);
+	}
+	strbuf_addstr(out, "\n* the best of its point (lowest median slowCTA among PASS_GATE, "
+			   "BELOW_BAR and the baseline)\n\nwinners:\n");
+	for (size_t s = 0; s < p->shapes.n; s++) {
+		strbuf_addstr(out, "  ");
+		campaign_flips_text(p, p->shapes.v[s], out);
+		strbuf_addch(out, '\n');
+	}
+	strbuf_addf(out, "\njobs recorded %zu", p->jobs_recorded);
+	if (p->jobs_expected)
+		strbuf_addf(out, " of %zu", p->jobs_expected);
+	strbuf_addf(out, ", duplicates %zu, cut attempts %zu", p->duplicates, p->not_final);
+	if (p->bad_lines || p->torn)
+		strbuf_addf(out, ", lines skipped %zu%s", p->bad_lines + (p->torn ? 1 : 0),
+			    p->torn ? " (a torn last line)" : "");
+	strbuf_addch(out, '\n');
+}
+
+static void json_num(cJSON *o, const char *key, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *json_names(const campaign_names *l)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < l->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(l->v[i]));
+	return a;
+}
+
+static void json_str_or_null(cJSON *o, const char *key, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *cell_json(const campaign_cell *c, bool best)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "candidate", c->candidate);
+	cJSON_AddNumberToObject(o, "n", (double)c->n);
+	json_num(o, "slowCTA_median_us", c->slow_median);
+	json_num(o, "slowCTA_min_us", c->slow_min);
+	json_num(o, "slowCTA_max_us", c->slow_max);
+	json_num(o, "slowCTA_cv_pct", c->slow_cv);
+	json_num(o, "wall_median_us", c->wall_median);
+	json_num(o, "sumCTA_median_us", c->sum_median);
+	json_num(o, "cos_min", c->cos_min);
+	json_num(o, "ratio", c->ratio);
+	cJSON_AddStringToObject(o, "ratio_source", campaign_ratio_source_name(c->ratio_source));
+	cJSON_AddStringToObject(o, "verdict", campaign_verdict_name(c->verdict));
+	cJSON_AddBoolToObject(o, "sloughed", c->sloughed);
+	cJSON_AddNumberToObject(o, "n_bad", (double)c->n_bad);
+	json_str_or_null(o, "worst_bad", c->worst_bad);
+	cJSON_AddBoolToObject(o, "best", best);
+	cJSON_AddItemToObject(o, "boxes", json_names(&c->boxes));
+	cJSON_AddItemToObject(o, "slots", json_names(&c->slots));
+	cJSON_AddItemToObject(o, "gpu_names", json_names(&c->gpu_names));
+	return o;
+}
+
+cJSON *campaign_points_json(const campaign_points *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "campaign", p->name);
+	json_str_or_null(o, "file", p->file);
+	json_str_or_null(o, "pool", p->pool);
+	cJSON_AddNumberToObject(o, "bar", p->bar);
+	cJSON_AddNumberToObject(o, "max_cv", p->max_cv);
+	cJSON_AddNumberToObject(o, "sum_tolerance", p->sum_tolerance);
+	cJSON_AddNumberToObject(o, "jobs_recorded", (double)p->jobs_recorded);
+	cJSON_AddNumberToObject(o, "jobs_expected", (double)p->jobs_expected);
+	cJSON_AddNumberToObject(o, "duplicates", (double)p->duplicates);
+	cJSON_AddNumberToObject(o, "not_final", (double)p->not_final);
+	cJSON_AddNumberToObject(o, "bad_lines", (double)p->bad_lines);
+	cJSON_AddBoolToObject(o, "torn", p->torn);
+	json_str_or_null(o, "first_start", p->first_start);
+	json_str_or_null(o, "last_end", p->last_end);
+	cJSON_AddItemToObject(o, "boxes", json_names(&p->boxes));
+	cJSON_AddItemToObject(o, "gpu_names", json_names(&p->gpu_names));
+	cJSON *pts = cJSON_AddArrayToObject(o, "points");
+	for (size_t i = 0; i < p->n_points; i++) {
+		const campaign_point *pt = &p->points[i];
+		cJSON *jp = cJSON_CreateObject();
+		cJSON_AddStringToObject(jp, "shape", pt->shape);
+		if (pt->has_num_workers)
+			cJSON_AddNumberToObject(jp, "num_workers", (double)pt->num_workers);
+		else
+			cJSON_AddNullToObject(jp, "num_workers");
+		const campaign_cell *b = campaign_point_best(pt);
+		json_str_or_null(jp, "best", b ? b->candidate : NULL);
+		cJSON *cells = cJSON_AddArrayToObject(jp, "cells");
+		for (size_t k = 0; k < pt->n_cells; k++)
+			cJSON_AddItemToArray(cells, cell_json(&pt->cells[k], pt->best == (long)k));
+		cJSON_AddItemToArray(pts, jp);
+	}
+	cJSON *flips = cJSON_AddObjectToObject(o, "flips");
+	for (size_t s = 0; s < p->shapes.n; s++) {
+		strbuf b = STRBUF_INIT;
+		campaign_flips_text(p, p->shapes.v[s], &b);
+		cJSON_AddStringToObject(flips, p->shapes.v[s], b.buf);
+		strbuf_release(&b);
+	}
+	return o;
+}

@@ -1,0 +1,480 @@
+/* SVG written by hand rather than through a plotting library. Plotting
+ * libraries in C (PLplot, cairo with a chart layer, gnuplot as a child
+ * process) were weighed and none fits better here: the two plots are a few
+ * lines, rectangles and labels; writing the elements ourselves keeps text as
+ * text (searchable, selectable, escaped by one function), the output small
+ * and deterministic (diffable from run to run, fixed number formatting), and
+ * adds no dependency to a tool that is built on boxes. The tests check the
+ * rendering itself with librsvg (rsvg-convert), not only the XML. */
+#include "campaign/svg.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+#include "base/xmalloc.h"
+
+void campaign_svg_escape(strbuf *out, const char *s, size_t max_chars)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	size_t chars = 0;
+	while (p < end) {
+		if (max_chars && chars == max_chars) {
+			strbuf_addstr(out, "\xe2\x80\xa6"); /* U+2026 */
+			return;
+		}
+		chars++;
+		size_t len = bg_utf8_seq(p, end, NULL);
+		if (!len || *p < 0x20 || *p == 0x7f) {
+			strbuf_addch(out, '?');
+			p += len ? len : 1;
+			continue;
+		}
+		switch (*p) {
+		case '&': strbuf_addstr(out, "&amp;"); break;
+		case '<': strbuf_addstr(out, "&lt;"); break;
+		case '>': strbuf_addstr(out, "&gt;"); break;
+		case '"': strbuf_addstr(out, "&quot;"); break;
+		case '\'': strbuf_addstr(out, "&apos;"); break;
+		default: strbuf_add(out, p, len);
+		}
+		p += len;
+	}
+}
+
+/* Tableau's ten: distinct from one another, baseline (index 0) blue. */
+static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+				      "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
+
+const char *campaign_svg_colour(size_t i)
+{
+	return palette[i % (sizeof(palette) / sizeof(palette[0]))];
+}
+
+/* A coordinate or label number: fixed decimals, 0 in place of what is not
+ * finite, so no NaN or inf reaches the file. */
+static void num(strbuf *b, double v, int digits)
+{
+	strbuf_addf(b, "%.*f", digits, isfinite(v) ? v : 0.0);
+}
+
+static void svg_open(strbuf *b, int w, int h)
+{
+	strbuf_addf(b,
+		    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		    "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Arial, sans-serif\" "
+		    "font-size=\"12\">\n"
+		    "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
+		    w, h, w, h, w, h);
+}
+
+static void text(strbuf *b, double x, double y, const char *anchor, const char *extra,
+		 const char *s, size_t max_chars)
+{
+	strbuf_addstr(b, "<text x=\"");
+	num(b, x, 1);
+	strbuf_addstr(b, "\" y=\"");
+	num(b, y, 1);
+	strbuf_addf(b, "\" text-anchor=\"%s\"%s%s>", anchor, extra ? " " : "", extra ? extra : "");
+	campaign_svg_escape(b, s, max_chars);
+	strbuf_addstr(b, "</text>\n");
+}
+
+static void line(strbuf *b, double x1, double y1, double x2, double y2, const char *stroke,
+		 double width)
+{
+	strbuf_addstr(b, "<line x1=\"");
+	num(b, x1, 1);
+	strbuf_addstr(b, "\" y1=\"");
+	num(b, y1, 1);
+	strbuf_addstr(b, "\" x2=\"");
+	num(b, x2, 1);
+	strbuf_addstr(b, "\" y2=\"");
+	num(b, y2, 1);
+	strbuf_addf(b, "\" stroke=\"%s\" stroke-width=\"", stroke);
+	num(b, width, 1);
+	strbuf_addstr(b, "\"/>\n");
+}
+
+/* A step of 1, 2 or 5 times a power of ten near range/5. */
+static double nice_step(double range)
+{
+	double raw = range / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+static int step_digits(double step)
+{
+	int d = (int)-floor(log10(step) + 1e-9);
+	return d < 0 ? 0 : d > 6 ? 6 : d;
+}
+
+/* The plot area of the slowCTA plot. */
+enum { PW = 780, PH = 460, PX0 = 80, PX1 = 570, PY0 = 50, PY1 = 400 };
+
+void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *out)
+{
+	/* The x positions: the shape's distinct num_workers, ascending. */
+	long *xs = xcalloc(p->n_points + 1, sizeof(*xs));
+	size_t nx = 0;
+	bool any_nw = false;
+	double ylo = INFINITY, yhi = -INFINITY;
+	for (size_t i = 0; i < p->n_points; i++) {
+		const campaign_point *pt = &p->points[i];
+		if (strcmp(pt->shape, shape) != 0)
+			continue;
+		if (pt->has_num_workers) {
+			any_nw = true;
+			if (!nx || xs[nx - 1] != pt->num_workers)
+				xs[nx++] = pt->num_workers;
+		}
+		for (size_t k = 0; k < pt->n_cells; k++)
+			if (pt->cells[k].n) {
+				ylo = fmin(ylo, pt->cells[k].slow_min);
+				yhi = fmax(yhi, pt->cells[k].slow_max);
+			}
+	}
+	bool have_y = isfinite(ylo) && isfinite(yhi);
+	if (!have_y)
+		ylo = 0, yhi = 1;
+	double range = yhi - ylo;
+	if (!(range > 0))
+		range = fabs(yhi) > 0 ? fabs(yhi) * 0.2 : 1;
+	double step = nice_step(range);
+	double lo = floor(ylo / step) * step, hi = ceil(yhi / step) * step;
+	if (hi - lo < step)
+		lo -= step / 2, hi += step / 2;
+	int dig = step_digits(step);
+	double xlo = nx ? (double)xs[0] : 0, xhi = nx ? (double)xs[nx - 1] : 0;
+	double pad = (PX1 - PX0) * 0.06;
+
+	/* The x of a point: its num_workers on a linear scale; a lone x (or none) in the middle. */
+#define XPOS(pt)                                                                                   \
+	((!any_nw || xhi == xlo || !(pt)->has_num_workers)                                         \
+		 ? (PX0 + PX1) / 2.0                                                               \
+		 : PX0 + pad +                                                                     \
+			   ((double)(pt)->num_workers - xlo) / (xhi - xlo) *                       \
+				   (PX1 - PX0 - 2 * pad))
+#define YPOS(v) (PY1 - ((v)-lo) / (hi - lo) * (PY1 - PY0))
+
+	svg_open(out, PW, PH);
+	strbuf_addstr(out, "<title>slowCTA against num_workers, shape ");
+	campaign_svg_escape(out, shape, 0);
+	strbuf_addstr(out, "</title>\n");
+	strbuf_addstr(out, "<text x=\"325.0\" y=\"28.0\" text-anchor=\"middle\" font-size=\"15\" "
+			   "font-weight=\"bold\">");
+	strbuf_addf(out, "campaign ");
+	campaign_svg_escape(out, p->name, 40);
+	strbuf_addstr(out, ": slowCTA, shape ");
+	campaign_svg_escape(out, shape, 40);
+	strbuf_addstr(out, "</text>\n");
+
+	/* Grid, ticks and labels. */
+	for (int i = 0;; i++) {
+		double v = lo + i * step;
+		if (v > hi + step * 1e-6)
+			break;
+		double y = YPOS(v);
+		line(out, PX0, y, PX1, y, "#e0e0e0", 1);
+		line(out, PX0 - 5, y, PX0, y, "#000000", 1);
+		strbuf_addstr(out, "<text x=\"72.0\" y=\"");
+		num(out, y + 4, 1);
+		strbuf_addstr(out, "\" text-anchor=\"end\">");
+		num(out, v, dig);
+		strbuf_addstr(out, "</text>\n");
+	}
+	size_t every = nx > 12 ? (nx + 11) / 12 : 1;
+	for (size_t i = 0; i < p->n_points; i++) {
+		const campaign_point *pt = &p->points[i];
+		if (strcmp(pt->shape, shape) != 0 || (any_nw && !pt->has_num_workers))
+			continue;
+		size_t xi = 0;
+		while (xi < nx && xs[xi] != pt->num_workers)
+			xi++;
+		double x = XPOS(pt);
+		line(out, x, PY1, x, PY1 + 5, "#000000", 1);
+		if (xi % every == 0) {
+			char lab[32] = "-";
+			if (pt->has_num_workers)
+				snprintf(lab, sizeof(lab), "%ld", pt->num_workers);
+			text(out, x, PY1 + 19, "middle", NULL, lab, 0);
+		}
+	}
+	line(out, PX0, PY0, PX0, PY1, "#000000", 1);
+	line(out, PX0, PY1, PX1, PY1, "#000000", 1);
+	text(out, (PX0 + PX1) / 2.0, PY1 + 42, "middle", NULL, "num_workers", 0);
+	strbuf_addf(out,
+		    "<text x=\"22.0\" y=\"%.1f\" text-anchor=\"middle\" "
+		    "transform=\"rotate(-90 22.0 %.1f)\">slowCTA (us), median and min-max</text>\n",
+		    (PY0 + PY1) / 2.0, (PY0 + PY1) / 2.0);
+	if (!have_y)
+		text(out, (PX0 + PX1) / 2.0, (PY0 + PY1) / 2.0, "middle", "fill=\"#808080\"",
+		     "no valid samples", 0);
+
+	/* One series per candidate, in the campaign's candidate order. */
+	double ly = PY0 + 10;
+	for (size_t ci = 0; ci < p->candidates.n; ci++) {
+		const char *cand = p->candidates.v[ci], *col = campaign_svg_colour(ci);
+		strbuf pts = STRBUF_INIT, marks = STRBUF_INIT;
+		size_t n_pts = 0;
+		bool in_shape = false;
+		for (size_t i = 0; i < p->n_points; i++) {
+			const campaign_point *pt = &p->points[i];
+			if (strcmp(pt->shape, shape) != 0)
+				continue;
+			for (size_t k = 0; k < pt->n_cells; k++) {
+				const campaign_cell *c = &pt->cells[k];
+				if (strcmp(c->candidate, cand) != 0)
+					continue;
+				in_shape = true;
+				if (!c->n || (any_nw && !pt->has_num_workers))
+					continue;
+				double x = XPOS(pt), y = YPOS(c->slow_median);
+				if (n_pts++)
+					strbuf_addch(&pts, ' ');
+				num(&pts, x, 1);
+				strbuf_addch(&pts, ',');
+				num(&pts, y, 1);
+				line(&marks, x, YPOS(c->slow_min), x, YPOS(c->slow_max), col, 1.5);
+				line(&marks, x - 4, YPOS(c->slow_min), x + 4, YPOS(c->slow_min),
+				     col, 1.5);
+				line(&marks, x - 4, YPOS(c->slow_max), x + 4, YPOS(c->slow_max),
+				     col, 1.5);
+				strbuf_addstr(&marks, "<circle cx=\"");
+				num(&marks, x, 1);
+				strbuf_addstr(&marks, "\" cy=\"");
+				num(&marks, y, 1);
+				strbuf_addf(&marks, "\" r=\"4.5\" fill=\"%s\"/>\n", col);
+			}
+		}
+		if (!in_shape) {
+			strbuf_release(&pts);
+			strbuf_release(&marks);
+			continue;
+		}
+		if (n_pts > 1)
+			strbuf_addf(out,
+				    "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\" "
+				    "points=\"%s\"/>\n",
+				    col, pts.buf);
+		if (marks.len)
+			strbuf_addstr(out, marks.buf);
+		strbuf_addf(out, "<rect id=\"legend-%zu\" x=\"590.0\" y=\"", ci);
+		num(out, ly - 10, 1);
+		strbuf_addf(out, "\" width=\"14\" height=\"14\" fill=\"%s\"/>\n", col);
+		strbuf legend = STRBUF_INIT;
+		strbuf_addf(&legend, "%s%s", cand, n_pts ? "" : " (no valid samples)");
+		text(out, 612, ly + 2, "start", NULL, legend.buf, 24);
+		strbuf_release(&legend);
+		ly += 22;
+		strbuf_release(&pts);
+		strbuf_release(&marks);
+	}
+	strbuf_addstr(out, "</svg>\n");
+	free(xs);
+#undef XPOS
+#undef YPOS
+}
+
+typedef struct rgb {
+	int r, g, b;
+} rgb;
+
+static rgb mix(rgb a, rgb b, double t)
+{
+	t = t < 0 ? 0 : t > 1 ? 1 : t;
+	return (rgb){(int)lround(a.r + (b.r - a.r) * t), (int)lround(a.g + (b.g - a.g) * t),
+		     (int)lround(a.b + (b.b - a.b) * t)};
+}
+
+/* Diverging: red below 1.0 (full at 0.5), white-ish at 1.0, pale green up to
+ * the bar, green at the bar and darker up to 1.5 x the bar. */
+static rgb ratio_colour(double r, double bar)
+{
+	static const rgb red = {215, 48, 39}, white = {247, 247, 247}, pale = {217, 240, 211},
+			 green0 = {120, 198, 121}, green1 = {26, 152, 80};
+	if (r < 1)
+		return mix(white, red, (1 - r) / 0.5);
+	if (r < bar)
+		return mix(white, pale, (r - 1) / (bar - 1));
+	return mix(green0, green1, (r - bar) / (0.5 * bar));
+}
+
+static const char grey[] = "#bdbdbd";
+
+enum { CW = 58, CH = 32, TOP = 40, PANEL_HEAD = 44, PANEL_GAP = 16 };
+
+void campaign_svg_ratio(const campaign_points *p, strbuf *out)
+{
+	/* Columns: a point without num_workers first ("-"), then the distinct values. */
+	bool any_null = false;
+	long *cols = xcalloc(p->n_points + 1, sizeof(*cols));
+	size_t nc = 0;
+	for (size_t i = 0; i < p->n_points; i++) {
+		const campaign_point *pt = &p->points[i];
+		if (!pt->has_num_workers) {
+			any_null = true;
+			continue;
+		}
+		size_t k = 0;
+		while (k < nc && cols[k] != pt->num_workers)
+			k++;
+		if (k == nc)
+			cols[nc++] = pt->num_workers;
+	}
+	for (size_t i = 1; i < nc; i++)
+		for (size_t j = i; j > 0 && cols[j - 1] > cols[j]; j--) {
+			long t = cols[j];
+			cols[j] = cols[j - 1];
+			cols[j - 1] = t;
+		}
+	size_t ncol = nc + (any_null ? 1 : 0), nrow = p->shapes.n;
+	size_t longest = 4;
+	for (size_t s = 0; s < nrow; s++) {
+		size_t l = strlen(p->shapes.v[s]);
+		longest = l > longest ? l : longest;
+	}
+	int label_w = 20 + 7 * (int)(longest > 24 ? 24 : longest);
+	size_t panels = 0;
+	for (size_t ci = 0; ci < p->candidates.n; ci++)
+		if (strcmp(p->candidates.v[ci], "baseline") != 0)
+			panels++;
+	int grid_w = label_w + (int)ncol * CW;
+	int w = grid_w + 40 + 190, panel_h = PANEL_HEAD + (int)nrow * CH + PANEL_GAP;
+	int h = TOP + (int)(panels ? panels : 1) * panel_h + 20;
+	if (h < TOP + 260)
+		h = TOP + 260;
+	svg_open(out, w, h);
+	strbuf_addstr(out, "<title>ratio baseline over candidate (slowCTA medians)</title>\n");
+	strbuf_addf(out, "<text x=\"20.0\" y=\"26.0\" font-size=\"15\" font-weight=\"bold\">");
+	strbuf_addstr(out, "campaign ");
+	campaign_svg_escape(out, p->name, 40);
+	strbuf_addf(out, ": ratio baseline/candidate, bar %.2f</text>\n", p->bar);
+	if (!panels)
+		text(out, 20, TOP + 30, "start", "fill=\"#808080\"",
+		     "no candidate besides the baseline", 0);
+
+	size_t panel = 0;
+	for (size_t ci = 0; ci < p->candidates.n; ci++) {
+		const char *cand = p->candidates.v[ci];
+		if (strcmp(cand, "baseline") == 0)
+			continue;
+		double y0 = TOP + (double)panel * panel_h;
+		strbuf t = STRBUF_INIT;
+		strbuf_addf(&t, "candidate %s", cand);
+		text(out, 20, y0 + 18, "start", "font-weight=\"bold\"", t.buf, 50);
+		strbuf_release(&t);
+		for (size_t c = 0; c < ncol; c++) {
+			char lab[32] = "-";
+			if (!any_null || c > 0)
+				snprintf(lab, sizeof(lab), "%ld", cols[c - (any_null ? 1 : 0)]);
+			text(out, label_w + c * CW + CW / 2.0, y0 + PANEL_HEAD - 6, "middle", NULL,
+			     lab, 0);
+		}
+		for (size_t r = 0; r < nrow; r++) {
+			const char *shape = p->shapes.v[r];
+			double ry = y0 + PANEL_HEAD + (double)r * CH;
+			text(out, label_w - 8, ry + CH / 2.0 + 4, "end", NULL, shape, 24);
+			for (size_t c = 0; c < ncol; c++) {
+				bool null_col = any_null && c == 0;
+				long nw = null_col ? 0 : cols[c - (any_null ? 1 : 0)];
+				const campaign_cell *cell = NULL;
+				for (size_t i = 0; i < p->n_points && !cell; i++) {
+					const campaign_point *pt = &p->points[i];
+					if (strcmp(pt->shape, shape) != 0 ||
+					    pt->has_num_workers == null_col ||
+					    (!null_col && pt->num_workers != nw))
+						continue;
+					for (size_t k = 0; k < pt->n_cells; k++)
+						if (strcmp(pt->cells[k].candidate, cand) == 0)
+							cell = &pt->cells[k];
+				}
+				bool bad = !cell || cell->verdict == CAMPAIGN_INVALID ||
+					   cell->verdict == CAMPAIGN_TIMEOUT_HANG ||
+					   !isfinite(cell->ratio);
+				char fill[8];
+				if (bad) {
+					snprintf(fill, sizeof(fill), "%s", grey);
+				} else {
+					rgb k = ratio_colour(cell->ratio, p->bar);
+					snprintf(fill, sizeof(fill), "#%02x%02x%02x", k.r & 0xff,
+						 k.g & 0xff, k.b & 0xff);
+				}
+				double x = label_w + (double)c * CW;
+				strbuf_addf(out, "<rect id=\"cell-%zu-%zu-%zu\" x=\"", panel, r, c);
+				num(out, x, 1);
+				strbuf_addstr(out, "\" y=\"");
+				num(out, ry, 1);
+				strbuf_addf(out,
+					    "\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+					    "stroke=\"#ffffff\" stroke-width=\"1\"><title>",
+					    CW, CH, fill);
+				campaign_svg_escape(out, shape, 0);
+				strbuf_addf(out, " nw %s ", null_col ? "-" : "");
+				if (!null_col)
+					strbuf_addf(out, "%ld ", nw);
+				campaign_svg_escape(out, cand, 0);
+				strbuf_addf(out, ": %s</title></rect>\n",
+					    cell ? campaign_verdict_name(cell->verdict)
+						 : "no data");
+				strbuf label = STRBUF_INIT;
+				if (!cell)
+					strbuf_addstr(&label, "");
+				else if (cell->verdict == CAMPAIGN_TIMEOUT_HANG)
+					strbuf_addstr(&label, "HANG");
+				else if (cell->verdict == CAMPAIGN_INVALID ||
+					 !isfinite(cell->ratio))
+					strbuf_addstr(&label, "INV");
+				else
+					strbuf_addf(&label, "%.2f%s", cell->ratio,
+						    cell->verdict == CAMPAIGN_NOISY ? "~" : "");
+				if (label.len)
+					text(out, x + CW / 2.0, ry + CH / 2.0 + 8, "middle",
+					     "font-size=\"11\"", label.buf, 0);
+				strbuf_release(&label);
+			}
+		}
+		panel++;
+	}
+
+	/* The colour legend: discrete swatches from 0.5 to 1.5 x the bar. */
+	double lx = grid_w + 40, ly = TOP + 10;
+	text(out, lx, ly, "start", "font-weight=\"bold\"", "ratio", 0);
+	const double marks[] = {0.5,    0.75,          1.0,         (1 + p->bar) / 2,
+				p->bar, 1.25 * p->bar, 1.5 * p->bar};
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		rgb k = ratio_colour(marks[i], p->bar);
+		double y = ly + 10 + (double)i * 22;
+		strbuf_addstr(out, "<rect x=\"");
+		num(out, lx, 1);
+		strbuf_addstr(out, "\" y=\"");
+		num(out, y, 1);
+		strbuf_addf(out,
+			    "\" width=\"28\" height=\"18\" fill=\"#%02x%02x%02x\" "
+			    "stroke=\"#808080\" stroke-width=\"0.5\"/>\n",
+			    k.r & 0xff, k.g & 0xff, k.b & 0xff);
+		strbuf_addstr(out, "<text x=\"");
+		num(out, lx + 36, 1);
+		strbuf_addstr(out, "\" y=\"");
+		num(out, y + 13, 1);
+		strbuf_addstr(out, "\">");
+		num(out, marks[i], 2);
+		if (marks[i] == p->bar)
+			strbuf_addstr(out, " (bar)");
+		strbuf_addstr(out, "</text>\n");
+	}
+	double gy = ly + 10 + 7 * 22;
+	strbuf_addstr(out, "<rect x=\"");
+	num(out, lx, 1);
+	strbuf_addstr(out, "\" y=\"");
+	num(out, gy, 1);
+	strbuf_addf(out, "\" width=\"28\" height=\"18\" fill=\"%s\"/>\n", grey);
+	text(out, lx + 36, gy + 13, "start", NULL, "no data, INVALID", 0);
+	text(out, lx, gy + 40, "start", "font-size=\"10\"", "~ NOISY (CV above max)", 0);
+	strbuf_addstr(out, "</svg>\n");
+	free(cols);
+}

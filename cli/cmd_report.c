@@ -1,0 +1,124 @@
+/* boxgate report: the read side of a campaign (campaign/points.h) as a
+ * Markdown report with SVG plots. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/exit.h"
+#include "base/strbuf.h"
+#include "campaign/points.h"
+#include "campaign/report.h"
+#include "cli/cli.h"
+#include "cli/report_read.h"
+
+static const char report_help[] =
+	"usage: boxgate report FILE [--campaign NAME] [--out DIR] [--json]\n"
+	"\n"
+	"Reads the records a campaign appended to the results file FILE and writes,\n"
+	"next to FILE (or into DIR), with STEM its name without .jsonl:\n"
+	"\n"
+	"  STEM.report.md           the campaign (jobs recorded and expected, boxes, GPUs,\n"
+	"                           time span), per shape a table of every num_workers and\n"
+	"                           candidate (slowCTA median and spread, ratio baseline\n"
+	"                           over candidate and its source, wall, sumCTA, cos,\n"
+	"                           verdict, n) with the best of each point in bold, the\n"
+	"                           winner flips, links to the plots and notes\n"
+	"  STEM.slowcta.SHAPE.svg   slowCTA against num_workers, one line per candidate\n"
+	"  STEM.ratio.svg           the ratio per shape and num_workers, one panel per\n"
+	"                           candidate: red below 1.0, green at or above the bar\n"
+	"\n"
+	"Only final records count (a cut attempt is requeued and recorded again); a job\n"
+	"recorded twice keeps its last record. A cell's verdict: TIMEOUT_HANG if any run\n"
+	"hung, INVALID if any run was invalid or none was judged, NOISY when the slowCTA\n"
+	"CV exceeds the campaign's max_cv, BELOW_BAR when its sumCTA exceeds the\n"
+	"baseline's by more than sum_tolerance, else PASS_GATE when the ratio reaches the\n"
+	"bar, else BELOW_BAR. Each file is written through a temporary file and renamed.\n"
+	"\n"
+	"  --campaign NAME  the campaign to report (needed when FILE holds several)\n"
+	"  --out DIR        write into DIR (created when missing)\n"
+	"  --json           print the points as one JSON object instead of the paths\n"
+	"\n"
+	"Exit: 0 written, 1 FILE cannot be read, holds no campaign or a file cannot be\n"
+	"written, 2 usage or an unknown campaign.\n";
+
+struct report_opts {
+	const char *campaign, *out;
+};
+
+static const cli_opt report_options[] = {
+	CLI_OPT_JSON,
+	CLI_OPT_STRING("campaign", struct report_opts, campaign),
+	CLI_OPT_STRING("out", struct report_opts, out),
+	CLI_OPT_END,
+};
+
+static int one_file(const char *cmd, const cli_args *args)
+{
+	if (args->n != 1) {
+		if (args->n)
+			cli_error("%s: one FILE, got '%s' and '%s'", cmd, args->v[0], args->v[1]);
+		else
+			cli_error("%s: no results file given (boxgate %s FILE)", cmd, cmd);
+		return BG_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cli_campaign_read(const char *cmd, const cli_args *args, const char *name, campaign_points *p)
+{
+	memset(p, 0, sizeof(*p));
+	int code = one_file(cmd, args);
+	if (code)
+		return code;
+	const char *path = args->v[0];
+	bg_err err = {0};
+	int rc = campaign_points_read(path, name, p, &err);
+	if (rc < 0) {
+		cli_error("%s: %s", cmd, err.msg);
+		return rc == BG_EUSAGE ? BG_EXIT_USAGE : BG_EXIT_FAIL;
+	}
+	if (p->torn)
+		cli_warn("%s: the last line is torn (an interrupted write), skipped", path);
+	if (p->bad_lines)
+		cli_warn("%s: %zu line%s not a record (first: line %zu), skipped", path,
+			 p->bad_lines, p->bad_lines == 1 ? "" : "s", p->first_bad);
+	return 0;
+}
+
+static int run_report(cli_ctx *ctx, void *opts_, const cli_args *args)
+{
+	const struct report_opts *opts = opts_;
+	campaign_points p;
+	campaign_names written = {0};
+	int code = cli_campaign_read("report", args, opts->campaign, &p);
+	if (!code) {
+		bg_err err = {0};
+		if (campaign_report_write(&p, args->v[0], opts->out, &written, &err) < 0) {
+			cli_error("report: %s", err.msg);
+			code = BG_EXIT_FAIL;
+		}
+		if (ctx->opt.json) {
+			cJSON *o = campaign_points_json(&p);
+			cJSON *files = cJSON_AddArrayToObject(o, "written");
+			for (size_t i = 0; i < written.n; i++)
+				cJSON_AddItemToArray(files, cJSON_CreateString(written.v[i]));
+			cli_print_json(o);
+			cJSON_Delete(o);
+		} else {
+			for (size_t i = 0; i < written.n; i++)
+				cli_printf(stdout, "%s\n", written.v[i]);
+		}
+	}
+	campaign_names_release(&written);
+	campaign_points_release(&p);
+	return code;
+}
+
+/* clang-format off */
+const cli_cmd cli_cmd_report = {
+	.name = "report", .summary = "write a campaign's report: Markdown tables and SVG plots",
+	.help = report_help, .options = report_options, .opts_size = sizeof(struct report_opts),
+	.run = run_report,
+};
+
+/* clang-format on */

@@ -1,0 +1,16 @@
+/* What boxgate report and boxgate brief share: one results FILE operand read
+ * as a campaign. */
+#ifndef BG_CLI_REPORT_READ_H
+#define BG_CLI_REPORT_READ_H
+
+#include "campaign/points.h"
+#include "cli/options.h"
+
+/* Reads the campaign `name` (NULL: the only one) of the one FILE operand into
+ * *p (release it with campaign_points_release, also after an error); prints
+ * what went wrong as "CMD: ..." and the lines skipped. Returns 0 or an exit
+ * code: 2 for usage or an unknown campaign, 1 for a file that cannot be read
+ * or holds no campaign. */
+int cli_campaign_read(const char *cmd, const cli_args *args, const char *name, campaign_points *p);
+
+#endif

@@ -1,0 +1,335 @@
+/* campaign/points: a campaign's records gathered into points and cells,
+ * their medians, ratio sources, verdict rules, best cells and winner flips,
+ * on results files written here line by line. Expected values worked out by
+ * hand (medians of three, CVs with Python's statistics module). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+
+#include "base/strbuf.h"
+#include "campaign/points.h"
+#include "unit.h"
+
+UNIT_SCRATCH_GROUP("campaign-points")
+
+static void assert_near(double got, double want, double tol)
+{
+	if (!(fabs(got - want) <= tol))
+		fail_msg("got %.12g, wanted %.12g (+-%g)", got, want, tol);
+}
+
+/* The settings every record of a test carries. */
+static const char *settings = "\"bar\":1.2,\"max_cv\":2.0,\"sum_tolerance\":10.0,\"jobs\":12";
+
+static int seq;
+
+/* One campaign record as a line. `result_extra` is added to the result
+ * object (a gate ratio, a baseline side); a NULL verdict is null. */
+static void rec(strbuf *f, const char *camp, const char *shape, int nw, const char *cand,
+		const char *verdict, double slow, double sum, const char *result_extra, bool final,
+		const char *job)
+{
+	char jobkey[128];
+	if (!job) {
+		snprintf(jobkey, sizeof(jobkey), "%s/%s/%d/%s/%d", camp, shape, nw, cand, ++seq);
+		job = jobkey;
+	}
+	strbuf_addf(f, "{\"schema\":1,\"box\":\"b%d\",\"gpus\":\"0\",\"gpu_name\":\"NVIDIA H200\",",
+		    seq % 2);
+	strbuf_addf(f, "\"start\":\"2026-01-01T00:00:%02d.000Z\",", seq % 60);
+	if (verdict)
+		strbuf_addf(f, "\"verdict\":\"%s\",", verdict);
+	else
+		strbuf_addstr(f, "\"verdict\":null,");
+	if (slow > 0)
+		strbuf_addf(f,
+			    "\"result\":{\"candidate\":{\"slowCTA_us\":%.17g,\"wall_us\":%.17g,"
+			    "\"sumCTA_us\":%.17g,\"cos\":0.9999}%s%s},",
+			    slow, slow * 2, sum, result_extra ? "," : "",
+			    result_extra ? result_extra : "");
+	else
+		strbuf_addstr(f, "\"result\":null,");
+	strbuf_addf(f,
+		    "\"campaign\":{\"name\":\"%s\",\"pool\":\"p\",\"gate_args\":[\"--kind\",\"k\"],"
+		    "\"job\":\"%s\",\"shape\":\"%s\",",
+		    camp, job, shape);
+	if (nw >= 0)
+		strbuf_addf(f, "\"num_workers\":%d,", nw);
+	else
+		strbuf_addstr(f, "\"num_workers\":null,");
+	strbuf_addf(f, "\"candidate\":\"%s\",\"final\":%s,%s}}\n", cand, final ? "true" : "false",
+		    settings);
+}
+
+/* Three samples of a cell, all judged `verdict`. */
+static void three(strbuf *f, const char *shape, int nw, const char *cand, double a, double b,
+		  double c, double sum)
+{
+	const char *v = strcmp(cand, "baseline") == 0 ? "PASS_GATE" : "BELOW_BAR";
+	rec(f, "c1", shape, nw, cand, v, a, sum, NULL, true, NULL);
+	rec(f, "c1", shape, nw, cand, v, b, sum, NULL, true, NULL);
+	rec(f, "c1", shape, nw, cand, v, c, sum, NULL, true, NULL);
+}
+
+static const campaign_cell *cell_of(const campaign_points *p, const char *shape, long nw,
+				    const char *cand)
+{
+	for (size_t i = 0; i < p->n_points; i++) {
+		const campaign_point *pt = &p->points[i];
+		if (strcmp(pt->shape, shape) != 0 || (nw >= 0 && pt->num_workers != nw) ||
+		    (nw < 0 && pt->has_num_workers))
+			continue;
+		for (size_t k = 0; k < pt->n_cells; k++)
+			if (strcmp(pt->cells[k].candidate, cand) == 0)
+				return &pt->cells[k];
+	}
+	fail_msg("no cell %s %ld %s", shape, nw, cand);
+	return NULL;
+}
+
+static const char *best_of(const campaign_points *p, const char *shape, long nw)
+{
+	for (size_t i = 0; i < p->n_points; i++)
+		if (strcmp(p->points[i].shape, shape) == 0 && p->points[i].num_workers == nw) {
+			const campaign_cell *c = campaign_point_best(&p->points[i]);
+			return c ? c->candidate : "none";
+		}
+	return "?";
+}
+
+static void read_ok(const strbuf *f, const char *name, campaign_points *p)
+{
+	char *path = unit_file("r", ".jsonl", f->buf);
+	bg_err err = {0};
+	int rc = campaign_points_read(path, name, p, &err);
+	if (rc)
+		fail_msg("campaign_points_read: %d %s", rc, err.msg);
+	free(path);
+}
+
+static void medians_and_jobs_ratio(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	/* the candidate first in the file: the baseline still comes first in the point */
+	three(&f, "s", 64, "cand", 8.0, 8.04, 7.96, 100);
+	three(&f, "s", 64, "baseline", 10.0, 10.02, 9.98, 100);
+	three(&f, "s", 8, "baseline", 5.0, 5.0, 5.0, 100);
+	three(&f, "s", 8, "cand", 4.5, 4.5, 4.5, 100);
+	campaign_points p;
+	read_ok(&f, NULL, &p);
+	assert_string_equal(p.name, "c1");
+	assert_int_equal(p.n_points, 2);
+	/* num_workers ascending whatever the file order */
+	assert_int_equal(p.points[0].num_workers, 8);
+	assert_int_equal(p.points[1].num_workers, 64);
+	assert_string_equal(p.points[1].cells[0].candidate, "baseline");
+	const campaign_cell *b = cell_of(&p, "s", 64, "baseline"),
+			    *c = cell_of(&p, "s", 64, "cand");
+	assert_near(b->slow_median, 10.0, 1e-12);
+	assert_near(b->slow_min, 9.98, 1e-12);
+	assert_near(b->slow_max, 10.02, 1e-12);
+	assert_near(b->slow_cv, 0.2, 1e-9); /* stdev 0.02 over mean 10 */
+	assert_near(c->slow_median, 8.0, 1e-12);
+	assert_near(c->wall_median, 16.0, 1e-12);
+	assert_near(c->cos_min, 0.9999, 1e-12);
+	assert_near(c->ratio, 1.25, 1e-12);
+	assert_int_equal(c->ratio_source, CAMPAIGN_RATIO_JOBS);
+	assert_int_equal(c->verdict, CAMPAIGN_PASS_GATE);
+	assert_int_equal(b->verdict, CAMPAIGN_BASELINE);
+	assert_int_equal(c->n, 3);
+	/* ratio 5/4.5 = 1.111 is below the bar 1.2 */
+	assert_int_equal(cell_of(&p, "s", 8, "cand")->verdict, CAMPAIGN_BELOW_BAR);
+	assert_string_equal(best_of(&p, "s", 8), "cand"); /* BELOW_BAR but the fastest */
+	assert_int_equal(p.jobs_recorded, 12);
+	assert_int_equal(p.jobs_expected, 12);
+	assert_int_equal(p.boxes.n, 2);
+	campaign_points_release(&p);
+	strbuf_release(&f);
+}
+
+static void in_gate_ratio(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	/* no baseline jobs: the gate's own ratio, else its in-tree side */
+	rec(&f, "c1", "s", 8, "cand", "PASS_GATE", 4, 10, "\"slowCTA_ratio_base_over_cand\":1.5",
+	    true, NULL);
+	rec(&f, "c1", "s", 8, "cand", "PASS_GATE", 4, 10, "\"slowCTA_ratio_base_over_cand\":1.3",
+	    true, NULL);
+	rec(&f, "c1", "s", 8, "cand", "PASS_GATE", 4, 10,
+	    "\"baseline_in_tree\":{\"slowCTA_us\":5.6,\"sumCTA_us\":10}", true, NULL);
+	/* a cell without any ratio at all */
+	rec(&f, "c1", "s", 16, "cand", "BELOW_BAR", 4, 10, NULL, true, NULL);
+	campaign_points p;
+	read_ok(&f, "c1", &p);
+	const campaign_cell *c = cell_of(&p, "s", 8, "cand");
+	assert_int_equal(c->ratio_source, CAMPAIGN_RATIO_IN_GATE);
+	assert_near(c->ratio, 1.4, 1e-12); /* median of 1.5, 1.3, 5.6/4 */
+	assert_int_equal(c->verdict, CAMPAIGN_PASS_GATE);
+	const campaign_cell *d = cell_of(&p, "s", 16, "cand");
+	assert_int_equal(d->ratio_source, CAMPAIGN_RATIO_NONE);
+	assert_true(isnan(d->ratio));
+	assert_int_equal(d->verdict, CAMPAIGN_BELOW_BAR);
+	campaign_points_release(&p);
+	strbuf_release(&f);
+}
+
+static void verdict_rules(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	three(&f, "s", 8, "baseline", 10, 10, 10, 100);
+	/* NOISY: 9, 10, 11 has CV 10% > 2% */
+	three(&f, "s", 8, "noisy", 9, 10, 11, 100);
+	/* sloughed: fast, but sumCTA 111 > 100 x 1.1 */
+	three(&f, "s", 8, "slough", 5, 5, 5, 111);
+	/* within the tolerance: 110 is not above 110 */
+	three(&f, "s", 8, "fair", 6, 6, 6, 110);
+	/* a hang and an INVALID: the hang dominates */
+	three(&f, "s", 8, "hang", 4, 4, 4, 100);
+	rec(&f, "c1", "s", 8, "hang", "INVALID", 0, 0, NULL, true, NULL);
+	rec(&f, "c1", "s", 8, "hang", "TIMEOUT_HANG", 0, 0, NULL, true, NULL);
+	/* one INVALID among good runs: not promotable */
+	three(&f, "s", 8, "once", 3, 3, 3, 100);
+	rec(&f, "c1", "s", 8, "once", "INVALID", 0, 0, NULL, true, NULL);
+	/* no verdict at all */
+	rec(&f, "c1", "s", 8, "nov", NULL, 3, 100, NULL, true, NULL);
+	campaign_points p;
+	read_ok(&f, NULL, &p);
+	assert_int_equal(cell_of(&p, "s", 8, "noisy")->verdict, CAMPAIGN_NOISY);
+	assert_near(cell_of(&p, "s", 8, "noisy")->slow_cv, 10, 1e-9);
+	const campaign_cell *s = cell_of(&p, "s", 8, "slough");
+	assert_int_equal(s->verdict, CAMPAIGN_BELOW_BAR);
+	assert_true(s->sloughed);
+	assert_near(s->ratio, 2, 1e-12);
+	assert_int_equal(cell_of(&p, "s", 8, "fair")->verdict, CAMPAIGN_PASS_GATE);
+	const campaign_cell *h = cell_of(&p, "s", 8, "hang");
+	assert_int_equal(h->verdict, CAMPAIGN_TIMEOUT_HANG);
+	assert_int_equal(h->n_bad, 2);
+	assert_string_equal(h->worst_bad, "TIMEOUT_HANG");
+	assert_int_equal(cell_of(&p, "s", 8, "once")->verdict, CAMPAIGN_INVALID);
+	assert_int_equal(cell_of(&p, "s", 8, "nov")->verdict, CAMPAIGN_INVALID);
+	assert_int_equal(cell_of(&p, "s", 8, "nov")->n, 0);
+	/* the sloughed cell is BELOW_BAR and the fastest of those that qualify */
+	assert_string_equal(best_of(&p, "s", 8), "slough");
+	assert_string_equal(campaign_verdict_name(CAMPAIGN_NOISY), "NOISY");
+	campaign_points_release(&p);
+	strbuf_release(&f);
+}
+
+static void baseline_wins_and_flips(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	const int nw[] = {8, 16, 32, 64, 68, 136};
+	/* a wins at 8-32, the baseline at 64-68, b at 136 */
+	const double a[] = {5, 5, 5, 12, 12, 12}, b[] = {9, 9, 9, 11, 11, 6};
+	for (int i = 0; i < 6; i++) {
+		three(&f, "q_b", nw[i], "baseline", 10, 10, 10, 100);
+		three(&f, "q_b", nw[i], "a", a[i], a[i], a[i], 100);
+		three(&f, "q_b", nw[i], "b", b[i], b[i], b[i], 100);
+	}
+	/* a second shape with one point and no num_workers */
+	three(&f, "solo", -1, "baseline", 10, 10, 10, 100);
+	campaign_points p;
+	read_ok(&f, NULL, &p);
+	assert_string_equal(best_of(&p, "q_b", 64), "baseline");
+	strbuf t = STRBUF_INIT;
+	campaign_flips_text(&p, "q_b", &t);
+	assert_string_equal(t.buf, "q_b: a best at 8-32, baseline at 64-68, b at 136");
+	strbuf_reset(&t);
+	campaign_flips_text(&p, "solo", &t);
+	assert_string_equal(t.buf, "solo: baseline best at -");
+	strbuf_reset(&t);
+	campaign_summary_text(&p, &t);
+	assert_non_null(strstr(t.buf, "q_b: a best at 8-32, baseline at 64-68, b at 136\n"));
+	assert_non_null(strstr(t.buf, "a *"));
+	assert_non_null(strstr(t.buf, "jobs recorded 57 of 12"));
+	strbuf_release(&t);
+	cJSON *j = campaign_points_json(&p);
+	char *s = cJSON_PrintUnformatted(j);
+	assert_non_null(strstr(
+		s, "\"flips\":{\"q_b\":\"q_b: a best at 8-32, baseline at 64-68, b at 136\""));
+	assert_non_null(strstr(s, "\"num_workers\":null"));
+	free(s);
+	cJSON_Delete(j);
+	campaign_points_release(&p);
+	strbuf_release(&f);
+}
+
+static void duplicates_and_cut_attempts(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	three(&f, "s", 8, "baseline", 10, 10, 10, 100);
+	/* the job recorded final twice: the last record counts */
+	rec(&f, "c1", "s", 8, "a", "PASS_GATE", 100, 100, NULL, true, "j1");
+	rec(&f, "c1", "s", 8, "a", "PASS_GATE", 5, 100, NULL, true, "j1");
+	/* a cut attempt: never counted */
+	rec(&f, "c1", "s", 8, "a", "PASS_GATE", 0.001, 100, NULL, false, "j2");
+	rec(&f, "c1", "s", 8, "a", "PASS_GATE", 5, 100, NULL, true, "j2");
+	strbuf_addstr(&f, "not json\n{\"torn");
+	campaign_points p;
+	read_ok(&f, NULL, &p);
+	const campaign_cell *a = cell_of(&p, "s", 8, "a");
+	assert_int_equal(a->n, 2);
+	assert_near(a->slow_max, 5, 0);
+	assert_int_equal(p.duplicates, 1);
+	assert_int_equal(p.not_final, 1);
+	assert_int_equal(p.jobs_recorded, 5);
+	assert_int_equal(p.bad_lines, 1);
+	assert_true(p.torn);
+	campaign_points_release(&p);
+	strbuf_release(&f);
+}
+
+static void several_campaigns(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	rec(&f, "one", "s", 8, "baseline", "PASS_GATE", 10, 100, NULL, true, NULL);
+	rec(&f, "two", "t", 8, "baseline", "PASS_GATE", 20, 100, NULL, true, NULL);
+	strbuf_addstr(&f, "{\"schema\":1,\"box\":\"b\"}\n");
+	char *path = unit_file("r", ".jsonl", f.buf);
+	campaign_points p;
+	bg_err err = {0};
+	assert_int_equal(campaign_points_read(path, NULL, &p, &err), BG_EUSAGE);
+	assert_non_null(strstr(err.msg, "2 campaigns: one, two"));
+	campaign_points_release(&p);
+	assert_int_equal(campaign_points_read(path, "nope", &p, &err), BG_EUSAGE);
+	assert_non_null(strstr(err.msg, "no campaign 'nope' (campaigns in it: one, two)"));
+	campaign_points_release(&p);
+	assert_int_equal(campaign_points_read(path, "two", &p, &err), 0);
+	assert_int_equal(p.n_points, 1);
+	assert_string_equal(p.points[0].shape, "t");
+	campaign_points_release(&p);
+	char *plain = unit_file("plain", ".jsonl", "{\"schema\":1}\n");
+	assert_int_equal(campaign_points_read(plain, NULL, &p, &err), BG_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "holds no campaign records"));
+	campaign_points_release(&p);
+	char *missing = xasprintf("%s/missing.jsonl", tmpdir);
+	assert_int_equal(campaign_points_read(missing, NULL, &p, &err), BG_ENOTFOUND);
+	campaign_points_release(&p);
+	free(missing);
+	free(plain);
+	free(path);
+	strbuf_release(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(medians_and_jobs_ratio),
+		cmocka_unit_test(in_gate_ratio),
+		cmocka_unit_test(verdict_rules),
+		cmocka_unit_test(baseline_wins_and_flips),
+		cmocka_unit_test(duplicates_and_cut_attempts),
+		cmocka_unit_test(several_campaigns),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
