@@ -8,10 +8,11 @@
 #include <string.h>
 
 #include "base/xmalloc.h"
+#include "gate/result.h"
 #include "results/stats.h"
 #include "results/store.h"
 
-#define DEFAULT_BAR           1.2
+#define DEFAULT_BAR           GATE_DEFAULT_BAR
 #define DEFAULT_MAX_CV        2.0
 #define DEFAULT_SUM_TOLERANCE 10.0
 
@@ -206,7 +207,8 @@ static void add_record(campaign_points *p, const cJSON *rec)
 
 	/* The campaign's settings: the last record's. */
 	double v;
-	if (isfinite(v = num_of(c, "bar")))
+	/* the campaign's bar, else the one the gate judged against, else the default */
+	if (isfinite(v = num_of(c, "bar")) || isfinite(v = num_of(res, "bar")))
 		p->bar = v;
 	if (isfinite(v = num_of(c, "max_cv")))
 		p->max_cv = v;
@@ -368,8 +370,10 @@ static void judge(const campaign_points *p, campaign_point *pt)
 	pt->best = -1;
 	for (size_t i = 0; i < pt->n_cells; i++) {
 		const campaign_cell *c = &pt->cells[i];
-		if (c->verdict != CAMPAIGN_PASS_GATE && c->verdict != CAMPAIGN_BELOW_BAR &&
-		    c->verdict != CAMPAIGN_BASELINE)
+		/* a faster slowest CTA bought with more total CTA time is no winner */
+		if ((c->verdict != CAMPAIGN_PASS_GATE && c->verdict != CAMPAIGN_BELOW_BAR &&
+		     c->verdict != CAMPAIGN_BASELINE) ||
+		    c->sloughed)
 			continue;
 		if (pt->best < 0 || c->slow_median < pt->cells[pt->best].slow_median)
 			pt->best = (long)i;
@@ -704,7 +708,7 @@ void campaign_summary_text(const campaign_points *p, strbuf *out)
 		summary_table(p, p->shapes.v[s], out);
 	}
 	strbuf_addstr(out, "\n* the best of its point (lowest median slowCTA among PASS_GATE, "
-			   "BELOW_BAR and the baseline)\n\nwinners:\n");
+			   "BELOW_BAR not sloughed, and the baseline)\n\nwinners:\n");
 	for (size_t s = 0; s < p->shapes.n; s++) {
 		strbuf_addstr(out, "  ");
 		campaign_flips_text(p, p->shapes.v[s], out);

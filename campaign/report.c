@@ -167,7 +167,7 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 		    "The ratio is the baseline's median slowCTA over the candidate's: from the "
 		    "baseline's own jobs at the same point (source jobs), else from the gate's "
 		    "in-tree measurement (in-gate). The best of each point (bold) has the lowest "
-		    "median slowCTA among PASS_GATE, BELOW_BAR and the baseline.\n",
+		    "median slowCTA among PASS_GATE, BELOW_BAR (not sloughed) and the baseline.\n",
 		    p->bar, p->max_cv, p->sum_tolerance);
 
 	for (size_t s = 0; s < p->shapes.n; s++) {

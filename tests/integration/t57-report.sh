@@ -145,12 +145,12 @@ assert rows[("q_b", 8, "cand_b")][10] == "3"      # the duplicate counted once
 best = {k for k, c in rows.items() if c[1].startswith("**")}
 want_best = {("q_b", n, "cand_a") for n in (8, 16, 32)} | {("q_b", n, "baseline") for n in (64, 128)} \
     | {("w13", n, "cand_b") for n in (8, 16)} | {("w13", n, "cand_a") for n in (32, 64, 128)} \
-    | {("kv", 8, "cand_b")} | {("kv", n, "cand_b") for n in (16, 32, 64)} | {("kv", 128, "cand_a")}
+    | {("kv", 8, "cand_a")} | {("kv", n, "cand_b") for n in (16, 32, 64)} | {("kv", 128, "cand_a")}
 assert best == want_best, sorted(best ^ want_best)
 flips = re.findall(r"^Winner flips: (.*)$", md, re.M)
 assert flips == ["q\\_b: cand\\_a best at 8-32, baseline at 64-128",
                  "w13: cand\\_b best at 8-16, cand\\_a at 32-128",
-                 "kv: cand\\_b best at 8-64, cand\\_a at 128"], flips
+                 "kv: cand\\_a best at 8, cand\\_b at 16-64, cand\\_a at 128"], flips
 assert "- jobs recorded: 134 of 135" in md
 assert "- boxes: b1, b2" in md and "- GPUs: NVIDIA H200" in md
 assert "- 1 of 135 jobs not recorded (missing)" in md
@@ -204,7 +204,7 @@ import json, sys
 o = json.load(open(sys.argv[1]))
 assert o["campaign"] == "w13" and o["jobs_recorded"] == 134 and o["duplicates"] == 1
 assert len(o["points"]) == 15 and o["points"][0]["best"] == "cand_a"
-assert o["flips"]["kv"] == "kv: cand_b best at 8-64, cand_a at 128"
+assert o["flips"]["kv"] == "kv: cand_a best at 8, cand_b at 16-64, cand_a at 128"
 assert o["written"][-1] == "out/w13.results.report.md"
 ' "$OUT_FILE"
 check "the output is deterministic" cmp first.svg out/w13.results.ratio.svg

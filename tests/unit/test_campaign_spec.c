@@ -176,7 +176,7 @@ static void refusals(void **state)
 		   "%s:4: repeats: '101' is not a whole number from 1 to 100");
 	load_fails("[campaign x]\npool = p\nshapes = a\nbar = -1\n",
 		   "%s:4: bar: '-1' is not a positive number such as 1.2");
-	load_fails("[campaign x]\npool = p\nshapes = a\nmax_cv = 2%%\n",
+	load_fails("[campaign x]\npool = p\nshapes = a\nmax_cv = 2%\n",
 		   "%s:4: max_cv: '2%%' is not a percentage such as 2 or 0.5");
 	load_fails("[campaign x]\npool = p\nshapes = a\ntimeout_s = 0\n",
 		   "%s:4: timeout_s: '0' is not a whole number from 1 to 604800");
@@ -190,10 +190,10 @@ static void refusals(void **state)
 		   "%s:3: campaign 'x' defined twice, first at line 1");
 	load_fails("[campaign x]\npool p\n", "%s:2: expected 'key = value', got 'pool p'");
 	load_fails("[campaign x\n", "%s:1: section header '[campaign x' lacks its closing ']'");
-	load_fails("[campaign x]\npool = p\nshapes = a\nnum_workers = 1 2 3 4 5 6 7 8 9 10\n"
+	load_fails("[campaign x]\npool = p\nshapes = a b c\nnum_workers = 1 2 3 4 5 6 7 8 9 10\n"
 		   "candidate.a = --a\ncandidate.b = --b\ncandidate.c = --c\n"
 		   "candidates = baseline a b c\nrepeats = 100\n",
-		   "%s:1: [campaign x] makes 4000 jobs (at most 10000)");
+		   "%s:1: [campaign x] makes 12000 jobs (at most 10000)");
 }
 
 int main(void)
