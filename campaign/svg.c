@@ -344,10 +344,15 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 		if (strcmp(p->candidates.v[ci], "baseline") != 0)
 			panels++;
 	int grid_w = label_w + (int)ncol * CW;
+	/* wide enough for the title too (about 9 px a character, bold at 15 px) */
+	size_t name_len = strlen(p->name) > 40 ? 40 : strlen(p->name);
+	int title_w = 40 + 9 * (int)(name_len + 45);
 	int w = grid_w + 40 + 190, panel_h = PANEL_HEAD + (int)nrow * CH + PANEL_GAP;
 	int h = TOP + (int)(panels ? panels : 1) * panel_h + 20;
 	if (h < TOP + 260)
 		h = TOP + 260;
+	if (w < title_w)
+		w = title_w;
 	svg_open(out, w, h);
 	strbuf_addstr(out, "<title>ratio baseline over candidate (slowCTA medians)</title>\n");
 	strbuf_addf(out, "<text x=\"20.0\" y=\"26.0\" font-size=\"15\" font-weight=\"bold\">");
@@ -446,9 +451,13 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	text(out, lx, ly, "start", "font-weight=\"bold\"", "ratio", 0);
 	const double marks[] = {0.5,    0.75,          1.0,         (1 + p->bar) / 2,
 				p->bar, 1.25 * p->bar, 1.5 * p->bar};
+	size_t shown = 0;
 	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		/* a bar at or under 1.0 makes marks repeat or go back: each once, rising */
+		if (i && marks[i] <= marks[i - 1] + 1e-9)
+			continue;
 		rgb k = ratio_colour(marks[i], p->bar);
-		double y = ly + 10 + (double)i * 22;
+		double y = ly + 10 + (double)shown++ * 22;
 		strbuf_addstr(out, "<rect x=\"");
 		num(out, lx, 1);
 		strbuf_addstr(out, "\" y=\"");
@@ -467,7 +476,7 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 			strbuf_addstr(out, " (bar)");
 		strbuf_addstr(out, "</text>\n");
 	}
-	double gy = ly + 10 + 7 * 22;
+	double gy = ly + 10 + (double)shown * 22;
 	strbuf_addstr(out, "<rect x=\"");
 	num(out, lx, 1);
 	strbuf_addstr(out, "\" y=\"");
