@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/exit.h"
+#include "base/timer.h"
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
 #include "results/record.h"
@@ -14,7 +15,13 @@
 
 /* A failed box is tried again after this pause, so a flapping box does not
  * take the whole queue's attempts in a second. */
-#define RETRY_PAUSE_MS 500
+#define RETRY_PAUSE_MS 1000
+/* A box's connections die together (a cut link, a reboot): failures this close
+ * count as one. */
+#define FAILURE_WINDOW_MS 900
+/* A standby's agent waits for the lock this long beyond the running job's
+ * timeout and grace. */
+#define STANDBY_MARGIN_S 60
 
 const char *sched_kernel_path(const conf_box *box, const char *kind)
 {
@@ -39,15 +46,21 @@ static campaign_job *take(sched *s, sched_slot *sl)
 	for (;;) {
 		if (*s->stop || s->stopping || sl->b->quarantined)
 			break;
-		if (s->q_len) {
+		/* A slot's second worker stages the next job only while the queue
+		 * holds a job for every slot: near the end a job must not wait behind a
+		 * busy slot while another slot is idle. */
+		bool partner_busy = sl->partner && sl->partner->holding;
+		if (s->q_len && (!partner_busy || s->q_len >= s->n_groups)) {
 			j = &s->jobs[s->queue[s->q_head]];
+			sl->holding = true;
+			sl->standby = partner_busy;
 			s->q_head = (s->q_head + 1) % s->n_jobs;
 			s->q_len--;
 			s->running++;
 			s->attempts[j->index]++;
 			break;
 		}
-		if (!s->running)
+		if (!s->running && !s->q_len)
 			break;
 		/* a running job may come back (its box failed): wait for it */
 		struct timespec ts;
@@ -64,10 +77,11 @@ static campaign_job *take(sched *s, sched_slot *sl)
 }
 
 /* The job is over on this slot: back to the front of the queue when `requeue`. */
-static void give_back(sched *s, const campaign_job *j, bool requeue, bool final)
+static void give_back(sched *s, sched_slot *sl, const campaign_job *j, bool requeue, bool final)
 {
 	pthread_mutex_lock(&s->mu);
 	s->running--;
+	sl->holding = false;
 	if (final)
 		s->finished[j->index] = true;
 	if (requeue) {
@@ -89,16 +103,19 @@ static void pause_ms(sched *s, int ms)
 static void box_failed(sched *s, sched_slot *sl, const char *why)
 {
 	sched_box *b = sl->b;
-	bool now = false;
+	bool out = false;
 	pthread_mutex_lock(&s->mu);
-	b->failures++;
+	int64_t t = bg_now_ms();
+	if (t - b->last_failure_ms > FAILURE_WINDOW_MS)
+		b->failures++;
+	b->last_failure_ms = t;
 	if (b->failures >= s->spec->max_failures && !b->quarantined)
-		b->quarantined = now = true;
+		b->quarantined = out = true;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	remote_close(sl->conn);
 	sl->conn = NULL;
-	if (now) {
+	if (out) {
 		sched_event ev = {.kind = SCHED_QUARANTINED, .slot = sl, .why = why};
 		emit(s, &ev);
 	}
@@ -147,7 +164,20 @@ static int ready(sched *s, sched_slot *sl, const campaign_job *j, bg_err *err)
 
 struct job_view {
 	gate_result last;
+	sched *s;
+	sched_slot *sl;
+	campaign_job *j;
+	int attempt;
 };
+
+/* The agent holds the slot: the job runs from here on. */
+static void on_locked(void *ctx)
+{
+	struct job_view *v = ctx;
+	v->sl->running = (int)v->j->index;
+	sched_event ev = {.kind = SCHED_JOB_START, .job = v->j, .slot = v->sl, .attempt = v->attempt};
+	emit(v->s, &ev);
+}
 
 static void on_line(void *ctx, remote_stream st, const char *line, size_t len, int flags)
 {
@@ -234,12 +264,10 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	bg_err err = {0};
 	char why[700] = "";
 	sched_event ev = {.job = j, .slot = sl, .attempt = s->attempts[j->index]};
-	ev.kind = SCHED_JOB_START;
-	emit(s, &ev);
 	int64_t t0;
 	if (ready(s, sl, j, &err) < 0) {
 		snprintf(why, sizeof(why), "%s", err.msg);
-		give_back(s, j, true, false);
+		give_back(s, sl, j, true, false);
 		ev.kind = SCHED_JOB_CUT;
 		ev.why = why;
 		emit(s, &ev);
@@ -251,17 +279,22 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	spec.gpus = sl->gpus;
 	spec.agent = sl->agent_path;
 	spec.lock_wait_s = s->spec->lock_wait_s;
+	if (sl->standby) {
+		/* behind the partner's job: as long as that may take */
+		int behind = b->ga[j->index].timeout_s + spec.grace_s + STANDBY_MARGIN_S;
+		if (behind > spec.lock_wait_s)
+			spec.lock_wait_s = behind;
+	}
 	spec.cwd = b->ov[j->cand].root;
 	spec.env = b->ov_env[j->cand];
 	char *cmdline = gate_command_line(&spec);
 	gate_policy policy = GATE_POLICY_DEFAULT;
 	policy.bar = b->ga[j->index].bar;
 	policy.sum_tolerance = s->spec->sum_tol / 100.0;
-	struct job_view view = {0};
-	gate_callbacks cb = {on_line, on_result, NULL, &view};
+	struct job_view view = {.s = s, .sl = sl, .j = j, .attempt = ev.attempt};
+	gate_callbacks cb = {on_line, on_result, on_locked, &view};
 	gate_outcome out = {0};
 	t0 = results_now_ms();
-	sl->running = (int)j->index;
 	int rc = gate_run(sl->conn, cmdline, &policy, &cb, s->stop, &out, &err);
 	int64_t t1 = results_now_ms();
 	sl->running = -1;
@@ -283,7 +316,7 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 		final = false;
 		end = END_STOPPED;
 	}
-	give_back(s, j, end == END_BOX_FAILED || end == END_SLOT_LEFT, final);
+	give_back(s, sl, j, end == END_BOX_FAILED || end == END_SLOT_LEFT, final);
 	ev.secs = (double)(t1 - t0) / 1000.0;
 	ev.why = code || !final ? why : "";
 	if (final) {
@@ -316,6 +349,17 @@ static void *worker(void *arg)
 	sched_slot *sl = arg;
 	sched *s = sl->s;
 	campaign_job *j;
+	/* A second worker connects once its partner's first gate runs: its handshake
+	 * then overlaps that gate, not the start of every slot's first job. */
+	bool second = sl->partner && sl > sl->partner;
+	for (int t = 0; second && t < 100 && !*s->stop; t++) {
+		pthread_mutex_lock(&s->mu);
+		bool go = sl->partner->running >= 0 || !sl->partner->holding || !s->q_len;
+		pthread_mutex_unlock(&s->mu);
+		if (go && t > 0)
+			break;
+		poll(NULL, 0, 20);
+	}
 	for (;;) {
 		/* a slot whose connection failed reconnects before it takes a job, so a
 		 * dead box does not bounce jobs */

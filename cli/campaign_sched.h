@@ -47,6 +47,7 @@ typedef struct sched_box {
 	bool *ga_ok;    /* per job: ga[j] was parsed */
 	pthread_mutex_t mu;
 	int failures;
+	int64_t last_failure_ms; /* failures within FAILURE_WINDOW_MS count once */
 	bool quarantined;
 	bool manifest_read;
 	char *pushed, *pushed_error;
@@ -62,8 +63,14 @@ typedef struct sched_slot {
 	remote_conn *conn;
 	char *agent_path;
 	pthread_t th;
-	int running; /* index of the job running, -1 */
+	int running; /* index of the job whose gate runs (the agent holds the lock), -1 */
 	int done;    /* jobs finished on it */
+	/* The slot's other worker: while one runs a job the other has the next one's
+	 * agent started and waiting for the lock, so the slot's setup time (channel,
+	 * agent start, lock) is hidden behind the running gate. NULL: none. */
+	struct sched_slot *partner;
+	bool holding; /* has a job (running, or waiting for the lock) */
+	bool standby; /* started its job while the partner held one: waits long */
 } sched_slot;
 
 typedef struct sched {
@@ -82,6 +89,7 @@ typedef struct sched {
 	size_t n_boxes;
 	sched_slot *slots;
 	size_t n_slots;
+	size_t n_groups; /* slots, not counting partners */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	size_t *queue; /* job indices, a ring */

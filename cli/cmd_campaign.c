@@ -399,6 +399,23 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 		}
 	}
 	slot_probe_release(p, np);
+	/* every slot gets a second worker (its own connection, opened by its thread)
+	 * that stages the next job while the first runs one */
+	size_t n = s->n_slots;
+	s->n_groups = n;
+	s->slots = xrealloc(s->slots, (n ? 2 * n : 1) * sizeof(*s->slots));
+	for (size_t i = 0; i < n; i++) {
+		sched_slot *a = &s->slots[i], *b = &s->slots[n + i];
+		memset(b, 0, sizeof(*b));
+		b->b = a->b;
+		b->gpus = a->gpus ? xstrdup(a->gpus) : NULL;
+		b->label = xstrdup(a->label);
+	}
+	s->n_slots = 2 * n;
+	for (size_t i = 0; i < n; i++) {
+		s->slots[i].partner = &s->slots[n + i];
+		s->slots[n + i].partner = &s->slots[i];
+	}
 	if (!reached)
 		return code ? code : BG_EXIT_CONNECT;
 	return 0;
@@ -531,7 +548,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		cli_printf(stderr,
 			   "boxgate: campaign %s: %zu jobs to run on %zu slot%s of pool %s; "
 			   "records in %s\n",
-			   sp.name, s.q_len, s.n_slots, s.n_slots == 1 ? "" : "s", sp.pool,
+			   sp.name, s.q_len, s.n_groups, s.n_groups == 1 ? "" : "s", sp.pool,
 			   sp.results);
 	s.agent = &agent;
 	s.results = sp.results;

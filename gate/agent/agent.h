@@ -52,7 +52,7 @@
 #define GPU_CONFIRM_MS   5000
 #define GPU_POLL_MS      100
 #define FINAL_FLUSH_MS   10000
-#define LOCK_POLL_MS     100
+#define LOCK_POLL_MS     10 /* a run waiting behind another starts within 10 ms of its end */
 
 /* ---------------------------------------------------------------- output.c */
 
