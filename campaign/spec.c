@@ -19,11 +19,11 @@
 #define WORKERS_MAX 65536
 
 static const char *const keys[] = {
-	"pool",	   "gate_args",	    "shapes",	   "num_workers",  "candidates",
-	"repeats", "timeout_s",	    "bar",	   "push",	   "results",
+	"pool",    "gate_args",     "shapes",       "num_workers", "candidates",
+	"repeats", "timeout_s",     "bar",          "push",        "results",
 	"max_cv",  "sum_tolerance", "max_failures", "lock_wait_s",
 };
-#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+#define N_KEYS      (sizeof(keys) / sizeof(keys[0]))
 #define CAND_PREFIX "candidate."
 
 /* One key of the section, its value joined across continuation lines. */
@@ -222,8 +222,9 @@ static bool positive_number(const char *v, double *out)
 
 static bool shape_ok(const char *s)
 {
-	return *s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
-			     strlen(s);
+	return *s &&
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+		       strlen(s);
 }
 
 /* "kernels/cand_a.cuh" -> "cand_a" */
@@ -267,10 +268,11 @@ static int add_candidate(campaign_spec *s, const section *sec, const char *dir, 
 		c.name = stem_of(word);
 		bg_err e2 = {0};
 		if (access(c.file, R_OK) != 0 || bg_sha256_file(c.file, c.sha, &e2) < 0) {
-			int rc = bg_fail(err, BG_ECONFIG,
-					 "%s:%d: candidate '%s': no such readable file (%s), and no "
-					 "candidate.%s = FLAGS defines it",
-					 s->file, line, word, c.file, word);
+			int rc =
+				bg_fail(err, BG_ECONFIG,
+					"%s:%d: candidate '%s': no such readable file (%s), and no "
+					"candidate.%s = FLAGS defines it",
+					s->file, line, word, c.file, word);
 			free(c.file);
 			free(c.shown);
 			free(c.name);
@@ -316,7 +318,8 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 	}
 	if (strcmp(k, "pool") == 0) {
 		if (!conf_box_name_ok(v))
-			return bg_fail(err, BG_ECONFIG, "%s:%d: pool: bad pool name '%s'", f, ln, v);
+			return bg_fail(err, BG_ECONFIG, "%s:%d: pool: bad pool name '%s'", f, ln,
+				       v);
 		free(s->pool);
 		s->pool = xstrdup(v);
 	} else if (strcmp(k, "gate_args") == 0) {
@@ -325,8 +328,8 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 			p += strspn(p, " \t");
 			size_t len = strcspn(p, " \t");
 			if (len) {
-				s->gate_args =
-					xrealloc(s->gate_args, (s->n_gate_args + 1) * sizeof(char *));
+				s->gate_args = xrealloc(s->gate_args,
+							(s->n_gate_args + 1) * sizeof(char *));
 				s->gate_args[s->n_gate_args++] = xstrndup(p, len);
 			}
 			p += len;
@@ -397,8 +400,8 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 		for (size_t i = 0; i < nw && !rc; i++) {
 			char *p = absolute(dir, w[i]);
 			if (access(p, R_OK) != 0) {
-				rc = bg_fail(err, BG_ECONFIG, "%s:%d: push: no such readable file %s",
-					     f, ln, p);
+				rc = bg_fail(err, BG_ECONFIG,
+					     "%s:%d: push: no such readable file %s", f, ln, p);
 				free(p);
 				break;
 			}
@@ -510,8 +513,9 @@ int campaign_spec_load(const char *path, const char *name, campaign_spec *out, b
 		size_t jobs = out->n_shapes * (out->n_num_workers ? out->n_num_workers : 1) *
 			      out->n_cands * (size_t)out->repeats;
 		if (jobs > CAMPAIGN_JOBS_MAX)
-			rc = bg_fail(err, BG_ECONFIG, "%s:%d: [campaign %s] makes %zu jobs (at most %d)",
-				     out->file, sec->line, out->name, jobs, CAMPAIGN_JOBS_MAX);
+			rc = bg_fail(err, BG_ECONFIG,
+				     "%s:%d: [campaign %s] makes %zu jobs (at most %d)", out->file,
+				     sec->line, out->name, jobs, CAMPAIGN_JOBS_MAX);
 	}
 out:
 	free(dir);
@@ -566,8 +570,7 @@ int campaign_jobs_expand(const campaign_spec *s, campaign_job **out, size_t *n, 
 					j->shape = sh;
 					j->cand = c;
 					j->repeat = r;
-					j->num_workers =
-						s->n_num_workers ? s->num_workers[w] : -1;
+					j->num_workers = s->n_num_workers ? s->num_workers[w] : -1;
 					if (j->num_workers > 0)
 						snprintf(nw, sizeof(nw), "%d", j->num_workers);
 					snprintf(j->key, sizeof(j->key), "%s/%s/%s/%s%s%.12s/%d",

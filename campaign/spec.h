@@ -40,15 +40,15 @@ typedef struct campaign_spec {
 	campaign_candidate *cands;
 	size_t n_cands;
 	int repeats;
-	int timeout_s;      /* 0: the box's */
-	double bar;         /* 0: the gate's */
-	double max_cv;      /* percent; < 0: [defaults] max_cv, else 2 */
-	double sum_tol;     /* percent, anti-sloughing tolerance (default 10) */
-	int max_failures;   /* a box failing this many times is quarantined (default 2) */
-	int lock_wait_s;    /* how long a job waits for its slot's lock (default 30) */
-	char **push;        /* local files pushed to every box first (absolute) */
+	int timeout_s;    /* 0: the box's */
+	double bar;       /* 0: the gate's */
+	double max_cv;    /* percent; < 0: [defaults] max_cv, else 2 */
+	double sum_tol;   /* percent, anti-sloughing tolerance (default 10) */
+	int max_failures; /* a box failing this many times is quarantined (default 2) */
+	int lock_wait_s;  /* how long a job waits for its slot's lock (default 30) */
+	char **push;      /* local files pushed to every box first (absolute) */
 	size_t n_push;
-	char *results;      /* the results file (absolute) */
+	char *results; /* the results file (absolute) */
 } campaign_spec;
 
 /* Reads [campaign NAME] from `path` (name NULL: the file's only campaign).
@@ -59,9 +59,9 @@ int campaign_spec_load(const char *path, const char *name, campaign_spec *out, b
 void campaign_spec_release(campaign_spec *s);
 
 typedef struct campaign_job {
-	size_t index;  /* in the campaign's order */
-	char key[160]; /* NAME/SHAPE/NW/CAND[@SHA12]/REPEAT */
-	size_t shape;  /* into spec->shapes */
+	size_t index;    /* in the campaign's order */
+	char key[160];   /* NAME/SHAPE/NW/CAND[@SHA12]/REPEAT */
+	size_t shape;    /* into spec->shapes */
 	int num_workers; /* -1: none */
 	size_t cand;     /* into spec->cands */
 	int repeat;

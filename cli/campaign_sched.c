@@ -175,7 +175,8 @@ static void on_locked(void *ctx)
 {
 	struct job_view *v = ctx;
 	v->sl->running = (int)v->j->index;
-	sched_event ev = {.kind = SCHED_JOB_START, .job = v->j, .slot = v->sl, .attempt = v->attempt};
+	sched_event ev = {
+		.kind = SCHED_JOB_START, .job = v->j, .slot = v->sl, .attempt = v->attempt};
 	emit(v->s, &ev);
 }
 
@@ -193,8 +194,8 @@ static void on_result(void *ctx, const gate_result *r)
 	v->last.json = r->json ? cJSON_Duplicate(r->json, 1) : NULL;
 }
 
-static int record(sched *s, sched_slot *sl, const campaign_job *j, const char *cmdline,
-		  int64_t t0, int64_t t1, int code, const char *why, const gate_outcome *out,
+static int record(sched *s, sched_slot *sl, const campaign_job *j, const char *cmdline, int64_t t0,
+		  int64_t t1, int code, const char *why, const gate_outcome *out,
 		  const gate_result *last, bool final, bg_err *err)
 {
 	sched_box *b = sl->b;

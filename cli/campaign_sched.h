@@ -32,10 +32,10 @@ struct sched_slot;
 
 typedef struct sched_event {
 	sched_event_kind kind;
-	const campaign_job *job;  /* JOB_*: the job */
+	const campaign_job *job; /* JOB_*: the job */
 	const struct sched_slot *slot;
 	int attempt;
-	const char *verdict; /* JOB_END: boxgate's verdict name, "FAILED" when none */
+	const char *verdict;       /* JOB_END: boxgate's verdict name, "FAILED" when none */
 	const gate_result *result; /* JOB_END: the last result line (may be NULL) */
 	double secs;               /* JOB_END/CUT: the invocation's wall time */
 	const char *why;           /* a one-line reason, "" when none */
@@ -43,15 +43,15 @@ typedef struct sched_event {
 
 typedef struct sched_box {
 	const conf_box *box;
-	gate_args *ga;  /* per job: the gate's arguments translated for this box */
-	bool *ga_ok;    /* per job: ga[j] was parsed */
+	gate_args *ga; /* per job: the gate's arguments translated for this box */
+	bool *ga_ok;   /* per job: ga[j] was parsed */
 	pthread_mutex_t mu;
 	int failures;
 	int64_t last_failure_ms; /* failures within FAILURE_WINDOW_MS count once */
 	bool quarantined;
 	bool manifest_read;
 	char *pushed, *pushed_error;
-	overlay *ov;  /* per candidate, prepared on first use */
+	overlay *ov;   /* per candidate, prepared on first use */
 	char **ov_env; /* per candidate: overlay_env=ROOT, or NULL */
 } sched_box;
 

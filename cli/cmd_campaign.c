@@ -55,10 +55,13 @@ static const char campaign_help[] =
 	"The jobs (shapes x worker counts x candidates x repeats, every point once before any\n"
 	"point twice) go to the pool's slots as they free up: one worker per usable slot (free,\n"
 	"or held by another run: the job waits up to lock_wait_s; disabled and busy slots are\n"
-	"left), one SSH connection per slot, kept for all its jobs. A job whose box fails\n"
-	"(connect, agent, dead link) goes back to the queue for another slot; a box failing\n"
-	"max_failures times is quarantined for the rest of the run. A gate that hangs is that\n"
-	"job's TIMEOUT_HANG, not a box failure. Every invocation is recorded as it ends, with a\n"
+	"left), one SSH connection per slot, kept for all its jobs, and a second worker per\n"
+	"slot that stages the next job while the queue holds one for every slot (its agent\n"
+	"waits on the slot's lock, so the slot goes from one gate to the next at once). A job\n"
+	"whose box fails (connect, agent, dead link) goes back to the queue for another slot;\n"
+	"a box failing max_failures times (failures within a second count once) is\n"
+	"quarantined for the rest of the run. A gate that hangs is that job's TIMEOUT_HANG,\n"
+	"not a box failure. Every invocation is recorded as it ends, with a\n"
 	"\"campaign\" object (its job key, attempt, and \"final\": false for an attempt that was\n"
 	"cut); running the same campaign again skips every job already recorded final, so\n"
 	"after a crash, Ctrl-C or SIGKILL nothing runs twice and nothing is missing.\n"
@@ -227,8 +230,9 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
 			code = gate_args_parse(ctx, &g, &a, &sb->ga[j]);
 			sb->ga_ok[j] = true;
 			if (code)
-				cli_error("campaign %s: job %s cannot run on box %s (%s:%d)", sp->name,
-					  s->jobs[j].key, sb->box->name, sp->file, sp->line);
+				cli_error("campaign %s: job %s cannot run on box %s (%s:%d)",
+					  sp->name, s->jobs[j].key, sb->box->name, sp->file,
+					  sp->line);
 		}
 		for (size_t c = 0; c < sp->n_cands && !code; c++) {
 			const campaign_candidate *cd = &sp->cands[c];
@@ -242,7 +246,8 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
 					  sp->file, sp->line, cd->shown);
 			else if (!rel)
 				cli_error("campaign: box %s names no kernel path for --kind %s, so "
-					  "candidate %s has no place (add %s:PATH to kernel_paths under "
+					  "candidate %s has no place (add %s:PATH to kernel_paths "
+					  "under "
 					  "[box %s] in %s)",
 					  sb->box->name, kind, cd->shown, kind, sb->box->name,
 					  sb->box->file);
@@ -312,7 +317,9 @@ static int dry_run(cli_ctx *ctx, const campaign_spec *sp, const campaign_job *jo
 	size_t pending = 0;
 	for (size_t i = 0; i < n; i++)
 		pending += !done[i];
-	cli_printf(stdout, "campaign %s (%s:%d): %zu jobs, %zu recorded, %zu to run on pool %s (%zu slots); results %s\n",
+	cli_printf(stdout,
+		   "campaign %s (%s:%d): %zu jobs, %zu recorded, %zu to run on pool %s (%zu "
+		   "slots); results %s\n",
 		   sp->name, sp->file, sp->line, n, n - pending, pending, sp->pool, ns,
 		   sp->results);
 	size_t k = 0;
@@ -367,7 +374,8 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 			const char *sl = cJSON_IsString(slot) ? slot->valuestring : "?";
 			if (strcmp(state, "free") != 0 && strcmp(state, "held") != 0) {
 				const cJSON *why = cJSON_GetObjectItemCaseSensitive(row, "why");
-				cli_printf(stderr, "boxgate: campaign %s: %s:%s is %s%s%s, left out\n",
+				cli_printf(stderr,
+					   "boxgate: campaign %s: %s:%s is %s%s%s, left out\n",
 					   sp->name, p[i].box->name, sl, state,
 					   cJSON_IsString(why) ? ": " : "",
 					   cJSON_IsString(why) ? why->valuestring : "");
@@ -375,12 +383,13 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 			}
 			if (strcmp(state, "held") == 0) {
 				const cJSON *tag = cJSON_GetObjectItemCaseSensitive(row, "tag");
-				cli_printf(stderr,
-					   "boxgate: campaign %s: %s:%s is held by %s; its jobs wait "
-					   "up to %d s for it\n",
-					   sp->name, p[i].box->name, sl,
-					   cJSON_IsString(tag) ? tag->valuestring : "another run",
-					   sp->lock_wait_s);
+				cli_printf(
+					stderr,
+					"boxgate: campaign %s: %s:%s is held by %s; its jobs wait "
+					"up to %d s for it\n",
+					sp->name, p[i].box->name, sl,
+					cJSON_IsString(tag) ? tag->valuestring : "another run",
+					sp->lock_wait_s);
 			}
 			s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof(*s->slots));
 			sched_slot *w = &s->slots[s->n_slots++];
@@ -493,7 +502,8 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		if (!done[i])
 			s.queue[s.q_len++] = i;
 	if (ds.count)
-		cli_printf(stderr, "boxgate: campaign %s: %zu of %zu jobs already recorded in %s%s\n",
+		cli_printf(stderr,
+			   "boxgate: campaign %s: %zu of %zu jobs already recorded in %s%s\n",
 			   sp.name, ds.count, s.n_jobs, sp.results,
 			   s.q_len ? ", running the rest" : "");
 	if (!s.q_len)
@@ -554,9 +564,9 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	s.results = sp.results;
 	s.accept_new = ctx->opt.accept_new;
 	s.stop = &stop_requested;
-	campaign_view_mode mode = ctx->opt.json ? VIEW_JSON
+	campaign_view_mode mode = ctx->opt.json                          ? VIEW_JSON
 				  : (o->plain || !isatty(STDERR_FILENO)) ? VIEW_PLAIN
-									  : VIEW_LIVE;
+									 : VIEW_LIVE;
 	view = campaign_view_new(&s, mode, s.n_jobs, ds.count);
 	s.on_event = campaign_view_event;
 	s.ctx = view;
@@ -598,7 +608,8 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 			cli_printf(stderr, "boxgate: campaign %s: %zu attempt%s cut and requeued\n",
 				   sp.name, cut, cut == 1 ? "" : "s");
 		if (quarantined)
-			cli_printf(stderr, "boxgate: campaign %s: quarantined: %s\n", sp.name, q.buf);
+			cli_printf(stderr, "boxgate: campaign %s: quarantined: %s\n", sp.name,
+				   q.buf);
 		if (left)
 			cli_printf(stderr,
 				   "boxgate: campaign %s: %zu job%s left%s; run the same command "

@@ -99,7 +99,6 @@ bool conf_env_name_ok(const char *s);
 void conf_env_rules_free(conf_env_rule *r, size_t n);
 void conf_verify_free(conf_verify *v, size_t n);
 
-
 /* env's $HOME, else the password database, else "/" (borrowed, static
  * storage refreshed on each call). `env` may be NULL. */
 const char *conf_home(const conf_env *env);
@@ -114,7 +113,6 @@ const char *conf_pw_name(const conf_env *env);
 /* "~" and "~/x" become home-relative; a relative path becomes relative to
  * `base` when base is non-NULL. Owned result. */
 char *conf_expand_path(const char *path, const char *home, const char *base);
-
 
 /* A path relative to the repo: not absolute, no empty or '..' component. */
 bool conf_rel_path_ok(const char *p);

@@ -140,7 +140,8 @@ static void kernel_files(void **state)
 static void named_campaigns(void **state)
 {
 	(void)state;
-	const char *two = "[campaign a]\npool = p\nshapes = s1\n[campaign b]\npool = q\nshapes = s2\n";
+	const char *two =
+		"[campaign a]\npool = p\nshapes = s1\n[campaign b]\npool = q\nshapes = s2\n";
 	campaign_spec s = load_ok(two, "b");
 	assert_string_equal(s.pool, "q");
 	campaign_spec_release(&s);
@@ -170,8 +171,9 @@ static void refusals(void **state)
 	load_fails("[campaign x]\npool = p\nshapes = a\nnum_workers = 65537\n",
 		   "%s:4: num_workers: '65537' is not a whole number from 1 to 65536");
 	load_fails("[campaign x]\npool = p\nshapes = a a\n", "%s:3: shapes: 'a' listed twice");
-	load_fails("[campaign x]\npool = p\nshapes = a$(id)\n",
-		   "%s:3: shapes: bad shape name 'a$(id)' (letters, digits, '.', '_' and '-' only)");
+	load_fails(
+		"[campaign x]\npool = p\nshapes = a$(id)\n",
+		"%s:3: shapes: bad shape name 'a$(id)' (letters, digits, '.', '_' and '-' only)");
 	load_fails("[campaign x]\npool = p\nshapes = a\nrepeats = 101\n",
 		   "%s:4: repeats: '101' is not a whole number from 1 to 100");
 	load_fails("[campaign x]\npool = p\nshapes = a\nbar = -1\n",
@@ -180,8 +182,9 @@ static void refusals(void **state)
 		   "%s:4: max_cv: '2%%' is not a percentage such as 2 or 0.5");
 	load_fails("[campaign x]\npool = p\nshapes = a\ntimeout_s = 0\n",
 		   "%s:4: timeout_s: '0' is not a whole number from 1 to 604800");
-	load_fails("[campaign x]\npool = p\nshapes = a\ncandidates = baseline baseline\n",
-		   "%s:4: two candidates named 'baseline' (baseline and baseline): rename one file");
+	load_fails(
+		"[campaign x]\npool = p\nshapes = a\ncandidates = baseline baseline\n",
+		"%s:4: two candidates named 'baseline' (baseline and baseline): rename one file");
 	load_fails("[campaign x]\npool = p\nshapes = a\ncandidate.f =\ncandidates = f\n",
 		   "%s:4: candidate.f names no gate flags");
 	load_fails("[campaign x y]\npool = p\n",
