@@ -468,7 +468,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		return BG_EXIT_USAGE;
 	}
 	if ((code = load_spec(ctx, o, args->v[0], &sp)))
-		return code;
+		goto out;
 	if ((code = campaign_jobs_expand(&sp, &s.jobs, &s.n_jobs, &err)) < 0) {
 		cli_error("campaign: %s", err.msg);
 		code = BG_EXIT_USAGE;
