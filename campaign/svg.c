@@ -116,6 +116,16 @@ static int step_digits(double step)
 /* The plot area of the slowCTA plot. */
 enum { PW = 780, PH = 460, PX0 = 80, PX1 = 570, PY0 = 50, PY1 = 400 };
 
+static double xpos(const long *xs, size_t nx, bool any_nw, const campaign_point *pt, double pad)
+{
+	size_t xi = 0;
+	while (xi < nx && xs[xi] != pt->num_workers)
+		xi++;
+	if (!any_nw || nx < 2 || !pt->has_num_workers)
+		return (PX0 + PX1) / 2.0;
+	return PX0 + pad + (double)xi / (double)(nx - 1) * (PX1 - PX0 - 2 * pad);
+}
+
 void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *out)
 {
 	/* The x positions: the shape's distinct num_workers, ascending. */
@@ -141,6 +151,9 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 	bool have_y = isfinite(ylo) && isfinite(yhi);
 	if (!have_y)
 		ylo = 0, yhi = 1;
+	/* A candidate tens of times faster than the baseline would lie flat on a linear
+	 * axis: past a decade of spread the axis is logarithmic. */
+	bool logy = have_y && ylo > 0 && yhi / ylo > 10;
 	double range = yhi - ylo;
 	if (!(range > 0))
 		range = fabs(yhi) > 0 ? fabs(yhi) * 0.2 : 1;
@@ -149,17 +162,18 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 	if (hi - lo < step)
 		lo -= step / 2, hi += step / 2;
 	int dig = step_digits(step);
-	double xlo = nx ? (double)xs[0] : 0, xhi = nx ? (double)xs[nx - 1] : 0;
+	if (logy) {
+		lo = pow(10, floor(log10(ylo)));
+		hi = pow(10, ceil(log10(yhi)));
+	}
 	double pad = (PX1 - PX0) * 0.06;
 
-	/* The x of a point: its num_workers on a linear scale; a lone x (or none) in the middle. */
-#define XPOS(pt)                                                                                   \
-	((!any_nw || xhi == xlo || !(pt)->has_num_workers)                                         \
-		 ? (PX0 + PX1) / 2.0                                                               \
-		 : PX0 + pad +                                                                     \
-			   ((double)(pt)->num_workers - xlo) / (xhi - xlo) *                       \
-				   (PX1 - PX0 - 2 * pad))
-#define YPOS(v) (PY1 - ((v)-lo) / (hi - lo) * (PY1 - PY0))
+	/* The x of a point: the worker counts are a sweep set, evenly spaced in ascending
+	 * order (64 and 68 would overlap on a linear scale); a lone x (or none) in the middle. */
+#define XPOS(pt) xpos(xs, nx, any_nw, (pt), pad)
+#define YPOS(v)                                                                                    \
+	(logy ? PY1 - (log10(v) - log10(lo)) / (log10(hi) - log10(lo)) * (PY1 - PY0)               \
+	      : PY1 - ((v)-lo) / (hi - lo) * (PY1 - PY0))
 
 	svg_open(out, PW, PH);
 	strbuf_addstr(out, "<title>slowCTA against num_workers, shape ");
@@ -173,10 +187,14 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 	campaign_svg_escape(out, shape, 40);
 	strbuf_addstr(out, "</text>\n");
 
-	/* Grid, ticks and labels. */
+	/* Grid, ticks and labels: 1, 2 and 5 of each decade on a log axis. */
 	for (int i = 0;; i++) {
 		double v = lo + i * step;
-		if (v > hi + step * 1e-6)
+		if (logy) {
+			v = lo * pow(10, i / 3) * (i % 3 == 0 ? 1 : i % 3 == 1 ? 2 : 5);
+			dig = v < 1 ? step_digits(v) : 0;
+		}
+		if (v > hi * (1 + 1e-9) + (logy ? 0 : step * 1e-6))
 			break;
 		double y = YPOS(v);
 		line(out, PX0, y, PX1, y, "#e0e0e0", 1);
@@ -206,11 +224,11 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 	}
 	line(out, PX0, PY0, PX0, PY1, "#000000", 1);
 	line(out, PX0, PY1, PX1, PY1, "#000000", 1);
-	text(out, (PX0 + PX1) / 2.0, PY1 + 42, "middle", NULL, "num_workers", 0);
+	text(out, (PX0 + PX1) / 2.0, PY1 + 42, "middle", NULL, "num_workers (the sweep set)", 0);
 	strbuf_addf(out,
 		    "<text x=\"22.0\" y=\"%.1f\" text-anchor=\"middle\" "
-		    "transform=\"rotate(-90 22.0 %.1f)\">slowCTA (us), median and min-max</text>\n",
-		    (PY0 + PY1) / 2.0, (PY0 + PY1) / 2.0);
+		    "transform=\"rotate(-90 22.0 %.1f)\">slowCTA (us%s), median and min-max</text>\n",
+		    (PY0 + PY1) / 2.0, (PY0 + PY1) / 2.0, logy ? ", log scale" : "");
 	if (!have_y)
 		text(out, (PX0 + PX1) / 2.0, (PY0 + PY1) / 2.0, "middle", "fill=\"#808080\"",
 		     "no valid samples", 0);

@@ -48,7 +48,7 @@ keys = [r["campaign"]["job"] for r in final]
 assert len(keys) == 120 and len(set(keys)) == 120, (len(keys), len(set(keys)))
 bad = [(r["campaign"]["job"], r["verdict"], r["why"]) for r in final if r["verdict"] not in ("PASS_GATE", "BELOW_BAR")]
 assert not bad, bad
-assert all(r["device"] == "cuda" and r["gpus"] == "0" for r in final), {r["device"] for r in final}
+assert all(r["result"]["backend"] == "cuda" and r["gpus"] == "0" for r in final), {r["result"].get("backend") for r in final}
 print("gpu:", final[0]["gpu_name"], "- cut attempts:", len(recs) - len(final))
 PY
 "$BG" report "$out/h200.results.jsonl"
