@@ -199,7 +199,6 @@ static int record(sched *s, sched_slot *sl, const campaign_job *j, const char *c
 		  const gate_result *last, bool final, bg_err *err)
 {
 	sched_box *b = sl->b;
-	const gate_args *ga = &b->ga[j->index];
 	bool local = b->box->transport == CONF_TRANSPORT_LOCAL;
 	cJSON *camp = campaign_job_json(s->spec, j, s->n_jobs, s->attempts[j->index], final);
 	cJSON *ov = b->ov[j->cand].root ? overlay_json(&b->ov[j->cand]) : NULL;
@@ -230,7 +229,6 @@ static int record(sched *s, sched_slot *sl, const campaign_job *j, const char *c
 		.overlay = ov,
 		.campaign = camp,
 	};
-	(void)ga;
 	cJSON *rec = results_record_build(&in);
 	int rc = results_append_json(s->results, rec, err);
 	cJSON_Delete(rec);

@@ -350,6 +350,7 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 	slot_probe_all(p, np, agent, ctx->opt.accept_new, true, true);
 	int code = 0;
 	size_t reached = 0;
+	bool *held = NULL; /* per slot: another run held it when asked */
 	for (size_t i = 0; i < np; i++) {
 		sched_box *sb = NULL;
 		for (size_t b = 0; b < s->n_boxes; b++)
@@ -391,6 +392,8 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 					cJSON_IsString(tag) ? tag->valuestring : "another run",
 					sp->lock_wait_s);
 			}
+			held = xrealloc(held, (s->n_slots + 1) * sizeof(*held));
+			held[s->n_slots] = strcmp(state, "held") == 0;
 			s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof(*s->slots));
 			sched_slot *w = &s->slots[s->n_slots++];
 			memset(w, 0, sizeof(*w));
@@ -408,23 +411,29 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 		}
 	}
 	slot_probe_release(p, np);
-	/* every slot gets a second worker (its own connection, opened by its thread)
-	 * that stages the next job while the first runs one */
-	size_t n = s->n_slots;
+	/* Every free slot gets a second worker (its own connection, opened by its
+	 * thread) that stages the next job while the first runs one; a slot another
+	 * run holds gets none, so no job waits long behind a stranger's run. */
+	size_t n = s->n_slots, k = n;
 	s->n_groups = n;
 	s->slots = xrealloc(s->slots, (n ? 2 * n : 1) * sizeof(*s->slots));
 	for (size_t i = 0; i < n; i++) {
-		sched_slot *a = &s->slots[i], *b = &s->slots[n + i];
+		if (held[i])
+			continue;
+		sched_slot *a = &s->slots[i], *b = &s->slots[k++];
 		memset(b, 0, sizeof(*b));
 		b->b = a->b;
 		b->gpus = a->gpus ? xstrdup(a->gpus) : NULL;
 		b->label = xstrdup(a->label);
 	}
-	s->n_slots = 2 * n;
-	for (size_t i = 0; i < n; i++) {
-		s->slots[i].partner = &s->slots[n + i];
-		s->slots[n + i].partner = &s->slots[i];
+	s->n_slots = k;
+	for (size_t i = 0, j = n; i < n; i++) {
+		if (held[i])
+			continue;
+		s->slots[i].partner = &s->slots[j];
+		s->slots[j++].partner = &s->slots[i];
 	}
+	free(held);
 	if (!reached)
 		return code ? code : BG_EXIT_CONNECT;
 	return 0;
