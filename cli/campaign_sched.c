@@ -174,6 +174,9 @@ struct job_view {
 static void on_locked(void *ctx)
 {
 	struct job_view *v = ctx;
+	/* the slot is ours: the partner's gate is over, whatever its channel still says */
+	if (v->sl->partner)
+		v->sl->partner->running = -1;
 	v->sl->running = (int)v->j->index;
 	sched_event ev = {
 		.kind = SCHED_JOB_START, .job = v->j, .slot = v->sl, .attempt = v->attempt};
