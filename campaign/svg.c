@@ -225,10 +225,11 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 	line(out, PX0, PY0, PX0, PY1, "#000000", 1);
 	line(out, PX0, PY1, PX1, PY1, "#000000", 1);
 	text(out, (PX0 + PX1) / 2.0, PY1 + 42, "middle", NULL, "num_workers (the sweep set)", 0);
-	strbuf_addf(out,
-		    "<text x=\"22.0\" y=\"%.1f\" text-anchor=\"middle\" "
-		    "transform=\"rotate(-90 22.0 %.1f)\">slowCTA (us%s), median and min-max</text>\n",
-		    (PY0 + PY1) / 2.0, (PY0 + PY1) / 2.0, logy ? ", log scale" : "");
+	strbuf_addf(
+		out,
+		"<text x=\"22.0\" y=\"%.1f\" text-anchor=\"middle\" "
+		"transform=\"rotate(-90 22.0 %.1f)\">slowCTA (us%s), median and min-max</text>\n",
+		(PY0 + PY1) / 2.0, (PY0 + PY1) / 2.0, logy ? ", log scale" : "");
 	if (!have_y)
 		text(out, (PX0 + PX1) / 2.0, (PY0 + PY1) / 2.0, "middle", "fill=\"#808080\"",
 		     "no valid samples", 0);

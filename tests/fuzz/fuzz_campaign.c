@@ -70,8 +70,8 @@ static void spec_case(void)
 	campaign_job *jobs = NULL;
 	size_t n = 0;
 	CHECK(campaign_jobs_expand(&s, &jobs, &n, &err) == 0);
-	CHECK(n == s.n_shapes * (s.n_num_workers ? s.n_num_workers : 1) * s.n_cands *
-			   (size_t)s.repeats);
+	CHECK(n ==
+	      s.n_shapes * (s.n_num_workers ? s.n_num_workers : 1) * s.n_cands * (size_t)s.repeats);
 	for (size_t i = 0; i < n; i++) {
 		const campaign_job *j = &jobs[i];
 		char want[160];
