@@ -105,10 +105,11 @@ static int read_sections(const char *path, section **out, size_t *n_out, bg_err 
 				   (t[8] && !isspace((unsigned char)t[8]));
 			if (!in_other) {
 				char *name = trim(t + 8, t + strlen(t));
-				if (!*name || !conf_box_name_ok(name)) {
+				if (!*name || !conf_box_name_ok(name) ||
+				    strlen(name) > CAMPAIGN_NAME_MAX) {
 					rc = bg_fail(err, BG_ECONFIG,
 						     "%s:%d: bad campaign name '%s' (letters, "
-						     "digits, '.', '_' and '-' only)",
+						     "digits, '.', '_' and '-' only, at most 64)",
 						     path, ln, name);
 					free(name);
 				} else {
@@ -222,7 +223,7 @@ static bool positive_number(const char *v, double *out)
 
 static bool shape_ok(const char *s)
 {
-	return *s &&
+	return *s && strlen(s) <= CAMPAIGN_NAME_MAX &&
 	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
 		       strlen(s);
 }
@@ -278,6 +279,17 @@ static int add_candidate(campaign_spec *s, const section *sec, const char *dir, 
 			free(c.name);
 			return rc;
 		}
+	}
+	if (strlen(c.name) > CAMPAIGN_NAME_MAX || !conf_box_name_ok(c.name)) {
+		int rc = bg_fail(err, BG_ECONFIG,
+				 "%s:%d: candidate '%s': its name '%s' must be letters, digits, "
+				 "'.', '_' and '-', at most 64",
+				 s->file, line, word, c.name);
+		free(c.file);
+		free(c.shown);
+		free(c.name);
+		conf_strv_free(c.flags, c.n_flags);
+		return rc;
 	}
 	for (size_t i = 0; i < s->n_cands; i++) {
 		if (strcmp(s->cands[i].name, c.name) == 0) {
@@ -340,7 +352,7 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 			if (!shape_ok(s->shapes[i]))
 				rc = bg_fail(err, BG_ECONFIG,
 					     "%s:%d: shapes: bad shape name '%s' (letters, digits, "
-					     "'.', '_' and '-' only)",
+					     "'.', '_' and '-' only, at most 64)",
 					     f, ln, s->shapes[i]);
 			for (size_t j = 0; j < i && !rc; j++)
 				if (strcmp(s->shapes[i], s->shapes[j]) == 0)

@@ -16,6 +16,10 @@ struct cJSON;
 
 #define CAMPAIGN_REPEATS_MAX 100
 #define CAMPAIGN_JOBS_MAX    10000
+/* Names (the campaign's, shapes, candidates) are at most this long, so a job's key
+ * always fits whole: two jobs never share a key. */
+#define CAMPAIGN_NAME_MAX 64
+#define CAMPAIGN_KEY_MAX  (4 * CAMPAIGN_NAME_MAX + 48)
 
 typedef struct campaign_candidate {
 	char *name;   /* "baseline", the file's stem, or a candidate.NAME key */
@@ -59,11 +63,11 @@ int campaign_spec_load(const char *path, const char *name, campaign_spec *out, b
 void campaign_spec_release(campaign_spec *s);
 
 typedef struct campaign_job {
-	size_t index;    /* in the campaign's order */
-	char key[160];   /* NAME/SHAPE/NW/CAND[@SHA12]/REPEAT */
-	size_t shape;    /* into spec->shapes */
-	int num_workers; /* -1: none */
-	size_t cand;     /* into spec->cands */
+	size_t index;               /* in the campaign's order */
+	char key[CAMPAIGN_KEY_MAX]; /* NAME/SHAPE/NW/CAND[@SHA12]/REPEAT */
+	size_t shape;               /* into spec->shapes */
+	int num_workers;            /* -1: none */
+	size_t cand;                /* into spec->cands */
 	int repeat;
 	char **words; /* the gate's arguments (owned, NULL-terminated) */
 	size_t n_words;

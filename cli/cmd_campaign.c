@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -527,7 +526,11 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		code = BG_EXIT_FAIL;
 		goto out;
 	}
-	if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+	/* An open-file-description lock: it conflicts with another run's, not with
+	 * the flock each append takes, and closing other descriptors of the file
+	 * (each append opens its own) does not drop it. */
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (fcntl(lock_fd, F_OFD_SETLK, &fl) != 0) {
 		cli_error("campaign %s: another run of it is writing %s; wait for it (or stop it) "
 			  "first: two runs would run its jobs twice",
 			  sp.name, sp.results);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +42,11 @@ int results_append(const char *path, const char *json, size_t len, bg_err *err)
 	int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return bg_fail(err, BG_EIO, "results: cannot open %s: %s", path, strerror(errno));
+	/* Appenders (threads of one campaign, other runs) take turns: the tail
+	 * check below must not see another append half done, or it would take that
+	 * line for a torn one and leave a blank line. */
+	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
 	/* A file left ending in a torn line (a write cut short by a crash) gets
 	 * that line ended first: glued to it, this record would be lost too, and
 	 * the torn line would no longer be the last. */

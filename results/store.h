@@ -1,7 +1,7 @@
 /* The results store: a JSON Lines file, one record (one JSON object) a line.
  *
  * A record is appended with one write(2) of the whole line on an O_APPEND
- * descriptor and fsync'd before the call returns, so a crash or SIGKILL at
+ * descriptor under flock(2) and fsync'd before the call returns, so a crash or SIGKILL at
  * any moment leaves every earlier line whole and at most the last one torn;
  * the reader skips a torn last line and reports it. */
 #ifndef BG_RESULTS_STORE_H

@@ -74,7 +74,7 @@ static void spec_case(void)
 	      s.n_shapes * (s.n_num_workers ? s.n_num_workers : 1) * s.n_cands * (size_t)s.repeats);
 	for (size_t i = 0; i < n; i++) {
 		const campaign_job *j = &jobs[i];
-		char want[160];
+		char want[CAMPAIGN_KEY_MAX];
 		snprintf(want, sizeof(want), "%s/%s/", s.name, s.shapes[j->shape]);
 		CHECK(strncmp(j->key, want, strlen(want)) == 0);
 		CHECK(strstr(j->key, s.cands[j->cand].name));

@@ -171,9 +171,9 @@ static void refusals(void **state)
 	load_fails("[campaign x]\npool = p\nshapes = a\nnum_workers = 65537\n",
 		   "%s:4: num_workers: '65537' is not a whole number from 1 to 65536");
 	load_fails("[campaign x]\npool = p\nshapes = a a\n", "%s:3: shapes: 'a' listed twice");
-	load_fails(
-		"[campaign x]\npool = p\nshapes = a$(id)\n",
-		"%s:3: shapes: bad shape name 'a$(id)' (letters, digits, '.', '_' and '-' only)");
+	load_fails("[campaign x]\npool = p\nshapes = a$(id)\n",
+		   "%s:3: shapes: bad shape name 'a$(id)' (letters, digits, '.', '_' and '-' only, "
+		   "at most 64)");
 	load_fails("[campaign x]\npool = p\nshapes = a\nrepeats = 101\n",
 		   "%s:4: repeats: '101' is not a whole number from 1 to 100");
 	load_fails("[campaign x]\npool = p\nshapes = a\nbar = -1\n",
@@ -187,11 +187,16 @@ static void refusals(void **state)
 		"%s:4: two candidates named 'baseline' (baseline and baseline): rename one file");
 	load_fails("[campaign x]\npool = p\nshapes = a\ncandidate.f =\ncandidates = f\n",
 		   "%s:4: candidate.f names no gate flags");
-	load_fails("[campaign x y]\npool = p\n",
-		   "%s:1: bad campaign name 'x y' (letters, digits, '.', '_' and '-' only)");
+	load_fails("[campaign x y]\npool = p\n", "%s:1: bad campaign name 'x y' (letters, digits, "
+						 "'.', '_' and '-' only, at most 64)");
 	load_fails("[campaign x]\npool = p\n[campaign x]\n",
 		   "%s:3: campaign 'x' defined twice, first at line 1");
 	load_fails("[campaign x]\npool p\n", "%s:2: expected 'key = value', got 'pool p'");
+	load_fails("[campaign x]\npool = p\nshapes = "
+		   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+		   "%s:3: shapes: bad shape name "
+		   "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' (letters, "
+		   "digits, '.', '_' and '-' only, at most 64)");
 	load_fails("[campaign x\n", "%s:1: section header '[campaign x' lacks its closing ']'");
 	load_fails("[campaign x]\npool = p\nshapes = a b c\nnum_workers = 1 2 3 4 5 6 7 8 9 10\n"
 		   "candidate.a = --a\ncandidate.b = --b\ncandidate.c = --c\n"
