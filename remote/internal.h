@@ -28,7 +28,8 @@ struct remote_conn {
 	LIBSSH2_SFTP *sftp;
 	int64_t last_rx_ms; /* stamped by the recv hook: silence means a dead peer */
 	int keepalive_s;
-	bool dead; /* the peer is gone: never wait on it again */
+	bool dead;                    /* the peer is gone: never wait on it again */
+	struct ssh_block *ssh_blocks; /* what libssh2 allocated for the session */
 };
 
 struct remote_exec {
@@ -97,6 +98,10 @@ int remote_auth(remote_conn *c, bg_err *err);
 void remote_sha256_fingerprint(const unsigned char *hash, char *out, size_t n);
 /* libssh2's last error message for the session. */
 const char *remote_ssh_errmsg(LIBSSH2_SESSION *s);
+/* ssh_alloc.c: a session whose allocations are all on c's list; release
+ * frees what is left once the session is freed. */
+LIBSSH2_SESSION *remote_ssh_session_new(remote_conn *c);
+void remote_ssh_blocks_release(remote_conn *c);
 
 /* Marks the connection dead and shuts its socket, so libssh2's closing
  * calls fail at once instead of waiting on a peer that cannot answer (and

@@ -112,7 +112,7 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	int rc = tcp_connect(c, err);
 	if (rc < 0)
 		return rc;
-	c->session = libssh2_session_init_ex(NULL, NULL, NULL, c);
+	c->session = remote_ssh_session_new(c);
 	if (!c->session)
 		return bg_fail(err, BG_ECONNECT, "%s: cannot create an SSH session", b->name);
 	libssh2_session_callback_set(c->session, LIBSSH2_CALLBACK_RECV, (void *)stamped_recv);
@@ -187,8 +187,15 @@ static void ssh_close(remote_conn *c)
 		libssh2_session_set_timeout(c->session, 2000);
 		if (!c->dead)
 			libssh2_session_disconnect(c->session, "boxgate done");
+		/* Nothing more is said on this socket. Shut it first: on a cut link
+		 * libssh2_session_free would otherwise wait to close a channel whose
+		 * open timed out, give up with a timeout and leave the session
+		 * allocated; a shut socket fails at once and free goes on. */
+		if (c->sock >= 0)
+			shutdown(c->sock, SHUT_RDWR);
 		libssh2_session_free(c->session);
 		c->session = NULL;
+		remote_ssh_blocks_release(c);
 	}
 	if (c->sock >= 0)
 		close(c->sock);

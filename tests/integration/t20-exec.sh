@@ -164,6 +164,19 @@ cat "$BG_CONFIG" "$BG_TMP/ref.ini" >"$BG_TMP/withref.ini"
 expect_rc 3 "a closed port is a connection error" "$BOXGATE" --config "$BG_TMP/withref.ini" exec --boxes refused -- true
 has "$ERR_FILE" 'refused: connect to .*: Connection refused' "the refused connection is named"
 
+# A server that stops in the middle of key exchange: libssh2 keeps the key material of an
+# abandoned exchange; boxgate must fail by name at the connect timeout and free it all
+# (under ASan a leak would make the exit 1, not 3).
+python3 "$BG_ROOT/tests/integration/stallkex.py" --seconds 30 >"$BG_TMP/stall.port" &
+stall_pid=$!
+for _ in $(seq 1 50); do [ -s "$BG_TMP/stall.port" ] && break; sleep 0.1; done
+printf '[box stall]\nhost = 127.0.0.1\nport = %s\nconnect_timeout_s = 1\nrepo = /root/repo\nrequire_gpu = no\n' "$(cat "$BG_TMP/stall.port")" >"$BG_TMP/stall.ini"
+cat "$BG_CONFIG" "$BG_TMP/stall.ini" >"$BG_TMP/withstall.ini"
+expect_rc 3 "a server that stalls mid key exchange is a connection error" "$BOXGATE" --config "$BG_TMP/withstall.ini" exec --boxes stall -- true
+has "$ERR_FILE" 'stall: SSH handshake with 127.0.0.1 port [0-9]* failed: Timed out' "the stalled handshake is named"
+hasnt "$ERR_FILE" 'Sanitizer' "an abandoned handshake leaves nothing allocated"
+kill "$stall_pid" 2>/dev/null; wait "$stall_pid" 2>/dev/null
+
 # --- a lost connection is never exit 0 ---
 printf '[box h7k]\nhost = h7\nkeepalive_s = 1\nrepo = /root/repo\nrequire_gpu = no\n' >"$BG_TMP/ka.ini"
 cat "$BG_CONFIG" "$BG_TMP/ka.ini" >"$BG_TMP/withka.ini"
