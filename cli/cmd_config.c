@@ -18,8 +18,11 @@ static const char config_help[] =
 	"  --json   print the resolved boxes as one JSON object instead: per box its\n"
 	"           hostname, user, port, identities, known_hosts, global_known_hosts,\n"
 	"           connect_timeout_s, ssh_connect_timeout_s (what ssh_config's\n"
-	"           ConnectTimeout says, -1 when nothing) and unsupported (the\n"
-	"           ssh_config setting that makes boxgate refuse the box, or null)\n";
+	"           ConnectTimeout says, -1 when nothing), unsupported (the\n"
+	"           ssh_config setting that makes boxgate refuse the box, or null),\n"
+	"           proxyjump (the box's jump key or ssh_config's ProxyJump as\n"
+	"           written, or null) and jumps (each hop resolved the same way, in\n"
+	"           the order they are reached)\n";
 
 static void print_line(void *ctx, const char *line)
 {
@@ -57,6 +60,13 @@ static cJSON *box_json(const conf_box *b)
 		cJSON_AddStringToObject(o, "unsupported", b->unsupported);
 	else
 		cJSON_AddNullToObject(o, "unsupported");
+	if (b->jump)
+		cJSON_AddStringToObject(o, "proxyjump", b->jump);
+	else
+		cJSON_AddNullToObject(o, "proxyjump");
+	cJSON *hops = cJSON_AddArrayToObject(o, "jumps");
+	for (size_t i = 0; i < b->n_hops; i++)
+		cJSON_AddItemToArray(hops, box_json(b->hops[i]));
 	return o;
 }
 

@@ -24,6 +24,12 @@ void conf_box_bind(conf_box *b, const char *agent_socket)
 		.agent_socket = agent_socket,
 		.unsupported = b->unsupported,
 	};
+	/* Each hop is reached through the one before it; the box through the last. */
+	for (size_t i = 0; i < b->n_hops; i++) {
+		conf_box_bind(b->hops[i], agent_socket);
+		b->hops[i]->target.jump = i ? &b->hops[i - 1]->target : NULL;
+	}
+	b->target.jump = b->n_hops ? &b->hops[b->n_hops - 1]->target : NULL;
 	b->rules = (shim_rules){
 		.name = b->name,
 		.gate = b->gate,

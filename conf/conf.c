@@ -125,7 +125,7 @@ void conf_verify_free(conf_verify *v, size_t n)
 	free(v);
 }
 
-static void box_release(conf_box *b)
+void conf_box_release_one(conf_box *b)
 {
 	free(b->name);
 	free(b->host);
@@ -135,6 +135,13 @@ static void box_release(conf_box *b)
 	conf_strv_free(b->known_hosts, b->n_known_hosts);
 	conf_strv_free(b->global_known_hosts, b->n_global_known_hosts);
 	free(b->unsupported);
+	free(b->jump);
+	free(b->jump_at);
+	for (size_t i = 0; i < b->n_hops; i++) {
+		conf_box_release_one(b->hops[i]);
+		free(b->hops[i]);
+	}
+	free(b->hops);
 	free(b->repo);
 	free(b->gate);
 	free(b->python);
@@ -159,7 +166,7 @@ void conf_release(conf *c)
 	free(c->results);
 	free(c->agent_socket);
 	for (size_t i = 0; i < c->n_boxes; i++)
-		box_release(&c->boxes[i]);
+		conf_box_release_one(&c->boxes[i]);
 	free(c->boxes);
 	for (size_t i = 0; i < c->n_pools; i++) {
 		conf_pool *p = &c->pools[i];

@@ -48,9 +48,17 @@ typedef struct conf_box {
 	 * timeout" to ssh, which boxgate never uses), -1 when it set none. */
 	int ssh_connect_timeout_s;
 	int keepalive_s; /* default 5 */
-	/* Set when ssh_config asks for something boxgate cannot do (ProxyJump,
-	 * ProxyCommand): "ProxyJump (~/.ssh/config:12)". cli refuses that box. */
+	/* Set when ssh_config asks for something boxgate cannot do (ProxyCommand):
+	 * "ProxyCommand (~/.ssh/config:12)". cli refuses that box. */
 	char *unsupported;
+	/* ProxyJump: the box key `jump`, else ssh_config's ProxyJump, as written
+	 * (NULL: none), where it was set, and its hops resolved, each a box of
+	 * its own named "jump HOST" (hops[0] is reached directly; the first
+	 * hop's own ProxyJump comes first, as ssh does). */
+	char *jump;
+	char *jump_at;
+	struct conf_box **hops;
+	size_t n_hops;
 	/* The gate side. */
 	char *repo;                 /* the box's own repo copy ("~" kept for the remote shell) */
 	char *gate;                 /* remote entry point, relative to repo (or absolute) */

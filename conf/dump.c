@@ -76,6 +76,17 @@ static void dump_box(dumper *d, const conf_box *b)
 			emit(d, "; ssh_config ConnectTimeout %d is overridden by connect_timeout_s",
 			     b->ssh_connect_timeout_s);
 		emit(d, "keepalive_s = %d", b->keepalive_s);
+		if (b->jump) {
+			emit(d, "jump = %s", b->jump);
+			emit(d, "; jump set at %s", b->jump_at);
+			for (size_t i = 0; i < b->n_hops; i++) {
+				const conf_box *h = b->hops[i];
+				emit(d, ";   hop %zu: %s@%s port %d (%s)", i + 1, h->user,
+				     h->hostname, h->port,
+				     h->host_key_check == CONF_HKC_ACCEPT_NEW ? "accept-new"
+									      : "strict");
+			}
+		}
 		if (b->unsupported)
 			emit(d, "; unsupported: %s", b->unsupported);
 	}

@@ -40,6 +40,7 @@ enum conf_key {
 	K_KERNEL_PATHS,
 	K_OVERLAY_ENV,
 	K_TRANSPORT,
+	K_JUMP,
 	K_SSH_CONFIG,
 	K_RESULTS,
 	K_MAX_CV,
@@ -116,5 +117,8 @@ char *conf_expand_path(const char *path, const char *home, const char *base);
 
 /* A path relative to the repo: not absolute, no empty or '..' component. */
 bool conf_rel_path_ok(const char *p);
+
+/* Frees what one box owns (not the box itself); its hops too. */
+void conf_box_release_one(conf_box *b);
 
 #endif

@@ -65,6 +65,7 @@ static const struct keydef {
 	{"kernel_paths", K_KERNEL_PATHS, IN_BOTH, T_STR, 0, 0},
 	{"overlay_env", K_OVERLAY_ENV, IN_BOTH, T_ENVNAME, 0, 0},
 	{"transport", K_TRANSPORT, IN_BOX, T_TRANSPORT, 0, 0},
+	{"jump", K_JUMP, IN_BOX, T_STR, 0, 0},
 	{"ssh_config", K_SSH_CONFIG, IN_DEFAULTS, T_STR, 0, 0},
 	{"results", K_RESULTS, IN_DEFAULTS, T_STR, 0, 0},
 	{"max_cv", K_MAX_CV, IN_DEFAULTS, T_PCT, 0, 0},

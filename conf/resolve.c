@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
+#include "conf/jumpspec.h"
 #include "conf/nodeset.h"
 #include "conf/sshconfig.h"
 
@@ -212,9 +214,114 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 
 	if (h.unsupported)
 		b->unsupported = xstrdup(h.unsupported);
+	/* ProxyJump: the box's own `jump` (`none` for none), else ssh_config's. */
+	const conf_kv *jk = L ? (L->kv[K_JUMP].value ? &L->kv[K_JUMP] : NULL) : NULL;
+	if (jk) {
+		if (strcasecmp(jk->value, "none") != 0) {
+			b->jump = xstrdup(jk->value);
+			b->jump_at = xasprintf("%s:%d", rs->file, jk->line);
+		}
+	} else if (h.jump) {
+		b->jump = xstrdup(h.jump);
+		b->jump_at = xstrdup(h.jump_at);
+	}
 	free(pw_home);
 	free(pw_name);
 	sshcfg_host_release(&h);
+	return rc;
+}
+
+#define MAX_JUMP_HOPS 8
+
+/* One hop of a box's ProxyJump, resolved through ssh_config as its own host
+ * (ssh reaches it with `ssh -W`): its user and port from the hop as written,
+ * everything else from ssh_config, then [defaults]. */
+static int resolve_hop(resolver *rs, const conf_layer *D, const conf_box *b, const conf_jump_hop *h,
+		       conf_box *hop)
+{
+	char port[16];
+	conf_layer HL;
+	memset(&HL, 0, sizeof(HL));
+	HL.name = h->host;
+	HL.kv[K_USER].value = h->user;
+	if (h->port) {
+		snprintf(port, sizeof(port), "%d", h->port);
+		HL.kv[K_PORT].value = port;
+	}
+	memset(hop, 0, sizeof(*hop));
+	hop->ssh_connect_timeout_s = -1;
+	hop->name = xasprintf("jump %s", h->host);
+	hop->transport = CONF_TRANSPORT_SSH;
+	hop->host = xstrdup(h->host);
+	hop->file = xstrdup(b->file);
+	hop->line = b->line;
+	const char *v = pick_str(NULL, D, K_HOST_KEY_CHECK);
+	hop->host_key_check =
+		v && strcmp(v, "accept-new") == 0 ? CONF_HKC_ACCEPT_NEW : CONF_HKC_STRICT;
+	hop->keepalive_s = pick_int(NULL, D, K_KEEPALIVE, 5);
+	hop->python = xstrdup("python3");
+	return resolve_ssh(rs, &HL, D, hop);
+}
+
+/* The hops of `spec` (written at `where`) appended to b->hops; the first
+ * hop's own ProxyJump goes before it, as ssh's `ssh -W` to it honours it.
+ * A list ssh would not parse is a configuration error; a chain ssh could not
+ * follow (a hop that jumps through itself, a loop) refuses the box by name. */
+static int resolve_jumps(resolver *rs, const conf_layer *D, conf_box *b, const char *spec,
+			 const char *where, int depth)
+{
+	char why[300];
+	conf_jump_hop *hops = NULL;
+	size_t n = 0;
+	if (conf_jumpspec_parse(spec, &hops, &n, why, sizeof(why)) < 0)
+		return bg_fail(rs->err, BG_ECONFIG, "box '%s': %s: ProxyJump '%s': %s", b->name,
+			       where, spec, why);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0 && !b->unsupported; i++) {
+		conf_box *hop = xcalloc(1, sizeof(*hop));
+		rc = resolve_hop(rs, D, b, &hops[i], hop);
+		if (rc == 0 && hop->unsupported)
+			b->unsupported = xasprintf("%s on %s", hop->unsupported, hop->name);
+		if (rc == 0 && !b->unsupported && i == 0 && hop->jump) {
+			/* ssh.c: a host whose last jump is itself (same name, port and
+			 * user) is "jumphost loop via HOST" */
+			conf_jump_hop *own = NULL;
+			size_t n_own = 0;
+			if (conf_jumpspec_parse(hop->jump, &own, &n_own, why, sizeof(why)) < 0) {
+				rc = bg_fail(rs->err, BG_ECONFIG,
+					     "box '%s': %s: ProxyJump '%s': %s", b->name,
+					     hop->jump_at, hop->jump, why);
+			} else {
+				const conf_jump_hop *last = &own[n_own - 1];
+				int lport = last->port ? last->port : 22;
+				const char *luser = last->user ? last->user : hop->user;
+				if (strcmp(last->host, hop->hostname) == 0 && lport == hop->port &&
+				    strcmp(luser, hop->user) == 0)
+					b->unsupported =
+						xasprintf("a ProxyJump loop via %s (%s) on %s",
+							  last->host, hop->jump_at, hop->name);
+				else if (depth + 1 >= MAX_JUMP_HOPS)
+					b->unsupported = xasprintf(
+						"a ProxyJump chain longer than %d hops (%s)",
+						MAX_JUMP_HOPS, hop->jump_at);
+				else
+					rc = resolve_jumps(rs, D, b, hop->jump, hop->jump_at,
+							   depth + 1);
+			}
+			conf_jumpspec_free(own, n_own);
+		}
+		if (rc == 0 && !b->unsupported && b->n_hops >= MAX_JUMP_HOPS)
+			b->unsupported = xasprintf("a ProxyJump chain longer than %d hops (%s)",
+						   MAX_JUMP_HOPS, where);
+		if (rc) {
+			conf_box_release_one(hop);
+			free(hop);
+			break;
+		}
+		b->hops = xrealloc(b->hops, (b->n_hops + 1) * sizeof(*b->hops));
+		b->hops[b->n_hops++] = hop;
+	}
+	conf_jumpspec_free(hops, n);
 	return rc;
 }
 
@@ -352,9 +459,12 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 	for (size_t j = 0; L && j < L->n_env; j++)
 		copy_env(b, &L->env[j], &cap);
 
-	if (ssh)
-		return resolve_ssh(rs, L, D, b);
-	return 0;
+	if (!ssh)
+		return 0;
+	int rc = resolve_ssh(rs, L, D, b);
+	if (rc == 0 && b->jump)
+		rc = resolve_jumps(rs, D, b, b->jump, b->jump_at, 0);
+	return rc;
 }
 
 static conf_box *find_box(conf *c, const char *name)

@@ -119,10 +119,13 @@ int sshcfg_resolve(const char *path, const sshcfg_query *q, sshcfg_host *out, bg
 		sshcfg_refuse_at(&lk, "HostKeyAlias", lk.host_key_alias_at);
 	if (lk.hostkey_opt_at)
 		sshcfg_refuse_at(&lk, lk.hostkey_opt_name, lk.hostkey_opt_at);
-	if (lk.jump_host && strcasecmp(lk.jump_host, "none") != 0)
-		sshcfg_refuse_at(&lk, "ProxyJump", lk.jump_at);
-	else if (lk.proxy_command && strcasecmp(lk.proxy_command, "none") != 0)
+	if (lk.jump_host && strcasecmp(lk.jump_host, "none") != 0) {
+		out->jump = lk.jump_host;
+		out->jump_at = lk.jump_at;
+		lk.jump_host = lk.jump_at = NULL;
+	} else if (lk.proxy_command && strcasecmp(lk.proxy_command, "none") != 0) {
 		sshcfg_refuse_at(&lk, "ProxyCommand", lk.proxy_at);
+	}
 out:
 	free(host);
 	free(local_user);
@@ -159,6 +162,8 @@ void sshcfg_host_release(sshcfg_host *h)
 	free(h->known_hosts_at);
 	conf_strv_free(h->global_known_hosts, h->n_global_known_hosts);
 	free(h->connect_timeout_at);
+	free(h->jump);
+	free(h->jump_at);
 	free(h->unsupported);
 	memset(h, 0, sizeof(*h));
 	h->connect_timeout_s = -1;

@@ -14,8 +14,9 @@
  * Unknown keywords are errors, as they are to ssh, unless IgnoreUnknown
  * names them.
  *
+ * ProxyJump is handed on as written (`jump`); the caller resolves its hops.
  * What boxgate cannot honour refuses the box by name, in `unsupported`:
- * ProxyJump and ProxyCommand (not `none`), a `Match exec` whose result
+ * ProxyCommand (not `none`), a `Match exec` whose result
  * decides a Match line, a Match criterion ssh 9.2 does not know (tagged,
  * localnetwork, ...), CanonicalizeHostname yes/always (a DNS lookup),
  * HostKeyAlias (host keys filed under another name), and %C %j %T %H in
@@ -62,7 +63,9 @@ typedef struct sshcfg_host {
 	bool global_known_hosts_set; /* `GlobalKnownHostsFile none` sets an empty list */
 	int connect_timeout_s; /* ConnectTimeout; 0 means "no timeout" to ssh; -1 when not set */
 	char *connect_timeout_at;
-	char *unsupported; /* "ProxyJump (FILE:LINE)": the first thing boxgate cannot honour */
+	char *jump;        /* ProxyJump as written (never "none"), NULL when not set */
+	char *jump_at;     /* "FILE:LINE" of it */
+	char *unsupported; /* "ProxyCommand (FILE:LINE)": the first thing boxgate cannot honour */
 } sshcfg_host;
 
 /* Reads `path` for q->host as ssh does with `-F path`: both passes, the

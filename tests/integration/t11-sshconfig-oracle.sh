@@ -3,7 +3,8 @@
 # Each case is one ssh_config and the hosts to ask about; for each host, boxgate
 # (`config check --json`, one box `host = HOST`) must print what ssh -G prints for
 # hostname, user, port, identityfile (when ssh_config set one), userknownhostsfile,
-# globalknownhostsfile, connecttimeout and proxyjump/proxycommand (refused by name), or
+# globalknownhostsfile, connecttimeout, proxyjump (each hop resolved) and proxycommand
+# (refused by name), or
 # refuse the box naming the keyword it cannot honour, or reject the file when ssh does.
 # No sshd needed.
 source "$(dirname "$0")/lib.sh"
@@ -134,7 +135,23 @@ check_host() {
 
   g=$(kv proxyjump); local pc; pc=$(kv proxycommand)
   if [ -n "$g" ]; then
-    [[ $unsup == "ProxyJump ("* ]] || diffs+=" proxyjump '$g' not refused (unsupported='$unsup');"
+    # ProxyJump is honoured: the list as ssh -G prints it, each hop resolved as ssh -G
+    # resolves that host; a hop boxgate cannot honour refuses the box naming the hop.
+    [ "$g" = "$(j '.proxyjump // ""')" ] || diffs+=" proxyjump ssh='$g' boxgate='$(j '.proxyjump')';"
+    local hop hh
+    while IFS=$'\t' read -r hop hh; do
+      [ -n "$hop" ] || continue
+      local hop_out hrc=0
+      hop_out=$(ssh -G -T -F "$file" "$hop" 2>"$BG_TMP/hop.err" </dev/null) || hrc=$?
+      if [ "$hrc" != 0 ]; then
+        # ssh cannot reach this hop ("jumphost loop via ..."): boxgate refuses the box
+        [ -n "$unsup" ] || diffs+=" ssh -G rejects hop $hop ($(head -1 "$BG_TMP/hop.err")), boxgate does not refuse the box;"
+        continue
+      fi
+      local want_h; want_h=$(sed -n 's/^hostname //p' <<<"$hop_out")
+      [ "$want_h" = "$hh" ] || diffs+=" hop $hop: ssh hostname '$want_h', boxgate '$hh';"
+    done < <(jq -r '.jumps[] | [.host, .hostname] | @tsv' <<<"$box")
+    [ -z "$unsup" ] || [[ $unsup == *" on jump "* ]] || diffs+=" refused ('$unsup') though ssh -G shows a ProxyJump;"
   elif [ -n "$pc" ] && [ "$pc" != none ]; then
     [[ $unsup == "ProxyCommand ("* ]] || diffs+=" proxycommand '$pc' not refused (unsupported='$unsup');"
   elif [ -n "$unsup" ]; then
@@ -504,6 +521,21 @@ Host *
   ProxyCommand ssh -W %h:%p gateway
 EOF
 run proxyjump behind nojump nojump2 cmd-first other
+
+cfg proxyjump-chain <<'EOF'
+# A list with users and ports; the first hop's own ProxyJump comes before it (as ssh -W to
+# it honours it); later hops' own ProxyJump lines do not count (ssh -J overrides them).
+Host gpu*
+  ProxyJump ops@bastion:2222,inner
+Host bastion
+  HostName 10.0.0.1
+  ProxyJump outer
+Host inner
+  HostName 10.0.0.2
+  User admin
+  ProxyJump ignored
+EOF
+run proxyjump-chain gpu1 gpu7
 
 cfg proxycommand-none <<'EOF'
 Host direct

@@ -855,6 +855,7 @@ static char *strip_where(const char *s)
 		size_t len = e ? (size_t)(e - p) : strlen(p);
 		if (!(len > 1 && p[0] == ';' &&
 		      (strncmp(p, "; defined at", 12) == 0 ||
+		       strncmp(p, "; jump set at", 13) == 0 ||
 		       strncmp(p, "; configuration:", 16) == 0 || strncmp(p, "; /", 3) == 0))) {
 			char *t = xasprintf("%s%.*s\n", r, (int)len, p);
 			free(r);
@@ -924,7 +925,8 @@ static void test_dump(void **state)
 	want = xasprintf("known_hosts = %s/.ssh/known_hosts\n", home);
 	assert_non_null(strstr(o.text, want));
 	free(want);
-	want = xasprintf("; unsupported: ProxyJump (%s:6)\n", ssh);
+	assert_non_null(strstr(o.text, "jump = bastion\n"));
+	want = xasprintf("; jump set at %s:6\n", ssh);
 	assert_non_null(strstr(o.text, want));
 	free(want);
 	assert_non_null(strstr(o.text, "env --decode-m1 = MPK_GG_DECODE_M1=1\n"));

@@ -393,7 +393,16 @@ static void test_proxy(void **state)
 	char *p = cfg_file("Host a\n  ProxyJump bastion\nHost b\n  ProxyCommand none\n"
 			   "Host c\n  ProxyJump none\nHost *\n  ProxyCommand ssh -W %h:%p j\n");
 	bg_err e = {0};
-	expect_unsupported(p, "a", "ProxyJump", 2);
+	/* ProxyJump is handed on as written, with its line */
+	expect_unsupported(p, "a", NULL, 0);
+	assert_int_equal(sshcfg_lookup(p, "a", home, &h, &e), 0);
+	assert_non_null(h.jump);
+	assert_string_equal(h.jump, "bastion");
+	assert_non_null(strstr(h.jump_at, ":2"));
+	sshcfg_host_release(&h);
+	assert_int_equal(sshcfg_lookup(p, "c", home, &h, &e), 0);
+	assert_null(h.jump); /* `none` is no jump */
+	sshcfg_host_release(&h);
 	/* `none` is fine and, being first, wins over the later one */
 	expect_unsupported(p, "b", NULL, 0);
 	/* ProxyJump none does not stop a later ProxyCommand (ssh 9.2) */
