@@ -42,8 +42,8 @@ int remote_connect(const remote_target *t, const remote_connect_opts *opts, remo
 	c->ops = &remote_ssh_ops;
 	if (t->unsupported) {
 		rc = bg_fail(err, BG_EUNSUPPORTED,
-			     "%s: ssh_config asks for %s, which boxgate does not support yet",
-			     t->name, t->unsupported);
+			     "%s: ssh_config asks for %s, which boxgate cannot honour", t->name,
+			     t->unsupported);
 		goto out;
 	}
 	rc = remote_ssh_connect(c, opts, err);

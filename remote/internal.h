@@ -30,6 +30,7 @@ struct remote_conn {
 	int keepalive_s;
 	bool dead;                    /* the peer is gone: never wait on it again */
 	struct ssh_block *ssh_blocks; /* what libssh2 allocated for the session */
+	struct remote_jump *jump;     /* the shared jump connection sock tunnels through */
 };
 
 struct remote_exec {
@@ -101,6 +102,10 @@ const char *remote_ssh_errmsg(LIBSSH2_SESSION *s);
 /* ssh_alloc.c: a session whose allocations are all on c's list; release
  * frees what is left once the session is freed. */
 LIBSSH2_SESSION *remote_ssh_session_new(remote_conn *c);
+/* jump.c: c->sock becomes a tunnel to c's target through its jump chain's
+ * shared connection (c->jump holds it); release when c->sock is closed. */
+int remote_jump_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err);
+void remote_jump_release(struct remote_jump *j);
 void remote_ssh_blocks_release(remote_conn *c);
 
 /* Marks the connection dead and shuts its socket, so libssh2's closing

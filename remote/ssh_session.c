@@ -109,7 +109,7 @@ static int tcp_connect(remote_conn *c, bg_err *err)
 int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err)
 {
 	const remote_target *b = c->target;
-	int rc = tcp_connect(c, err);
+	int rc = b->jump ? remote_jump_connect(c, opts, err) : tcp_connect(c, err);
 	if (rc < 0)
 		return rc;
 	c->session = remote_ssh_session_new(c);
@@ -200,6 +200,8 @@ static void ssh_close(remote_conn *c)
 	if (c->sock >= 0)
 		close(c->sock);
 	c->sock = -1;
+	remote_jump_release(c->jump);
+	c->jump = NULL;
 }
 
 const struct remote_ops remote_ssh_ops = {

@@ -31,6 +31,9 @@ typedef struct remote_target {
 	/* Set when the box asks for something boxgate cannot do ("ProxyJump
 	 * (~/.ssh/config:12)"): remote_connect refuses it. */
 	const char *unsupported;
+	/* ProxyJump: the hop this box is reached through (itself a target, with
+	 * its own jump for a chain); NULL: a direct TCP connection. */
+	const struct remote_target *jump;
 } remote_target;
 
 #endif

@@ -1,0 +1,570 @@
+/* ProxyJump: a box's SSH session carried over a direct-tcpip channel of its
+ * jump host's session.
+ *
+ * Boxes behind one jump host share one connection to it (sshd's MaxStartups
+ * would drop a burst of separate ones; its MaxSessions does not count
+ * direct-tcpip channels). One pump thread per jump connection is the only
+ * thread that touches that libssh2 session: it moves bytes between each
+ * channel and one end of a socketpair. The box's own session uses the other
+ * end as its socket, so its handshake, poll, keepalive and dead-peer code
+ * are the same as over TCP. When the jump connection dies every tunnel's
+ * socket is closed: each box behind it sees its peer go at once. */
+#include "remote/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/strbuf.h"
+#include "base/timer.h"
+#include "base/xmalloc.h"
+
+#define TUN_BUF (64 * 1024)
+
+enum tun_state { TUN_OPENING, TUN_OPEN, TUN_CLOSING, TUN_DONE };
+
+struct tunnel {
+	struct tunnel *next;
+	enum tun_state state; /* under jump_mu */
+	int refs;             /* the pump and the opener; under jump_mu */
+	char *host;           /* where the channel goes */
+	int port;
+	int fd; /* the pump's end of the socketpair */
+	LIBSSH2_CHANNEL *ch;
+	char to_fd[TUN_BUF]; /* channel -> box */
+	size_t to_fd_len;
+	char to_ch[TUN_BUF]; /* box -> channel */
+	size_t to_ch_len;
+	bool ch_eof, fd_eof, fd_shut;
+	/* The open's outcome, under jump_mu. */
+	bool open_done;
+	int open_rc;
+	char open_err[256];
+	bool abandoned; /* the opener gave up waiting */
+};
+
+struct remote_jump {
+	struct remote_jump *next; /* the registry */
+	char *key;                /* the chain, "user@host:port>..." */
+	int refs;
+	bool connecting; /* the first user is connecting: others wait */
+	bool dead;       /* never handed out again */
+	bool stop;
+	int dead_code;
+	char dead_msg[512];
+	remote_conn *conn;
+	pthread_t pump;
+	bool pump_started;
+	int wake[2];
+	struct tunnel *tunnels; /* in open order */
+};
+
+/* One lock for the registry and every jump's shared state: the pump holds
+ * it only to take new tunnels and hand out results. */
+static pthread_mutex_t jump_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t jump_cv;
+static pthread_once_t jump_once = PTHREAD_ONCE_INIT;
+static struct remote_jump *registry;
+
+static void jump_init(void)
+{
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&jump_cv, &a);
+	pthread_condattr_destroy(&a);
+}
+
+static void chain_key(const remote_target *t, strbuf *sb)
+{
+	if (t->jump) {
+		chain_key(t->jump, sb);
+		strbuf_addch(sb, '>');
+	}
+	strbuf_addf(sb, "%s@%s:%d", t->user ? t->user : "root", t->hostname, t->port);
+}
+
+static void wake_pump(struct remote_jump *j)
+{
+	char b = 1;
+	if (j->wake[1] >= 0 && write(j->wake[1], &b, 1) < 0 && errno != EAGAIN) {
+		/* a full pipe already wakes it */
+	}
+}
+
+static void tunnel_unref(struct tunnel *t)
+{
+	if (--t->refs == 0) {
+		free(t->host);
+		free(t);
+	}
+}
+
+/* Under jump_mu: the pump is done with t. */
+static void tunnel_drop(struct remote_jump *j, struct tunnel *t)
+{
+	for (struct tunnel **p = &j->tunnels; *p; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	t->state = TUN_DONE;
+	tunnel_unref(t);
+}
+
+static void open_result(struct tunnel *t, int rc, const char *msg)
+{
+	pthread_mutex_lock(&jump_mu);
+	t->open_done = true;
+	t->open_rc = rc;
+	snprintf(t->open_err, sizeof(t->open_err), "%s", msg ? msg : "");
+	pthread_cond_broadcast(&jump_cv);
+	pthread_mutex_unlock(&jump_mu);
+}
+
+/* Channel errors end one tunnel; anything else is the jump session's end. */
+static bool session_fatal(int rc)
+{
+	switch (rc) {
+	case LIBSSH2_ERROR_CHANNEL_OUTOFORDER:
+	case LIBSSH2_ERROR_CHANNEL_FAILURE:
+	case LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED:
+	case LIBSSH2_ERROR_CHANNEL_UNKNOWN:
+	case LIBSSH2_ERROR_CHANNEL_WINDOW_EXCEEDED:
+	case LIBSSH2_ERROR_CHANNEL_PACKET_EXCEEDED:
+	case LIBSSH2_ERROR_CHANNEL_CLOSED:
+	case LIBSSH2_ERROR_CHANNEL_EOF_SENT: return false;
+	default: return true;
+	}
+}
+
+/* Moves what it can for one open tunnel. Returns 1 on progress, 0 none,
+ * -1 the tunnel is over, -2 the jump session failed. */
+static int pump_tunnel(struct tunnel *t)
+{
+	int progress = 0;
+	if (!t->ch_eof && t->to_fd_len < TUN_BUF) {
+		ssize_t n = libssh2_channel_read(t->ch, t->to_fd + t->to_fd_len,
+						 TUN_BUF - t->to_fd_len);
+		if (n > 0) {
+			t->to_fd_len += (size_t)n;
+			progress = 1;
+		} else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
+			return session_fatal((int)n) ? -2 : -1;
+		} else if (libssh2_channel_eof(t->ch)) {
+			t->ch_eof = true;
+			progress = 1;
+		}
+	}
+	if (t->to_fd_len) {
+		ssize_t w = send(t->fd, t->to_fd, t->to_fd_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) {
+			memmove(t->to_fd, t->to_fd + w, t->to_fd_len - (size_t)w);
+			t->to_fd_len -= (size_t)w;
+			progress = 1;
+		} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+			return -1; /* the box closed its end */
+		}
+	}
+	if (t->ch_eof && !t->to_fd_len && !t->fd_shut) {
+		shutdown(t->fd, SHUT_WR);
+		t->fd_shut = true;
+	}
+	if (!t->fd_eof && t->to_ch_len < TUN_BUF) {
+		ssize_t r = recv(t->fd, t->to_ch + t->to_ch_len, TUN_BUF - t->to_ch_len,
+				 MSG_DONTWAIT);
+		if (r > 0) {
+			t->to_ch_len += (size_t)r;
+			progress = 1;
+		} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+			t->fd_eof = true;
+			progress = 1;
+		}
+	}
+	if (t->to_ch_len) {
+		ssize_t w = libssh2_channel_write(t->ch, t->to_ch, t->to_ch_len);
+		if (w > 0) {
+			memmove(t->to_ch, t->to_ch + w, t->to_ch_len - (size_t)w);
+			t->to_ch_len -= (size_t)w;
+			progress = 1;
+		} else if (w < 0 && w != LIBSSH2_ERROR_EAGAIN) {
+			return session_fatal((int)w) ? -2 : -1;
+		}
+	}
+	/* The box's session is over once it closed its end: SSH never half-closes. */
+	if (t->fd_eof && !t->to_ch_len)
+		return -1;
+	return progress;
+}
+
+/* One pass over every tunnel. Returns 1 on progress, 0 none, -1 the jump
+ * session failed. */
+static int pump_pass(struct remote_jump *j)
+{
+	LIBSSH2_SESSION *s = j->conn->session;
+	int progress = 0;
+	bool opening_seen = false;
+	pthread_mutex_lock(&jump_mu);
+	struct tunnel *t = j->tunnels;
+	pthread_mutex_unlock(&jump_mu);
+	while (t) {
+		pthread_mutex_lock(&jump_mu);
+		struct tunnel *next = t->next;
+		enum tun_state st = t->state;
+		bool abandoned = t->abandoned;
+		pthread_mutex_unlock(&jump_mu);
+		if (st == TUN_OPENING && !opening_seen) {
+			/* libssh2 opens one channel at a time per session */
+			opening_seen = true;
+			LIBSSH2_CHANNEL *ch =
+				libssh2_channel_direct_tcpip_ex(s, t->host, t->port, "127.0.0.1", 22);
+			if (ch) {
+				t->ch = ch;
+				pthread_mutex_lock(&jump_mu);
+				t->state = abandoned ? TUN_CLOSING : TUN_OPEN;
+				pthread_mutex_unlock(&jump_mu);
+				open_result(t, 0, NULL);
+				progress = 1;
+			} else if (libssh2_session_last_errno(s) != LIBSSH2_ERROR_EAGAIN) {
+				int rc = libssh2_session_last_errno(s);
+				open_result(t, rc, remote_ssh_errmsg(s));
+				pthread_mutex_lock(&jump_mu);
+				tunnel_drop(j, t);
+				pthread_mutex_unlock(&jump_mu);
+				if (session_fatal(rc))
+					return -1;
+				progress = 1;
+				t = next;
+				continue;
+			}
+		} else if (st == TUN_OPEN) {
+			int r = pump_tunnel(t);
+			if (r == -2)
+				return -1;
+			if (r == -1) {
+				pthread_mutex_lock(&jump_mu);
+				t->state = TUN_CLOSING;
+				pthread_mutex_unlock(&jump_mu);
+				r = 1;
+			}
+			progress |= r;
+		}
+		if (t->state == TUN_CLOSING) {
+			int rc = libssh2_channel_free(t->ch);
+			if (rc != LIBSSH2_ERROR_EAGAIN) {
+				t->ch = NULL;
+				pthread_mutex_lock(&jump_mu);
+				tunnel_drop(j, t);
+				pthread_mutex_unlock(&jump_mu);
+				progress = 1;
+				if (rc < 0 && session_fatal(rc))
+					return -1;
+			}
+		}
+		t = next;
+	}
+	return progress;
+}
+
+/* The jump session is gone: fail every open in flight, close every tunnel's
+ * socket so the boxes behind it see their peer go. */
+static void jump_fail(struct remote_jump *j, const char *why)
+{
+	pthread_mutex_lock(&jump_mu);
+	if (!j->dead) {
+		j->dead = true;
+		j->dead_code = BG_ECONNECT;
+		snprintf(j->dead_msg, sizeof(j->dead_msg), "%s: %s", j->conn->target->name, why);
+	}
+	for (struct remote_jump **p = &registry; *p; p = &(*p)->next)
+		if (*p == j) {
+			*p = j->next;
+			break;
+		}
+	while (j->tunnels) {
+		struct tunnel *t = j->tunnels;
+		if (!t->open_done) {
+			t->open_done = true;
+			t->open_rc = LIBSSH2_ERROR_SOCKET_DISCONNECT;
+			snprintf(t->open_err, sizeof(t->open_err), "%s", why);
+		}
+		t->ch = NULL; /* freed with the session */
+		tunnel_drop(j, t);
+	}
+	pthread_cond_broadcast(&jump_cv);
+	pthread_mutex_unlock(&jump_mu);
+}
+
+static void *pump_main(void *arg)
+{
+	struct remote_jump *j = arg;
+	remote_conn *c = j->conn;
+	LIBSSH2_SESSION *s = c->session;
+	libssh2_session_set_blocking(s, 0);
+	size_t cap = 0;
+	struct pollfd *pfd = NULL;
+	for (;;) {
+		pthread_mutex_lock(&jump_mu);
+		bool stop = j->stop;
+		pthread_mutex_unlock(&jump_mu);
+		if (stop)
+			break;
+		int64_t rx0 = c->last_rx_ms;
+		int r = 0;
+		for (int pass = 0; pass < 64; pass++) {
+			r = pump_pass(j);
+			if (r < 0 || (r == 0 && c->last_rx_ms == rx0))
+				break;
+			rx0 = c->last_rx_ms;
+		}
+		if (r < 0) {
+			jump_fail(j, remote_ssh_errmsg(s));
+			break;
+		}
+		int64_t now = bg_now_ms();
+		int timeout = 1000;
+		if (c->keepalive_s) {
+			int next = 0;
+			if (libssh2_keepalive_send(s, &next) == 0 && next > 0 && next * 1000 < timeout)
+				timeout = next * 1000;
+			if (now - c->last_rx_ms > (int64_t)c->keepalive_s * 3000 + 1000) {
+				char why[96];
+				snprintf(why, sizeof(why), "no reply for %d s: connection lost",
+					 c->keepalive_s * 3);
+				jump_fail(j, why);
+				break;
+			}
+		}
+		pthread_mutex_lock(&jump_mu);
+		size_t n = 2;
+		for (struct tunnel *t = j->tunnels; t; t = t->next)
+			n++;
+		pfd = xgrow(pfd, &cap, n, sizeof(*pfd));
+		pfd[0] = (struct pollfd){.fd = j->wake[0], .events = POLLIN};
+		int dir = libssh2_session_block_directions(s);
+		pfd[1] = (struct pollfd){.fd = c->sock,
+					 .events = (short)(POLLIN | (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND
+									     ? POLLOUT
+									     : 0))};
+		size_t k = 2;
+		for (struct tunnel *t = j->tunnels; t; t = t->next) {
+			short ev = 0;
+			if (t->state == TUN_OPEN) {
+				if (!t->fd_eof && t->to_ch_len < TUN_BUF)
+					ev |= POLLIN;
+				if (t->to_fd_len)
+					ev |= POLLOUT;
+			}
+			pfd[k++] = (struct pollfd){.fd = ev ? t->fd : -1, .events = ev};
+		}
+		pthread_mutex_unlock(&jump_mu);
+		if (poll(pfd, k, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN) {
+			char buf[64];
+			while (read(j->wake[0], buf, sizeof(buf)) > 0) {
+			}
+		}
+	}
+	free(pfd);
+	return NULL;
+}
+
+static void jump_free(struct remote_jump *j)
+{
+	if (j->pump_started) {
+		pthread_mutex_lock(&jump_mu);
+		j->stop = true;
+		pthread_mutex_unlock(&jump_mu);
+		wake_pump(j);
+		pthread_join(j->pump, NULL);
+	}
+	/* The pump is gone: this thread may touch the session now. */
+	while (j->tunnels) {
+		struct tunnel *t = j->tunnels;
+		t->ch = NULL;
+		pthread_mutex_lock(&jump_mu);
+		tunnel_drop(j, t);
+		pthread_mutex_unlock(&jump_mu);
+	}
+	if (j->conn && j->dead)
+		remote_ssh_mark_dead(j->conn);
+	remote_close(j->conn);
+	if (j->wake[0] >= 0)
+		close(j->wake[0]);
+	if (j->wake[1] >= 0)
+		close(j->wake[1]);
+	free(j->key);
+	free(j);
+}
+
+void remote_jump_release(struct remote_jump *j)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&jump_mu);
+	bool last = --j->refs == 0;
+	if (last)
+		for (struct remote_jump **p = &registry; *p; p = &(*p)->next)
+			if (*p == j) {
+				*p = j->next;
+				break;
+			}
+	pthread_mutex_unlock(&jump_mu);
+	if (last)
+		jump_free(j);
+}
+
+/* The shared connection to the target's jump chain, connected by the first
+ * caller; later callers wait for it. */
+static int jump_get(const remote_target *t, const remote_connect_opts *opts,
+		    struct remote_jump **out, bg_err *err)
+{
+	strbuf key = STRBUF_INIT;
+	chain_key(t->jump, &key);
+	pthread_mutex_lock(&jump_mu);
+	struct remote_jump *j = registry;
+	while (j && (j->dead || strcmp(j->key, key.buf) != 0))
+		j = j->next;
+	if (j) {
+		j->refs++;
+		while (j->connecting)
+			pthread_cond_wait(&jump_cv, &jump_mu);
+		bool dead = j->dead;
+		int code = j->dead_code;
+		char msg[sizeof(j->dead_msg)];
+		snprintf(msg, sizeof(msg), "%s", j->dead_msg);
+		pthread_mutex_unlock(&jump_mu);
+		strbuf_release(&key);
+		if (dead) {
+			remote_jump_release(j);
+			return bg_fail(err, code, "%s: %s", t->name, msg);
+		}
+		*out = j;
+		return 0;
+	}
+	j = xcalloc(1, sizeof(*j));
+	j->key = strbuf_detach(&key);
+	j->refs = 1;
+	j->connecting = true;
+	j->wake[0] = j->wake[1] = -1;
+	j->next = registry;
+	registry = j;
+	pthread_mutex_unlock(&jump_mu);
+
+	bg_err e = {0};
+	int rc = remote_connect(t->jump, opts, &j->conn, &e);
+	if (rc == 0 && pipe2(j->wake, O_CLOEXEC | O_NONBLOCK) < 0)
+		rc = bg_fail(&e, BG_ECONNECT, "%s: cannot make a pipe: %s", t->jump->name,
+			     strerror(errno));
+	if (rc == 0 && pthread_create(&j->pump, NULL, pump_main, j) != 0)
+		rc = bg_fail(&e, BG_ECONNECT, "%s: cannot start its pump thread", t->jump->name);
+	if (rc == 0)
+		j->pump_started = true;
+	pthread_mutex_lock(&jump_mu);
+	j->connecting = false;
+	if (rc < 0) {
+		j->dead = true;
+		j->dead_code = e.code;
+		snprintf(j->dead_msg, sizeof(j->dead_msg), "%s", e.msg);
+		for (struct remote_jump **p = &registry; *p; p = &(*p)->next)
+			if (*p == j) {
+				*p = j->next;
+				break;
+			}
+	}
+	pthread_cond_broadcast(&jump_cv);
+	pthread_mutex_unlock(&jump_mu);
+	if (rc < 0) {
+		int code = e.code;
+		int detail = e.detail;
+		remote_jump_release(j);
+		rc = bg_fail(err, code, "%s: %s", t->name, e.msg);
+		err->detail = detail;
+		return rc;
+	}
+	*out = j;
+	return 0;
+}
+
+int remote_jump_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err)
+{
+	const remote_target *b = c->target;
+	pthread_once(&jump_once, jump_init);
+	struct remote_jump *j = NULL;
+	int rc = jump_get(b, opts, &j, err);
+	if (rc < 0)
+		return rc;
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		remote_jump_release(j);
+		return bg_fail(err, BG_ECONNECT, "%s: cannot make a socketpair: %s", b->name,
+			       strerror(errno));
+	}
+	fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) | O_NONBLOCK);
+	struct tunnel *t = xcalloc(1, sizeof(*t));
+	t->state = TUN_OPENING;
+	t->refs = 2;
+	t->host = xstrdup(b->hostname);
+	t->port = b->port;
+	t->fd = sv[1];
+
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += b->connect_timeout_s;
+	pthread_mutex_lock(&jump_mu);
+	bool dead = j->dead;
+	if (!dead) {
+		struct tunnel **p = &j->tunnels;
+		while (*p)
+			p = &(*p)->next;
+		*p = t;
+	}
+	pthread_mutex_unlock(&jump_mu);
+	if (dead) {
+		close(sv[0]);
+		close(sv[1]);
+		free(t->host);
+		free(t);
+		rc = bg_fail(err, BG_ECONNECT, "%s: %s", b->name, j->dead_msg);
+		remote_jump_release(j);
+		return rc;
+	}
+	wake_pump(j);
+	pthread_mutex_lock(&jump_mu);
+	int w = 0;
+	while (!t->open_done && w == 0)
+		w = pthread_cond_timedwait(&jump_cv, &jump_mu, &until);
+	bool done = t->open_done;
+	int orc = t->open_rc;
+	char msg[sizeof(t->open_err)];
+	snprintf(msg, sizeof(msg), "%s", t->open_err);
+	if (!done)
+		t->abandoned = true;
+	tunnel_unref(t);
+	pthread_mutex_unlock(&jump_mu);
+	if (done && orc == 0) {
+		c->sock = sv[0];
+		c->jump = j;
+		return 0;
+	}
+	close(sv[0]);
+	if (!done)
+		rc = bg_fail(err, BG_ECONNECT, "%s: %s did not open a channel to %s port %d within %d s",
+			     b->name, b->jump->name, b->hostname, b->port, b->connect_timeout_s);
+	else
+		rc = bg_fail(err, BG_ECONNECT, "%s: %s cannot reach %s port %d: %s", b->name,
+			     b->jump->name, b->hostname, b->port, msg);
+	remote_jump_release(j);
+	return rc;
+}
