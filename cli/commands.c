@@ -39,18 +39,22 @@ int cli_main_help(FILE *to, int code)
 			  "Commands:\n");
 	for (size_t i = 0; cli_commands[i]; i++)
 		strbuf_addf(&s, "  %-10s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
-	strbuf_addstr(&s,
-		      "\nGlobal options:\n"
-		      "  --config FILE  configuration file (else $BOXGATE_CONFIG, ./boxgate.ini,\n"
-		      "                 $XDG_CONFIG_HOME/boxgate/config.ini, "
-		      "~/.config/boxgate/config.ini)\n"
-		      "  --version      print the version\n\n"
-		      "Exit codes: 0 success/PASS_GATE, 1 a command or gate failed/BELOW_BAR, 2 "
-		      "usage or\n"
-		      "configuration error, 3 connection/authentication/host-key failure, 4 verify "
-		      "failed\n"
-		      "(box left as it was), 124 TIMEOUT_HANG, 125 INVALID.\n"
-		      "'boxgate help COMMAND' describes one command.\n");
+	strbuf_addstr(
+		&s, "\nGlobal options:\n"
+		    "  --config FILE  configuration file (else $BOXGATE_CONFIG, ./boxgate.ini,\n"
+		    "                 $XDG_CONFIG_HOME/boxgate/config.ini, "
+		    "~/.config/boxgate/config.ini)\n"
+		    "  --version      print the version\n\n"
+		    "Boxes are reached over SSH as ssh(1) reaches them, through ssh_config; a box\n"
+		    "behind a bastion through ssh_config's ProxyJump or its `jump = "
+		    "[user@]host[:port]`\n"
+		    "key (boxes behind one jump host share one connection to it).\n\n"
+		    "Exit codes: 0 success/PASS_GATE, 1 a command or gate failed/BELOW_BAR, 2 "
+		    "usage or\n"
+		    "configuration error, 3 connection/authentication/host-key failure, 4 verify "
+		    "failed\n"
+		    "(box left as it was), 124 TIMEOUT_HANG, 125 INVALID.\n"
+		    "'boxgate help COMMAND' describes one command.\n");
 	cli_write(to, s.buf, s.len);
 	strbuf_release(&s);
 	return code;
