@@ -58,7 +58,8 @@ static int parse_hop(const char *s, size_t len, conf_jump_hop *h, char *why, siz
 		char *end = NULL;
 		long v = strtol(port, &end, 10);
 		if (!*port || *end || v < 1 || v > 65535) {
-			snprintf(why, why_len, "'%.*s': port '%s' is not 1-65535", (int)len, s, port);
+			snprintf(why, why_len, "'%.*s': port '%s' is not 1-65535", (int)len, s,
+				 port);
 			goto bad;
 		}
 		h->port = (int)v;

@@ -181,8 +181,8 @@ static int pump_tunnel(struct tunnel *t)
 		t->fd_shut = true;
 	}
 	if (!t->fd_eof && t->to_ch_len < TUN_BUF) {
-		ssize_t r = recv(t->fd, t->to_ch + t->to_ch_len, TUN_BUF - t->to_ch_len,
-				 MSG_DONTWAIT);
+		ssize_t r =
+			recv(t->fd, t->to_ch + t->to_ch_len, TUN_BUF - t->to_ch_len, MSG_DONTWAIT);
 		if (r > 0) {
 			t->to_ch_len += (size_t)r;
 			progress = 1;
@@ -226,8 +226,8 @@ static int pump_pass(struct remote_jump *j)
 		if (st == TUN_OPENING && !opening_seen) {
 			/* libssh2 opens one channel at a time per session */
 			opening_seen = true;
-			LIBSSH2_CHANNEL *ch =
-				libssh2_channel_direct_tcpip_ex(s, t->host, t->port, "127.0.0.1", 22);
+			LIBSSH2_CHANNEL *ch = libssh2_channel_direct_tcpip_ex(s, t->host, t->port,
+									      "127.0.0.1", 22);
 			if (ch) {
 				t->ch = ch;
 				pthread_mutex_lock(&jump_mu);
@@ -335,7 +335,8 @@ static void *pump_main(void *arg)
 		int timeout = 1000;
 		if (c->keepalive_s) {
 			int next = 0;
-			if (libssh2_keepalive_send(s, &next) == 0 && next > 0 && next * 1000 < timeout)
+			if (libssh2_keepalive_send(s, &next) == 0 && next > 0 &&
+			    next * 1000 < timeout)
 				timeout = next * 1000;
 			if (now - c->last_rx_ms > (int64_t)c->keepalive_s * 3000 + 1000) {
 				char why[96];
@@ -352,10 +353,10 @@ static void *pump_main(void *arg)
 		pfd = xgrow(pfd, &cap, n, sizeof(*pfd));
 		pfd[0] = (struct pollfd){.fd = j->wake[0], .events = POLLIN};
 		int dir = libssh2_session_block_directions(s);
-		pfd[1] = (struct pollfd){.fd = c->sock,
-					 .events = (short)(POLLIN | (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND
-									     ? POLLOUT
-									     : 0))};
+		pfd[1] = (struct pollfd){
+			.fd = c->sock,
+			.events = (short)(POLLIN |
+					  (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND ? POLLOUT : 0))};
 		size_t k = 2;
 		for (struct tunnel *t = j->tunnels; t; t = t->next) {
 			short ev = 0;
@@ -560,8 +561,9 @@ int remote_jump_connect(remote_conn *c, const remote_connect_opts *opts, bg_err 
 	}
 	close(sv[0]);
 	if (!done)
-		rc = bg_fail(err, BG_ECONNECT, "%s: %s did not open a channel to %s port %d within %d s",
-			     b->name, b->jump->name, b->hostname, b->port, b->connect_timeout_s);
+		rc = bg_fail(err, BG_ECONNECT,
+			     "%s: %s did not open a channel to %s port %d within %d s", b->name,
+			     b->jump->name, b->hostname, b->port, b->connect_timeout_s);
 	else
 		rc = bg_fail(err, BG_ECONNECT, "%s: %s cannot reach %s port %d: %s", b->name,
 			     b->jump->name, b->hostname, b->port, msg);

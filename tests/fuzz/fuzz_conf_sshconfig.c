@@ -5,7 +5,8 @@
  * BG_ECONFIG with "FILE:LINE: " in its message, or BG_EIO; on success the
  * host name is set, a port is 0 or 1-65535, the timeout -1 or >= 0, every
  * path has its "FILE:LINE", and sshcfg_expand of every value returns a
- * string or BG_ECONFIG with a message.
+ * string or BG_ECONFIG with a message; a ProxyJump has its line and parses
+ * into hops (each with a host and a valid port) or says why not.
  *
  * Build and run:
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
@@ -20,6 +21,7 @@
 
 #include "tests/fuzz/fuzz.h"
 #include "base/xmalloc.h"
+#include "conf/jumpspec.h"
 #include "conf/sshconfig.h"
 
 static char dir[64];
@@ -79,6 +81,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		for (size_t i = 0; i < h.n_known_hosts; i++)
 			expand_checked(h.known_hosts[i], &t);
+		if (h.jump) {
+			/* a ProxyJump is never "none", has its line, and parses into
+			 * hops with a host each or says why not */
+			CHECK(h.jump_at != NULL && strcmp(h.jump, "none") != 0);
+			conf_jump_hop *hops = NULL;
+			size_t n = 0;
+			char why[300] = "";
+			int jr = conf_jumpspec_parse(h.jump, &hops, &n, why, sizeof(why));
+			CHECK(jr == 0 || jr == -1);
+			CHECK(jr == 0 ? n >= 1 : (n == 0 && hops == NULL && why[0]));
+			for (size_t i = 0; i < n; i++)
+				CHECK(hops[i].host && hops[i].host[0] &&
+				      (hops[i].port == 0 ||
+				       (hops[i].port >= 1 && hops[i].port <= 65535)));
+			conf_jumpspec_free(hops, n);
+		}
 		sshcfg_host_release(&h);
 	}
 	free(host);

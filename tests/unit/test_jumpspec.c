@@ -29,8 +29,8 @@ static void test_forms(void **state)
 	expect_hop(&v[0], NULL, "bastion", 0);
 	conf_jumpspec_free(v, n);
 
-	assert_int_equal(conf_jumpspec_parse("ops@b1:2222,ssh://root@b2,[fe80::1]:22,x@[::1]",
-					     &v, &n, why, sizeof(why)),
+	assert_int_equal(conf_jumpspec_parse("ops@b1:2222,ssh://root@b2,[fe80::1]:22,x@[::1]", &v,
+					     &n, why, sizeof(why)),
 			 0);
 	assert_int_equal(n, 4);
 	expect_hop(&v[0], "ops", "b1", 2222);
