@@ -241,9 +241,10 @@ static int record(sched *s, sched_slot *sl, const campaign_job *j, const char *c
 }
 
 /* How an attempt ended, for the queue. */
-enum attempt_end { END_FINAL, END_BOX_FAILED, END_SLOT_LEFT, END_STOPPED };
+enum attempt_end { END_FINAL, END_BOX_FAILED, END_SLOT_LEFT, END_REQUEUE, END_STOPPED };
 
-static enum attempt_end classify(int rc, const gate_outcome *o, volatile sig_atomic_t *stop)
+static enum attempt_end classify(int rc, const gate_outcome *o, volatile sig_atomic_t *stop,
+				 bool slurm)
 {
 	if (o->interrupted || (*stop && rc < 0))
 		return END_STOPPED;
@@ -251,6 +252,10 @@ static enum attempt_end classify(int rc, const gate_outcome *o, volatile sig_ato
 		return END_BOX_FAILED; /* the link, or an agent that never reported */
 	if (strcmp(o->agent_why, AGENT_WHY_BUSY) == 0)
 		return END_SLOT_LEFT;
+	/* Slurm ended the step (scancel, preemption, a node failure): the job goes
+	 * back in the queue; the login node is not at fault. */
+	if (slurm && strcmp(o->agent_why, AGENT_WHY_TERMINATED) == 0)
+		return END_REQUEUE;
 	if (strcmp(o->agent_why, AGENT_WHY_SYSERR) == 0 ||
 	    strcmp(o->agent_why, AGENT_WHY_NOEXEC) == 0 ||
 	    strcmp(o->agent_why, AGENT_WHY_USAGE) == 0 ||
@@ -304,7 +309,11 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	int code = gate_outcome_judge(&out, why, sizeof(why), &said);
 	if (rc < 0)
 		snprintf(why, sizeof(why), "%s", err.msg);
-	enum attempt_end end = classify(rc, &out, s->stop);
+	enum attempt_end end = classify(rc, &out, s->stop, b->box->slurm);
+	if (end == END_REQUEUE)
+		snprintf(why, sizeof(why),
+			 "Slurm ended job %s (scancel, preemption or node failure)",
+			 out.slurm_job[0] ? out.slurm_job : "?");
 	bool final = end == END_FINAL;
 	bg_err rerr = {0};
 	const gate_result *last = view.last.raw ? &view.last : NULL;
@@ -318,7 +327,8 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 		final = false;
 		end = END_STOPPED;
 	}
-	give_back(s, sl, j, end == END_BOX_FAILED || end == END_SLOT_LEFT, final);
+	give_back(s, sl, j, end == END_BOX_FAILED || end == END_SLOT_LEFT || end == END_REQUEUE,
+		  final);
 	ev.secs = (double)(t1 - t0) / 1000.0;
 	ev.why = code || !final ? why : "";
 	if (final) {

@@ -301,6 +301,13 @@ static int dry_run(cli_ctx *ctx, const campaign_spec *sp, const campaign_job *jo
 		const char *g = pool->slots[i].gpus ? pool->slots[i].gpus : b->gpus;
 		bool set[BG_MAX_GPUS];
 		const char *why;
+		if (b->slurm) {
+			for (int k = 0; k < b->max_jobs; k++) {
+				slots = xrealloc(slots, (ns + 1) * sizeof(char *));
+				slots[ns++] = xasprintf("%s:slurm%d", b->name, k);
+			}
+			continue;
+		}
 		if (!g || !bg_gpus_parse(g, set, &why)) {
 			slots = xrealloc(slots, (ns + 1) * sizeof(char *));
 			slots[ns++] = xasprintf("%s:cpu", b->name);
@@ -364,6 +371,27 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 		}
 		reached++;
 		bool conn_used = false;
+		if (p[i].box->slurm) {
+			/* Slurm owns the GPUs: max_jobs steps at once, each given its GPU by
+			 * Slurm; no second worker (a staged srun would only wait in Slurm's
+			 * queue, holding a place another job could use). */
+			for (int k = 0; k < p[i].box->max_jobs; k++) {
+				held = xrealloc(held, (s->n_slots + 1) * sizeof(*held));
+				held[s->n_slots] = true;
+				s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof(*s->slots));
+				sched_slot *w = &s->slots[s->n_slots++];
+				memset(w, 0, sizeof(*w));
+				w->b = sb;
+				w->label = xasprintf("%s:slurm%d", p[i].box->name, k);
+				if (k == 0) {
+					w->conn = p[i].conn;
+					w->agent_path = p[i].agent_path;
+					p[i].conn = NULL;
+					p[i].agent_path = NULL;
+				}
+			}
+			continue;
+		}
 		const cJSON *row;
 		cJSON_ArrayForEach(row, p[i].rows)
 		{

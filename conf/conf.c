@@ -137,6 +137,10 @@ void conf_box_release_one(conf_box *b)
 	free(b->unsupported);
 	free(b->jump);
 	free(b->jump_at);
+	free(b->partition);
+	free(b->gres);
+	conf_strv_free(b->srun_args, b->n_srun_args);
+	free(b->slurm_conf);
 	for (size_t i = 0; i < b->n_hops; i++) {
 		conf_box_release_one(b->hops[i]);
 		free(b->hops[i]);

@@ -59,6 +59,16 @@ typedef struct conf_box {
 	char *jump_at;
 	struct conf_box **hops;
 	size_t n_hops;
+	/* scheduler = slurm: the box is a login node; each gate run is an srun
+	 * step (partition, gres per run, default gpu:1, srun_args split on
+	 * blanks, slurm_conf exported as SLURM_CONF), at most max_jobs at once. */
+	bool slurm;
+	char *partition;
+	char *gres;
+	char **srun_args;
+	size_t n_srun_args;
+	char *slurm_conf;
+	int max_jobs;
 	/* The gate side. */
 	char *repo;                 /* the box's own repo copy ("~" kept for the remote shell) */
 	char *gate;                 /* remote entry point, relative to repo (or absolute) */

@@ -439,6 +439,47 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 					rs->file, kp->line, w);
 		}
 	}
+	const conf_kv *sk = L ? (L->kv[K_SCHEDULER].value ? &L->kv[K_SCHEDULER] : NULL) : NULL;
+	if (sk && strcmp(sk->value, "slurm") != 0 && strcmp(sk->value, "none") != 0)
+		return bg_fail(rs->err, BG_ECONFIG,
+			       "%s:%d: scheduler must be slurm or none, got '%s'", rs->file,
+			       sk->line, sk->value);
+	b->slurm = sk && strcmp(sk->value, "slurm") == 0;
+	if (b->slurm) {
+		b->gres = xstrdup((v = pick_str(L, D, K_GRES)) ? v : "gpu:1");
+		if ((v = pick_str(L, D, K_PARTITION)))
+			b->partition = xstrdup(v);
+		if ((v = pick_str(L, D, K_SRUN_ARGS)))
+			split_words(v, &b->srun_args, &b->n_srun_args);
+		if ((v = pick_str(L, D, K_SLURM_CONF)))
+			b->slurm_conf = xstrdup(v);
+		b->max_jobs = pick_int(L, NULL, K_MAX_JOBS, 1);
+		if (b->gpus && !(L && L->kv[K_GPUS].value)) {
+			free(b->gpus); /* [defaults] gpus speaks of other boxes */
+			b->gpus = NULL;
+		}
+		if (b->gpus)
+			return bg_fail(
+				rs->err, BG_ECONFIG,
+				"%s:%d: box '%s' has scheduler = slurm: Slurm picks its GPUs "
+				"(gres), drop gpus",
+				rs->file, b->line, b->name);
+	} else {
+		static const struct {
+			enum conf_key k;
+			const char *name;
+		} slurm_only[] = {{K_PARTITION, "partition"},
+				  {K_GRES, "gres"},
+				  {K_SRUN_ARGS, "srun_args"},
+				  {K_SLURM_CONF, "slurm_conf"},
+				  {K_MAX_JOBS, "max_jobs"}};
+		for (size_t i = 0; L && i < sizeof(slurm_only) / sizeof(slurm_only[0]); i++)
+			if (L->kv[slurm_only[i].k].value)
+				return bg_fail(rs->err, BG_ECONFIG,
+					       "%s:%d: %s needs scheduler = slurm in box '%s'",
+					       rs->file, L->kv[slurm_only[i].k].line,
+					       slurm_only[i].name, b->name);
+	}
 	bool demo = !ssh && !b->gate;
 	pick_validate(L, D, K_VALIDATE_STUB, demo ? "--variant stub" : NULL, &b->validate_stub,
 		      &b->n_validate_stub, &b->validate_stub_line);

@@ -43,6 +43,9 @@ enum agent_exit {
 #define AGENT_OPT_REQUIRE_GPU "--require-gpu"
 #define AGENT_OPT_CWD         "--cwd"
 #define AGENT_OPT_ENV         "--env"
+/* The slot's GPUs are the ones the scheduler gave the job: CUDA_VISIBLE_DEVICES
+ * (Slurm sets it from the job's gres), else SLURM_STEP_GPUS / SLURM_JOB_GPUS. */
+#define AGENT_OPT_GPUS_FROM_ENV "--gpus-from-env"
 
 /* Tests without a GPU: NVML is replaced by this file's lines, "gpus N" and
  * "proc GPU PID NAME" (a compute process on that GPU). Read by the agent only;
@@ -81,6 +84,10 @@ enum agent_exit {
 #define AGENT_END_WHY         "why"
 #define AGENT_END_GATE_EXIT   "gate_exit"
 #define AGENT_END_GATE_SIGNAL "gate_signal"
+/* Under Slurm (SLURM_JOB_ID set): the job, step and node the agent ran in. */
+#define AGENT_END_SLURM_JOB  "slurm_job"
+#define AGENT_END_SLURM_STEP "slurm_step"
+#define AGENT_END_SLURM_NODE "slurm_node"
 
 /* The end line's "why" words. */
 #define AGENT_WHY_EXITED      "exited" /* the gate's own status */

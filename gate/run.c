@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +41,30 @@ char *gate_command_line(const gate_spec *g)
 {
 	strbuf s = STRBUF_INIT;
 	const conf_box *b = g->box;
+	if (b->slurm) {
+		/* A Slurm step on a compute node: Slurm picks the GPUs (gres) and the
+		 * agent takes the ones it was given. No --exclusive by default: outside
+		 * an allocation it takes the whole node, one gate per node. */
+		if (b->slurm_conf) {
+			strbuf_addstr(&s, "SLURM_CONF=");
+			bg_quote_path(&s, b->slurm_conf);
+			strbuf_addch(&s, ' ');
+		}
+		strbuf_addstr(&s, "srun --quiet --ntasks=1 --job-name=boxgate");
+		add_opt(&s, "--gres", b->gres);
+		if (b->partition)
+			add_opt(&s, "--partition", b->partition);
+		for (size_t i = 0; i < b->n_srun_args; i++) {
+			strbuf_addch(&s, ' ');
+			bg_quote(&s, b->srun_args[i]);
+		}
+		strbuf_addch(&s, ' ');
+	}
 	strbuf_addstr(&s, g->agent);
 	strbuf_addstr(&s, " " AGENT_CMD_RUN " " AGENT_OPT_NONCE_STDIN);
-	if (g->gpus)
+	if (b->slurm)
+		strbuf_addstr(&s, " " AGENT_OPT_GPUS_FROM_ENV);
+	else if (g->gpus)
 		add_opt(&s, AGENT_OPT_GPUS, g->gpus);
 	if (g->tag)
 		add_opt(&s, AGENT_OPT_TAG, g->tag);
@@ -326,6 +348,23 @@ static void agent_end(struct run_state *rs, const char *json, size_t len)
 		snprintf(o->agent_why, sizeof(o->agent_why), "%s", why->valuestring);
 		o->gate_exit = cJSON_IsNumber(ge) ? (int)ge->valuedouble : -1;
 		o->gate_signal = cJSON_IsNumber(gs) ? (int)gs->valuedouble : -1;
+		static const struct {
+			const char *key;
+			size_t off, len;
+		} slurm[] = {
+			{AGENT_END_SLURM_JOB, offsetof(gate_outcome, slurm_job),
+			 sizeof(o->slurm_job)},
+			{AGENT_END_SLURM_STEP, offsetof(gate_outcome, slurm_step),
+			 sizeof(o->slurm_step)},
+			{AGENT_END_SLURM_NODE, offsetof(gate_outcome, slurm_node),
+			 sizeof(o->slurm_node)},
+		};
+		for (size_t i = 0; i < sizeof(slurm) / sizeof(slurm[0]); i++) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, slurm[i].key);
+			if (cJSON_IsString(v))
+				snprintf((char *)o + slurm[i].off, slurm[i].len, "%s",
+					 v->valuestring);
+		}
 	}
 	cJSON_Delete(j);
 	free(z);

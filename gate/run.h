@@ -68,9 +68,11 @@ typedef struct gate_outcome {
 	char agent_why[24];   /* ... "exited", "timeout", "busy", "invalid", ... */
 	int gate_exit;        /* ... the gate's exit code, -1 when not reported */
 	int gate_signal;      /* ... the signal that killed the gate, -1 when none */
-	bool agent_timeout;   /* the agent's framed TIMEOUT_HANG line arrived */
-	bool agent_invalid;   /* the agent's framed INVALID line (gpu_busy, no_gpu) arrived */
-	bool forged;          /* the gate imitated the agent (frame or verdict) */
+	/* ... the Slurm job, step and node it ran in ("" when not under Slurm) */
+	char slurm_job[32], slurm_step[24], slurm_node[72];
+	bool agent_timeout; /* the agent's framed TIMEOUT_HANG line arrived */
+	bool agent_invalid; /* the agent's framed INVALID line (gpu_busy, no_gpu) arrived */
+	bool forged;        /* the gate imitated the agent (frame or verdict) */
 	char forged_why[200];
 	bool cuda_error;     /* a line of the gate reported a CUDA error */
 	char cuda_line[160]; /* its start, printable ASCII */

@@ -192,6 +192,12 @@ cJSON *results_record_build(const results_record_in *in)
 	add_str_or_null(ag, "why", end && o->agent_why[0] ? o->agent_why : NULL);
 	add_int_or_null(ag, "gate_exit", end && o->gate_exit >= 0, end ? o->gate_exit : 0);
 	add_int_or_null(ag, "gate_signal", end && o->gate_signal > 0, end ? o->gate_signal : 0);
+	if (end && o->slurm_job[0]) {
+		cJSON *sl = cJSON_AddObjectToObject(r, "slurm");
+		cJSON_AddStringToObject(sl, "job", o->slurm_job);
+		add_str_or_null(sl, "step", o->slurm_step[0] ? o->slurm_step : NULL);
+		add_str_or_null(sl, "node", o->slurm_node[0] ? o->slurm_node : NULL);
+	}
 	gate_verdict v = results_verdict_of(in->exit_code, o);
 	add_str_or_null(r, "verdict", v == VERDICT_NONE ? NULL : gate_verdict_name(v));
 	gate_verdict st = last ? last->stated : VERDICT_NONE;

@@ -38,6 +38,9 @@
  *                         CUDA_DEVICE_ORDER=PCI_BUS_ID (so CUDA's indices are NVML's and
  *                         nvidia-smi's). Empty or absent: no GPU slot, lock name "cpu",
  *                         the environment's CUDA_VISIBLE_DEVICES is left as it is.
+ *       --gpus-from-env   the slot's GPUs are the ones the scheduler gave the job:
+ *                         CUDA_VISIBLE_DEVICES, else SLURM_STEP_GPUS / SLURM_JOB_GPUS
+ *                         (a usage error when none is set); locked and checked as --gpus.
  *       --lock-dir DIR    default $HOME/.cache/boxgate/locks (missing parts made 0700);
  *                         one lock file per GPU, gpu<idx>.lock, or cpu.lock.
  *       --tag TAG         holder tag written into the lock file with pid and start time.
@@ -63,6 +66,7 @@
  *   FAITHFUL_RESULT lines (TIMEOUT_HANG, INVALID gpu_busy / no_gpu) and, as the very last
  *   line before it exits, once the nonce is known,
  *     @boxgate-agent HEX end {"rc":N,"why":"WORD"}
+ *   (plus "slurm_job", "slurm_step" and "slurm_node" when Slurm started the agent)
  *   with N the agent's exit status and WORD one of exited (the gate's own status; then
  *   "gate_exit":N or "gate_signal":N follows), timeout, busy, invalid, client_gone, killed,
  *   terminated, syserr, usage, noexec. The gate's stdin is /dev/null and the nonce is in no

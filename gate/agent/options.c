@@ -95,6 +95,24 @@ void parse_run(struct run *r, int argc, char **argv)
 			secs = &r->grace_ms;
 		} else if ((v = opt_value(argc, argv, &i, AGENT_OPT_HEARTBEAT))) {
 			secs = &r->hb_ms;
+		} else if (!strcmp(a, AGENT_OPT_GPUS_FROM_ENV)) {
+			const char *names[] = {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS",
+					       "SLURM_JOB_GPUS"};
+			const char *from = NULL;
+			for (size_t k = 0; k < sizeof names / sizeof names[0] && !from; k++) {
+				const char *e = getenv(names[k]);
+				if (e && *e)
+					from = names[k];
+			}
+			if (!from)
+				usage_fail("%s: the scheduler gave no GPU (CUDA_VISIBLE_DEVICES, "
+					   "SLURM_STEP_GPUS and SLURM_JOB_GPUS are unset)",
+					   a);
+			free(r->gpus);
+			if (parse_gpus(getenv(from), &r->gpus, &r->ngpus) < 0 || !r->ngpus)
+				usage_fail("%s: %s='%s' is not a list of GPU indices", a, from,
+					   getenv(from));
+			gpus_given = 1;
 		} else if (!strcmp(a, AGENT_OPT_NO_STDIN)) {
 			r->no_stdin = 1;
 		} else if (!strcmp(a, AGENT_OPT_NONCE_STDIN)) {

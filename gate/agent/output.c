@@ -171,16 +171,45 @@ void out_flush_final(void)
 	out_flush_until(bg_now_ms() + FINAL_FLUSH_MS, 1);
 }
 
+/* ,"slurm_job":"J","slurm_step":"S","slurm_node":"N" when Slurm started the agent;
+ * a value with anything but [A-Za-z0-9._-] is left out. */
+static void slurm_fields(char *out, size_t n)
+{
+	static const char *const env[][2] = {{"SLURM_JOB_ID", AGENT_END_SLURM_JOB},
+					     {"SLURM_STEP_ID", AGENT_END_SLURM_STEP},
+					     {"SLURMD_NODENAME", AGENT_END_SLURM_NODE}};
+	size_t used = 0;
+	out[0] = 0;
+	if (!getenv("SLURM_JOB_ID"))
+		return;
+	for (size_t i = 0; i < sizeof env / sizeof env[0]; i++) {
+		const char *v = getenv(env[i][0]);
+		if (!v || !*v || strlen(v) > 64 ||
+		    strspn(v,
+			   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+			    strlen(v))
+			continue;
+		int k = snprintf(out + used, n - used, ",\"%s\":\"%s\"", env[i][1], v);
+		if (k < 0 || (size_t)k >= n - used) {
+			out[used] = 0;
+			return;
+		}
+		used += (size_t)k;
+	}
+}
+
 void agent_exit(int rc)
 {
 	if (g_frame[0]) {
 		/* The last line of a framed run: how the agent itself ends, so that the client can
 		 * tell the agent's exit codes from the same numbers returned by a gate. */
-		char line[320];
-		int n = snprintf(
-			line, sizeof line,
-			"%s" AGENT_END "{\"" AGENT_END_RC "\":%d,\"" AGENT_END_WHY "\":\"%s\"%s}\n",
-			g_frame, rc, g_end_why ? g_end_why : agent_exit_word(rc), g_end_extra);
+		char line[640], slurm[256];
+		slurm_fields(slurm, sizeof slurm);
+		int n = snprintf(line, sizeof line,
+				 "%s" AGENT_END "{\"" AGENT_END_RC "\":%d,\"" AGENT_END_WHY
+				 "\":\"%s\"%s%s}\n",
+				 g_frame, rc, g_end_why ? g_end_why : agent_exit_word(rc),
+				 g_end_extra, slurm);
 		if (n > 0 && (size_t)n < sizeof line)
 			out_line(&g_out[0], line, (size_t)n);
 	}
