@@ -1,4 +1,5 @@
 #include "cli/campaign_sched.h"
+#include "cli/slurm_cancel.h"
 
 #include <cjson/cJSON.h>
 #include <poll.h>
@@ -309,6 +310,8 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	int code = gate_outcome_judge(&out, why, sizeof(why), &said);
 	if (rc < 0)
 		snprintf(why, sizeof(why), "%s", err.msg);
+	if (rc < 0 && !out.agent_end)
+		cli_slurm_cancel(b->box, cmdline, s->accept_new);
 	enum attempt_end end = classify(rc, &out, s->stop, b->box->slurm);
 	if (end == END_REQUEUE)
 		snprintf(why, sizeof(why),

@@ -16,6 +16,7 @@
 #include "base/xmalloc.h"
 #include "cli/broker.h"
 #include "cli/gate_args.h"
+#include "cli/slurm_cancel.h"
 #include "cli/pool_line.h"
 #include "gate/overlay.h"
 #include "base/timer.h"
@@ -325,6 +326,7 @@ typedef struct run_state {
 	int repeat, repeat_n; /* repeat_n: recorded "repeat" n, 0 without --repeat */
 	char *pushed;         /* the box's push manifest, NULL when unread (pushed_error) */
 	char *pushed_error;
+	bool accept_new; /* --accept-new: also for a reconnect that cancels a Slurm step */
 } run_state;
 
 static void copy_str(char *dst, size_t n, const cJSON *obj, const char *key)
@@ -430,6 +432,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 	int64_t end_ms = results_now_ms();
 	if (rc < 0)
 		cli_error("%s", err.msg);
+	if (rc < 0 && !out.agent_end)
+		cli_slurm_cancel(ga->box, cmdline, st->accept_new);
 	bool said;
 	int code = gate_outcome_judge(&out, why, sizeof(why), &said);
 	/* A judged result already said why; anything else is said here. */
@@ -1001,6 +1005,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	overlay ov = {0};
 	char *overlay_env = NULL; /* NAME=ROOT of the box's overlay_env */
 	run_state st = {0};
+	st.accept_new = ctx->opt.accept_new;
 	run_point *pts = NULL;
 	size_t npts = 0;
 	gate_sweep sw;

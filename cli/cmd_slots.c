@@ -28,7 +28,9 @@ static const char slots_help[] =
 	"  held      a run holds it: its tag (user@host:pid of the client), agent pid, since\n"
 	"  disabled  marked out of use: the reason, who and since when\n"
 	"  busy      no boxgate run holds it, but NVML lists a compute process (a foreign job)\n"
-	"Looking never takes a lock, so it never makes a run busy.\n"
+	"Looking never takes a lock, so it never makes a run busy. A Slurm box (scheduler =\n"
+	"slurm) lists boxgate's jobs from squeue (held: running, pending: queued) and its\n"
+	"free places up to max_jobs.\n"
 	"\n"
 	"disable marks the slot on the box (everyone who connects sees it, and `run` refuses\n"
 	"it naming the reason; a run already holding it finishes); enable removes the mark.\n"
@@ -67,6 +69,11 @@ static void detail_of(const cJSON *row, strbuf *d)
 			strbuf_addf(d, " (agent pid %d)", pid->valueint);
 		strbuf_addf(d, " since %s", str_of(row, "since") ? str_of(row, "since") : "?");
 	}
+	if (str_of(row, "slurm_job"))
+		strbuf_addf(d, "%sSlurm job %s %s on %s, %s", d->len ? ", " : "",
+			    str_of(row, "slurm_job"), str_of(row, "slurm_state"),
+			    str_of(row, "node") && *str_of(row, "node") ? str_of(row, "node") : "-",
+			    str_of(row, "gres") ? str_of(row, "gres") : "?");
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "disabled"))) {
 		strbuf_addf(d, "%s%s (by %s", d->len ? "; disabled: " : "",
 			    str_of(row, "why") ? str_of(row, "why") : "?",

@@ -12,6 +12,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
+#include "gate/run.h"
 
 char *slot_probe_who(void)
 {
@@ -101,6 +102,78 @@ static void mark_config_disabled(const slot_probe *j, cJSON *rows)
 	}
 }
 
+/* A Slurm box: boxgate's jobs (named boxgate-ID) from squeue (held: running; pending: queued),
+ * then its free places up to max_jobs. */
+static int slurm_rows(remote_conn *c, const conf_box *b, cJSON **rows, bg_err *err)
+{
+	strbuf cmd = STRBUF_INIT;
+	if (b->slurm_conf) {
+		strbuf_addstr(&cmd, "SLURM_CONF=");
+		bg_quote_path(&cmd, b->slurm_conf);
+		strbuf_addch(&cmd, ' ');
+	}
+	strbuf_addstr(&cmd, "squeue -h -o '%i|%T|%b|%N|%M|%u|%j'");
+	char *out = NULL;
+	size_t len = 0;
+	remote_status st;
+	int rc = remote_capture(c, cmd.buf, 1 << 20, 30000, &out, &len, &st, err);
+	strbuf_release(&cmd);
+	if (rc == 0 && (st.how != REMOTE_EXITED || st.code != 0))
+		rc = bg_fail(err, BG_EREMOTE, "%s: squeue failed (%s)", b->name,
+			     st.how == REMOTE_EXITED ? "non-zero exit" : "no exit status");
+	if (rc < 0) {
+		free(out);
+		return rc;
+	}
+	*rows = cJSON_CreateArray();
+	int used = 0;
+	for (char *l = out, *e; l && *l; l = e ? e + 1 : NULL) {
+		e = strchr(l, '\n');
+		if (e)
+			*e = '\0';
+		char *f[7] = {0};
+		int nf = 0;
+		for (char *p = l; nf < 7; nf++) {
+			f[nf] = p;
+			p = strchr(p, '|');
+			if (!p) {
+				nf++;
+				break;
+			}
+			*p++ = '\0';
+		}
+		if (nf < 7 ||
+		    strncmp(f[6], GATE_SLURM_JOB_PREFIX, strlen(GATE_SLURM_JOB_PREFIX)) != 0)
+			continue; /* not boxgate's */
+		cJSON *o = cJSON_CreateObject();
+		char *slot = xasprintf("slurm:%s", f[0]);
+		cJSON_AddStringToObject(o, "slot", slot);
+		free(slot);
+		cJSON_AddStringToObject(o, "state",
+					strcmp(f[1], "RUNNING") == 0   ? "held"
+					: strcmp(f[1], "PENDING") == 0 ? "pending"
+								       : f[1]);
+		cJSON_AddStringToObject(o, "slurm_job", f[0]);
+		cJSON_AddStringToObject(o, "slurm_state", f[1]);
+		cJSON_AddStringToObject(o, "gres", f[2]);
+		cJSON_AddStringToObject(o, "node", f[3]);
+		cJSON_AddStringToObject(o, "since", f[4]);
+		cJSON_AddStringToObject(o, "tag", f[5]);
+		cJSON_AddItemToArray(*rows, o);
+		used++;
+	}
+	free(out);
+	for (int k = used; k < b->max_jobs; k++) {
+		cJSON *o = cJSON_CreateObject();
+		char *slot = xasprintf("slurm%d", k);
+		cJSON_AddStringToObject(o, "slot", slot);
+		free(slot);
+		cJSON_AddStringToObject(o, "state", "free");
+		cJSON_AddItemToArray(*rows, o);
+	}
+	return 0;
+}
+
 static void probe_box(void *arg, size_t i)
 {
 	struct probe_run *pr = arg;
@@ -123,6 +196,14 @@ static void probe_box(void *arg, size_t i)
 		if (!pr->quiet)
 			cli_error("%s", err.msg);
 		j->code = bg_exit_code(rc);
+	} else if (!j->action && j->box->slurm) {
+		rc = slurm_rows(c, j->box, &j->rows, &err);
+		if (rc < 0) {
+			j->error = xstrdup(err.msg);
+			if (!pr->quiet)
+				cli_error("%s", err.msg);
+			j->code = bg_exit_code(rc);
+		}
 	} else if (!j->action) {
 		j->rows = parse_rows(out);
 		mark_config_disabled(j, j->rows);

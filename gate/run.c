@@ -50,7 +50,11 @@ char *gate_command_line(const gate_spec *g)
 			bg_quote_path(&s, b->slurm_conf);
 			strbuf_addch(&s, ' ');
 		}
-		strbuf_addstr(&s, "srun --quiet --ntasks=1 --job-name=boxgate");
+		/* a name of its own, so a client that lost the link can scancel it */
+		char id[17];
+		bg_random_hex(id, 8);
+		strbuf_addf(&s, "srun --quiet --ntasks=1 --job-name=" GATE_SLURM_JOB_PREFIX "%s",
+			    id);
 		add_opt(&s, "--gres", b->gres);
 		if (b->partition)
 			add_opt(&s, "--partition", b->partition);
@@ -104,6 +108,20 @@ char *gate_command_line(const gate_spec *g)
 		bg_quote(&s, g->shim->argv[i]);
 	}
 	return strbuf_detach(&s);
+}
+
+bool gate_slurm_job_name(const char *cmdline, char *out, size_t n)
+{
+	const char *p = strstr(cmdline, "--job-name=" GATE_SLURM_JOB_PREFIX);
+	if (!p)
+		return false;
+	p += strlen("--job-name=");
+	size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789-");
+	if (len + 1 > n)
+		return false;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return true;
 }
 
 /* ---------------------------------------------------------------- delivery queue */

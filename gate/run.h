@@ -43,8 +43,12 @@ typedef struct gate_spec {
 } gate_spec;
 
 /* The remote command line (owned): AGENT run OPTIONS -- ENTRY ARGS, every
- * word through bg_quote. */
+ * word through bg_quote; on a Slurm box prefixed by an srun step named
+ * GATE_SLURM_JOB_PREFIX and 16 random hex digits. */
 char *gate_command_line(const gate_spec *spec);
+#define GATE_SLURM_JOB_PREFIX "boxgate-"
+/* The Slurm job name in a command line gate_command_line made; false when none. */
+bool gate_slurm_job_name(const char *cmdline, char *out, size_t n);
 
 typedef struct gate_callbacks {
 	/* Every line the gate or agent prints, as it arrives (agent lines unframed). */

@@ -16,7 +16,7 @@ ok "a single-node Slurm with 4 fake GPUs is up in h1"
 install -m 755 "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_HOST_1_ROOT/repo/gate.sh"
 install -m 755 "$BG_ROOT/tests/integration/gates/campaign_gate.sh" "$BG_HOST_1_ROOT/repo/cgate.sh"
 SQ=("$HOSTS" exec "$D" 1 env SLURM_CONF="$SC")
-squeue_boxgate() { "${SQ[@]}" squeue -h --name=boxgate -o '%i %T' 2>/dev/null; }
+squeue_boxgate() { "${SQ[@]}" squeue -h -o '%i %T %j' 2>/dev/null | awk '$3 ~ /^boxgate-/ { print $1, $2 }'; }
 # wait_squeue_empty SECONDS: true once no boxgate job is left in squeue
 wait_squeue_empty() { local i; for i in $(seq 1 $(($1 * 5))); do [ -z "$(squeue_boxgate)" ] && return 0; sleep 0.2; done; return 1; }
 wait_running() { local i; for i in $(seq 1 100); do squeue_boxgate | grep -q RUNNING && return 0; sleep 0.2; done; return 1; }
@@ -45,7 +45,7 @@ printf '[box bad]\nhost = h1\npartition = gpu\nrepo = r\n' >"$BG_TMP/bad2.ini"
 expect_rc 2 "a Slurm key on a box without scheduler = slurm is refused" "$BOXGATE" --config "$BG_TMP/bad2.ini" config check
 has "$ERR_FILE" "bad2.ini:3: partition needs scheduler = slurm in box 'bad'" "... naming the key and the line"
 expect_rc 0 "explain shows the srun step" bg explain sl -- --mode pass
-has "$OUT_FILE" "srun --quiet --ntasks=1 --job-name=boxgate --gres gpu:1 --partition gpu --time=10 .*agent-[0-9a-f]* run --nonce-stdin --gpus-from-env" "... with the gres, partition, srun_args and the agent taking Slurm's GPU"
+has "$OUT_FILE" "srun --quiet --ntasks=1 --job-name=boxgate-[0-9a-f]{16} --gres gpu:1 --partition gpu --time=10 .*agent-[0-9a-f]* run --nonce-stdin --gpus-from-env" "... with the gres, partition, srun_args and the agent taking Slurm's GPU"
 
 # --- a gate passes, its job recorded ---
 expect_rc 0 "a gate passes as a Slurm step" bg run sl -- --mode pass
@@ -56,7 +56,7 @@ r = [json.loads(l) for l in open(sys.argv[1])][-1]
 s = r.get("slurm")
 assert s and s["job"].isdigit() and s["step"] == "0" and s["node"], r
 out = subprocess.run(sys.argv[2:] + ["scontrol", "show", "job", s["job"]], capture_output=True, text=True).stdout
-assert "JobName=boxgate" in out and "JobState=COMPLETED" in out, out
+assert "JobName=boxgate-" in out and "JobState=COMPLETED" in out, out
 ' "$RES" "${SQ[@]}"
 
 # --- a hang is killed at the timeout and the job leaves squeue ---
@@ -68,6 +68,9 @@ if grep -qa 'sleep.1001\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "the h
 "$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 2 >/dev/null 2>&1 &
 cpid=$!
 if wait_running; then
+  expect_rc 0 "slots on a Slurm box" bg slots sl
+  has "$OUT_FILE" '^sl +slurm:[0-9]+ +held +root since .*Slurm job [0-9]+ RUNNING on [^ ]+, .*gpu' "... lists boxgate's running job from squeue"
+  has "$OUT_FILE" '^sl +slurm3 +free' "... and the free places up to max_jobs"
   kill -9 "$cpid"; wait "$cpid" 2>/dev/null
   # bound: the SSH session's end ends srun at once; else the agent's heartbeat (3 s) + grace (1 s)
   wait_squeue_empty 6 && ok "a SIGKILLed client leaves no job within heartbeat + grace + 2 s" || { not_ok "job left after SIGKILL"; diag "$(squeue_boxgate)"; }
@@ -87,6 +90,24 @@ else
 fi
 wait "$cpid" 2>/dev/null
 if grep -qa 'sleep.1003\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "no gate survives the cut link"; else ok "no gate survives the cut link"; fi
+
+# --- a lost link, the login node reachable again: boxgate cancels its step by name ---
+printf '\n[box slk]\nhost = h1\nscheduler = slurm\nslurm_conf = %s\nrepo = /root/repo\ngate = gate.sh\nrequire_gpu = no\n' "$SC" >>"$INI"
+printf 'keepalive_s = 1\nheartbeat_timeout_s = 60\nconnect_timeout_s = 8\nallow = --mode --tag\n' >>"$INI"
+"$BOXGATE" --config "$INI" run slk -- --mode sleep --tag 4 >/dev/null 2>"$BG_TMP/lost.err" &
+cpid=$!
+if wait_running && "$HOSTS" link "$D" 1 down; then
+  # boxgate calls the link dead after about 4 s of silence; the link is back before its
+  # reconnect gives up, long before the agent's own 60 s heartbeat would end the step
+  ( sleep 5; "$HOSTS" link "$D" 1 up ) &
+  wait "$cpid"; rc=$?
+  wait
+  [ "$rc" = 3 ] && ok "a lost link is a connection failure (exit 3)" || { not_ok "exit $rc after a lost link"; diag "$(cat "$BG_TMP/lost.err")"; }
+  has "$BG_TMP/lost.err" 'slk: the link was lost: cancelled Slurm job boxgate-[0-9a-f]{16}' "boxgate reconnected and cancelled its step by name"
+  wait_squeue_empty 5 && ok "... and the job left squeue, long before the agent's heartbeat" || { not_ok "job left after scancel"; diag "$(squeue_boxgate)"; }
+else
+  not_ok "lost link setup"; wait "$cpid"
+fi
 
 # --- a 20-job campaign over the 4 GPUs ---
 W=$BG_TMP/w
