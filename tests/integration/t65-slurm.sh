@@ -59,10 +59,31 @@ out = subprocess.run(sys.argv[2:] + ["scontrol", "show", "job", s["job"]], captu
 assert "JobName=boxgate-" in out and "JobState=COMPLETED" in out, out
 ' "$RES" "${SQ[@]}"
 
+# --- push and status on the login node, run --pool through the broker ---
+L=$BG_TMP/local
+mkdir -p "$L/scripts"
+printf 'print("on the shared filesystem")\n' >"$L/scripts/s.py"
+expect_rc 0 "push to a Slurm box (its login node)" bg push --root "$L" --boxes sl scripts/s.py
+cmp -s "$L/scripts/s.py" "$BG_HOST_1_ROOT/repo/scripts/s.py" && ok "... the file is in the box's repo" || not_ok "pushed file on the login node"
+expect_rc 0 "status on a Slurm box" bg status --root "$L" --boxes sl scripts/s.py
+expect_rc 0 "run --pool on a pool of a Slurm box" bg run --pool slurm -- --kind fake --sleep 0.1
+has "$OUT_FILE" 'FAITHFUL_RESULT' "... the broker placed it as a Slurm step"
+
 # --- a hang is killed at the timeout and the job leaves squeue ---
 expect_rc 124 "a hanging gate is TIMEOUT_HANG at its timeout" bg run sl --timeout 2 -- --mode sleep --tag 1
 wait_squeue_empty 5 && ok "... and its job left squeue" || { not_ok "job left after the timeout"; diag "$(squeue_boxgate)"; }
 if grep -qa 'sleep.1001\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "the hung gate is gone"; else ok "the hung gate is gone"; fi
+
+# --- Ctrl-C stops the gate and the step ---
+"$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 5 >/dev/null 2>"$BG_TMP/int.err" &
+cpid=$!
+if wait_running; then
+  kill -INT "$cpid"; wait "$cpid"; rc=$?
+  [ "$rc" = 130 ] && ok "Ctrl-C on a Slurm step exits 130" || { not_ok "exit $rc after Ctrl-C"; diag "$(cat "$BG_TMP/int.err")"; }
+  wait_squeue_empty 5 && ok "... and its job left squeue" || { not_ok "job left after Ctrl-C"; diag "$(squeue_boxgate)"; }
+else
+  not_ok "the job started"; kill -9 "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
+fi
 
 # --- a SIGKILLed client leaves no job ---
 "$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 2 >/dev/null 2>&1 &
