@@ -107,11 +107,7 @@ static void mark_config_disabled(const slot_probe *j, cJSON *rows)
 static int slurm_rows(remote_conn *c, const conf_box *b, cJSON **rows, bg_err *err)
 {
 	strbuf cmd = STRBUF_INIT;
-	if (b->slurm_conf) {
-		strbuf_addstr(&cmd, "SLURM_CONF=");
-		bg_quote_path(&cmd, b->slurm_conf);
-		strbuf_addch(&cmd, ' ');
-	}
+	gate_slurm_env(&cmd, b);
 	strbuf_addstr(&cmd, "squeue -h -o '%i|%T|%b|%N|%M|%u|%j'");
 	char *out = NULL;
 	size_t len = 0;

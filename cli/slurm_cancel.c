@@ -21,11 +21,7 @@ bool cli_slurm_cancel(const conf_box *box, const char *cmdline, bool accept_new)
 	int rc = cli_connect(box, accept_new, &c, &err);
 	if (rc == 0) {
 		strbuf cmd = STRBUF_INIT;
-		if (box->slurm_conf) {
-			strbuf_addstr(&cmd, "SLURM_CONF=");
-			bg_quote_path(&cmd, box->slurm_conf);
-			strbuf_addch(&cmd, ' ');
-		}
+		gate_slurm_env(&cmd, box);
 		strbuf_addstr(&cmd, "scancel --name=");
 		bg_quote(&cmd, name);
 		remote_status st;

@@ -37,6 +37,15 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+void gate_slurm_env(strbuf *s, const conf_box *b)
+{
+	if (b->slurm_conf) {
+		strbuf_addstr(s, "SLURM_CONF=");
+		bg_quote_path(s, b->slurm_conf);
+		strbuf_addch(s, ' ');
+	}
+}
+
 char *gate_command_line(const gate_spec *g)
 {
 	strbuf s = STRBUF_INIT;
@@ -45,11 +54,7 @@ char *gate_command_line(const gate_spec *g)
 		/* A Slurm step on a compute node: Slurm picks the GPUs (gres) and the
 		 * agent takes the ones it was given. No --exclusive by default: outside
 		 * an allocation it takes the whole node, one gate per node. */
-		if (b->slurm_conf) {
-			strbuf_addstr(&s, "SLURM_CONF=");
-			bg_quote_path(&s, b->slurm_conf);
-			strbuf_addch(&s, ' ');
-		}
+		gate_slurm_env(&s, b);
 		/* a name of its own, so a client that lost the link can scancel it */
 		char id[17];
 		bg_random_hex(id, 8);

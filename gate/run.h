@@ -23,6 +23,7 @@
 #include <stdbool.h>
 
 #include "base/error.h"
+#include "base/strbuf.h"
 #include "conf/conf.h"
 #include "gate/result.h"
 #include "remote/remote.h"
@@ -47,6 +48,9 @@ typedef struct gate_spec {
  * GATE_SLURM_JOB_PREFIX and 16 random hex digits. */
 char *gate_command_line(const gate_spec *spec);
 #define GATE_SLURM_JOB_PREFIX "boxgate-"
+/* "SLURM_CONF=PATH " for a Slurm box whose slurm_conf is set, before srun,
+ * squeue or scancel on its login node. */
+void gate_slurm_env(strbuf *s, const conf_box *b);
 /* The Slurm job name in a command line gate_command_line made; false when none. */
 bool gate_slurm_job_name(const char *cmdline, char *out, size_t n);
 

@@ -91,6 +91,16 @@ static void chain_key(const remote_target *t, strbuf *sb)
 	strbuf_addf(sb, "%s@%s:%d", t->user ? t->user : "root", t->hostname, t->port);
 }
 
+/* Under jump_mu: j is no longer handed out (it may not be listed). */
+static void registry_remove(struct remote_jump *j)
+{
+	for (struct remote_jump **p = &registry; *p; p = &(*p)->next)
+		if (*p == j) {
+			*p = j->next;
+			return;
+		}
+}
+
 static void wake_pump(struct remote_jump *j)
 {
 	char b = 1;
@@ -286,11 +296,7 @@ static void jump_fail(struct remote_jump *j, const char *why)
 		j->dead_code = BG_ECONNECT;
 		snprintf(j->dead_msg, sizeof(j->dead_msg), "%s: %s", j->conn->target->name, why);
 	}
-	for (struct remote_jump **p = &registry; *p; p = &(*p)->next)
-		if (*p == j) {
-			*p = j->next;
-			break;
-		}
+	registry_remove(j);
 	while (j->tunnels) {
 		struct tunnel *t = j->tunnels;
 		if (!t->open_done) {
@@ -416,11 +422,7 @@ void remote_jump_release(struct remote_jump *j)
 	pthread_mutex_lock(&jump_mu);
 	bool last = --j->refs == 0;
 	if (last)
-		for (struct remote_jump **p = &registry; *p; p = &(*p)->next)
-			if (*p == j) {
-				*p = j->next;
-				break;
-			}
+		registry_remove(j);
 	pthread_mutex_unlock(&jump_mu);
 	if (last)
 		jump_free(j);
@@ -478,11 +480,7 @@ static int jump_get(const remote_target *t, const remote_connect_opts *opts,
 		j->dead = true;
 		j->dead_code = e.code;
 		snprintf(j->dead_msg, sizeof(j->dead_msg), "%s", e.msg);
-		for (struct remote_jump **p = &registry; *p; p = &(*p)->next)
-			if (*p == j) {
-				*p = j->next;
-				break;
-			}
+		registry_remove(j);
 	}
 	pthread_cond_broadcast(&jump_cv);
 	pthread_mutex_unlock(&jump_mu);

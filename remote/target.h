@@ -28,7 +28,7 @@ typedef struct remote_target {
 	int connect_timeout_s;
 	int keepalive_s;          /* 0: none */
 	const char *agent_socket; /* ssh-agent's socket ($SSH_AUTH_SOCK); NULL: no agent */
-	/* Set when the box asks for something boxgate cannot do ("ProxyJump
+	/* Set when the box asks for something boxgate cannot do ("ProxyCommand
 	 * (~/.ssh/config:12)"): remote_connect refuses it. */
 	const char *unsupported;
 	/* ProxyJump: the hop this box is reached through (itself a target, with

@@ -20,6 +20,13 @@ squeue_boxgate() { "${SQ[@]}" squeue -h -o '%i %T %j' 2>/dev/null | awk '$3 ~ /^
 # wait_squeue_empty SECONDS: true once no boxgate job is left in squeue
 wait_squeue_empty() { local i; for i in $(seq 1 $(($1 * 5))); do [ -z "$(squeue_boxgate)" ] && return 0; sleep 0.2; done; return 1; }
 wait_running() { local i; for i in $(seq 1 100); do squeue_boxgate | grep -q RUNNING && return 0; sleep 0.2; done; return 1; }
+# wait_client PID SECONDS: waits for a background client; one still running then is killed
+# (a test never hangs on it) and the status is 124
+wait_client() {
+  local i
+  for i in $(seq 1 $(($2 * 10))); do kill -0 "$1" 2>/dev/null || { wait "$1"; return; }; sleep 0.1; done
+  kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; return 124
+}
 
 INI=$BG_TMP/slurm.ini
 {
@@ -78,7 +85,7 @@ if grep -qa 'sleep.1001\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "the h
 "$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 5 >/dev/null 2>"$BG_TMP/int.err" &
 cpid=$!
 if wait_running; then
-  kill -INT "$cpid"; wait "$cpid"; rc=$?
+  kill -INT "$cpid"; wait_client "$cpid" 30; rc=$?
   [ "$rc" = 130 ] && ok "Ctrl-C on a Slurm step exits 130" || { not_ok "exit $rc after Ctrl-C"; diag "$(cat "$BG_TMP/int.err")"; }
   wait_squeue_empty 5 && ok "... and its job left squeue" || { not_ok "job left after Ctrl-C"; diag "$(squeue_boxgate)"; }
 else
@@ -109,7 +116,7 @@ if wait_running && "$HOSTS" link "$D" 1 down; then
 else
   not_ok "cut link setup"
 fi
-wait "$cpid" 2>/dev/null
+wait_client "$cpid" 30
 if grep -qa 'sleep.1003\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "no gate survives the cut link"; else ok "no gate survives the cut link"; fi
 
 # --- a lost link, the login node reachable again: boxgate cancels its step by name ---
@@ -118,16 +125,17 @@ printf 'keepalive_s = 1\nheartbeat_timeout_s = 60\nconnect_timeout_s = 8\nallow 
 "$BOXGATE" --config "$INI" run slk -- --mode sleep --tag 4 >/dev/null 2>"$BG_TMP/lost.err" &
 cpid=$!
 if wait_running && "$HOSTS" link "$D" 1 down; then
-  # boxgate calls the link dead after about 4 s of silence; the link is back before its
+  # boxgate calls the link dead after about 4 s of silence; the link is back (7 s) before its
   # reconnect gives up, long before the agent's own 60 s heartbeat would end the step
-  ( sleep 5; "$HOSTS" link "$D" 1 up ) &
-  wait "$cpid"; rc=$?
-  wait
+  ( sleep 7; "$HOSTS" link "$D" 1 up ) &
+  lpid=$!
+  wait_client "$cpid" 40; rc=$?
+  wait "$lpid"
   [ "$rc" = 3 ] && ok "a lost link is a connection failure (exit 3)" || { not_ok "exit $rc after a lost link"; diag "$(cat "$BG_TMP/lost.err")"; }
   has "$BG_TMP/lost.err" 'slk: the link was lost: cancelled Slurm job boxgate-[0-9a-f]{16}' "boxgate reconnected and cancelled its step by name"
   wait_squeue_empty 5 && ok "... and the job left squeue, long before the agent's heartbeat" || { not_ok "job left after scancel"; diag "$(squeue_boxgate)"; }
 else
-  not_ok "lost link setup"; wait "$cpid"
+  not_ok "lost link setup"; wait_client "$cpid" 1
 fi
 
 # --- a 20-job campaign over the 4 GPUs ---
@@ -178,7 +186,7 @@ victim=''
 for _ in $(seq 1 100); do victim=$(squeue_boxgate | awk '$2 == "RUNNING" { print $1; exit }'); [ -n "$victim" ] && break; sleep 0.1; done
 sleep 0.5
 [ -n "$victim" ] && "${SQ[@]}" scancel "$victim"
-wait "$cpid"; rc=$?
+wait_client "$cpid" 120; rc=$?
 [ "$rc" = 0 ] && ok "the campaign ends well after a scancel from outside" || { not_ok "exit $rc after scancel"; diag "$(cat "$BG_TMP/s4.err")"; }
 has "$BG_TMP/s4.err" "Slurm ended job $victim .*requeued" "the cancelled job is named and requeued"
 pycheck "every job recorded final once; the cancelled attempt is recorded not final" '
