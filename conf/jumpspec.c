@@ -20,7 +20,20 @@ static int parse_hop(const char *s, size_t len, conf_jump_hop *h, char *why, siz
 	if (at) {
 		*at = '\0';
 		if (!*p) {
-			snprintf(why, why_len, "'%s': an empty user", w);
+			snprintf(why, why_len, "'%.*s': an empty user", (int)len, s);
+			goto bad;
+		}
+		/* ssh.c's valid_ruser(): no shell metacharacters, no leading '-' */
+		for (const char *c = p; *c; c++)
+			if (strchr("'`\";&<>|(){}\\", *c) || isspace((unsigned char)*c) ||
+			    iscntrl((unsigned char)*c)) {
+				snprintf(why, why_len, "'%.*s': '%c' in the user name", (int)len, s,
+					 *c);
+				goto bad;
+			}
+		if (*p == '-') {
+			snprintf(why, why_len, "'%.*s': a user name starting with '-'", (int)len,
+				 s);
 			goto bad;
 		}
 		h->user = xstrdup(p);
@@ -48,9 +61,13 @@ static int parse_hop(const char *s, size_t len, conf_jump_hop *h, char *why, siz
 		snprintf(why, why_len, "'%.*s': no host", (int)len, s);
 		goto bad;
 	}
+	if (*p == '-') {
+		snprintf(why, why_len, "'%.*s': a host name starting with '-'", (int)len, s);
+		goto bad;
+	}
 	for (const char *c = p; *c; c++)
-		if (isspace((unsigned char)*c) || *c == '/' || *c == '@' || *c == '\'' ||
-		    *c == '"' || *c == '\\') {
+		if (isspace((unsigned char)*c) || iscntrl((unsigned char)*c) ||
+		    strchr("/@'\"\\;#`$&|<>(){}", *c)) {
 			snprintf(why, why_len, "'%.*s': '%c' in the host name", (int)len, s, *c);
 			goto bad;
 		}

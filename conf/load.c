@@ -293,6 +293,11 @@ static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int
 {
 	if (*v == '\0')
 		return fail(lc, line, "%s needs a value", kd->name);
+	/* `key =;x` would be written back as `key = ;x`, which reads as a comment */
+	if (*v == ';' || *v == '#')
+		return fail(lc, line,
+			    "%s: a value must not start with '%c' (it reads as a comment)",
+			    kd->name, *v);
 	switch (kd->type) {
 	case T_STR:
 	case T_LIST: return 0;

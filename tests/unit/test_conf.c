@@ -386,6 +386,9 @@ static void test_errors_values(void **state)
 	expect_error("[defaults]\nkeepalive_s = 1.5\n",
 		     "%s:2: keepalive_s must be an integer 0-3600, got '1.5'");
 	expect_error("[defaults]\ngate_timeout_s = \n", "%s:2: gate_timeout_s needs a value");
+	/* written back as `repo = ;x` it would read as a comment */
+	expect_error("[box a]\nhost = a\nrepo =;x\n",
+		     "%s:3: repo: a value must not start with ';' (it reads as a comment)");
 	expect_error("[defaults]\nhost_key_check = yes\n",
 		     "%s:2: host_key_check must be strict or accept-new, got 'yes'");
 	expect_error("[box a]\ntransport = telnet\n",

@@ -63,6 +63,12 @@ static void test_refused(void **state)
 		{"h st", "' ' in the host name"},
 		{"h/x", "'/' in the host name"},
 		{"h'x", "''' in the host name"},
+		{"a;b@h", "';' in the user name"},
+		{"a b@h", "' ' in the user name"},
+		{"-oProxyCommand=x@h", "a user name starting with '-'"},
+		{"-oProxyCommand=x", "a host name starting with '-'"},
+		{"h#x", "'#' in the host name"},
+		{"; me@j1:2222", "';' in the user name"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		conf_jump_hop *v = (void *)1;
