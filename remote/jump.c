@@ -132,6 +132,13 @@ static void tunnel_drop(struct remote_jump *j, struct tunnel *t)
 	tunnel_unref(t);
 }
 
+static void tunnel_drop_locked(struct remote_jump *j, struct tunnel *t)
+{
+	pthread_mutex_lock(&jump_mu);
+	tunnel_drop(j, t);
+	pthread_mutex_unlock(&jump_mu);
+}
+
 static void open_result(struct tunnel *t, int rc, const char *msg)
 {
 	pthread_mutex_lock(&jump_mu);
@@ -248,9 +255,7 @@ static int pump_pass(struct remote_jump *j)
 			} else if (libssh2_session_last_errno(s) != LIBSSH2_ERROR_EAGAIN) {
 				int rc = libssh2_session_last_errno(s);
 				open_result(t, rc, remote_ssh_errmsg(s));
-				pthread_mutex_lock(&jump_mu);
-				tunnel_drop(j, t);
-				pthread_mutex_unlock(&jump_mu);
+				tunnel_drop_locked(j, t);
 				if (session_fatal(rc))
 					return -1;
 				progress = 1;
@@ -273,9 +278,7 @@ static int pump_pass(struct remote_jump *j)
 			int rc = libssh2_channel_free(t->ch);
 			if (rc != LIBSSH2_ERROR_EAGAIN) {
 				t->ch = NULL;
-				pthread_mutex_lock(&jump_mu);
-				tunnel_drop(j, t);
-				pthread_mutex_unlock(&jump_mu);
+				tunnel_drop_locked(j, t);
 				progress = 1;
 				if (rc < 0 && session_fatal(rc))
 					return -1;
@@ -400,9 +403,7 @@ static void jump_free(struct remote_jump *j)
 	while (j->tunnels) {
 		struct tunnel *t = j->tunnels;
 		t->ch = NULL;
-		pthread_mutex_lock(&jump_mu);
-		tunnel_drop(j, t);
-		pthread_mutex_unlock(&jump_mu);
+		tunnel_drop_locked(j, t);
 	}
 	if (j->conn && j->dead)
 		remote_ssh_mark_dead(j->conn);
