@@ -346,6 +346,27 @@ static int dry_run(cli_ctx *ctx, const campaign_spec *sp, const campaign_job *jo
 	return 0;
 }
 
+/* One worker's slot (gpus and label owned). `held[k]`: it gets no staging
+ * partner. The box's first slot keeps the connection that asked. */
+static void add_slot(sched *s, bool **held, sched_box *sb, slot_probe *p, char *gpus, char *label,
+		     bool no_partner)
+{
+	*held = xrealloc(*held, (s->n_slots + 1) * sizeof(**held));
+	(*held)[s->n_slots] = no_partner;
+	s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof(*s->slots));
+	sched_slot *w = &s->slots[s->n_slots++];
+	memset(w, 0, sizeof(*w));
+	w->b = sb;
+	w->gpus = gpus;
+	w->label = label;
+	if (p->conn) {
+		w->conn = p->conn;
+		w->agent_path = p->agent_path;
+		p->conn = NULL;
+		p->agent_path = NULL;
+	}
+}
+
 /* The slots the workers run on: free or held ones of every box that answered. */
 static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *agent, sched *s)
 {
@@ -370,26 +391,13 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 			continue;
 		}
 		reached++;
-		bool conn_used = false;
 		if (p[i].box->slurm) {
 			/* Slurm owns the GPUs: max_jobs steps at once, each given its GPU by
 			 * Slurm; no second worker (a staged srun would only wait in Slurm's
 			 * queue, holding a place another job could use). */
-			for (int k = 0; k < p[i].box->max_jobs; k++) {
-				held = xrealloc(held, (s->n_slots + 1) * sizeof(*held));
-				held[s->n_slots] = true;
-				s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof(*s->slots));
-				sched_slot *w = &s->slots[s->n_slots++];
-				memset(w, 0, sizeof(*w));
-				w->b = sb;
-				w->label = xasprintf("%s:slurm%d", p[i].box->name, k);
-				if (k == 0) {
-					w->conn = p[i].conn;
-					w->agent_path = p[i].agent_path;
-					p[i].conn = NULL;
-					p[i].agent_path = NULL;
-				}
-			}
+			for (int k = 0; k < p[i].box->max_jobs; k++)
+				add_slot(s, &held, sb, &p[i], NULL,
+					 xasprintf("%s:slurm%d", p[i].box->name, k), true);
 			continue;
 		}
 		const cJSON *row;
@@ -419,22 +427,10 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 					cJSON_IsString(tag) ? tag->valuestring : "another run",
 					sp->lock_wait_s);
 			}
-			held = xrealloc(held, (s->n_slots + 1) * sizeof(*held));
-			held[s->n_slots] = strcmp(state, "held") == 0;
-			s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof(*s->slots));
-			sched_slot *w = &s->slots[s->n_slots++];
-			memset(w, 0, sizeof(*w));
-			w->b = sb;
-			w->gpus = cJSON_IsNumber(gpu) ? xasprintf("%d", gpu->valueint) : NULL;
-			w->label = xasprintf("%s:%s", p[i].box->name, sl);
-			if (!conn_used) {
-				/* the box's first slot keeps the connection that asked */
-				w->conn = p[i].conn;
-				w->agent_path = p[i].agent_path;
-				p[i].conn = NULL;
-				p[i].agent_path = NULL;
-				conn_used = true;
-			}
+			add_slot(s, &held, sb, &p[i],
+				 cJSON_IsNumber(gpu) ? xasprintf("%d", gpu->valueint) : NULL,
+				 xasprintf("%s:%s", p[i].box->name, sl),
+				 strcmp(state, "held") == 0);
 		}
 	}
 	slot_probe_release(p, np);
