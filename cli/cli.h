@@ -71,7 +71,7 @@ typedef struct cli_cmd {
 extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help;
 extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status,
 	cli_cmd_campaign, cli_cmd_rollback, cli_cmd_results, cli_cmd_validate, cli_cmd_slots;
-extern const cli_cmd cli_cmd_report, cli_cmd_brief;
+extern const cli_cmd cli_cmd_report, cli_cmd_brief, cli_cmd_init;
 /* The table (cli/commands.c), NULL-terminated, in `boxgate help` order. */
 extern const cli_cmd *const cli_commands[];
 

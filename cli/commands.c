@@ -22,6 +22,7 @@ const cli_cmd *const cli_commands[] = {
 	&cli_cmd_results,
 	&cli_cmd_report, &cli_cmd_brief,
 	&cli_cmd_config,
+	&cli_cmd_init,
 	&cli_cmd_help,
 	NULL,
 };

@@ -224,4 +224,8 @@ const char *conf_verify_for(const conf *c, const char *relpath);
 /* Prints the resolved configuration as INI (for `boxgate config check`). */
 void conf_dump(const conf *c, void (*out)(void *ctx, const char *line), void *ctx);
 
+/* The commented starter boxgate.ini for the repository at `repo_dir`, with a
+ * commented-out [box] for each of `hosts` (names from ~/.ssh/config). Owned. */
+char *conf_starter_text(const char *repo_dir, char *const *hosts, size_t n_hosts);
+
 #endif

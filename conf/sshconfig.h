@@ -77,6 +77,11 @@ int sshcfg_lookup(const char *path, const char *host, const char *home, sshcfg_h
 		  bg_err *err);
 void sshcfg_host_release(sshcfg_host *h);
 
+/* The plain names `Host` lines of `path` declare (Include followed, patterns
+ * and names that cannot be box names skipped), in order, without duplicates.
+ * An owned array of owned strings (NULL when none); a missing file has none. */
+char **sshcfg_host_names(const char *path, const char *home, size_t *n);
+
 /* ssh's match_pattern(): `*` any run, `?` one character, case-sensitive. */
 bool sshcfg_match_pattern(const char *pattern, const char *s);
 /* A Host line's patterns: true when some pattern matches and no negated
