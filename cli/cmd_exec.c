@@ -204,9 +204,11 @@ static void run_on_box(void *arg, size_t i)
 {
 	struct exec_job *job = arg;
 	struct box_run *r = &job->runs[i];
-	exec_input_tap *t = job->input ? exec_input_tap_of(job->input, i) : NULL;
+	exec_input_tap *t = NULL;
 	remote_conn *c = NULL;
-	r->rc = cli_connect(r->box, job->accept_new, &c, &r->err);
+	r->rc = job->input ? exec_input_tap_open(job->input, i, &t, &r->err) : 0;
+	if (r->rc == 0)
+		r->rc = cli_connect(r->box, job->accept_new, &c, &r->err);
 	if (r->rc == 0 && t)
 		r->rc = run_with_input(c, r, t);
 	else if (r->rc == 0)

@@ -22,7 +22,7 @@
 
 struct exec_input_tap {
 	exec_input *in;
-	int wake; /* direct: the input itself; spool: an eventfd the reader bumps */
+	int wake; /* direct: the input itself; spool: an eventfd the reader bumps, -1 when shut */
 	off_t off;
 	bool done;
 };
@@ -79,10 +79,13 @@ static bool wanted(const exec_input *in)
 	return false;
 }
 
+/* Called with mu held: a tap's wake fd is closed under it. */
 static void wake_taps(exec_input *in)
 {
 	uint64_t one = 1;
 	for (size_t i = 0; i < in->n; i++) {
+		if (in->taps[i].wake < 0)
+			continue;
 		/* EAGAIN: a full counter already says "look". */
 		ssize_t w = write(in->taps[i].wake, &one, sizeof(one));
 		(void)w;
@@ -135,8 +138,8 @@ static void *reader(void *arg)
 			in->len += r;
 		end = r <= 0 || in->error[0];
 		in->eof = end;
-		pthread_mutex_unlock(&in->mu);
 		wake_taps(in);
+		pthread_mutex_unlock(&in->mu);
 	}
 	free(buf);
 	return NULL;
@@ -154,14 +157,11 @@ int exec_input_open(int fd, size_t n_boxes, exec_input **out, bg_err *err)
 	pthread_cond_init(&in->cv, NULL);
 	for (size_t i = 0; i < n_boxes; i++) {
 		in->taps[i].in = in;
-		in->taps[i].wake = in->direct ? fd : eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		in->taps[i].wake = -1;
 	}
 	*out = in;
 	if (in->direct)
 		return 0;
-	for (size_t i = 0; i < n_boxes; i++)
-		if (in->taps[i].wake < 0)
-			goto fail_errno;
 	if (pipe2(in->stop, O_CLOEXEC) < 0)
 		goto fail_errno;
 	if ((in->spool = open_spool(err)) < 0)
@@ -179,9 +179,19 @@ fail:
 	return err->code;
 }
 
-exec_input_tap *exec_input_tap_of(exec_input *in, size_t i)
+int exec_input_tap_open(exec_input *in, size_t i, exec_input_tap **out, bg_err *err)
 {
-	return &in->taps[i];
+	exec_input_tap *t = &in->taps[i];
+	*out = NULL;
+	int fd = in->direct ? in->fd : eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0)
+		return bg_fail(err, BG_EIO, "cannot set up standard input for the command: %s",
+			       strerror(errno));
+	pthread_mutex_lock(&in->mu);
+	t->wake = fd;
+	pthread_mutex_unlock(&in->mu);
+	*out = t;
+	return 0;
 }
 
 static ssize_t read_direct(exec_input_tap *t, void *buf, size_t max)
@@ -236,6 +246,9 @@ void exec_input_done(exec_input_tap *t)
 	exec_input *in = t->in;
 	pthread_mutex_lock(&in->mu);
 	t->done = true;
+	if (!in->direct && t->wake >= 0)
+		close(t->wake);
+	t->wake = -1;
 	pthread_cond_signal(&in->cv);
 	pthread_mutex_unlock(&in->mu);
 }
@@ -258,9 +271,8 @@ void exec_input_free(exec_input *in)
 		(void)w; /* a full pipe is already a stop */
 		pthread_join(in->reader, NULL);
 	}
-	for (size_t i = 0; !in->direct && i < in->n; i++)
-		if (in->taps[i].wake >= 0)
-			close(in->taps[i].wake);
+	for (size_t i = 0; i < in->n; i++)
+		exec_input_done(&in->taps[i]);
 	for (int i = 0; i < 2; i++)
 		if (in->stop[i] >= 0)
 			close(in->stop[i]);
