@@ -18,8 +18,8 @@ static const char check_help[] =
 	"\n"
 	"Probes every configured box (or the named ones; node sets and @pool work) at once:\n"
 	"reachable, host key, authentication, the box's python version, whether its repo\n"
-	"exists, and its GPUs (nvidia-smi -L count, or none). One row per box; the reason\n"
-	"for every failure follows the table.\n"
+	"exists, and its GPUs (nvidia-smi -L count, or none). One row per box, in box-name\n"
+	"order (h2 before h10); the reason for every failure follows the table.\n"
 	"\n"
 	"  --json         one JSON object per box\n"
 	"  --accept-new   record unknown host keys in known_hosts (changed or revoked keys\n"
@@ -162,6 +162,12 @@ static cJSON *probe_json(const struct probe *p)
 	return o;
 }
 
+static int cmp_probe(const void *a, const void *b)
+{
+	return cli_box_name_cmp(((const struct probe *)a)->box->name,
+				((const struct probe *)b)->box->name);
+}
+
 static int run_check(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	(void)opts;
@@ -172,6 +178,8 @@ static int run_check(cli_ctx *ctx, void *opts, const cli_args *args)
 	int code = BG_EXIT_OK;
 	job.p = xcalloc(n, sizeof(*job.p));
 	bg_fanout(n, 0, check_box, &job);
+	/* Rows and reasons in box-name order (h2 before h10), as node sets read. */
+	qsort(job.p, n, sizeof(*job.p), cmp_probe);
 	if (!json)
 		cli_printf(stdout, ROW, "BOX", "REACHABLE", "HOSTKEY", "AUTH", "PYTHON", "REPO",
 			   "GPUS");

@@ -2,24 +2,34 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/exit.h"
 #include "base/fanout.h"
 #include "base/json.h"
 #include "base/lines.h"
 #include "base/strbuf.h"
+#include "base/timer.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "cli/exec_input.h"
 #include "remote/remote.h"
 
 static const char exec_help[] =
-	"usage: boxgate exec [--boxes SPEC | --pool POOL | --all] [--timeout S] [-b] [--json]\n"
-	"                    [--accept-new] -- CMD [ARGS...]\n"
+	"usage: boxgate exec [--boxes SPEC | --pool POOL | --all] [--timeout S] [-b] [-n]\n"
+	"                    [--json] [--accept-new] -- CMD [ARGS...]\n"
 	"\n"
 	"Runs CMD on every selected box at once over one SSH connection per box (the local\n"
 	"box runs it with /bin/sh). CMD and ARGS are joined with spaces and run by the box's\n"
 	"shell, as ssh(1) does. Each stdout line prints as 'box: line' as it arrives, stderr\n"
 	"lines likewise on stderr.\n"
+	"\n"
+	"Standard input, when it is not a terminal, goes to CMD on every box, byte for byte,\n"
+	"as ssh and clush send it: one box reads it as it streams; several boxes each get\n"
+	"the same bytes, read once into a spool (an unlinked file in $TMPDIR, as big as the\n"
+	"input) that each box reads at its own pace, so a box that stops reading or ends\n"
+	"early holds no other back. End of input closes CMD's stdin. From a terminal, or\n"
+	"with -n, CMD's stdin is empty (it reads end of file at once).\n"
 	"\n"
 	"  --boxes SPEC   names, node sets (b200-[1-8,12]) and @pool, comma separated\n"
 	"  --pool POOL    every box of a pool\n"
@@ -29,8 +39,17 @@ static const char exec_help[] =
 	"                 command's BOXGATE_EXEC_ID (setsid'd and daemonised children too):\n"
 	"                 TERM, then KILL after 2 s. A process that removed BOXGATE_EXEC_ID\n"
 	"                 from its environment, or runs as another user, is not found.\n"
-	"  -b, --gather   gather identical stdout per group of boxes (like clush -b)\n"
-	"  --json         one JSON event per line: {box,stream,line} and {box,event,...}\n"
+	"  -b, --gather   gather identical stdout per group of boxes (like clush -b), printed\n"
+	"                 when all are done, groups in box-name order (h2 before h10)\n"
+	"  -n, --no-stdin give CMD an empty stdin even when boxgate's is a pipe or file\n"
+	"                 (as ssh -n; for loops that read their own input)\n"
+	"  --json         one JSON event per line: {box,stream,line} and {box,event,...};\n"
+	"                 with -b, stdout comes as one {\"event\":\"group\",\"boxes\":[...],\n"
+	"                 \"nodeset\":\"h[1-3]\",\"stdout\":\"...\",\"status\":N} per group of "
+	"boxes\n"
+	"                 with the same stdout bytes and the same exit (\"signal\":\"KILL\" or\n"
+	"                 \"lost\":true instead of status); stderr lines and each box's closing\n"
+	"                 event come as without -b\n"
 	"  --accept-new   record unknown host keys (changed keys are still refused)\n"
 	"\n"
 	"Lines longer than 1 MiB arrive in pieces, each but the last marked\n"
@@ -42,8 +61,8 @@ static const char exec_help[] =
 	"as the signal of that number, as the shell's $? shows it.\n"
 	"Exit: 0 when every box exited 0; 3 when a box could not be reached, its host key\n"
 	"was refused, authentication failed, or no exit status came back (the connection or\n"
-	"the channel closed first); 124 when a box timed out; else 1. A summary of failed\n"
-	"boxes closes the output.\n";
+	"the channel closed first); 124 when a box timed out; else 1 (reading standard input\n"
+	"failing included). A summary of failed boxes, in box-name order, closes the output.\n";
 
 struct exec_job;
 
@@ -58,13 +77,14 @@ struct box_run {
 
 struct exec_opts {
 	int timeout_s;
-	bool gather;
+	bool gather, no_stdin;
 };
 
 static const cli_opt exec_options[] = {
 	CLI_OPT_SELECT,
 	CLI_OPT_SECONDS("timeout", struct exec_opts, timeout_s, 1, 7 * 86400),
 	{"gather", 'b', CLI_FLAG, false, offsetof(struct exec_opts, gather), 0, 0},
+	{"no-stdin", 'n', CLI_FLAG, false, offsetof(struct exec_opts, no_stdin), 0, 0},
 	CLI_OPT_JSON,
 	CLI_OPT_ACCEPT_NEW,
 	CLI_OPT_END,
@@ -75,16 +95,35 @@ struct exec_job {
 	char *cmdline;
 	int timeout_s;
 	bool gather, json, accept_new;
+	exec_input *input; /* NULL: the command's stdin is empty */
 	struct box_run *runs;
 };
 
 #define CONTINUES " [boxgate: line continues]"
+/* Input queued on a box's channel beyond what it has taken: enough to keep
+ * the link busy, little enough that many boxes stay cheap. */
+#define INPUT_QUEUE_HIGH (256u << 10)
+
+/* -b: stdout kept per box. JSON keeps the bytes exactly; text marks a cut
+ * line and ends every line, as the lines print without -b. */
+static void gather_line(struct box_run *r, const char *line, size_t len, int flags)
+{
+	strbuf_add(&r->out, line, len);
+	if (r->job->json)
+		strbuf_addstr(&r->out, flags & (LINE_PARTIAL | LINE_NO_EOL) ? "" : "\n");
+	else
+		strbuf_addstr(&r->out, flags & LINE_PARTIAL ? CONTINUES "\n" : "\n");
+}
 
 static void on_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
 {
 	struct box_run *r = arg;
 	struct exec_job *job = r->job;
 	bool partial = flags & LINE_PARTIAL;
+	if (job->gather && s == REMOTE_STDOUT) {
+		gather_line(r, line, len, flags);
+		return;
+	}
 	if (job->json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "box", r->box->name);
@@ -96,11 +135,6 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 			cJSON_AddBoolToObject(o, "no_newline", 1);
 		cli_print_json(o);
 		cJSON_Delete(o);
-		return;
-	}
-	if (job->gather && s == REMOTE_STDOUT) {
-		strbuf_add(&r->out, line, len);
-		strbuf_addstr(&r->out, partial ? CONTINUES "\n" : "\n");
 		return;
 	}
 	FILE *to = s == REMOTE_STDOUT ? stdout : stderr;
@@ -115,18 +149,73 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 	}
 }
 
+/* Moves input to the command as it takes it, until the command ends (1),
+ * the deadline passes (0) or the transport fails (negative). At most
+ * INPUT_QUEUE_HIGH bytes wait on the channel, so a box that stops reading
+ * holds that much and no more. */
+static int feed_and_wait(remote_exec *e, exec_input_tap *t, int64_t deadline, remote_status *st,
+			 bg_err *err)
+{
+	char buf[65536];
+	bool open = true;
+	for (;;) {
+		while (open && remote_exec_stdin_queued(e) < INPUT_QUEUE_HIGH) {
+			ssize_t n = exec_input_read(t, buf, sizeof(buf));
+			if (n > 0) {
+				remote_exec_write(e, buf, (size_t)n);
+				continue;
+			}
+			if (n == 0) {
+				remote_exec_close_stdin(e);
+				exec_input_done(t);
+				open = false;
+			}
+			break;
+		}
+		bool room = open && remote_exec_stdin_queued(e) < INPUT_QUEUE_HIGH;
+		int rc = remote_exec_pump(e, deadline, room ? exec_input_wake_fd(t) : -1, st, err);
+		if (rc != 0 || bg_now_ms() >= deadline)
+			return rc;
+	}
+}
+
+/* remote_run with the job's input on the command's stdin. */
+static int run_with_input(remote_conn *c, struct box_run *r, exec_input_tap *t)
+{
+	struct exec_job *job = r->job;
+	remote_exec_opts o = {.on_line = on_line, .ctx = r, .killable = job->timeout_s > 0};
+	remote_exec *e = NULL;
+	int rc = remote_exec_start(c, job->cmdline, &o, &e, &r->err);
+	if (rc < 0)
+		return rc;
+	rc = feed_and_wait(e, t, bg_deadline_ms((int64_t)job->timeout_s * 1000), &r->st, &r->err);
+	if (rc == 0) {
+		remote_exec_kill(e, 2000, &r->st, &r->err);
+		rc = bg_fail(&r->err, BG_ETIMEOUT, "%s: timed out after %d s", r->box->name,
+			     job->timeout_s);
+	} else if (rc > 0) {
+		rc = 0;
+	}
+	remote_exec_free(e);
+	return rc;
+}
+
 static void run_on_box(void *arg, size_t i)
 {
 	struct exec_job *job = arg;
-	const conf_box *box = job->boxes[i];
 	struct box_run *r = &job->runs[i];
+	exec_input_tap *t = NULL;
 	remote_conn *c = NULL;
-	r->job = job;
-	r->box = box;
-	r->rc = cli_connect(box, job->accept_new, &c, &r->err);
+	r->rc = job->input ? exec_input_tap_open(job->input, i, &t, &r->err) : 0;
 	if (r->rc == 0)
+		r->rc = cli_connect(r->box, job->accept_new, &c, &r->err);
+	if (r->rc == 0 && t)
+		r->rc = run_with_input(c, r, t);
+	else if (r->rc == 0)
 		r->rc = remote_run(c, job->cmdline, on_line, r, job->timeout_s * 1000, &r->st,
 				   &r->err);
+	if (t)
+		exec_input_done(t);
 	remote_close(c);
 }
 
@@ -141,40 +230,94 @@ static const char *failure_kind(int rc)
 	}
 }
 
-/* Prints each group of boxes whose gathered stdout is identical. */
-static void print_gathered(struct exec_job *job, size_t n)
+static int cmp_run(const void *a, const void *b)
 {
-	bool *done = xcalloc(n, sizeof(*done));
-	const char **names = xcalloc(n, sizeof(*names));
+	const struct box_run *x = *(const struct box_run *const *)a;
+	const struct box_run *y = *(const struct box_run *const *)b;
+	return cli_box_name_cmp(x->box->name, y->box->name);
+}
+
+/* The runs in box-name order (h2 before h10): groups and summaries read
+ * the same whichever box finished first. Owned. */
+static struct box_run **sorted_runs(struct exec_job *job, size_t n)
+{
+	struct box_run **v = xcalloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = &job->runs[i];
+	qsort(v, n, sizeof(*v), cmp_run);
+	return v;
+}
+
+/* Whether two boxes land in one -b group: the same stdout, and in JSON,
+ * where each group carries one status, the same ending too. */
+static bool same_group(const struct exec_job *job, const struct box_run *a, const struct box_run *b)
+{
+	if (a->out.len != b->out.len ||
+	    memcmp(strbuf_str(&a->out), strbuf_str(&b->out), a->out.len) != 0)
+		return false;
+	return !job->json || (a->st.how == b->st.how && a->st.code == b->st.code &&
+			      strcmp(a->st.signal, b->st.signal) == 0);
+}
+
+/* {"event":"group","boxes":[...],"nodeset":"h[1-3]","stdout":"...","status":0} */
+static void print_group_json(const struct box_run *first, const char *const *names, size_t k,
+			     const char *set)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "event", "group");
+	cJSON *boxes = cJSON_AddArrayToObject(o, "boxes");
+	for (size_t i = 0; i < k; i++)
+		cJSON_AddItemToArray(boxes, cJSON_CreateString(names[i]));
+	cJSON_AddStringToObject(o, "nodeset", set);
+	bg_json_add_bytes(o, "stdout", strbuf_str(&first->out), first->out.len);
+	if (first->st.how == REMOTE_EXITED)
+		cJSON_AddNumberToObject(o, "status", first->st.code);
+	else if (first->st.how == REMOTE_SIGNALED)
+		cJSON_AddStringToObject(o, "signal", first->st.signal);
+	else
+		cJSON_AddBoolToObject(o, "lost", 1);
+	cli_print_json(o);
+	cJSON_Delete(o);
+}
+
+/* Prints each group of boxes whose gathered stdout is identical, groups in
+ * the order of their first box. Boxes that never ran are left to the
+ * summary. */
+static void print_gathered(struct exec_job *job, struct box_run **runs, size_t n)
+{
+	bool *done = xcalloc(n ? n : 1, sizeof(*done));
+	const char **names = xcalloc(n ? n : 1, sizeof(*names));
 	for (size_t i = 0; i < n; i++) {
-		if (done[i] || job->runs[i].rc < 0)
+		if (done[i] || runs[i]->rc < 0)
 			continue;
 		size_t k = 0;
 		for (size_t j = i; j < n; j++) {
-			struct box_run *a = &job->runs[i], *b = &job->runs[j];
-			if (done[j] || b->rc < 0 || a->out.len != b->out.len ||
-			    memcmp(strbuf_str(&a->out), strbuf_str(&b->out), a->out.len) != 0)
+			if (done[j] || runs[j]->rc < 0 || !same_group(job, runs[i], runs[j]))
 				continue;
 			done[j] = true;
-			names[k++] = b->box->name;
+			names[k++] = runs[j]->box->name;
 		}
 		char *set = cli_fold_names(names, k);
-		cli_printf(stdout, "---------------\n%s (%zu)\n---------------\n", set, k);
-		cli_write(stdout, strbuf_str(&job->runs[i].out), job->runs[i].out.len);
+		if (job->json) {
+			print_group_json(runs[i], names, k, set);
+		} else {
+			cli_printf(stdout, "---------------\n%s (%zu)\n---------------\n", set, k);
+			cli_write(stdout, strbuf_str(&runs[i]->out), runs[i]->out.len);
+		}
 		free(set);
 	}
 	free(done);
 	free(names);
 }
 
-/* The closing summary and the exit code. */
-static int summarise(struct exec_job *job, size_t n)
+/* The closing summary, in box-name order, and the exit code. */
+static int summarise(struct exec_job *job, struct box_run **runs, size_t n)
 {
 	size_t failed = 0;
 	int code = BG_EXIT_OK;
 	strbuf sum = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++) {
-		struct box_run *r = &job->runs[i];
+		struct box_run *r = runs[i];
 		char how[128];
 		int box_code = BG_EXIT_OK;
 		if (r->rc < 0 && r->st.how == REMOTE_LOST) {
@@ -234,6 +377,21 @@ static int summarise(struct exec_job *job, size_t n)
 	return code;
 }
 
+/* Refuses what cannot be honoured rather than dropping it. */
+static int open_input(const struct exec_opts *eo, size_t n, exec_input **in)
+{
+	*in = NULL;
+	/* A terminal is the user typing, not input for the boxes: ssh -n's rule. */
+	if (eo->no_stdin || isatty(STDIN_FILENO))
+		return 0;
+	bg_err err = {0};
+	if (exec_input_open(STDIN_FILENO, n, in, &err) < 0) {
+		cli_error("exec: %s (-n runs without input)", err.msg);
+		return BG_EXIT_FAIL;
+	}
+	return 0;
+}
+
 static int run_exec(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	const struct exec_opts *eo = opts;
@@ -245,6 +403,9 @@ static int run_exec(cli_ctx *ctx, void *opts, const cli_args *args)
 		.accept_new = ctx->opt.accept_new,
 	};
 	size_t n = ctx->n_boxes;
+	int code = open_input(eo, n, &job.input);
+	if (code)
+		return code;
 	strbuf cmd = STRBUF_INIT;
 	for (size_t i = 0; i < args->n; i++) {
 		if (i)
@@ -252,13 +413,25 @@ static int run_exec(cli_ctx *ctx, void *opts, const cli_args *args)
 		strbuf_addstr(&cmd, args->v[i]);
 	}
 	job.cmdline = strbuf_detach(&cmd);
-	job.runs = xcalloc(n, sizeof(*job.runs));
+	job.runs = xcalloc(n ? n : 1, sizeof(*job.runs));
+	for (size_t i = 0; i < n; i++) {
+		job.runs[i].job = &job;
+		job.runs[i].box = job.boxes[i];
+	}
 	bg_fanout(n, 0, run_on_box, &job);
+	struct box_run **runs = sorted_runs(&job, n);
 	if (job.gather)
-		print_gathered(&job, n);
-	int code = summarise(&job, n);
+		print_gathered(&job, runs, n);
+	code = summarise(&job, runs, n);
+	if (job.input && exec_input_error(job.input)[0]) {
+		cli_error("exec: %s: the boxes got the input up to there",
+			  exec_input_error(job.input));
+		code = bg_exit_merge(code, BG_EXIT_FAIL);
+	}
+	exec_input_free(job.input);
 	for (size_t i = 0; i < n; i++)
 		strbuf_release(&job.runs[i].out);
+	free(runs);
 	free(job.runs);
 	free(job.cmdline);
 	return code;

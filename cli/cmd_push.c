@@ -34,9 +34,11 @@ static const char push_help[] =
 	"must accept it: by default .py is parsed with the box's python's ast, .sh with bash -n,\n"
 	".json as JSON), then the current target becomes TARGET.bak and the temporary file is\n"
 	"renamed over the target (atomic). A refused file leaves the box as it was and the\n"
-	"verifier's own output is shown. Built-in verifiers also run here first, so a syntax\n"
-	"error fails before any box is touched. Temporary files of interrupted pushes are\n"
-	"removed. Pushes to one box are serialised by a lock on the box.\n"
+	"verifier's own output is shown once every box is done: each distinct output once,\n"
+	"each line led by the set of boxes that printed it ('h[1-3]:     SyntaxError: ...').\n"
+	"Built-in verifiers also run here first, so a syntax error fails before any box is\n"
+	"touched. Temporary files of interrupted pushes are removed. Pushes to one box are\n"
+	"serialised by a lock on the box.\n"
 	"\n"
 	"A [verify] command gets the file as {}, as $1 and as $BOXGATE_FILE: always a path\n"
 	"of bytes in [A-Za-z0-9._/-] that boxgate chose (the temporary file, whose NAME has\n"
@@ -61,8 +63,9 @@ static const char push_help[] =
 	"\n"
 	"Exit: 0 when every file is updated, created or unchanged; 4 when a verifier refused a\n"
 	"file (that box is unchanged); 3 when a box could not be reached; 2 for bad usage or\n"
-	"paths; 1 for other failures. Boxes that fail do not stop the others. Large uploads\n"
-	"show a progress line per box when stdout is a terminal.\n";
+	"paths; 1 for other failures. Boxes that fail do not stop the others; the closing\n"
+	"line names them in box-name order (h2 before h10). Large uploads show a progress\n"
+	"line per box when stdout is a terminal.\n";
 
 #define PROGRESS_MIN      (1u << 20)
 #define PROGRESS_EVERY_MS 150
@@ -376,12 +379,14 @@ static int summarise(cli_sync_job *job, int code, const size_t *c)
 	cli_print_line(stdout, NULL, sb.buf, sb.len);
 	strbuf_reset(&sb);
 	size_t failed = 0;
+	const sync_box **by_name = cli_sync_by_name(job);
 	for (size_t i = 0; i < job->n; i++) {
-		if (!box_failed(&job->boxes[i]))
+		if (!box_failed(by_name[i]))
 			continue;
-		strbuf_addf(&sb, "%s%s", failed ? ", " : "", job->boxes[i].box->name);
+		strbuf_addf(&sb, "%s%s", failed ? ", " : "", by_name[i]->box->name);
 		failed++;
 	}
+	free(by_name);
 	if (failed)
 		cli_error("push: %zu of %zu boxes had failures: %s", failed, job->n,
 			  strbuf_str(&sb));

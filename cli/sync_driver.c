@@ -57,19 +57,85 @@ void cli_sync_report(cli_sync_job *job, const sync_box *b)
 	pthread_mutex_unlock(&job->mu);
 }
 
-/* A refused file's verifier output, indented, at most 200 lines. */
-static void print_verify_output(const sync_box *b, const char *s)
+static int cmp_box(const void *a, const void *b)
+{
+	const sync_box *x = *(const sync_box *const *)a, *y = *(const sync_box *const *)b;
+	return cli_box_name_cmp(x->box->name, y->box->name);
+}
+
+const sync_box **cli_sync_by_name(const cli_sync_job *job)
+{
+	const sync_box **v = xcalloc(job->n ? job->n : 1, sizeof(*v));
+	for (size_t i = 0; i < job->n; i++)
+		v[i] = &job->boxes[i];
+	qsort(v, job->n, sizeof(*v), cmp_box);
+	return v;
+}
+
+/* A refused file's verifier output, indented, each line led by the boxes
+ * that printed it; at most 200 lines. */
+static void print_verify_output(const char *set, const char *s)
 {
 	for (int lines = 0; *s && lines < 200; lines++) {
 		const char *e = strchr(s, '\n');
 		size_t len = e ? (size_t)(e - s) : strlen(s);
 		char *l = xasprintf("    %.*s", (int)len, s);
-		cli_print_line(stderr, b->box->name, l, strlen(l));
+		cli_print_line(stderr, set, l, strlen(l));
 		free(l);
 		s += len + (e ? 1 : 0);
 	}
 	if (*s)
-		cli_print_line(stderr, b->box->name, "    [boxgate: verifier output cut]", 34);
+		cli_print_line(stderr, set, "    [boxgate: verifier output cut]", 34);
+}
+
+static const char *verify_out_of(const sync_box *b, size_t item)
+{
+	const sync_file *f = &b->files[item];
+	return f->state == SYNC_VERIFY_FAILED && f->verify_out ? f->verify_out : NULL;
+}
+
+/* One file's verifier output, once per distinct text, headed by the set of
+ * boxes that printed it (h[1-3]): the same SyntaxError on 40 boxes is one
+ * block. Groups in the order of their first box. */
+static void print_verify_item(const sync_box **boxes, size_t n, size_t item)
+{
+	bool *done = xcalloc(n ? n : 1, sizeof(*done));
+	const char **names = xcalloc(n ? n : 1, sizeof(*names));
+	for (size_t i = 0; i < n; i++) {
+		const char *out = verify_out_of(boxes[i], item);
+		if (done[i] || !out)
+			continue;
+		size_t k = 0;
+		for (size_t j = i; j < n; j++) {
+			const char *other = verify_out_of(boxes[j], item);
+			if (done[j] || !other || strcmp(out, other) != 0)
+				continue;
+			done[j] = true;
+			names[k++] = boxes[j]->box->name;
+		}
+		char *set = cli_fold_names(names, k);
+		char *shown = sync_path_display(boxes[i]->plan->items[item].rel);
+		if (k > 1)
+			cli_error("%s: %s: the verifier's output, the same on %zu boxes:", set,
+				  shown, k);
+		else
+			cli_error("%s: %s: the verifier's output:", set, shown);
+		print_verify_output(set, out);
+		free(shown);
+		free(set);
+	}
+	free(done);
+	free(names);
+}
+
+void cli_sync_print_verify_output(cli_sync_job *job)
+{
+	if (job->json || !job->boxes)
+		return; /* JSON carries it in each file's object */
+	const sync_box **boxes = cli_sync_by_name(job);
+	for (size_t item = 0; item < job->plan.n; item++)
+		print_verify_item(boxes, job->n, item);
+	free(boxes);
 }
 
 void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not_done)
@@ -100,8 +166,6 @@ void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not
 				  b->rc < 0 ? " (see above)" : "");
 			free(shown);
 		}
-		if (f->state == SYNC_VERIFY_FAILED && f->verify_out)
-			print_verify_output(b, f->verify_out);
 	}
 	char *mw = sync_manifest_warning(b);
 	if (mw)
@@ -134,7 +198,10 @@ int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const c
 	if (cmd->start)
 		cmd->start(&job);
 	cli_sync_each(&job, cmd->box);
-	if (cmd->after && (code = cmd->after(&job)))
+	if (cmd->after)
+		code = cmd->after(&job);
+	cli_sync_print_verify_output(&job);
+	if (code)
 		goto out;
 	sync_plan_wait(&job.plan, NULL);
 	sync_count(job.boxes, job.n, cnt);

@@ -52,9 +52,19 @@ int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const c
 void cli_sync_report(cli_sync_job *job, const sync_box *b);
 
 /* What push and rollback report per file: a line per file on stdout, or
- * JSON; a failed file as an error ("BOX: PATH: NOT_DONE") with the
- * verifier's output. */
+ * JSON; a failed file as an error ("BOX: PATH: NOT_DONE"). The verifier's
+ * output waits for cli_sync_print_verify_output (JSON: in the file's
+ * object). */
 void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not_done);
+
+/* Once every box has reported: each refused file's verifier output, one
+ * block per distinct text headed by its box set ("h[1-3]"), in box-name
+ * order. The pipeline calls it before the summary. */
+void cli_sync_print_verify_output(cli_sync_job *job);
+
+/* The boxes in box-name order (h2 before h10): an owned array of borrowed
+ * boxes. */
+const sync_box **cli_sync_by_name(const cli_sync_job *job);
 
 /* Calls fn on every box concurrently. */
 void cli_sync_each(cli_sync_job *job, void (*fn)(cli_sync_job *job, sync_box *b));

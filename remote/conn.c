@@ -130,7 +130,7 @@ int remote_exec_start(remote_conn *c, const char *cmdline, const remote_exec_opt
 	e->conn = c;
 	if (opts)
 		e->opts = *opts;
-	e->fd_in = e->fd_out = e->fd_err = -1;
+	e->fd_in = e->fd_out = e->fd_err = e->wake_fd = -1;
 	lines_init(&e->out_lines, e->opts.max_line, out_line, e);
 	lines_init(&e->err_lines, e->opts.max_line, err_line, e);
 	int rc = c->ops->exec_start(c, cmdline, e, err);
@@ -151,6 +151,21 @@ void remote_exec_write(remote_exec *e, const void *data, size_t n)
 void remote_exec_close_stdin(remote_exec *e)
 {
 	e->stdin_close = true;
+}
+
+size_t remote_exec_stdin_queued(const remote_exec *e)
+{
+	return e->stdin_q.len - e->stdin_off;
+}
+
+int remote_exec_pump(remote_exec *e, int64_t deadline, int wake_fd, remote_status *st, bg_err *err)
+{
+	e->wake_fd = wake_fd;
+	e->return_on_drain = remote_exec_stdin_queued(e) > 0;
+	int rc = remote_exec_wait(e, deadline, st, err);
+	e->wake_fd = -1;
+	e->return_on_drain = false;
+	return rc;
 }
 
 int remote_exec_wait(remote_exec *e, int64_t deadline, remote_status *st, bg_err *err)

@@ -41,6 +41,10 @@ struct remote_exec {
 	size_t stdin_off;
 	bool stdin_close;  /* asked for */
 	bool stdin_closed; /* done */
+	/* remote_exec_pump: the transport's wait also returns once the stdin
+	 * queue is empty (return_on_drain) or wake_fd is readable. */
+	int wake_fd;
+	bool return_on_drain;
 	bool out_eof, err_eof;
 	remote_status st;
 	bool done;
@@ -119,7 +123,9 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err);
 int remote_ssh_exec_signal(remote_exec *e, int sig, bg_err *err);
 void remote_ssh_exec_free(remote_exec *e);
 
-/* Waits for the session's socket in the directions libssh2 asks for. */
-int remote_ssh_wait_socket(remote_conn *c, int64_t deadline);
+/* Waits for the session's socket in the directions libssh2 asks for, and
+ * for wake_fd (-1: none) to be readable: 1 when it is, 0 when the socket is
+ * ready or the deadline passed, -1 when the peer is gone. */
+int remote_ssh_wait_socket(remote_conn *c, int64_t deadline, int wake_fd);
 
 #endif

@@ -177,6 +177,12 @@ static void read_stream(remote_exec *e, int *fd, remote_stream s)
 
 static void write_stdin(remote_exec *e)
 {
+	if (e->fd_in < 0) {
+		/* The command closed its stdin: what is queued can never go. */
+		strbuf_reset(&e->stdin_q);
+		e->stdin_off = 0;
+		return;
+	}
 	while (e->fd_in >= 0 && e->stdin_off < e->stdin_q.len) {
 		ssize_t n = write(e->fd_in, e->stdin_q.buf + e->stdin_off,
 				  e->stdin_q.len - e->stdin_off);
@@ -216,6 +222,8 @@ static int local_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 	(void)err;
 	for (;;) {
 		write_stdin(e);
+		if (e->return_on_drain && e->stdin_q.len == 0)
+			return 0;
 		if (e->fd_out < 0 && e->fd_err < 0) {
 			int status;
 			/* Output closed: the command is ending; wait for it within the deadline. */
@@ -230,7 +238,7 @@ static int local_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			poll(&none, 0, 10);
 			continue;
 		}
-		struct pollfd p[3];
+		struct pollfd p[4];
 		int n = 0;
 		if (e->fd_out >= 0)
 			p[n++] = (struct pollfd){.fd = e->fd_out, .events = POLLIN};
@@ -238,6 +246,8 @@ static int local_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			p[n++] = (struct pollfd){.fd = e->fd_err, .events = POLLIN};
 		if (e->fd_in >= 0 && e->stdin_q.len > e->stdin_off)
 			p[n++] = (struct pollfd){.fd = e->fd_in, .events = POLLOUT};
+		if (e->wake_fd >= 0)
+			p[n++] = (struct pollfd){.fd = e->wake_fd, .events = POLLIN};
 		int r = poll(p, (nfds_t)n, bg_poll_timeout(deadline));
 		if (r < 0 && errno != EINTR)
 			return bg_fail(err, BG_EIO, "local: poll: %s", strerror(errno));
@@ -246,6 +256,8 @@ static int local_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 		for (int i = 0; i < n; i++) {
 			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
+			if (p[i].fd == e->wake_fd)
+				return 0; /* the caller has more input */
 			if (p[i].fd == e->fd_out)
 				read_stream(e, &e->fd_out, REMOTE_STDOUT);
 			else if (p[i].fd == e->fd_err)

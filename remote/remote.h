@@ -93,10 +93,17 @@ int remote_exec_start(remote_conn *c, const char *cmdline, const remote_exec_opt
 void remote_exec_write(remote_exec *e, const void *data, size_t n);
 /* Sends EOF on stdin once the queued bytes are out. */
 void remote_exec_close_stdin(remote_exec *e);
+/* Bytes queued for stdin that the command has not taken yet; a command
+ * that closed its stdin takes (drops) everything, as a pipe's reader gone. */
+size_t remote_exec_stdin_queued(const remote_exec *e);
 /* Moves data until the command ends (returns 1, *st filled) or `deadline`
  * (base/timer.h ms) passes with it still running (returns 0). Negative on a
  * transport error; the status then says REMOTE_LOST. */
 int remote_exec_wait(remote_exec *e, int64_t deadline, remote_status *st, bg_err *err);
+/* remote_exec_wait for a caller that streams stdin in pieces: it also
+ * returns 0 once the bytes queued when it was called are all out, or when
+ * wake_fd (-1: none) becomes readable, so the caller can queue more. */
+int remote_exec_pump(remote_exec *e, int64_t deadline, int wake_fd, remote_status *st, bg_err *err);
 /* Kills a killable command's process group (TERM, then KILL after
  * `grace_ms`) and waits for the channel to close. *st says REMOTE_TIMEDOUT. */
 int remote_exec_kill(remote_exec *e, int grace_ms, remote_status *st, bg_err *err);

@@ -55,7 +55,7 @@ static int wait_io(remote_conn *c, int64_t deadline, const char *what, bg_err *e
 {
 	if (bg_now_ms() >= deadline)
 		return bg_fail(err, BG_ETIMEOUT, "%s: %s: timed out", c->target->name, what);
-	if (remote_ssh_wait_socket(c, deadline) < 0)
+	if (remote_ssh_wait_socket(c, deadline, -1) < 0)
 		return bg_fail(err, BG_ECONNECT,
 			       "%s: %s: no reply from the box for %d s: connection lost",
 			       c->target->name, what, c->keepalive_s * 3);

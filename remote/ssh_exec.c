@@ -293,6 +293,8 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 				       "%s: connection lost while sending input: %s", name,
 				       remote_ssh_errmsg(c->session));
 		}
+		if (e->return_on_drain && e->stdin_q.len == 0)
+			return 0;
 		if (libssh2_channel_eof(e->ch) && a == 0 && b == 0) {
 			int r = libssh2_channel_close(e->ch);
 			if (r == 0)
@@ -315,12 +317,15 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			return 0;
 		if (a || b)
 			continue;
-		if (remote_ssh_wait_socket(c, deadline) < 0) {
+		int w = remote_ssh_wait_socket(c, deadline, e->wake_fd);
+		if (w < 0) {
 			lost(e);
 			return bg_fail(err, BG_ECONNECT,
 				       "%s: no reply from the box for %d s: connection lost", name,
 				       c->keepalive_s * 3);
 		}
+		if (w > 0)
+			return 0; /* the caller has more input */
 	}
 }
 

@@ -139,16 +139,16 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	return 0;
 }
 
-int remote_ssh_wait_socket(remote_conn *c, int64_t deadline)
+int remote_ssh_wait_socket(remote_conn *c, int64_t deadline, int wake_fd)
 {
-	struct pollfd p = {.fd = c->sock, .events = 0};
+	struct pollfd p[2] = {{.fd = c->sock, .events = 0}, {.fd = wake_fd, .events = POLLIN}};
 	int dir = libssh2_session_block_directions(c->session);
 	if (dir & LIBSSH2_SESSION_BLOCK_INBOUND)
-		p.events |= POLLIN;
+		p[0].events |= POLLIN;
 	if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
-		p.events |= POLLOUT;
-	if (!p.events)
-		p.events = POLLIN;
+		p[0].events |= POLLOUT;
+	if (!p[0].events)
+		p[0].events = POLLIN;
 	int64_t now = bg_now_ms();
 	int64_t wake = deadline;
 	if (c->keepalive_s) {
@@ -161,10 +161,10 @@ int remote_ssh_wait_socket(remote_conn *c, int64_t deadline)
 		if (now - c->last_rx_ms > (int64_t)c->keepalive_s * 3000 + 1000)
 			return -1;
 	}
-	int r = poll(&p, 1, bg_poll_timeout(wake));
+	int r = poll(p, wake_fd >= 0 ? 2 : 1, bg_poll_timeout(wake));
 	if (r < 0 && errno != EINTR)
 		return -1;
-	return 0;
+	return r > 0 && wake_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) ? 1 : 0;
 }
 
 void remote_ssh_mark_dead(remote_conn *c)

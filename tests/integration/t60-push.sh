@@ -91,7 +91,7 @@ x1=$(count 1 'Starting session'); x31=$(count 3 'Starting session')
 hasnt "$OUT_FILE" '^h[0-9]: ' "no box reports anything after a local refusal"
 has "$ERR_FILE" 'SyntaxError' "the local check shows the verifier's own error"
 expect_rc 4 "the same error refused on the boxes (--no-local-check)" bg push --root "$L" --all --no-local-check scripts/a.py
-has "$ERR_FILE" '^h3: .*SyntaxError' "the box's verifier output is shown with the box name"
+has "$ERR_FILE" '^h\[1-4\]: .*SyntaxError' "the boxes' identical verifier output is shown once, led by their box set"
 has "$ERR_FILE" 'h1: scripts/a.py: refused by the verifier on the box' "the refusal names box and path"
 has "$ERR_FILE" 'File "scripts/a.py", line 1' "the output names the target, not the temporary file"
 ident=1; for i in 1 2 3 4; do cmp -s "$BG_TMP/before" "$(rfile "$i" scripts/a.py)" || ident=0; done

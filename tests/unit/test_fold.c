@@ -3,8 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdlib.h>
+#include <cmocka.h>
 
 #include "cli/cli.h"
 
@@ -38,12 +38,32 @@ static void zero_padding_kept(void **state)
 	fold(n, 3, "n[01-03]");
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return cli_box_name_cmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The order -b groups and summaries print in: as node sets read. */
+static void name_order(void **state)
+{
+	(void)state;
+	const char *n[] = {"h10", "local", "h2", "b200-12", "h1", "b200-3", "n01", "h", "n1"};
+	const char *want[] = {"b200-3", "b200-12", "h", "h1", "h2", "h10", "local", "n1", "n01"};
+	qsort(n, 9, sizeof(*n), by_name);
+	for (size_t i = 0; i < 9; i++)
+		assert_string_equal(n[i], want[i]);
+	assert_true(cli_box_name_cmp("h2", "h10") < 0);
+	assert_true(cli_box_name_cmp("h10", "h2") > 0);
+	assert_int_equal(cli_box_name_cmp("h2", "h2"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ranges),
 		cmocka_unit_test(single_and_mixed),
 		cmocka_unit_test(zero_padding_kept),
+		cmocka_unit_test(name_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
