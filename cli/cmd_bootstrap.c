@@ -23,7 +23,7 @@ static const char bootstrap_help[] =
 	"                   under ~/.cache/boxgate/shadow) no run has used for DAYS days,\n"
 	"                   and temporary ones an interrupted run left over an hour ago\n"
 	"  --older-than D   the age for --clean, whole days (default 7; 0: every tree)\n"
-	"  --json           one JSON object per box, in the order selected: box, ok, agent\n"
+	"  --json           one JSON object per box, in name order: box, ok, agent\n"
 	"                   (present, installed, compiled or local), path, sha256 (the\n"
 	"                   agent's source, its content address), error, and with --clean\n"
 	"                   shadow_trees_removed\n";
@@ -123,6 +123,18 @@ static void boot_box(void *arg, size_t i)
 	remote_close(c);
 }
 
+/* --json prints the boxes in name order (h2 before h10). */
+struct boot_row {
+	const char *name;
+	size_t i;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	const struct boot_row *x = a, *y = b;
+	return cli_box_name_cmp(x->name, y->name);
+}
+
 static void print_json(const struct boot *b, size_t i)
 {
 	const struct boot_result *r = &b->res[i];
@@ -180,9 +192,14 @@ static int run_bootstrap(cli_ctx *ctx, void *opts, const cli_args *args)
 	b.agent = &agent;
 	b.res = xcalloc(n, sizeof(*b.res));
 	bg_fanout(n, 0, boot_box, &b);
+	struct boot_row *rows = xcalloc(n ? n : 1, sizeof(*rows));
+	for (size_t i = 0; i < n; i++)
+		rows[i] = (struct boot_row){ctx->boxes[i]->name, i};
+	qsort(rows, n, sizeof(*rows), by_name);
+	for (size_t k = 0; k < n && b.json; k++)
+		print_json(&b, rows[k].i);
+	free(rows);
 	for (size_t i = 0; i < n; i++) {
-		if (b.json)
-			print_json(&b, i);
 		code = bg_exit_merge(code, b.res[i].code);
 		free(b.res[i].path);
 		free(b.res[i].error);

@@ -1,4 +1,5 @@
-/* Folding box names into node sets for summaries: h1 h2 h3 h5 -> h[1-3,5]. */
+/* Folding box names into node sets for summaries: h1 h2 h3 h5 -> h[1-3,5];
+ * and the order node sets read in (h2 before h10), for every listing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,13 @@ static bool same_stem(const struct split *a, const struct split *b)
 		      (b->width > 1 && b->name[b->prefix_len] == '0');
 	return a->num >= 0 && b->num >= 0 && a->prefix_len == b->prefix_len &&
 	       memcmp(a->name, b->name, a->prefix_len) == 0 && (!padded || a->width == b->width);
+}
+
+int cli_box_name_cmp(const char *a, const char *b)
+{
+	struct split x = split_name(a), y = split_name(b);
+	int c = cmp_split(&x, &y);
+	return c ? c : strcmp(a, b);
 }
 
 char *cli_fold_names(const char *const *names, size_t n)
