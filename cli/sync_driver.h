@@ -59,4 +59,8 @@ void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not
 /* Calls fn on every box concurrently. */
 void cli_sync_each(cli_sync_job *job, void (*fn)(cli_sync_job *job, sync_box *b));
 
+/* Reports every box (cli_sync_report) in box-name order: for commands that
+ * report once all boxes are done (cli/sync_order.c). */
+void cli_sync_report_in_order(cli_sync_job *job);
+
 #endif
