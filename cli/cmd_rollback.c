@@ -54,7 +54,6 @@ static void rollback_one(cli_sync_job *job, sync_box *b)
 static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 {
 	bool dry = job->opts->dry_run;
-	cli_sync_report_in_order(job);
 	if (job->json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "event", "summary");
@@ -78,9 +77,17 @@ static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 	return code;
 }
 
+/* Every box is done: report them in name order, before the summary (and
+ * before anything the pipeline prints after the boxes). */
+static int report_all(cli_sync_job *job)
+{
+	cli_sync_report_in_order(job);
+	return 0;
+}
+
 /* clang-format off */
 static const cli_sync_cmd rollback_sync = {
-	.box = rollback_one, .report = report_box, .summary = summarise,
+	.box = rollback_one, .report = report_box, .after = report_all, .summary = summarise,
 };
 /* clang-format on */
 

@@ -98,7 +98,6 @@ static size_t count_created(const cli_sync_job *job)
 static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 {
 	const struct status_opts *so = job->state;
-	cli_sync_report_in_order(job);
 	if (so->exit_code && (cnt[SYNC_DIFFERS] || cnt[SYNC_MISSING]))
 		code = bg_exit_merge(code, BG_EXIT_FAIL);
 	size_t created = count_created(job);
@@ -127,10 +126,18 @@ static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 	return code;
 }
 
+/* Every box is done: report them in name order, before the summary (and
+ * before anything the pipeline prints after the boxes). */
+static int report_all(cli_sync_job *job)
+{
+	cli_sync_report_in_order(job);
+	return 0;
+}
+
 /* clang-format off */
 static const cli_sync_cmd status_sync = {
 	.add_flags = SYNC_ADD_NEED_LOCAL, .box = status_one, .report = report_box,
-	.summary = summarise,
+	.after = report_all, .summary = summarise,
 };
 /* clang-format on */
 

@@ -48,12 +48,12 @@ static void test_manifest_lines(void **state)
 	assert_memory_equal(e.path, "scripts/a b.py", e.path_len);
 	static const char *const bad[] = {
 		"x",
-		SHA_A "\t12",                                     /* no path */
-		SHA_A "\tsoon\tscripts/c.py",                     /* not a time */
-		SHA_A "\t\tscripts/c.py",                         /* no time */
-		SHA_A "\t1\t",                                    /* empty path */
-		SHA_A "\t9999999999999\tscripts/c.py",            /* 13 digits */
-		SHA_A "\t253402300800\tscripts/c.py",             /* after year 9999 */
+		SHA_A "\t12",                          /* no path */
+		SHA_A "\tsoon\tscripts/c.py",          /* not a time */
+		SHA_A "\t\tscripts/c.py",              /* no time */
+		SHA_A "\t1\t",                         /* empty path */
+		SHA_A "\t9999999999999\tscripts/c.py", /* 13 digits */
+		SHA_A "\t253402300800\tscripts/c.py",  /* after year 9999 */
 		"0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\t1\tp",
 		"0123\t1\tp",
 	};
@@ -79,8 +79,12 @@ static cJSON *status_json(bool pushed, sync_ftype bak)
 	static sync_file file;
 	static sync_box b;
 	plan = (sync_plan){.items = &item, .n = 1};
-	file = (sync_file){.state = SYNC_SAME, .rtype = SYNC_FT_FILE, .btype = bak,
-			   .pushed = pushed, .pushed_sha = SHA_A, .pushed_at = 86400};
+	file = (sync_file){.state = SYNC_SAME,
+			   .rtype = SYNC_FT_FILE,
+			   .btype = bak,
+			   .pushed = pushed,
+			   .pushed_sha = SHA_A,
+			   .pushed_at = 86400};
 	memcpy(file.rsha, SHA_A, sizeof(file.rsha));
 	b = (sync_box){.box = &box, .plan = &plan, .files = &file};
 	return sync_file_json(&b, 0);
@@ -119,8 +123,11 @@ static void test_describe_created(void **state)
 	static conf_box box = {.name = "h1"};
 	sync_item item = {.rel = "scripts/new.py", .sha = SHA_A, .local = "/x"};
 	sync_plan plan = {.items = &item, .n = 1};
-	sync_file file = {.state = SYNC_SAME, .rtype = SYNC_FT_FILE, .btype = SYNC_FT_MISSING,
-			  .pushed = true, .pushed_sha = SHA_A};
+	sync_file file = {.state = SYNC_SAME,
+			  .rtype = SYNC_FT_FILE,
+			  .btype = SYNC_FT_MISSING,
+			  .pushed = true,
+			  .pushed_sha = SHA_A};
 	memcpy(file.rsha, SHA_A, sizeof(file.rsha));
 	sync_box b = {.box = &box, .plan = &plan, .files = &file};
 	char *line = sync_file_describe(&b, 0);
