@@ -70,6 +70,10 @@ static void report_box(cli_sync_job *job, const sync_box *b)
 		cli_print_line(stdout, b->box->name, line, strlen(line));
 		free(line);
 	}
+	if (b->rc == 0 && b->manifest_unread)
+		cli_warn("%s: .boxgate/pushed is over %u bytes: not read, so no file is shown as "
+			 "placed or created by push",
+			 b->box->name, SYNC_MANIFEST_MAX);
 	if (b->rc == 0 && b->plan->n == 0 && !job->json) {
 		const char *none = "no file pushed, with a .bak or a temporary file under the repo";
 		cli_print_line(stdout, b->box->name, none, strlen(none));

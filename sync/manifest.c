@@ -148,6 +148,7 @@ static int by_path(const void *a, const void *b)
 
 void sync_pushed_mark(sync_box *b)
 {
+	b->manifest_unread = b->have_pushed && b->pushed_big;
 	if (!b->have_pushed || b->pushed_big || !b->files)
 		return;
 	sync_manifest_entry *e = NULL;

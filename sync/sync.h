@@ -288,6 +288,9 @@ typedef struct sync_box {
 	 * be written; paths it cannot hold (a tab or newline) left out. */
 	bool manifest_failed;
 	int manifest_skipped;
+	/* status, rollback: the manifest is over SYNC_MANIFEST_MAX bytes and was
+	 * not read (no file is known as pushed). */
+	bool manifest_unread;
 	/* private to sync/ */
 	sync_plan own_plan;
 	remote_conn *conn;

@@ -201,4 +201,8 @@ ev = [json.loads(l) for l in open(sys.argv[1])]
 assert [e["box"] for e in ev if "box" in e] == ["b2", "b10"], ev
 assert all(" " not in k for e in ev for k in e), ev
 PY
+head -c 1100000 /dev/zero | tr '\0' 'x' >>"$BG_HOST_1_ROOT/repo/.boxgate/pushed"
+expect_rc 0 "status with a manifest over 1 MiB" bg status --root "$L" --boxes b10 scripts/new.py
+has "$ERR_FILE" 'b10: \.boxgate/pushed is over 1048576 bytes: not read' "status says the manifest was not read"
+hasnt "$OUT_FILE" 'by push' "... and calls nothing pushed"
 finish
