@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 hosts_up 2
 PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/\.pyenv/' | paste -sd:)
 fake_gate_on 1 2
-INI=$BG_TMP/t19.ini
+INI=$BG_TMP/t13.ini
 cat "$BG_CONFIG" >"$INI"
 for i in 1 2; do cat >>"$INI" <<EOF2
 
@@ -81,12 +81,12 @@ assert len(lines) == 1, lines
 e = json.loads(lines[0])
 assert e["box"] == "g1" and e["transport"] == "ssh" and e["gate"] == "gate.sh" and e["cwd"] == "/root/repo", e
 assert e["slot"] == "cpu" and e["gpus"] is None and e["gpu_if_found"] is False, e
-assert e["defined_in"].endswith("t19.ini") and e["defined_at_line"] > 0, e
+assert e["defined_in"].endswith("t13.ini") and e["defined_at_line"] > 0, e
 assert e["timeout_s"] > 0 and e["grace_s"] > 0 and e["heartbeat_s"] > 0, e
 routes = {a["arg"]: a for a in e["arguments"]}
 assert routes["--kind"]["route"] == "pass" and routes["gemv_m1"]["route"] == "value", routes
 d = routes["--decode-m1"]
-assert d["route"] == "env" and d["env"] == "MPK_GG_DECODE_M1=1" and d["rule_file"].endswith("t19.ini") and d["rule_line"] > 0, d
+assert d["route"] == "env" and d["env"] == "MPK_GG_DECODE_M1=1" and d["rule_file"].endswith("t13.ini") and d["rule_line"] > 0, d
 assert "--decode-m1" not in e["flags"] and e["flags"][:2] == ["--kind", "gemv_m1"], e["flags"]
 assert "MPK_GG_DECODE_M1=1" in e["env"], e["env"]
 assert "gate.sh" in e["remote_command"] and "sweep" not in e, e
