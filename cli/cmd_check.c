@@ -21,7 +21,9 @@ static const char check_help[] =
 	"exists, and its GPUs (nvidia-smi -L count, or none). One row per box, in box-name\n"
 	"order (h2 before h10); the reason for every failure follows the table.\n"
 	"\n"
-	"  --json         one JSON object per box\n"
+	"  --json         one JSON object per box: box, transport, reachable, host_key, auth,\n"
+	"                 python (its version), repo, gpus, ok and error; yes/no are true/false,\n"
+	"                 gpus a count (null without nvidia-smi), null what was not probed\n"
 	"  --accept-new   record unknown host keys in known_hosts (changed or revoked keys\n"
 	"                 are refused)\n"
 	"\n"
@@ -146,16 +148,45 @@ out:
 
 #define ROW "%-16s %-9s %-8s %-6s %-10s %-5s %s\n"
 
+/* A column's word as JSON: "yes" true, "no" false, anything else (not
+ * probed, "-") null. */
+static void add_yes_no(cJSON *o, const char *key, const char *word)
+{
+	if (strcmp(word, "yes") == 0 || strcmp(word, "ok") == 0 || strcmp(word, "local") == 0)
+		cJSON_AddBoolToObject(o, key, true);
+	else if (strcmp(word, "no") == 0 || strcmp(word, "FAILED") == 0)
+		cJSON_AddBoolToObject(o, key, false);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+/* The row as JSON: yes/no columns are booleans, a count a number, and what
+ * was not probed (the "-" of the table) null. */
 static cJSON *probe_json(const struct probe *p)
 {
 	cJSON *o = cJSON_CreateObject();
+	bool local = p->box->transport == CONF_TRANSPORT_LOCAL;
 	cJSON_AddStringToObject(o, "box", p->box->name);
-	cJSON_AddStringToObject(o, "reachable", p->reach);
-	cJSON_AddStringToObject(o, "host_key", p->hostkey);
-	cJSON_AddStringToObject(o, "auth", p->auth);
-	cJSON_AddStringToObject(o, "python", p->python);
-	cJSON_AddStringToObject(o, "repo", p->repo);
-	cJSON_AddStringToObject(o, "gpus", p->gpus);
+	cJSON_AddStringToObject(o, "transport", local ? "local" : "ssh");
+	add_yes_no(o, "reachable", p->reach);
+	if (strcmp(p->hostkey, "-") == 0)
+		cJSON_AddNullToObject(o, "host_key");
+	else
+		cJSON_AddStringToObject(o, "host_key", p->hostkey);
+	add_yes_no(o, "auth", p->auth);
+	bool have_python = strcmp(p->python, "-") != 0 && strcmp(p->python, "none") != 0 &&
+			   strcmp(p->python, "?") != 0;
+	if (have_python)
+		cJSON_AddStringToObject(o, "python", p->python);
+	else
+		cJSON_AddNullToObject(o, "python");
+	add_yes_no(o, "repo", p->repo);
+	char *end = NULL;
+	long gpus = strtol(p->gpus, &end, 10);
+	if (end != p->gpus && *end == '\0')
+		cJSON_AddNumberToObject(o, "gpus", (double)gpus);
+	else
+		cJSON_AddNullToObject(o, "gpus");
 	cJSON_AddBoolToObject(o, "ok", p->code == 0);
 	if (p->code)
 		cJSON_AddStringToObject(o, "error", p->problem[0] ? p->problem : p->err.msg);

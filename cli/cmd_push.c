@@ -213,7 +213,8 @@ static int local_checks(cli_sync_job *job)
 				cJSON *o = cJSON_CreateObject();
 				cJSON_AddStringToObject(o, "box", "local");
 				cJSON_AddStringToObject(o, "path", shown);
-				cJSON_AddStringToObject(o, "state", "verify failed");
+				cJSON_AddStringToObject(o, "state",
+							sync_state_key(SYNC_VERIFY_FAILED));
 				cJSON_AddNumberToObject(o, "verify_exit", rc);
 				cJSON_AddStringToObject(o, "verify_output", out ? out : "");
 				cli_print_json(o);
@@ -359,7 +360,7 @@ static int summarise(cli_sync_job *job, int code, const size_t *c)
 		cJSON_AddNumberToObject(o, "boxes", (double)job->n);
 		for (int s = 1; s < SYNC_STATE_COUNT; s++)
 			if (c[s])
-				cJSON_AddNumberToObject(o, sync_state_name((sync_state)s),
+				cJSON_AddNumberToObject(o, sync_state_key((sync_state)s),
 							(double)c[s]);
 		cJSON_AddNumberToObject(o, "exit", code);
 		cli_print_json(o);

@@ -12,11 +12,15 @@ static const char rollback_help[] =
 	"target becomes the new TARGET.bak and the old one is renamed into place (atomic), so a\n"
 	"second rollback undoes the first. Without --boxes, --pool or --all, the first argument\n"
 	"names the boxes (a name, node set or @pool). PATH names the target as for push (the\n"
-	"local file need not exist; LOCAL=REMOTE uses REMOTE).\n"
+	"local file need not exist; LOCAL=REMOTE uses REMOTE). A file push created has no\n"
+	"TARGET.bak: rollback leaves it as it is and says so (exit 1); it never removes a\n"
+	"file. Boxes are reported in name order (h2 before h10) once all are done.\n"
 	"\n"
 	"  --dry-run           show what would be rolled back; write nothing\n"
 	"  --root DIR          the local repo root (default: the directory of boxgate.ini)\n"
-	"  --json              one JSON object per file and box, then a summary object\n"
+	"  --json              one JSON object per file and box (state: rolled_back,\n"
+	"                      would_roll_back or failed), then a summary object (dry_run,\n"
+	"                      rolled_back or would_roll_back, failed, exit)\n"
 	"  --verify-timeout S  give up on a box's verify step after S seconds (default 300)\n"
 	"  --accept-new        record unknown host keys\n"
 	"\n"
@@ -39,11 +43,12 @@ static void report_box(cli_sync_job *job, const sync_box *b)
 	cli_sync_report_files(job, b, "not rolled back");
 }
 
+/* Reported later, with the others, in box-name order. */
 static void rollback_one(cli_sync_job *job, sync_box *b)
 {
+	(void)job;
 	sync_rollback_box(b);
 	sync_box_disconnect(b);
-	cli_sync_report(job, b);
 }
 
 static int summarise(cli_sync_job *job, int code, const size_t *cnt)
@@ -53,7 +58,10 @@ static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "event", "summary");
 		cJSON_AddNumberToObject(o, "boxes", (double)job->n);
-		cJSON_AddNumberToObject(o, "rolled back", (double)cnt[SYNC_ROLLED_BACK]);
+		cJSON_AddBoolToObject(o, "dry_run", dry);
+		cJSON_AddNumberToObject(
+			o, sync_state_key(dry ? SYNC_WOULD_ROLL_BACK : SYNC_ROLLED_BACK),
+			(double)cnt[dry ? SYNC_WOULD_ROLL_BACK : SYNC_ROLLED_BACK]);
 		cJSON_AddNumberToObject(o, "failed",
 					(double)(cnt[SYNC_FAILED] + cnt[SYNC_VERIFY_FAILED]));
 		cJSON_AddNumberToObject(o, "exit", code);
@@ -69,9 +77,17 @@ static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 	return code;
 }
 
+/* Every box is done: report them in name order, before the summary (and
+ * before anything the pipeline prints after the boxes). */
+static int report_all(cli_sync_job *job)
+{
+	cli_sync_report_in_order(job);
+	return 0;
+}
+
 /* clang-format off */
 static const cli_sync_cmd rollback_sync = {
-	.box = rollback_one, .report = report_box, .summary = summarise,
+	.box = rollback_one, .report = report_box, .after = report_all, .summary = summarise,
 };
 /* clang-format on */
 

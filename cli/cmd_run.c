@@ -202,6 +202,26 @@ static void keep_last(struct run_view *v, const gate_result *r)
 	v->last.json = r->json ? cJSON_Duplicate(r->json, 1) : NULL;
 }
 
+/* The device a result names, as the summary says it: the GPU's name, or
+ * "CPU twin (its model)" when the device is "cpu"; "" when it names none. */
+static void device_label(const char *device, const char *device_name, char *buf, size_t n)
+{
+	bool cpu = strcmp(device, "cpu") == 0;
+	if (cpu && device_name[0])
+		snprintf(buf, n, "CPU twin (%s)", device_name);
+	else
+		snprintf(buf, n, "%s", cpu ? "CPU twin" : device_name[0] ? device_name : device);
+}
+
+/* device_label() of a result line's JSON. */
+static void result_device(const cJSON *res, char *buf, size_t n)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(res, "device");
+	const cJSON *dn = cJSON_GetObjectItemCaseSensitive(res, "device_name");
+	device_label(cJSON_IsString(d) ? d->valuestring : "",
+		     cJSON_IsString(dn) ? dn->valuestring : "", buf, n);
+}
+
 static void print_result(void *arg, const gate_result *r)
 {
 	struct run_view *v = arg;
@@ -231,17 +251,23 @@ static void print_result(void *arg, const gate_result *r)
 	const char *col = "", *end = v->color_err ? "\033[0m" : "";
 	if (v->color_err)
 		col = r->verdict == VERDICT_PASS_GATE ? "\033[1;32m" : "\033[1;31m";
+	/* The line ends with the device the gate ran on, when the result names it. */
+	char dev[160] = "", on[176] = "";
+	if (r->json)
+		result_device(r->json, dev, sizeof(dev));
+	if (dev[0])
+		snprintf(on, sizeof(on), "  on %s", dev);
 	if (r->base.present && r->verdict != VERDICT_INVALID)
 		cli_printf(stderr,
 			   "boxgate: %s%s%s  slowCTA %.3f us (baseline %.3f us, ratio %.3f)  wall "
-			   "%.3f us  sumCTA %.3f us  cos %.5f%s%s\n",
+			   "%.3f us  sumCTA %.3f us  cos %.5f%s%s%s\n",
 			   col, gate_verdict_name(r->verdict), end, r->cand.slowCTA_us,
 			   r->base.slowCTA_us, r->base.slowCTA_us / r->cand.slowCTA_us,
-			   r->cand.wall_us, r->cand.sumCTA_us, r->cand.cos,
+			   r->cand.wall_us, r->cand.sumCTA_us, r->cand.cos, on,
 			   r->problems[0] ? "  -- " : "", r->problems);
 	else
-		cli_printf(stderr, "boxgate: %s%s%s%s%s\n", col, gate_verdict_name(r->verdict), end,
-			   r->problems[0] ? ": " : "", r->problems);
+		cli_printf(stderr, "boxgate: %s%s%s%s%s%s\n", col, gate_verdict_name(r->verdict),
+			   end, r->problems[0] ? ": " : "", r->problems, on);
 }
 
 /* Appends the invocation's record; says where it went, or why it did not. */
@@ -572,11 +598,9 @@ static void point_source(const run_point *p, char *buf, size_t n)
 {
 	bool cpu = strcmp(p->device, "cpu") == 0;
 	int w = p->workers >= 0 ? p->workers : p->count;
-	int len = snprintf(buf, n, "%s",
-			   cpu                 ? "CPU twin"
-			   : p->device_name[0] ? p->device_name
-			   : p->device[0]      ? p->device
-					       : "device not reported");
+	char dev[160];
+	device_label(p->device, p->device_name, dev, sizeof(dev));
+	int len = snprintf(buf, n, "%s", dev[0] ? dev : "device not reported");
 	if (w >= 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d workers", w);
 	if (cpu && p->cpus > 0 && len >= 0 && (size_t)len < n)

@@ -69,4 +69,8 @@ const sync_box **cli_sync_by_name(const cli_sync_job *job);
 /* Calls fn on every box concurrently. */
 void cli_sync_each(cli_sync_job *job, void (*fn)(cli_sync_job *job, sync_box *b));
 
+/* Reports every box (cli_sync_report) in box-name order: for commands that
+ * report once all boxes are done (cli/sync_order.c). */
+void cli_sync_report_in_order(cli_sync_job *job);
+
 #endif

@@ -54,6 +54,7 @@ void sync_box_release(sync_box *b)
 	strbuf_release(&b->errtail);
 	strbuf_release(&b->vbuf);
 	strbuf_release(&b->scan);
+	strbuf_release(&b->pushed);
 	sync_plan_release(&b->own_plan);
 	memset(b, 0, sizeof(*b));
 }
@@ -195,16 +196,28 @@ void sync_push_abort(sync_box *b)
 int sync_rollback_box(sync_box *b)
 {
 	const sync_opts *o = b->opts;
+	b->want_pushed = true;
 	int rc = sync_box_connect(b);
 	if (rc < 0)
 		return sync_box_fail(b, rc);
 	rc = sync_probe(b, o->dry_run ? SYNC_PROBE_DRY : SYNC_PROBE_ROLLBACK);
 	if (rc < 0)
 		return sync_box_fail(b, rc);
+	sync_pushed_mark(b);
 	bool any = false;
 	for (size_t i = 0; i < b->plan->n; i++) {
 		sync_file *f = &b->files[i];
 		const sync_item *it = sync_box_item(b, i);
+		/* A file push created has nothing before it to go back to:
+		 * rollback never removes a file, it says so and leaves it. */
+		if (f->btype == SYNC_FT_MISSING && f->pushed && f->rtype == SYNC_FT_FILE) {
+			sync_file_fail(
+				b, i, BG_ENOTFOUND,
+				"push placed it and there is no .bak beside it (push keeps "
+				"none when it creates a file): nothing to roll back to, left "
+				"as it is (remove it by hand if it should go)");
+			continue;
+		}
 		if (f->btype != SYNC_FT_FILE) {
 			sync_file_fail(b, i, BG_ENOTFOUND, "%s",
 				       f->btype == SYNC_FT_MISSING

@@ -124,6 +124,7 @@ static int probe_range(sync_box *b, size_t *idx, size_t n, sync_probe_kind kind,
 		.clean = kind == SYNC_PROBE_STATUS ? o->clean : kind != SYNC_PROBE_DRY,
 		.stats = kind == SYNC_PROBE_STATUS || o->keep_mode,
 		.hold = first && (kind == SYNC_PROBE_PUSH || kind == SYNC_PROBE_ROLLBACK),
+		.pushed = first && b->want_pushed && !b->have_pushed,
 	};
 	if (!first) {
 		/* Later batches run under the first one's lock. */

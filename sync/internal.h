@@ -32,6 +32,7 @@ typedef struct sync_probe_opts {
 	bool clean;      /* remove stale temporary files when the lock is ours */
 	bool stats;      /* report mode and size of every regular target */
 	bool hold;       /* keep the lock until stdin ends (the push ends) */
+	bool pushed;     /* print the manifest .boxgate/pushed too */
 } sync_probe_opts;
 
 /* Probe for plan items idx[0..n): type, .bak, parent, writability, stale
@@ -42,12 +43,13 @@ typedef struct sync_probe_opts {
  *   stats K + K lines "MODE SIZE"      (regular targets, in order)
  *   hashes K + K lines of sha256sum    (regular targets below SYNC_BIG_FILE)
  *   H I HASH... | S I SIZE   (big targets: hash, or the differing size)
+ *   pushed [big] + the manifest's lines, each after a '|' (with `pushed`)
  *   end
  * With `hold`, the shell then runs each script sent on its stdin up to a
  * line "@NONCE go", answering "done" after each, until stdin ends. */
 char *sync_script_probe(const sync_probe_opts *o, const sync_plan *p, const size_t *idx, size_t n);
 /* Lists targets with a .bak or a temporary file beside them (NUL-separated
- * find output between "scan" and "end"). */
+ * find output after "scan"), then the manifest as the probe does. */
 char *sync_script_scan(const char *repo, const char *nonce);
 
 /* Hashes TEMP (relative to the repo) with the box's python as it is being
@@ -128,6 +130,10 @@ bool sync_hex64(const char *s, char out[BG_SHA256_HEX_LEN + 1]);
 const char *sync_proto_word(size_t k);
 /* The line that ends a step sent to the probe's shell: "\n@NONCE go\n". */
 char *sync_proto_go_line(const sync_box *b);
+
+/* manifest.c: marks the files the manifest the probe sent lists
+ * (sync_file.pushed ...). */
+void sync_pushed_mark(sync_box *b);
 
 /* holder.c */
 typedef enum sync_probe_kind {

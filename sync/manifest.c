@@ -1,9 +1,10 @@
 /* The manifest push keeps on a box, <repo>/.boxgate/pushed (sync/sh/apply.sh
- * writes it): the warning a push owes when it could not be written, and the
- * read-back run records. */
-#include "sync/sync.h"
+ * writes it): the warning a push owes when it could not be written, the
+ * read-back run records, and what status and rollback learn from it. */
+#include "sync/internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/quote.h"
 #include "base/lines.h"
@@ -83,4 +84,88 @@ int sync_manifest_read(remote_conn *c, const conf_box *box, char **text, bg_err 
 	strbuf_release(&m.out);
 	strbuf_release(&m.err);
 	return rc < 0 ? rc : 0;
+}
+
+/* 9999-12-31T23:59:59Z: a time any reader can print in four digits. */
+#define LAST_EPOCH_OF_9999 253402300799LL
+
+static bool all_of(const char *s, size_t n, const char *set)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!s[i] || !strchr(set, s[i]))
+			return false;
+	return true;
+}
+
+bool sync_manifest_line(const char *line, size_t len, sync_manifest_entry *e)
+{
+	const char *t1 = memchr(line, '\t', len);
+	const char *t2 = t1 ? memchr(t1 + 1, '\t', len - (size_t)(t1 + 1 - line)) : NULL;
+	if (!t2 || t1 - line != BG_SHA256_HEX_LEN ||
+	    !all_of(line, BG_SHA256_HEX_LEN, "0123456789abcdef"))
+		return false;
+	size_t elen = (size_t)(t2 - t1 - 1), plen = len - (size_t)(t2 + 1 - line);
+	if (elen < 1 || elen > 12 || !all_of(t1 + 1, elen, "0123456789") || plen == 0)
+		return false;
+	long long epoch = strtoll(t1 + 1, NULL, 10);
+	if (epoch > LAST_EPOCH_OF_9999)
+		return false;
+	memcpy(e->sha, line, BG_SHA256_HEX_LEN);
+	e->sha[BG_SHA256_HEX_LEN] = '\0';
+	e->epoch = epoch;
+	e->path = t2 + 1;
+	e->path_len = plen;
+	return true;
+}
+
+size_t sync_manifest_parse(const char *text, sync_manifest_entry **out)
+{
+	size_t n = 0, cap = 0;
+	*out = NULL;
+	for (const char *l = text; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		sync_manifest_entry e;
+		if (sync_manifest_line(l, len, &e)) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				*out = xrealloc(*out, cap * sizeof(**out));
+			}
+			(*out)[n++] = e;
+		}
+		l += len + (nl ? 1 : 0);
+	}
+	return n;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	const sync_manifest_entry *x = a, *y = b;
+	size_t n = x->path_len < y->path_len ? x->path_len : y->path_len;
+	int c = memcmp(x->path, y->path, n);
+	return c ? c : (x->path_len > y->path_len) - (x->path_len < y->path_len);
+}
+
+void sync_pushed_mark(sync_box *b)
+{
+	b->manifest_unread = b->have_pushed && b->pushed_big;
+	if (!b->have_pushed || b->pushed_big || !b->files)
+		return;
+	sync_manifest_entry *e = NULL;
+	size_t n = sync_manifest_parse(strbuf_str(&b->pushed), &e);
+	/* A stable order is not needed: push writes one line per path. */
+	if (n)
+		qsort(e, n, sizeof(*e), by_path);
+	for (size_t i = 0; i < b->plan->n && n; i++) {
+		const char *rel = sync_box_item(b, i)->rel;
+		sync_manifest_entry key = {.path = rel, .path_len = strlen(rel)};
+		const sync_manifest_entry *hit = bsearch(&key, e, n, sizeof(*e), by_path);
+		if (!hit)
+			continue;
+		sync_file *f = &b->files[i];
+		f->pushed = true;
+		memcpy(f->pushed_sha, hit->sha, sizeof(f->pushed_sha));
+		f->pushed_at = hit->epoch;
+	}
+	free(e);
 }

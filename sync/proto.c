@@ -203,6 +203,39 @@ static void on_scan(sync_box *b, size_t i, const char *rest)
 	b->in_scan = true;
 }
 
+/* The manifest's lines follow, each after a '|'; "big": it is too large. */
+static void on_pushed(sync_box *b, size_t i, const char *rest)
+{
+	(void)i;
+	b->in_scan = false;
+	b->have_pushed = true;
+	b->pushed_big = strcmp(rest, "big") == 0;
+	b->in_pushed = !b->pushed_big;
+	b->pushed_partial = false;
+	strbuf_reset(&b->pushed);
+}
+
+/* One manifest line (or a piece of a long one); past SYNC_MANIFEST_MAX
+ * bytes the rest is dropped, as the box promised not to send it. */
+static void pushed_line(sync_box *b, const char *line, size_t len, bool whole)
+{
+	bool start = !b->pushed_partial;
+	b->pushed_partial = !whole;
+	if (start) {
+		if (len == 0 || line[0] != '|')
+			return;
+		line++;
+		len--;
+	}
+	if (b->pushed.len + len + 1 > SYNC_MANIFEST_MAX) {
+		b->pushed_big = true;
+		return;
+	}
+	strbuf_add(&b->pushed, line, len);
+	if (whole)
+		strbuf_addch(&b->pushed, '\n');
+}
+
 static void on_stats(sync_box *b, size_t i, const char *rest)
 {
 	(void)i;
@@ -342,6 +375,7 @@ static const struct sync_word {
 	{"stats", false, on_stats},     /* COUNT, then the block */
 	{"hashes", false, on_hashes},   /* COUNT, then the block */
 	{"scan", false, on_scan},       /* NUL-separated names follow */
+	{"pushed", false, on_pushed},   /* the manifest's lines follow */
 	{"end", false, on_end},         /* the probe (or scan) is complete */
 	{"done", false, on_done},       /* a step sent to the holder is complete */
 	{"go", false, NULL},            /* to the holder: the step sent is whole */
@@ -415,6 +449,7 @@ void sync_on_line(void *ctx, remote_stream s, const char *line, size_t len, int 
 	if (len > nl + 2 && line[0] == '@' && memcmp(line + 1, b->nonce, nl) == 0 &&
 	    line[nl + 1] == ' ' && whole) {
 		char *m = xstrndup(line + nl + 2, len - nl - 2);
+		b->in_pushed = false;
 		if (b->vfile >= 0 && strncmp(m, "vend ", 5) != 0)
 			sync_verify_output_end(b);
 		marker(b, m);
@@ -431,6 +466,10 @@ void sync_on_line(void *ctx, remote_stream s, const char *line, size_t len, int 
 			if (whole)
 				strbuf_addch(&b->scan, '\n');
 		}
+		return;
+	}
+	if (b->in_pushed) {
+		pushed_line(b, line, len, whole);
 		return;
 	}
 	if (b->vfile >= 0) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/exit.h"
 #include "base/json.h"
@@ -32,6 +33,34 @@ const char *sync_state_name(sync_state s)
 	case SYNC_NO_LOCAL: return "no local file";
 	}
 	return "?";
+}
+
+const char *sync_state_key(sync_state s)
+{
+	switch (s) {
+	case SYNC_PENDING: return "not_done";
+	case SYNC_UNCHANGED: return "unchanged";
+	case SYNC_UPDATED: return "updated";
+	case SYNC_CREATED: return "created";
+	case SYNC_WOULD_UPDATE: return "would_update";
+	case SYNC_WOULD_CREATE: return "would_create";
+	case SYNC_VERIFIED: return "verified";
+	case SYNC_NOT_APPLIED: return "not_applied";
+	case SYNC_VERIFY_FAILED: return "verify_failed";
+	case SYNC_FAILED: return "failed";
+	case SYNC_ROLLED_BACK: return "rolled_back";
+	case SYNC_WOULD_ROLL_BACK: return "would_roll_back";
+	case SYNC_SAME: return "same";
+	case SYNC_DIFFERS: return "differs";
+	case SYNC_MISSING: return "missing";
+	case SYNC_NO_LOCAL: return "no_local_file";
+	}
+	return "unknown";
+}
+
+bool sync_file_created_by_push(const sync_file *f)
+{
+	return f->pushed && f->btype == SYNC_FT_MISSING;
 }
 
 bool sync_state_failed(sync_state s)
@@ -178,9 +207,15 @@ char *sync_file_describe(const sync_box *b, size_t i)
 		break;
 	default: break;
 	}
-	if ((f->state == SYNC_SAME || f->state == SYNC_DIFFERS || f->state == SYNC_MISSING ||
-	     f->state == SYNC_NO_LOCAL || f->state == SYNC_UNCHANGED ||
-	     f->state == SYNC_WOULD_UPDATE) &&
+	bool status = f->state == SYNC_SAME || f->state == SYNC_DIFFERS ||
+		      f->state == SYNC_MISSING || f->state == SYNC_NO_LOCAL;
+	if (status && sync_file_created_by_push(f))
+		NOTE("created by push, no .bak");
+	else if (status && f->pushed)
+		NOTE("placed by push");
+	if (status && f->pushed && f->rsha[0] && strcmp(f->rsha, f->pushed_sha) != 0)
+		NOTE("changed on the box since push placed %.12s", f->pushed_sha);
+	if ((status || f->state == SYNC_UNCHANGED || f->state == SYNC_WOULD_UPDATE) &&
 	    f->btype == SYNC_FT_FILE)
 		NOTE(".bak present");
 	if (f->have_stat && f->state != SYNC_FAILED && it->local && (f->rmode & 0777) != it->mode &&
@@ -208,7 +243,7 @@ cJSON *sync_file_json(const sync_box *b, size_t i)
 	json_add_text(o, "path", it->rel);
 	if (it->local)
 		json_add_text(o, "local", it->local);
-	cJSON_AddStringToObject(o, "state", sync_state_name(f->state));
+	cJSON_AddStringToObject(o, "state", sync_state_key(f->state));
 	if (it->sha[0])
 		cJSON_AddStringToObject(o, "sha256", it->sha);
 	if (f->rsha[0])
@@ -231,6 +266,20 @@ cJSON *sync_file_json(const sync_box *b, size_t i)
 	}
 	cJSON_AddBoolToObject(o, "bak",
 			      f->state == SYNC_PENDING ? f->btype == SYNC_FT_FILE : f->bak_after);
+	if (f->state == SYNC_SAME || f->state == SYNC_DIFFERS || f->state == SYNC_MISSING ||
+	    f->state == SYNC_NO_LOCAL || f->pushed) {
+		cJSON_AddBoolToObject(o, "pushed", f->pushed);
+		cJSON_AddBoolToObject(o, "created_by_push", sync_file_created_by_push(f));
+	}
+	if (f->pushed) {
+		char iso[32];
+		time_t t = (time_t)f->pushed_at;
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		cJSON_AddStringToObject(o, "pushed_sha256", f->pushed_sha);
+		cJSON_AddStringToObject(o, "pushed_at", iso);
+	}
 	if (f->have_stat) {
 		char m[8];
 		snprintf(m, sizeof(m), "%04o", f->rmode);

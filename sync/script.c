@@ -37,7 +37,7 @@ static void prelude(strbuf *sb, const char *repo, const char *nonce)
 	q(sb, nonce);
 	strbuf_addstr(sb, "\nBG_REPO=");
 	bg_quote_path(sb, repo);
-	strbuf_addch(sb, '\n');
+	strbuf_addf(sb, "\nBG_PUSHED_MAX=%u\n", SYNC_MANIFEST_MAX);
 	strbuf_addstr(sb, sync_sh_prelude);
 }
 
@@ -124,6 +124,8 @@ char *sync_script_probe(const sync_probe_opts *o, const sync_plan *p, const size
 		q(&sb, it->rel);
 		strbuf_addch(&sb, '\n');
 	}
+	if (o->pushed)
+		strbuf_addstr(&sb, "bgpushed\n");
 	strbuf_addstr(&sb, "bgend\n");
 	return strbuf_detach(&sb);
 }

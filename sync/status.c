@@ -1,5 +1,6 @@
 /* Status: each target on the box against the local file; without targets,
- * those the box has a .bak or a temporary file for. */
+ * those the box has a .bak or a temporary file for, and those its manifest
+ * says push placed (a file push created has no .bak). */
 #include "sync/internal.h"
 
 #include <stdlib.h>
@@ -59,6 +60,17 @@ static int scan_targets(sync_box *b)
 		free(name);
 	}
 	strbuf_release(&b->scan);
+	/* The manifest came with the scan: what push placed, .bak or not. */
+	sync_manifest_entry *e = NULL;
+	size_t n = b->pushed_big ? 0 : sync_manifest_parse(strbuf_str(&b->pushed), &e);
+	for (size_t k = 0; k < n && count < SCAN_TARGETS_MAX; k++) {
+		char *target = xstrndup(e[k].path, e[k].path_len);
+		bg_err ignored = {0};
+		if (sync_plan_add_rel(&b->own_plan, target, &ignored) == 0)
+			count++;
+		free(target);
+	}
+	free(e);
 	rc = sync_plan_finish(&b->own_plan, b->opts->verifier_for, b->opts->verifier_ctx, &b->err);
 	if (rc < 0)
 		return rc;
@@ -69,6 +81,7 @@ static int scan_targets(sync_box *b)
 
 int sync_status_box(sync_box *b)
 {
+	b->want_pushed = true;
 	int rc = sync_box_connect(b);
 	if (rc < 0)
 		return sync_box_fail(b, rc);
@@ -82,6 +95,7 @@ int sync_status_box(sync_box *b)
 		return sync_box_fail(b, rc);
 	if (sync_plan_wait(b->plan, &b->err) < 0)
 		return sync_box_fail(b, BG_EIO);
+	sync_pushed_mark(b);
 	for (size_t i = 0; i < b->plan->n; i++) {
 		const sync_item *it = sync_box_item(b, i);
 		sync_file *f = &b->files[i];

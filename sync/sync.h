@@ -221,6 +221,11 @@ typedef struct sync_file {
 	int stale_found;   /* temporary files of interrupted pushes found */
 	int stale_removed; /* ... and removed */
 	bool bak_after;    /* TARGET.bak exists afterwards */
+	/* status, rollback: the box's manifest lists the target (push or
+	 * rollback placed it), with the content it placed and when */
+	bool pushed;
+	char pushed_sha[BG_SHA256_HEX_LEN + 1];
+	int64_t pushed_at; /* seconds since the epoch */
 	/* private to sync/ */
 	sync_parent parent;
 	bool dir_exists, writable;
@@ -283,6 +288,9 @@ typedef struct sync_box {
 	 * be written; paths it cannot hold (a tab or newline) left out. */
 	bool manifest_failed;
 	int manifest_skipped;
+	/* status, rollback: the manifest is over SYNC_MANIFEST_MAX bytes and was
+	 * not read (no file is known as pushed). */
+	bool manifest_unread;
 	/* private to sync/ */
 	sync_plan own_plan;
 	remote_conn *conn;
@@ -301,6 +309,9 @@ typedef struct sync_box {
 	bool vpartial; /* the last verifier line came in pieces */
 	bool in_scan;
 	strbuf scan;
+	/* the manifest, as the probe or scan sent it (status, rollback) */
+	bool want_pushed, have_pushed, in_pushed, pushed_partial, pushed_big;
+	strbuf pushed;
 	bool end, norepo, proto_err, cmd_done;
 } sync_box;
 
@@ -333,8 +344,14 @@ int sync_rollback_box(sync_box *b);
 
 /* ---- reporting helpers (no printing) ---- */
 
-/* "unchanged", "updated", "would update", "verify failed", ... */
+/* "unchanged", "updated", "would update", "verify failed", ...: for people. */
 const char *sync_state_name(sync_state s);
+/* The same as a JSON key or value: no spaces ("would_update",
+ * "no_local_file", "rolled_back"). */
+const char *sync_state_key(sync_state s);
+/* Status: the box's manifest says push placed the file and no .bak is
+ * beside it (push keeps none when it creates a file). */
+bool sync_file_created_by_push(const sync_file *f);
 /* True for the states that count as failures. */
 bool sync_state_failed(sync_state s);
 /* A path as a person should see it: as is when printable UTF-8 without
@@ -358,6 +375,20 @@ char *sync_manifest_warning(const sync_box *b);
  * *text owned, "" when there is none. */
 #define SYNC_MANIFEST_MAX (1u << 20)
 int sync_manifest_read(remote_conn *c, const conf_box *box, char **text, bg_err *err);
+/* One well-formed manifest line, "SHA256 TAB EPOCH TAB PATH" (lowercase
+ * hex, 1 to 12 digits up to the end of year 9999, a path): path points
+ * into the line (not NUL-terminated). */
+typedef struct sync_manifest_entry {
+	char sha[BG_SHA256_HEX_LEN + 1];
+	int64_t epoch;
+	const char *path;
+	size_t path_len;
+} sync_manifest_entry;
+bool sync_manifest_line(const char *line, size_t len, sync_manifest_entry *e);
+/* Every well-formed line of `text`, in order; *out owned (free), its
+ * paths point into text. Returns how many. */
+size_t sync_manifest_parse(const char *text, sync_manifest_entry **out);
+
 /* The same as one JSON object {box, path|path_b64, state, ...}; owned by
  * the caller (cJSON_Delete). */
 struct cJSON;

@@ -141,4 +141,32 @@ hasnt "$OUT_FILE" '^argv' "the second gate never started"
 wait $first; rc=$?
 [ "$rc" = 0 ] && ok "the first client's gate finished normally" || not_ok "first client exit $rc"
 expect_rc 0 "the slot is free again afterwards" bg run g1 -- --mode pass
+
+# --- the summary names the device the result names ---
+cat >"$BG_HOST_1_ROOT/repo/dev_gate.sh" <<'EOF2'
+#!/bin/sh
+# dev_gate.sh [--dev DEVICE] [--name DEVICE_NAME]: a passing result naming them.
+dev='' name=''
+while [ $# -gt 0 ]; do case $1 in --dev) dev=$2; shift ;; --name) name=$2; shift ;; esac; shift; done
+extra=''
+[ -n "$dev" ] && extra="$extra,\"device\":\"$dev\""
+[ -n "$name" ] && extra="$extra,\"device_name\":\"$name\""
+side() { printf '{"slowCTA_us":%s,"wall_us":%s,"sumCTA_us":%s,"cos":0.9999,"status":"PASS"}' "$1" "$1" "$1"; }
+printf 'FAITHFUL_RESULT {"kind":"k","shape":"q_b","num_workers":8,"candidate":%s,"baseline_in_tree":%s,"slowCTA_ratio_base_over_cand":1.25,"verdict":"PASS_GATE"%s}\n' \
+  "$(side 4.0)" "$(side 5.0)" "$extra"
+EOF2
+chmod +x "$BG_HOST_1_ROOT/repo/dev_gate.sh"
+printf '\n[box gd]\nhost = h1\nrepo = /root/repo\ngate = dev_gate.sh\nrequire_gpu = no\nallow = --dev --name\n' >>"$INI"
+expect_rc 0 "a result on a GPU" bg run gd -- --dev cuda --name 'NVIDIA H200 (compute 9.0)'
+has "$ERR_FILE" '^boxgate: PASS_GATE  slowCTA .* cos [0-9.]+  on NVIDIA H200 \(compute 9\.0\)$' "the result line ends with the GPU's name"
+expect_rc 0 "a result on the CPU twin" bg run gd -- --dev cpu --name 'AMD EPYC 7B13'
+has "$ERR_FILE" '^boxgate: PASS_GATE  slowCTA .*  on CPU twin \(AMD EPYC 7B13\)$' "the CPU twin, with its CPU model"
+expect_rc 0 "the CPU twin without a model" bg run gd -- --dev cpu
+has "$ERR_FILE" '^boxgate: PASS_GATE  slowCTA .*  on CPU twin$' "the CPU twin alone"
+expect_rc 0 "a result naming no device" bg run gd
+hasnt "$ERR_FILE" ' on ' "no device: the line names none"
+expect_rc 0 "--repeat 2 on a GPU" bg run gd --repeat 2 -- --dev cuda --name 'NVIDIA H200'
+has "$ERR_FILE" '^boxgate: PASS_GATE  median of 2: .*  -- NVIDIA H200, 8 workers$' "the repeat summary names the GPU"
+expect_rc 0 "--repeat 2 on the CPU twin" bg run gd --repeat 2 -- --dev cpu --name 'AMD EPYC 7B13'
+has "$ERR_FILE" '^boxgate: PASS_GATE  median of 2: .*  -- CPU twin \(AMD EPYC 7B13\), 8 workers$' "the repeat summary names the CPU twin and its model"
 finish

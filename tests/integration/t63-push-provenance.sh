@@ -130,4 +130,79 @@ assert rec["pushed"] is None and ".boxgate/pushed" in rec["pushed_error"], rec
 assert rec["verdict"] == "PASS_GATE", rec
 PY
 diag "pushed_error: $(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["pushed_error"])' "$R")"
+rm -rf "$BG_HOST_2_ROOT/repo/.boxgate"
+
+# --- status lists what push created (no .bak), by the manifest ---
+# Two boxes named so that name order (b2, b10) is neither the order given nor strcmp's.
+cat >>"$INI" <<EOF2
+
+[box b2]
+host = h2
+repo = /root/repo
+
+[box b10]
+host = h1
+repo = /root/repo
+EOF2
+rm -rf "$BG_HOST_1_ROOT/repo/scripts" "$BG_HOST_1_ROOT/repo/.boxgate" "$BG_HOST_2_ROOT/repo/scripts"
+printf 'print("new")\n' >scripts/new.py
+printf 'print("old, on the box")\n' >"$BG_TMP/old.py"
+mkdir -p "$BG_HOST_1_ROOT/repo/scripts" && cp "$BG_TMP/old.py" "$BG_HOST_1_ROOT/repo/scripts/a.py"
+expect_rc 0 "push a new file and a replacement to b10 and b2" bg push --root "$L" --boxes b10,b2 scripts/new.py scripts/a.py
+[ ! -e "$BG_HOST_1_ROOT/repo/scripts/new.py.bak" ] && ok "the created file has no .bak" || not_ok "new.py.bak exists"
+expect_rc 0 "status without paths" bg status --root "$L" --boxes b10,b2
+has "$OUT_FILE" '^b10: scripts/new.py: same \(.*created by push, no \.bak' "status lists the created file (no .bak) as created by push"
+has "$OUT_FILE" '^b10: scripts/a.py: same \(.*placed by push, \.bak present' "the replaced one as placed by push, with its .bak"
+has "$OUT_FILE" '^b2: scripts/new.py: same \(.*created by push' "on the other box too"
+hasnt "$OUT_FILE" 'no file pushed' "no box says it found nothing"
+has "$OUT_FILE" '; 3 created by push \(no \.bak\)$' "the summary counts the files push created"
+[ "$(grep -oE '^b[0-9]+' "$OUT_FILE" | uniq | paste -sd' ')" = "b2 b10" ] && ok "boxes in name order: b2 before b10 (given b10,b2)" \
+  || { not_ok "box order"; diag "$(cat "$OUT_FILE")"; }
+expect_rc 0 "status --json without paths" bg status --root "$L" --boxes b10,b2 --json
+check "status --json: created_by_push true for the created file, false for the replaced one; box order" python3 - "$OUT_FILE" "$(sha scripts/new.py)" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+files = [e for e in ev if "path" in e]
+by = {(e["box"], e["path"]): e for e in files}
+n = by[("b10", "scripts/new.py")]
+assert n["state"] == "same" and n["pushed"] is True and n["created_by_push"] is True and n["bak"] is False, n
+assert n["pushed_sha256"] == sys.argv[2] and n["pushed_at"].endswith("Z"), n
+a = by[("b10", "scripts/a.py")]
+assert a["pushed"] is True and a["created_by_push"] is False and a["bak"] is True, a
+assert [e["box"] for e in files] == sorted((e["box"] for e in files), key=lambda b: int(b[1:])), files
+assert ev[-1]["event"] == "summary" and ev[-1]["created_by_push_count"] == 3, ev[-1]
+PY
+expect_rc 0 "status with the created file named" bg status --root "$L" --boxes b10 scripts/new.py
+has "$OUT_FILE" '^b10: scripts/new.py: same \(.*created by push, no \.bak' "named: created by push too"
+printf 'edited on the box\n' >>"$BG_HOST_1_ROOT/repo/scripts/new.py"
+expect_rc 0 "status after an edit on the box" bg status --root "$L" --boxes b10 scripts/new.py
+has "$OUT_FILE" '^b10: scripts/new.py: differs \(.*changed on the box since push placed' "status says the box's copy changed since push placed it"
+cp scripts/new.py "$BG_HOST_1_ROOT/repo/scripts/new.py"
+# A file created by hand, not by push, is not called pushed.
+printf 'by hand\n' >"$BG_HOST_1_ROOT/repo/scripts/hand.py"; cp "$BG_HOST_1_ROOT/repo/scripts/hand.py" scripts/hand.py
+expect_rc 0 "status of a file push never placed" bg status --root "$L" --boxes b10 scripts/hand.py
+hasnt "$OUT_FILE" 'by push' "... says nothing of push"
+
+# --- rollback of a file push created: refused, the file left ---
+expect_rc 1 "rollback --dry-run of a created file fails (exit 1)" bg rollback --root "$L" --dry-run b10 scripts/new.py
+has "$ERR_FILE" 'b10: scripts/new.py: push placed it and there is no \.bak beside it .*nothing to roll back to, left as it is' "the dry run says why and what it leaves"
+expect_rc 1 "rollback of a created file fails (exit 1)" bg rollback --root "$L" b10 scripts/new.py
+has "$ERR_FILE" 'push placed it and there is no \.bak' "rollback says push created it"
+cmp -s scripts/new.py "$BG_HOST_1_ROOT/repo/scripts/new.py" && ok "the created file is still there, unchanged" || not_ok "the created file was touched"
+expect_rc 1 "rollback over b10 (replaced a.py) and b2 (push created it): exit 1" bg rollback --root "$L" --boxes b10,b2 scripts/a.py
+has "$OUT_FILE" '^b10: scripts/a.py: rolled back' "the replaced file rolls back"
+cmp -s "$BG_TMP/old.py" "$BG_HOST_1_ROOT/repo/scripts/a.py" && ok "the box has its old file again" || not_ok "rollback content"
+[ "$(grep -oE '^b[0-9]+' "$OUT_FILE" | uniq | paste -sd' ')" = "b10" ] && has "$ERR_FILE" '^boxgate: b2: scripts/a.py: .*no \.bak' "b2 (created a.py) fails, b10 rolls back" \
+  || { not_ok "rollback lines"; diag "$(cat "$OUT_FILE" "$ERR_FILE")"; }
+expect_rc 1 "rollback --json over both boxes" bg rollback --root "$L" --json --dry-run --boxes b10,b2 scripts/a.py
+check "rollback --json: boxes in name order, keys without spaces" python3 - "$OUT_FILE" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert [e["box"] for e in ev if "box" in e] == ["b2", "b10"], ev
+assert all(" " not in k for e in ev for k in e), ev
+PY
+head -c 1100000 /dev/zero | tr '\0' 'x' >>"$BG_HOST_1_ROOT/repo/.boxgate/pushed"
+expect_rc 0 "status with a manifest over 1 MiB" bg status --root "$L" --boxes b10 scripts/new.py
+has "$ERR_FILE" 'b10: \.boxgate/pushed is over 1048576 bytes: not read' "status says the manifest was not read"
+hasnt "$OUT_FILE" 'by push' "... and calls nothing pushed"
 finish

@@ -36,7 +36,13 @@ if [ -x "$cuda" ] && "$cuda" --probe >/dev/null 2>&1; then
 cpus=$(getconf _NPROCESSORS_ONLN); want=$((cpus > 1 ? cpus - 1 : 1))
 if grep -q '"device":"cpu"' "$OUT_FILE"; then
   has "$OUT_FILE" "^FAITHFUL_RESULT \\{.*\"num_workers\":$want[,}]" "the twin's default is the online cpus less one ($want of $cpus)"
-  has "$ERR_FILE" "-- CPU twin, $want workers on $cpus cpus\$" "the summary names the CPU twin, its workers and cpus, and no oversubscription"
+  has "$ERR_FILE" "-- CPU twin \\(.+\\), $want workers on $cpus cpus\$" "the summary names the CPU twin and its model, its workers and cpus, and no oversubscription"
+  model=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -n1)
+  expect_rc_in_01() { local rc=0; "$@" >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?; [ "$rc" -le 1 ]; }
+  if expect_rc_in_01 "$BOXGATE" run local --results "$BG_TMP/one.jsonl" -- --kind demo --shape q_b --num-workers 1; then
+    ok "one run of the demo gate on the local box"; else not_ok "one run of the demo gate"; diag "$(tail -3 "$ERR_FILE")"; fi
+  has "$ERR_FILE" "^boxgate: (PASS_GATE|BELOW_BAR)  slowCTA .*  on CPU twin \\(.+\\)\$" "a single run's result line ends with the CPU twin and its model"
+  [ -n "$model" ] && grep -qF "on CPU twin ($model" "$ERR_FILE" && ok "... the model /proc/cpuinfo names ($model)" || not_ok "model: $(grep -o 'on CPU twin.*' "$ERR_FILE")"
 fi
 expect_rc 0 "config check works with no configuration file" "$BOXGATE" config check
 has "$OUT_FILE" '\[box local\]' "the built-in local box is listed"

@@ -681,6 +681,28 @@ static void test_scan(void **state)
 	assert_non_null(memmem(s, len, a, sizeof(a)));
 	assert_non_null(memmem(s, len, b, sizeof(b)));
 	assert_null(memmem(s, len, g, sizeof(g) - 1));
+	/* No manifest: no "pushed" block. */
+	assert_null(memmem(s, len, M "pushed", strlen(M "pushed")));
+	free(out);
+	/* The manifest follows the names, every line after a '|'. */
+	d = rpath(".boxgate");
+	mkdir(d, 0755);
+	free(d);
+	put(".boxgate/pushed", "aa\t1\tnew.py\n@" NONCE " end\n");
+	assert_int_equal(run("/bin/sh", script, &out), 0);
+	static const char block[] = M "pushed\n|aa\t1\tnew.py\n|@" NONCE " end\n" M "end\n";
+	assert_non_null(memmem(out, last_len, block, sizeof(block) - 1));
+	free(out);
+	/* Over SYNC_MANIFEST_MAX bytes: said, not sent. */
+	char *big = xmalloc(SYNC_MANIFEST_MAX + 2);
+	memset(big, 'x', SYNC_MANIFEST_MAX + 1);
+	big[SYNC_MANIFEST_MAX + 1] = '\0';
+	put(".boxgate/pushed", big);
+	free(big);
+	assert_int_equal(run("/bin/sh", script, &out), 0);
+	static const char big_said[] = M "pushed big\n" M "end\n";
+	assert_non_null(memmem(out, last_len, big_said, sizeof(big_said) - 1));
+	assert_null(memmem(out, last_len, "|xxx", 4));
 	free(out);
 	free(script);
 }
