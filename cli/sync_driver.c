@@ -72,6 +72,14 @@ const sync_box **cli_sync_by_name(const cli_sync_job *job)
 	return v;
 }
 
+void cli_sync_report_in_order(cli_sync_job *job)
+{
+	const sync_box **order = cli_sync_by_name(job);
+	for (size_t i = 0; i < job->n; i++)
+		cli_sync_report(job, order[i]);
+	free(order);
+}
+
 /* A refused file's verifier output, indented, each line led by the boxes
  * that printed it; at most 200 lines. */
 static void print_verify_output(const char *set, const char *s)

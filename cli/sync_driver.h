@@ -70,7 +70,8 @@ const sync_box **cli_sync_by_name(const cli_sync_job *job);
 void cli_sync_each(cli_sync_job *job, void (*fn)(cli_sync_job *job, sync_box *b));
 
 /* Reports every box (cli_sync_report) in box-name order: for commands that
- * report once all boxes are done (cli/sync_order.c). */
+ * report once all boxes are done (status, rollback), so two runs over the
+ * same boxes read the same whatever order the boxes answered in. */
 void cli_sync_report_in_order(cli_sync_job *job);
 
 #endif
