@@ -101,9 +101,15 @@ static int run_config(cli_ctx *ctx, void *opts, const cli_args *args)
 		print_json(&ctx->conf);
 	else
 		conf_dump(&ctx->conf, print_line, NULL);
-	cli_printf(stderr, "boxgate: configuration OK: %s (%zu boxes, %zu pools)\n",
-		   ctx->conf.path ? ctx->conf.path : "no file, built-in defaults",
-		   ctx->conf.n_boxes, ctx->conf.n_pools);
+	const conf *c = &ctx->conf;
+	if (c->path)
+		cli_printf(stderr, "boxgate: configuration OK: %s (%s; %zu boxes, %zu pools)\n",
+			   c->path, c->found_by ? c->found_by : "given", c->n_boxes, c->n_pools);
+	else
+		cli_printf(stderr,
+			   "boxgate: configuration OK: no file (%s), built-in defaults (%zu boxes, "
+			   "%zu pools)\n",
+			   c->not_found ? c->not_found : "none found", c->n_boxes, c->n_pools);
 	return BG_EXIT_OK;
 }
 
