@@ -17,7 +17,8 @@
 #include "gate/agent_proto.h"
 
 static const char slots_help[] =
-	"usage: boxgate slots [--boxes SPEC | --pool POOL | --all | BOX...] [--json]\n"
+	"usage: boxgate slots [--boxes SPEC | --pool POOL | --all | BOX...] [--exclude SPEC]\n"
+	"                     [--json]\n"
 	"       boxgate slots disable BOX:GPUS --why TEXT\n"
 	"       boxgate slots enable BOX:GPUS\n"
 	"\n"
@@ -204,6 +205,11 @@ static int list_jobs(cli_ctx *ctx, const cli_args *args, slot_probe **out, size_
 	if (rc < 0) {
 		cli_error("%s", err.msg);
 		return bg_exit_code(rc);
+	}
+	if (nb == 0) { /* an exclusion took every box away */
+		free(boxes);
+		cli_error("the selection matched no box");
+		return BG_EXIT_USAGE;
 	}
 	slot_probe *jobs = xcalloc(nb ? nb : 1, sizeof(*jobs));
 	for (size_t i = 0; i < nb; i++) {

@@ -7,7 +7,8 @@
 #include "cli/sync_driver.h"
 
 static const char status_help[] =
-	"usage: boxgate status [--boxes SPEC | --pool POOL | --all] [--root DIR] [--json]\n"
+	"usage: boxgate status [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"
+	"                      [--root DIR] [--json]\n"
 	"                      [--no-clean] [--exit-code] [--accept-new] [--] "
 	"[PATH|LOCAL=REMOTE...]\n"
 	"\n"
@@ -18,7 +19,9 @@ static const char status_help[] =
 	"paths, every file under the box's repo that has a .bak or a boxgate temporary file\n"
 	"beside it is checked (the files boxgate, or a person keeping .bak copies, pushed).\n"
 	"\n"
-	"  --boxes SPEC   names, node sets and @pool, comma separated\n"
+	"  --boxes SPEC   names, node sets (h[1-8]!h3: all but h3) and @pool, comma\n"
+	"                 separated; -w SPEC\n"
+	"  --exclude SPEC leave these boxes out (-x SPEC; repeatable)\n"
 	"  --pool POOL    every box of a pool\n"
 	"  --all          every configured box\n"
 	"  --root DIR     the local repo root (default: the directory of boxgate.ini)\n"

@@ -94,6 +94,11 @@ static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
 			o->boxes = take_first(args);
 		return BG_EXIT_OK;
 	case CLI_BOX_ALL_OPERANDS:
+		if (flags && args->n) {
+			cli_error("%s: give boxes as operands or with --boxes, not both",
+				  cmd->name);
+			return BG_EXIT_USAGE;
+		}
 		if (args->n) {
 			strbuf spec = STRBUF_INIT;
 			for (size_t i = 0; i < args->n; i++) {
@@ -105,7 +110,7 @@ static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
 			o->boxes = ctx->spec_owned;
 			args->n = args->n_before_dash = 0;
 			args->v[0] = NULL;
-		} else {
+		} else if (!flags) {
 			o->all = true;
 		}
 		return BG_EXIT_OK;
@@ -152,8 +157,9 @@ int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, ch
 		return BG_EXIT_USAGE;
 	}
 	if (cmd->arity == CLI_ARGS_NONE && args->n) {
-		cli_error("%s: unexpected argument '%s'", cmd->name, args->v[0]);
-		return cli_usage(cmd, stderr, BG_EXIT_USAGE);
+		cli_error("%s: unexpected argument '%s' (see 'boxgate help %s')", cmd->name,
+			  args->v[0], cmd->name);
+		return BG_EXIT_USAGE;
 	}
 	return BG_EXIT_OK;
 }

@@ -10,8 +10,7 @@
 
 static bool is_op(char ch)
 {
-	return ch == NODESET_UNION || ch == NODESET_MINUS || ch == NODESET_AND ||
-	       ch == NODESET_XOR;
+	return ch == NODESET_UNION || ch == NODESET_MINUS || ch == NODESET_AND || ch == NODESET_XOR;
 }
 
 void nodeset_terms_free(nodeset_term *t, size_t n)
@@ -48,8 +47,9 @@ int nodeset_terms(const char *spec, nodeset_term **out, size_t *n_out, bg_err *e
 			e--;
 		if (e > b) {
 			if (op != NODESET_UNION && (n == 0 || prev_empty)) {
-				rc = bg_fail(err, BG_EUSAGE, "'%c' needs a node set before it in '%s'",
-					     (char)op, spec);
+				rc = bg_fail(err, BG_EUSAGE,
+					     "'%c' needs a node set before it in '%s'", (char)op,
+					     spec);
 				goto out;
 			}
 			t = xgrow(t, &cap, n + 1, sizeof(*t));
