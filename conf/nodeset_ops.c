@@ -56,11 +56,10 @@ int nodeset_terms(const char *spec, nodeset_term **out, size_t *n_out, bg_err *e
 			t[n].op = op;
 			t[n++].text = xstrndup(b, (size_t)(e - b));
 		} else if (op != NODESET_UNION) {
-			/* clush refuses "h1,,h2" too; boxgate always skipped empty comma items. */
 			rc = bg_fail(err, BG_EUSAGE, "'%c' needs a node set after it in '%s'",
 				     (char)op, spec);
 			goto out;
-		}
+		} /* else an empty comma item, skipped as boxgate always did (clush refuses it) */
 		prev_empty = e == b;
 		if (!*p)
 			break;

@@ -7,7 +7,8 @@
  *
  * Build and run:
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
- *     tests/fuzz/fuzz_conf_nodeset.c conf/nodeset*.c base/?*.c -lcrypto -o build/fuzz_conf_nodeset
+ *     tests/fuzz/fuzz_conf_nodeset.c conf/nodeset*.c base/?*.c -lcrypto -lcjson -lpthread \
+ *     -o build/fuzz_conf_nodeset
  *   build/fuzz_conf_nodeset -max_total_time=60 -max_len=256 */
 #include <stddef.h>
 #include <stdint.h>
