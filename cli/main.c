@@ -15,11 +15,9 @@ static int run_command(const cli_cmd *cmd, cli_ctx *ctx, int argc, char **argv)
 	cli_args args = {0};
 	void *opts = xcalloc(1, cmd->opts_size ? cmd->opts_size : 1);
 	int code = cli_parse_command(cmd, ctx, opts, argc, argv, &args);
-	if (!code && ctx->opt.help)
+	if (!code && ctx->opt.help) /* -h: nothing loads, nothing connects */
 		code = cli_usage(cmd, stdout, BG_EXIT_OK);
-	else if (!code)
-		code = cli_satisfy_needs(cmd, ctx);
-	if (!code && !ctx->opt.help)
+	else if (!code && !(code = cli_satisfy_needs(cmd, ctx)))
 		code = cmd->run(ctx, opts, &args);
 	free(args.v);
 	free(opts);
