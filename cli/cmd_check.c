@@ -21,7 +21,7 @@ static const char check_help[] =
 	"exists, and its GPUs (nvidia-smi -L count, or none). One row per box; the reason\n"
 	"for every failure follows the table.\n"
 	"\n"
-	"  --boxes SPEC   the boxes, as the operands name them (-w SPEC)\n"
+	"  --boxes SPEC   the boxes, as the operands name them (-w SPEC; repeatable)\n"
 	"  --exclude SPEC leave these boxes out (-x SPEC; repeatable)\n"
 	"  --json         one JSON object per box\n"
 	"  --accept-new   record unknown host keys in known_hosts (changed or revoked keys\n"

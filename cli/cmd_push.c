@@ -48,7 +48,7 @@ static const char push_help[] =
 	"user's file); where the box refuses that, a warning names the file.\n"
 	"\n"
 	"  --boxes SPEC        names, node sets (b200-[1-8,12], h[1-8]!h3: all but h3) and\n"
-	"                      @pool, comma separated; -w SPEC\n"
+	"                      @pool, comma separated; -w SPEC; repeatable\n"
 	"  --exclude SPEC      leave these boxes out (-x SPEC; repeatable)\n"
 	"  --pool POOL         every box of a pool\n"
 	"  --all               every configured box (the built-in local box only by name)\n"

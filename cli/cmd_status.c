@@ -20,7 +20,7 @@ static const char status_help[] =
 	"beside it is checked (the files boxgate, or a person keeping .bak copies, pushed).\n"
 	"\n"
 	"  --boxes SPEC   names, node sets (h[1-8]!h3: all but h3) and @pool, comma\n"
-	"                 separated; -w SPEC\n"
+	"                 separated; -w SPEC; repeatable\n"
 	"  --exclude SPEC leave these boxes out (-x SPEC; repeatable)\n"
 	"  --pool POOL    every box of a pool\n"
 	"  --all          every configured box\n"

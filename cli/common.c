@@ -150,6 +150,16 @@ int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, ch
 		return code;
 	if (ctx->opt.config)
 		ctx->config_path = ctx->opt.config;
+	const cli_list *given = &ctx->opt.boxes_given;
+	if (given->n == 1) {
+		ctx->opt.boxes = given->v[0];
+	} else if (given->n > 1) { /* -w h1 -w h2: both, as clush takes them */
+		strbuf spec = STRBUF_INIT;
+		for (size_t i = 0; i < given->n; i++)
+			strbuf_addf(&spec, "%s%s", i ? "," : "", given->v[i]);
+		ctx->spec_owned = strbuf_detach(&spec);
+		ctx->opt.boxes = ctx->spec_owned;
+	}
 	if ((code = take_box_operand(cmd, ctx, args)))
 		return code;
 	if (cmd->arity == CLI_ARGS_REQUIRED && !args->n) {

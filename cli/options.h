@@ -15,13 +15,16 @@ typedef struct cli_list {
 
 /* The options several commands share; main reads them to select boxes. */
 typedef struct cli_common {
-	const char *boxes; /* --boxes SPEC, -w SPEC */
-	cli_list exclude;  /* every --exclude SPEC / -x SPEC */
-	const char *pool;  /* --pool POOL */
-	bool all;          /* --all */
-	bool json;         /* --json */
-	const char *root;  /* --root DIR */
-	bool accept_new;   /* --accept-new */
+	/* Every --boxes SPEC / -w SPEC, repeatable as clush's -w; cli_parse_command
+	 * joins them into `boxes`, the selection the command reads. */
+	cli_list boxes_given;
+	const char *boxes;
+	cli_list exclude; /* every --exclude SPEC / -x SPEC */
+	const char *pool; /* --pool POOL */
+	bool all;         /* --all */
+	bool json;        /* --json */
+	const char *root; /* --root DIR */
+	bool accept_new;  /* --accept-new */
 	/* Every command takes these, so main's own may also follow the command. */
 	const char *config; /* --config FILE */
 	bool help;          /* -h, --help: the parse stopped there */
@@ -58,7 +61,7 @@ typedef struct cli_opt {
 /* The shared options, declared once. */
 #define CLI_COMMON_OPT(name, kind, field) \
 	{(name), 0, (kind), true, offsetof(cli_common, field), 0, 0}
-#define CLI_OPT_BOXES      {"boxes", 'w', CLI_STRING, true, offsetof(cli_common, boxes), 0, 0}
+#define CLI_OPT_BOXES      {"boxes", 'w', CLI_LIST, true, offsetof(cli_common, boxes_given), 0, 0}
 #define CLI_OPT_EXCLUDE    {"exclude", 'x', CLI_LIST, true, offsetof(cli_common, exclude), 0, 0}
 #define CLI_OPT_POOL       CLI_COMMON_OPT("pool", CLI_STRING, pool)
 #define CLI_OPT_ALL        CLI_COMMON_OPT("all", CLI_FLAG, all)

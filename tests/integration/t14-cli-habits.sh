@@ -141,6 +141,7 @@ check "-x leaves boxes out" test "$(selected -x 'h[2-8]' | tr '\n' ' ')" = "h1 x
 check "--exclude, repeated" test "$(selected --exclude h1 --exclude=x1 -x 'h[3-8]' | tr '\n' ' ')" = "h2 "
 check "-x after operands" test "$(selected 'h[1-4]' -x h2 | tr '\n' ' ')" = "h1 h3 h4 "
 check "-w is --boxes" test "$(selected -w 'h[1-2]' | tr '\n' ' ')" = "h1 h2 "
+check "-w repeated, as clush takes it" test "$(selected -w h1 --boxes x1 -w 'h[2-3]!h2' | tr '\n' ' ')" = "h1 h3 x1 "
 check "-wSPEC as clush writes it" test "$(selected '-wh[1-3]!h2' | tr '\n' ' ')" = "h1 h3 "
 check "a pool in an exclusion" test "$(selected 'h[1-4]!@p' | tr '\n' ' ')" = "h1 h4 "
 

@@ -111,7 +111,8 @@ static void option_forms(void **state)
 
 	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("a", "--name", "y", "--boxes=h[1-2]"));
 	assert_string_equal(p->opts.name, "y");
-	assert_string_equal(p->common.boxes, "h[1-2]");
+	assert_int_equal(p->common.boxes_given.n, 1);
+	assert_string_equal(p->common.boxes_given.v[0], "h[1-2]");
 	assert_int_equal(p->args.n, 1);
 
 	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("-b", "--all"));
@@ -124,13 +125,13 @@ static void letters_and_universal_options(void **state)
 {
 	struct parsed *p = *state;
 	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("-w", "h[1-3]", "-x", "h2", "--exclude=h3"));
-	assert_string_equal(p->common.boxes, "h[1-3]");
+	assert_string_equal(p->common.boxes_given.v[0], "h[1-3]");
 	assert_int_equal(p->common.exclude.n, 2);
 	assert_string_equal(p->common.exclude.v[0], "h2");
 	assert_string_equal(p->common.exclude.v[1], "h3");
 
 	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("-wh[1-3]!h2", "-xh1"));
-	assert_string_equal(p->common.boxes, "h[1-3]!h2"); /* clush's -wNODES */
+	assert_string_equal(p->common.boxes_given.v[0], "h[1-3]!h2"); /* clush's -wNODES */
 	assert_string_equal(p->common.exclude.v[0], "h1");
 
 	parse_ok(p, CLI_OPTIONS_FIRST, ARGV("--all", "--config", "c.ini", "ls"));
@@ -299,6 +300,24 @@ static void conflicting_selections_refused(void **state)
 	}
 }
 
+/* -w and --boxes repeat as clush's -w does: the selection is all of them. */
+static void repeated_boxes_join(void **state)
+{
+	struct parsed *p = *state;
+	struct command_call c = {{0}, ARGV("-w", "h1", "--boxes=h[2-3]!h2", "-wx1")};
+	reset(p);
+	capture_stderr(p, call_command, &c);
+	assert_int_equal(p->code, BG_EXIT_OK);
+	assert_string_equal(c.ctx.opt.boxes, "h1,h[2-3]!h2,x1");
+	free(c.ctx.spec_owned);
+
+	struct command_call one = {{0}, ARGV("--boxes", "h1")};
+	reset(p);
+	capture_stderr(p, call_command, &one);
+	assert_string_equal(one.ctx.opt.boxes, "h1");
+	assert_null(one.ctx.spec_owned); /* borrowed from argv */
+}
+
 /* Each test parses into one struct parsed; the last operands are freed here. */
 static int setup(void **state)
 {
@@ -325,6 +344,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(options_first_stops_at_an_operand, setup, teardown),
 		cmocka_unit_test_setup_teardown(repeated_flags, setup, teardown),
 		cmocka_unit_test_setup_teardown(conflicting_selections_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(repeated_boxes_join, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
