@@ -22,7 +22,8 @@ typedef struct cli_ctx {
 	cli_common opt; /* the shared options, as parsed (a box operand lands in opt.boxes) */
 	const conf_box **boxes; /* CLI_NEEDS_BOXES: the selection (owned by main) */
 	size_t n_boxes;
-	char *spec_owned; /* a selection built from operands */
+	char *spec_owned;    /* a selection built from operands */
+	char *exclude_owned; /* every --exclude joined with ',' */
 	const char *argv0;
 } cli_ctx;
 
@@ -68,7 +69,7 @@ typedef struct cli_cmd {
 	int (*run)(cli_ctx *ctx, void *opts, const cli_args *args);
 } cli_cmd;
 
-extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help;
+extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help, cli_cmd_version;
 extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status,
 	cli_cmd_campaign, cli_cmd_rollback, cli_cmd_results, cli_cmd_validate, cli_cmd_slots;
 extern const cli_cmd cli_cmd_report, cli_cmd_brief, cli_cmd_init;
@@ -77,6 +78,13 @@ extern const cli_cmd *const cli_commands[];
 
 /* The entry named `name`, NULL if none. */
 const cli_cmd *cli_find(const char *name);
+/* "unknown command 'exce' (did you mean 'exec'?)" on stderr; returns BG_EXIT_USAGE. */
+int cli_unknown_command(const char *name);
+/* An option before the command that is none of boxgate's own: says which
+ * command takes it, or the closest global option; returns BG_EXIT_USAGE. */
+int cli_unknown_global_option(const char *word);
+/* "boxgate VERSION" on stdout; returns 0. */
+int cli_print_version(void);
 /* The top-level help with the command list; returns `code`. */
 int cli_main_help(FILE *to, int code);
 
@@ -85,6 +93,8 @@ int cli_main_help(FILE *to, int code);
  * code, else 0. args->v is owned (free()). */
 int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, char **argv,
 		      cli_args *args);
+/* Every --exclude/-x joined into one spec (owned by ctx), NULL when none. */
+const char *cli_exclude_spec(cli_ctx *ctx);
 /* Does what cmd->needs asks: loads the configuration, selects the boxes. */
 int cli_satisfy_needs(const cli_cmd *cmd, cli_ctx *ctx);
 

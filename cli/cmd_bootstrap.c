@@ -11,8 +11,8 @@
 #include "gate/overlay.h"
 
 static const char bootstrap_help[] =
-	"usage: boxgate bootstrap [--boxes SPEC | --pool POOL | --all] [--force] [--json]\n"
-	"                         [--clean [--older-than DAYS]]\n"
+	"usage: boxgate bootstrap [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"
+	"                         [--force] [--json] [--clean [--older-than DAYS]]\n"
 	"\n"
 	"Installs boxgate-agent on each box, content-addressed under\n"
 	"~/.cache/boxgate/agent-<sha>: the prebuilt binary when it runs there, else compiled on\n"

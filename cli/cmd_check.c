@@ -14,13 +14,15 @@
 #include "shim/shim.h"
 
 static const char check_help[] =
-	"usage: boxgate check [--json] [--accept-new] [BOXES...]\n"
+	"usage: boxgate check [--json] [--accept-new] [--boxes SPEC | BOXES...] [--exclude SPEC]\n"
 	"\n"
 	"Probes every configured box (or the named ones; node sets and @pool work) at once:\n"
 	"reachable, host key, authentication, the box's python version, whether its repo\n"
 	"exists, and its GPUs (nvidia-smi -L count, or none). One row per box, in box-name\n"
 	"order (h2 before h10); the reason for every failure follows the table.\n"
 	"\n"
+	"  --boxes SPEC   the boxes, as the operands name them (-w SPEC; repeatable)\n"
+	"  --exclude SPEC leave these boxes out (-x SPEC; repeatable)\n"
 	"  --json         one JSON object per box: box, transport, reachable, host_key, auth,\n"
 	"                 python (its version), repo, gpus, ok and error; yes/no are true/false,\n"
 	"                 gpus a count (null without nvidia-smi), null what was not probed\n"
@@ -50,9 +52,7 @@ struct check_job {
 };
 
 static const cli_opt check_options[] = {
-	CLI_OPT_JSON,
-	CLI_OPT_ACCEPT_NEW,
-	CLI_OPT_END,
+	CLI_OPT_BOXES, CLI_OPT_EXCLUDE, CLI_OPT_JSON, CLI_OPT_ACCEPT_NEW, CLI_OPT_END,
 };
 
 static char *probe_command(const conf_box *b)
@@ -236,7 +236,7 @@ static int run_check(cli_ctx *ctx, void *opts, const cli_args *args)
 /* clang-format off */
 const cli_cmd cli_cmd_check = {
 	.name = "check", .summary = "probe boxes: reachable, host key, auth, python, repo, GPUs",
-	.help = check_help, .options = check_options, .order = CLI_OPTIONS_FIRST,
+	.help = check_help, .options = check_options,
 	.needs = CLI_NEEDS_BOXES, .box_operand = CLI_BOX_ALL_OPERANDS, .run = run_check,
 };
 /* clang-format on */

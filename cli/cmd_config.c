@@ -10,10 +10,12 @@
 static const char config_help[] =
 	"usage: boxgate config check [--json]\n"
 	"\n"
-	"Loads the configuration (--config FILE, $BOXGATE_CONFIG, ./boxgate.ini,\n"
+	"Loads the configuration (--config FILE, $BOXGATE_CONFIG, boxgate.ini in the working\n"
+	"directory or the nearest one above it up to the repository root,\n"
 	"$XDG_CONFIG_HOME/boxgate/config.ini, ~/.config/boxgate/config.ini), resolves every\n"
 	"box through ssh_config and prints the result as INI, or the first error as\n"
-	"FILE:LINE: what was expected (exit 2).\n"
+	"FILE:LINE: what was expected (exit 2). Which file was loaded and how it was found\n"
+	"(or where boxgate looked when none was) closes the output on stderr.\n"
 	"\n"
 	"  --json   print the resolved boxes as one JSON object instead: per box its\n"
 	"           hostname, user, port, identities, known_hosts, global_known_hosts,\n"
@@ -101,9 +103,15 @@ static int run_config(cli_ctx *ctx, void *opts, const cli_args *args)
 		print_json(&ctx->conf);
 	else
 		conf_dump(&ctx->conf, print_line, NULL);
-	cli_printf(stderr, "boxgate: configuration OK: %s (%zu boxes, %zu pools)\n",
-		   ctx->conf.path ? ctx->conf.path : "no file, built-in defaults",
-		   ctx->conf.n_boxes, ctx->conf.n_pools);
+	const conf *c = &ctx->conf;
+	if (c->path)
+		cli_printf(stderr, "boxgate: configuration OK: %s (%s; %zu boxes, %zu pools)\n",
+			   c->path, c->found_by ? c->found_by : "given", c->n_boxes, c->n_pools);
+	else
+		cli_printf(stderr,
+			   "boxgate: configuration OK: no file (%s), built-in defaults (%zu boxes, "
+			   "%zu pools)\n",
+			   c->not_found ? c->not_found : "none found", c->n_boxes, c->n_pools);
 	return BG_EXIT_OK;
 }
 

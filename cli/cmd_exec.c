@@ -16,8 +16,8 @@
 #include "remote/remote.h"
 
 static const char exec_help[] =
-	"usage: boxgate exec [--boxes SPEC | --pool POOL | --all] [--timeout S] [-b] [-n]\n"
-	"                    [--json] [--accept-new] -- CMD [ARGS...]\n"
+	"usage: boxgate exec [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"
+	"                    [--timeout S] [-b] [-n] [--json] [--accept-new] -- CMD [ARGS...]\n"
 	"\n"
 	"Runs CMD on every selected box at once over one SSH connection per box (the local\n"
 	"box runs it with /bin/sh). CMD and ARGS are joined with spaces and run by the box's\n"
@@ -31,7 +31,10 @@ static const char exec_help[] =
 	"early holds no other back. End of input closes CMD's stdin. From a terminal, or\n"
 	"with -n, CMD's stdin is empty (it reads end of file at once).\n"
 	"\n"
-	"  --boxes SPEC   names, node sets (b200-[1-8,12]) and @pool, comma separated\n"
+	"  --boxes SPEC   names, node sets (b200-[1-8,12]) and @pool, comma separated;\n"
+	"                 h[1-8]!h3 leaves h3 out (clush's ! & ^, left to right);\n"
+	"                 -w SPEC; repeatable, as clush's -w\n"
+	"  --exclude SPEC leave these boxes out (-x SPEC; repeatable)\n"
 	"  --pool POOL    every box of a pool\n"
 	"  --all          every configured box (the built-in local box only by name)\n"
 	"  --timeout S    after S seconds kill the command on the box: its process group and\n"

@@ -15,7 +15,8 @@
 #include "cli/sync_driver.h"
 
 static const char push_help[] =
-	"usage: boxgate push [--boxes SPEC | --pool POOL | --all] [--dry-run] [--all-or-nothing]\n"
+	"usage: boxgate push [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"
+	"                    [--dry-run] [--all-or-nothing]\n"
 	"                    [--keep-mode] [--root DIR] [--json] [--accept-new] "
 	"[--no-local-check]\n"
 	"                    [--verify-timeout S] [--lock-wait S] [--] PATH|LOCAL=REMOTE...\n"
@@ -48,7 +49,9 @@ static const char push_help[] =
 	"The new file gets the replaced file's owner and group (pushing as root over another\n"
 	"user's file); where the box refuses that, a warning names the file.\n"
 	"\n"
-	"  --boxes SPEC        names, node sets (b200-[1-8,12]) and @pool, comma separated\n"
+	"  --boxes SPEC        names, node sets (b200-[1-8,12], h[1-8]!h3: all but h3) and\n"
+	"                      @pool, comma separated; -w SPEC; repeatable\n"
+	"  --exclude SPEC      leave these boxes out (-x SPEC; repeatable)\n"
 	"  --pool POOL         every box of a pool\n"
 	"  --all               every configured box (the built-in local box only by name)\n"
 	"  --dry-run           show what would change; write nothing\n"

@@ -17,7 +17,8 @@
 #include "gate/agent_proto.h"
 
 static const char slots_help[] =
-	"usage: boxgate slots [--boxes SPEC | --pool POOL | --all | BOX...] [--json]\n"
+	"usage: boxgate slots [--boxes SPEC | --pool POOL | --all | BOX...] [--exclude SPEC]\n"
+	"                     [--json]\n"
 	"       boxgate slots disable BOX:GPUS --why TEXT\n"
 	"       boxgate slots enable BOX:GPUS\n"
 	"\n"
@@ -128,6 +129,47 @@ static void print_table(const slot_probe *jobs, size_t n)
 	}
 }
 
+/* Leaves out the pool's slots on the boxes --exclude names; on an error
+ * prints it and releases the jobs. */
+static int drop_excluded(cli_ctx *ctx, const conf_pool *pool, slot_probe **jobs, size_t *n)
+{
+	const char *ex = cli_exclude_spec(ctx);
+	if (!ex)
+		return 0;
+	bg_err err = {0};
+	const conf_box **kept = NULL;
+	size_t n_kept = 0, k = 0;
+	char *spec = xasprintf("@%s", pool->name);
+	int rc = conf_select_except(&ctx->conf, spec, false, ex, &kept, &n_kept, &err);
+	free(spec);
+	if (rc < 0) {
+		cli_error("%s", err.msg);
+		slot_probe_release(*jobs, *n);
+		*jobs = NULL;
+		*n = 0;
+		return bg_exit_code(rc);
+	}
+	slot_probe *j = *jobs;
+	for (size_t i = 0; i < *n; i++) {
+		bool keep = false;
+		for (size_t b = 0; b < n_kept; b++)
+			keep = keep || j[i].box == kept[b];
+		if (keep)
+			j[k++] = j[i];
+		else
+			free(j[i].gpus); /* nothing else is owned before the probe */
+	}
+	*n = k;
+	free(kept);
+	if (k == 0) {
+		cli_error("the selection matched no box");
+		slot_probe_release(*jobs, 0);
+		*jobs = NULL;
+		return BG_EXIT_USAGE;
+	}
+	return 0;
+}
+
 /* The jobs of a listing: a pool's slots by box, else the selected boxes. */
 static int list_jobs(cli_ctx *ctx, const cli_args *args, slot_probe **out, size_t *n)
 {
@@ -147,21 +189,27 @@ static int list_jobs(cli_ctx *ctx, const cli_args *args, slot_probe **out, size_
 	}
 	if (pool) {
 		*out = slot_probe_pool(&ctx->conf, pool->name, n);
-		return 0;
+		return drop_excluded(ctx, pool, out, n);
 	}
 	if (args->n) {
 		strbuf spec = STRBUF_INIT;
 		for (size_t i = 0; i < args->n; i++)
 			strbuf_addf(&spec, "%s%s", i ? "," : "", args->v[i]);
-		rc = conf_select(&ctx->conf, spec.buf, false, &boxes, &nb, &err);
+		rc = conf_select_except(&ctx->conf, spec.buf, false, cli_exclude_spec(ctx), &boxes,
+					&nb, &err);
 		strbuf_release(&spec);
 	} else {
-		rc = conf_select(&ctx->conf, ctx->opt.boxes, ctx->opt.all || !ctx->opt.boxes,
-				 &boxes, &nb, &err);
+		rc = conf_select_except(&ctx->conf, ctx->opt.boxes, ctx->opt.all || !ctx->opt.boxes,
+					cli_exclude_spec(ctx), &boxes, &nb, &err);
 	}
 	if (rc < 0) {
 		cli_error("%s", err.msg);
 		return bg_exit_code(rc);
+	}
+	if (nb == 0) { /* an exclusion took every box away */
+		free(boxes);
+		cli_error("the selection matched no box");
+		return BG_EXIT_USAGE;
 	}
 	slot_probe *jobs = xcalloc(nb ? nb : 1, sizeof(*jobs));
 	for (size_t i = 0; i < nb; i++) {

@@ -8,7 +8,8 @@
 #include "cli/sync_driver.h"
 
 static const char status_help[] =
-	"usage: boxgate status [--boxes SPEC | --pool POOL | --all] [--root DIR] [--json]\n"
+	"usage: boxgate status [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"
+	"                      [--root DIR] [--json]\n"
 	"                      [--no-clean] [--exit-code] [--accept-new] [--] "
 	"[PATH|LOCAL=REMOTE...]\n"
 	"\n"
@@ -21,7 +22,9 @@ static const char status_help[] =
 	"placed, or that has a .bak or a boxgate temporary file beside it, is checked.\n"
 	"Boxes are reported in name order (h2 before h10) once all have answered.\n"
 	"\n"
-	"  --boxes SPEC   names, node sets and @pool, comma separated\n"
+	"  --boxes SPEC   names, node sets (h[1-8]!h3: all but h3) and @pool, comma\n"
+	"                 separated; -w SPEC; repeatable\n"
+	"  --exclude SPEC leave these boxes out (-x SPEC; repeatable)\n"
 	"  --pool POOL    every box of a pool\n"
 	"  --all          every configured box\n"
 	"  --root DIR     the local repo root (default: the directory of boxgate.ini)\n"

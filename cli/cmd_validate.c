@@ -365,7 +365,7 @@ static int run_validate(cli_ctx *ctx, void *opts_, const cli_args *args)
 	}
 	/* The reference resolves the box and refuses its flags before anything else. */
 	variant_words(&vs[V_REF], args, NULL, 0);
-	cli_args a = {vs[V_REF].words, vs[V_REF].n_words, vs[V_REF].n_words, false};
+	cli_args a = {vs[V_REF].words, vs[V_REF].n_words, vs[V_REF].n_words};
 	vs[V_REF].parsed = true; /* released whatever it returns */
 	if ((code = gate_args_parse(ctx, &opts->g, &a, &vs[V_REF].ga)))
 		goto out;
@@ -375,7 +375,7 @@ static int run_validate(cli_ctx *ctx, void *opts_, const cli_args *args)
 	variant_words(&vs[V_STUB], args, box->validate_stub, box->n_validate_stub);
 	variant_words(&vs[V_DROP], args, box->validate_drop, box->n_validate_drop);
 	for (int i = V_STUB; i <= V_DROP; i++) {
-		cli_args ai = {vs[i].words, vs[i].n_words, vs[i].n_words, false};
+		cli_args ai = {vs[i].words, vs[i].n_words, vs[i].n_words};
 		vs[i].parsed = true;
 		if ((code = gate_args_parse(ctx, &opts->g, &ai, &vs[i].ga))) {
 			int line_no =

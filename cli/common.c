@@ -1,10 +1,12 @@
 /* What every subcommand shares: parsing a command line against its entry,
  * loading the configuration once, box selection, usage output, the verifier
  * lookup and trace that sync/ is handed. */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/exit.h"
 #include "base/parse.h"
@@ -38,13 +40,14 @@ int cli_load_conf(cli_ctx *ctx)
 	if (ctx->conf_loaded)
 		return BG_EXIT_OK;
 	/* conf/ reads no environment: what it may use is handed over here. */
-	conf_env env = {getenv("HOME"),
-			getenv("USER"),
-			getenv("BOXGATE_CONFIG"),
-			getenv("XDG_CONFIG_HOME"),
-			getenv("SSH_AUTH_SOCK"),
-			env_lookup,
-			NULL};
+	char cwd[PATH_MAX];
+	conf_env env = {.home = getenv("HOME"),
+			.user = getenv("USER"),
+			.config_path = getenv("BOXGATE_CONFIG"),
+			.xdg_config_dir = getenv("XDG_CONFIG_HOME"),
+			.agent_socket = getenv("SSH_AUTH_SOCK"),
+			.cwd = getcwd(cwd, sizeof(cwd)),
+			.lookup = env_lookup};
 	int rc = conf_load(&ctx->conf, ctx->config_path, &env, &err);
 	if (rc < 0) {
 		cli_error("%s", err.msg);
@@ -91,6 +94,11 @@ static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
 			o->boxes = take_first(args);
 		return BG_EXIT_OK;
 	case CLI_BOX_ALL_OPERANDS:
+		if (flags && args->n) {
+			cli_error("%s: give boxes as operands or with --boxes, not both",
+				  cmd->name);
+			return BG_EXIT_USAGE;
+		}
 		if (args->n) {
 			strbuf spec = STRBUF_INIT;
 			for (size_t i = 0; i < args->n; i++) {
@@ -102,7 +110,7 @@ static int take_box_operand(const cli_cmd *cmd, cli_ctx *ctx, cli_args *args)
 			o->boxes = ctx->spec_owned;
 			args->n = args->n_before_dash = 0;
 			args->v[0] = NULL;
-		} else {
+		} else if (!flags) {
 			o->all = true;
 		}
 		return BG_EXIT_OK;
@@ -138,8 +146,20 @@ int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, ch
 	ctx->cmd = cmd;
 	int code = cli_parse_options(cmd->name, cmd->options ? cmd->options : none, cmd->order,
 				     cmd->unknown_hint, &ctx->opt, opts, argc, argv, args);
-	if (code)
-		return args->show_usage ? cli_usage(cmd, stderr, code) : code;
+	if (code || ctx->opt.help)
+		return code;
+	if (ctx->opt.config)
+		ctx->config_path = ctx->opt.config;
+	const cli_list *given = &ctx->opt.boxes_given;
+	if (given->n == 1) {
+		ctx->opt.boxes = given->v[0];
+	} else if (given->n > 1) { /* -w h1 -w h2: both, as clush takes them */
+		strbuf spec = STRBUF_INIT;
+		for (size_t i = 0; i < given->n; i++)
+			strbuf_addf(&spec, "%s%s", i ? "," : "", given->v[i]);
+		ctx->spec_owned = strbuf_detach(&spec);
+		ctx->opt.boxes = ctx->spec_owned;
+	}
 	if ((code = take_box_operand(cmd, ctx, args)))
 		return code;
 	if (cmd->arity == CLI_ARGS_REQUIRED && !args->n) {
@@ -147,10 +167,23 @@ int cli_parse_command(const cli_cmd *cmd, cli_ctx *ctx, void *opts, int argc, ch
 		return BG_EXIT_USAGE;
 	}
 	if (cmd->arity == CLI_ARGS_NONE && args->n) {
-		cli_error("%s: unexpected argument '%s'", cmd->name, args->v[0]);
-		return cli_usage(cmd, stderr, BG_EXIT_USAGE);
+		cli_error("%s: unexpected argument '%s' (see 'boxgate help %s')", cmd->name,
+			  args->v[0], cmd->name);
+		return BG_EXIT_USAGE;
 	}
 	return BG_EXIT_OK;
+}
+
+const char *cli_exclude_spec(cli_ctx *ctx)
+{
+	const cli_list *x = &ctx->opt.exclude;
+	if (!x->n || ctx->exclude_owned)
+		return ctx->exclude_owned;
+	strbuf ex = STRBUF_INIT;
+	for (size_t i = 0; i < x->n; i++)
+		strbuf_addf(&ex, "%s%s", i ? "," : "", x->v[i]);
+	ctx->exclude_owned = strbuf_detach(&ex);
+	return ctx->exclude_owned;
 }
 
 static int select_boxes(cli_ctx *ctx)
@@ -160,10 +193,12 @@ static int select_boxes(cli_ctx *ctx)
 	char *pool_spec = o->pool ? xasprintf("@%s", o->pool) : NULL;
 	const char *spec = pool_spec ? pool_spec : o->boxes;
 	if (!spec && !o->all) {
-		cli_error("no boxes selected: use --boxes NAMES, --pool POOL or --all");
+		cli_error("no boxes selected: use --boxes NAMES, --pool POOL or --all%s",
+			  o->exclude.n ? " (--exclude only takes boxes away)" : "");
 		return BG_EXIT_USAGE;
 	}
-	int rc = conf_select(&ctx->conf, spec, !spec, &ctx->boxes, &ctx->n_boxes, &err);
+	int rc = conf_select_except(&ctx->conf, spec, !spec, cli_exclude_spec(ctx), &ctx->boxes,
+				    &ctx->n_boxes, &err);
 	free(pool_spec);
 	if (rc < 0) {
 		cli_error("%s", err.msg);

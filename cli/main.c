@@ -9,19 +9,15 @@
 #include "cli/cli.h"
 #include "remote/remote.h"
 
-#ifndef BOXGATE_VERSION
-#define BOXGATE_VERSION "0.0.0"
-#endif
-
 /* Parses the command's options, satisfies its needs, runs it. */
 static int run_command(const cli_cmd *cmd, cli_ctx *ctx, int argc, char **argv)
 {
 	cli_args args = {0};
 	void *opts = xcalloc(1, cmd->opts_size ? cmd->opts_size : 1);
 	int code = cli_parse_command(cmd, ctx, opts, argc, argv, &args);
-	if (!code)
-		code = cli_satisfy_needs(cmd, ctx);
-	if (!code)
+	if (!code && ctx->opt.help) /* -h: nothing loads, nothing connects */
+		code = cli_usage(cmd, stdout, BG_EXIT_OK);
+	else if (!code && !(code = cli_satisfy_needs(cmd, ctx)))
 		code = cmd->run(ctx, opts, &args);
 	free(args.v);
 	free(opts);
@@ -37,30 +33,27 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	ctx.config_path = NULL;
 	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (strcmp(argv[i], "--version") == 0) {
-			cli_printf(stdout, "boxgate %s\n", BOXGATE_VERSION);
-			return BG_EXIT_OK;
+		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
+			return cli_print_version();
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			return cli_main_help(stdout, BG_EXIT_OK);
-		} else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+		} else if (strcmp(argv[i], "--config") == 0) {
+			if (i + 1 >= argc) {
+				cli_error("option '--config' needs a value");
+				return BG_EXIT_USAGE;
+			}
 			ctx.config_path = argv[++i];
 		} else if (strncmp(argv[i], "--config=", 9) == 0) {
 			ctx.config_path = argv[i] + 9;
 		} else {
-			cli_error("unknown option '%s' (see 'boxgate --help')", argv[i]);
-			return BG_EXIT_USAGE;
+			return cli_unknown_global_option(argv[i]);
 		}
 	}
 	if (i >= argc)
 		return cli_main_help(stderr, BG_EXIT_USAGE);
 	const cli_cmd *cmd = cli_find(argv[i]);
-	if (!cmd) {
-		cli_error("unknown command '%s' (see 'boxgate help')", argv[i]);
-		return BG_EXIT_USAGE;
-	}
-	for (int k = i + 1; k < argc && strcmp(argv[k], "--") != 0; k++)
-		if (strcmp(argv[k], "--help") == 0)
-			return cli_usage(cmd, stdout, BG_EXIT_OK);
+	if (!cmd)
+		return cli_unknown_command(argv[i]);
 	if (remote_global_init(&err) < 0) {
 		cli_error("%s", err.msg);
 		return BG_EXIT_FAIL;
@@ -68,6 +61,7 @@ int main(int argc, char **argv)
 	int rc = run_command(cmd, &ctx, argc - i, argv + i);
 	free(ctx.boxes);
 	free(ctx.spec_owned);
+	free(ctx.exclude_owned);
 	if (ctx.conf_loaded)
 		conf_release(&ctx.conf);
 	remote_global_release();

@@ -7,15 +7,33 @@
 #include "base/exit.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "conf/conf.h"
 
-/* The table entry argv's word names, and its value when written "--name=V". */
-static const cli_opt *lookup(const cli_opt *table, const char *word, const char **inline_value)
+/* What every command takes besides its table: --config may follow the
+ * command as well as precede it, and -h is --help everywhere. */
+/* clang-format off */
+static const cli_opt universal[] = {
+	CLI_COMMON_OPT("config", CLI_STRING, config),
+	{"help", 'h', CLI_FLAG, true, offsetof(cli_common, help), 0, 0},
+	CLI_OPT_END,
+};
+/* clang-format on */
+
+/* The entry of `table` argv's word names, and its value when written
+ * "--name=V" or "-LV". */
+static const cli_opt *lookup_in(const cli_opt *table, const char *word, const char **inline_value)
 {
-	*inline_value = NULL;
 	if (word[1] != '-') {
-		for (const cli_opt *o = table; o->name; o++)
-			if (o->letter && word[1] == o->letter && word[2] == '\0')
+		for (const cli_opt *o = table; o->name; o++) {
+			if (!o->letter || word[1] != o->letter)
+				continue;
+			if (word[2] == '\0')
 				return o;
+			if (o->kind != CLI_FLAG) { /* -wh[1-3], as clush takes it */
+				*inline_value = word + 2;
+				return o;
+			}
+		}
 		return NULL;
 	}
 	const char *name = word + 2, *eq = strchr(name, '=');
@@ -27,6 +45,45 @@ static const cli_opt *lookup(const cli_opt *table, const char *word, const char 
 		}
 	}
 	return NULL;
+}
+
+static const cli_opt *lookup(const cli_opt *table, const char *word, const char **inline_value)
+{
+	*inline_value = NULL;
+	const cli_opt *o = lookup_in(table, word, inline_value);
+	return o ? o : lookup_in(universal, word, inline_value);
+}
+
+/* The closest long option to a mistyped word ("--boxs", "-boxes"), NULL when
+ * none is close. Borrowed from the table. */
+static const char *suggest(const cli_opt *table, const char *word)
+{
+	const char *names[128];
+	size_t n = 0;
+	for (const cli_opt *t = table; t; t = t == universal ? NULL : universal)
+		for (const cli_opt *o = t; o->name && n < sizeof(names) / sizeof(names[0]); o++)
+			names[n++] = o->name;
+	while (*word == '-')
+		word++;
+	char bare[128];
+	size_t len = strcspn(word, "=");
+	if (len >= sizeof(bare))
+		return NULL;
+	memcpy(bare, word, len);
+	bare[len] = '\0';
+	return conf_suggest(bare, names, n);
+}
+
+static int unknown_option(const char *cmd, const cli_opt *table, const char *word, const char *hint)
+{
+	const char *s = suggest(table, word);
+	if (s)
+		cli_error("%s: unknown option '%s' (did you mean '--%s'?)", cmd, word, s);
+	else if (hint && *hint)
+		cli_error("%s: unknown option '%s'%s", cmd, word, hint);
+	else
+		cli_error("%s: unknown option '%s' (see 'boxgate help %s')", cmd, word, cmd);
+	return BG_EXIT_USAGE;
 }
 
 static int store(const char *cmd, const cli_opt *o, const char *value, cli_common *common,
@@ -61,10 +118,7 @@ int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order ord
 	bool options_over = false;
 	args->v = xcalloc((size_t)argc + 1, sizeof(*args->v));
 	args->n = 0;
-	args->show_usage = false;
 	args->n_before_dash = SIZE_MAX;
-	if (!hint)
-		hint = "";
 	for (int i = 1; i < argc; i++) {
 		const char *word = argv[i];
 		if (!options_over && strcmp(word, "--") == 0) {
@@ -82,19 +136,16 @@ int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order ord
 		}
 		const char *value;
 		const cli_opt *o = lookup(table, word, &value);
-		if (!o) {
-			cli_error("%s: unknown option '%s'%s", cmd, word, hint);
-			args->show_usage = true;
-			return BG_EXIT_USAGE;
-		}
+		if (!o)
+			return unknown_option(cmd, table, word, hint);
 		if (o->kind == CLI_FLAG && value) {
-			cli_error("%s: option '--%s' takes no value%s", cmd, o->name, hint);
+			cli_error("%s: option '--%s' takes no value", cmd, o->name);
 			return BG_EXIT_USAGE;
 		}
 		if (o->kind != CLI_FLAG && !value) {
-			if (i + 1 >= argc) {
-				cli_error("%s: missing value for '%s'%s", cmd, word, hint);
-				args->show_usage = true;
+			/* "--boxes -- true" would select a box named "--". */
+			if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0) {
+				cli_error("%s: option '%s' needs a value", cmd, word);
 				return BG_EXIT_USAGE;
 			}
 			value = argv[++i];
@@ -102,6 +153,8 @@ int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order ord
 		int code = store(cmd, o, value, common, opts);
 		if (code)
 			return code;
+		if (common->help)
+			break; /* what follows may be a half-written command line */
 	}
 	if (args->n_before_dash == SIZE_MAX)
 		args->n_before_dash = args->n;

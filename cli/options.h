@@ -6,14 +6,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A repeatable option's values, borrowed from argv. */
+#define CLI_LIST_MAX 32
+typedef struct cli_list {
+	const char *v[CLI_LIST_MAX];
+	size_t n;
+} cli_list;
+
 /* The options several commands share; main reads them to select boxes. */
 typedef struct cli_common {
-	const char *boxes; /* --boxes SPEC */
-	const char *pool;  /* --pool POOL */
-	bool all;          /* --all */
-	bool json;         /* --json */
-	const char *root;  /* --root DIR */
-	bool accept_new;   /* --accept-new */
+	/* Every --boxes SPEC / -w SPEC, repeatable as clush's -w; cli_parse_command
+	 * joins them into `boxes`, the selection the command reads. */
+	cli_list boxes_given;
+	const char *boxes;
+	cli_list exclude; /* every --exclude SPEC / -x SPEC */
+	const char *pool; /* --pool POOL */
+	bool all;         /* --all */
+	bool json;        /* --json */
+	const char *root; /* --root DIR */
+	bool accept_new;  /* --accept-new */
+	/* Every command takes these, so main's own may also follow the command. */
+	const char *config; /* --config FILE */
+	bool help;          /* -h, --help: the parse stopped there */
 } cli_common;
 
 typedef enum cli_opt_kind {
@@ -22,13 +36,6 @@ typedef enum cli_opt_kind {
 	CLI_SECONDS, /* int, whole seconds in [min, max] */
 	CLI_LIST     /* cli_list: every value of a repeated option, in order */
 } cli_opt_kind;
-
-/* A repeatable option's values, borrowed from argv. */
-#define CLI_LIST_MAX 32
-typedef struct cli_list {
-	const char *v[CLI_LIST_MAX];
-	size_t n;
-} cli_list;
 
 typedef struct cli_opt {
 	const char *name; /* the long name without "--"; NULL ends a table */
@@ -54,10 +61,11 @@ typedef struct cli_opt {
 /* The shared options, declared once. */
 #define CLI_COMMON_OPT(name, kind, field) \
 	{(name), 0, (kind), true, offsetof(cli_common, field), 0, 0}
-#define CLI_OPT_BOXES      CLI_COMMON_OPT("boxes", CLI_STRING, boxes)
+#define CLI_OPT_BOXES      {"boxes", 'w', CLI_LIST, true, offsetof(cli_common, boxes_given), 0, 0}
+#define CLI_OPT_EXCLUDE    {"exclude", 'x', CLI_LIST, true, offsetof(cli_common, exclude), 0, 0}
 #define CLI_OPT_POOL       CLI_COMMON_OPT("pool", CLI_STRING, pool)
 #define CLI_OPT_ALL        CLI_COMMON_OPT("all", CLI_FLAG, all)
-#define CLI_OPT_SELECT     CLI_OPT_BOXES, CLI_OPT_POOL, CLI_OPT_ALL
+#define CLI_OPT_SELECT     CLI_OPT_BOXES, CLI_OPT_EXCLUDE, CLI_OPT_POOL, CLI_OPT_ALL
 #define CLI_OPT_JSON       CLI_COMMON_OPT("json", CLI_FLAG, json)
 #define CLI_OPT_ROOT       CLI_COMMON_OPT("root", CLI_STRING, root)
 #define CLI_OPT_ACCEPT_NEW CLI_COMMON_OPT("accept-new", CLI_FLAG, accept_new)
@@ -73,13 +81,15 @@ typedef struct cli_args {
 	char **v; /* borrowed strings; the array is owned */
 	size_t n;
 	size_t n_before_dash; /* how many came before "--" (n without "--") */
-	bool show_usage;      /* an unknown option or a missing value: the usage helps */
 } cli_args;
 
-/* Parses argv[1..argc) against `table`: "--name", "--name=V", "--name V",
- * "-L" for a letter; "--" ends the options. Values go into *common or
- * *opts. On a bad option prints "CMD: unknown option 'X'HINT", "CMD: missing
- * value for '--name'HINT" or the seconds error, and returns BG_EXIT_USAGE. */
+/* Parses argv[1..argc) against `table` and the options every command takes
+ * (--config FILE, -h/--help): "--name", "--name=V", "--name V", "-L", "-L V"
+ * and "-LV" for a letter; "--" ends the options. Values go into *common or
+ * *opts; -h/--help sets common->help and stops. A bad option is one line and
+ * BG_EXIT_USAGE: "CMD: unknown option 'X' (did you mean '--Y'?)", else with
+ * HINT, else "(see 'boxgate help CMD')"; "CMD: option '--name' needs a value";
+ * "CMD: option '--name' takes no value"; or the seconds error. */
 int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order order,
 		      const char *hint, cli_common *common, void *opts, int argc, char **argv,
 		      cli_args *args);

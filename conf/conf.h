@@ -1,7 +1,8 @@
 /* The configuration model: [defaults], [box NAME], [pool NAME], [verify].
  *
- * conf_load() finds the file (--config, $BOXGATE_CONFIG, ./boxgate.ini,
- * $XDG_CONFIG_HOME/boxgate/config.ini, ~/.config/boxgate/config.ini), parses it
+ * conf_load() finds the file (--config, $BOXGATE_CONFIG, boxgate.ini in the
+ * working directory or the nearest directory above it up to the repository
+ * root, $XDG_CONFIG_HOME/boxgate/config.ini, ~/.config/boxgate/config.ini), parses it
  * with inih, resolves every ssh box through ssh_config and validates. Errors
  * name file:line. A built-in box `local` (transport local) always exists. The
  * conf owns every string in it; conf_release() frees them. conf/ never opens a
@@ -136,7 +137,11 @@ typedef struct conf_verify {
 } conf_verify;
 
 typedef struct conf {
-	char *path;         /* the file that was loaded, NULL when none was found */
+	char *path;     /* the file that was loaded, NULL when none was found */
+	char *found_by; /* how it was found: "--config", "$BOXGATE_CONFIG", "found from DIR" */
+	/* No file: where boxgate looked ("none given, no boxgate.ini from DIR up to
+	 * ROOT, no ..."); NULL when a file was loaded. */
+	char *not_found;
 	char *root;         /* the directory holding it (the local repo root), else cwd */
 	char *ssh_config;   /* [defaults] ssh_config, else ~/.ssh/config */
 	char *results;      /* [defaults] results, expanded; NULL when unset (cli's default) */
@@ -162,10 +167,16 @@ typedef struct conf_env {
 	/* ${VAR} in ssh_config paths: the value of `name`, NULL when unset. */
 	const char *(*lookup)(void *ctx, const char *name);
 	void *lookup_ctx;
+	/* The working directory, where the search for boxgate.ini starts;
+	 * NULL: getcwd(). Last, so that initializers by position still hold. */
+	const char *cwd;
 } conf_env;
 
 /* Loads and validates. `explicit_path` is --config (may be NULL); `env` may
- * be NULL (nothing set). On error err->msg reads "FILE:LINE: what was
+ * be NULL (nothing set). Without --config or $BOXGATE_CONFIG, boxgate.ini is
+ * looked for in env->cwd and each directory above it, as git looks for .git:
+ * the search stops after the first directory holding .git (the repository
+ * root) or at /; then the XDG files. On error err->msg reads "FILE:LINE: what was
  * expected" and the conf is released. */
 int conf_load(conf *c, const char *explicit_path, const conf_env *env, bg_err *err);
 /* Loads one given file (no search). */
@@ -212,10 +223,17 @@ const conf_pool *conf_find_pool(const conf *c, const char *name);
  * `spec` is a comma list of names, node-set ranges (`b200-[1-8,12]`) and
  * `@pool`; `all` selects every configured box except the built-in local one
  * (which is selected only by name or when it is the only box).
+ * `spec` takes clush's operators between sets too: "h[1-8]!h3" (minus),
+ * '&' (and), '^' (either, not both), left to right.
  * *out is an owned array of borrowed pointers (free() it). Unknown names are
- * BG_ENOTFOUND with a did-you-mean where one is close. */
+ * BG_ENOTFOUND with a did-you-mean where one is close, and the places
+ * searched when no config file was loaded. */
 int conf_select(const conf *c, const char *spec, bool all, const conf_box ***out, size_t *n_out,
 		bg_err *err);
+/* conf_select, then the boxes `exclude` names (a spec of its own; NULL:
+ * none) left out. An excluded name must be a configured box. */
+int conf_select_except(const conf *c, const char *spec, bool all, const char *exclude,
+		       const conf_box ***out, size_t *n_out, bg_err *err);
 
 /* The verifier command for a repo-relative path: a path rule wins over an
  * extension rule; NULL when none applies (borrowed). */

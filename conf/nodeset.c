@@ -184,29 +184,16 @@ out:
 	return rc;
 }
 
-int nodeset_expand(const char *spec, char ***out, size_t *n_out, bg_err *err)
+int nodeset_expand_one(const char *operand, char ***out, size_t *n_out, bg_err *err)
 {
-	int rc = 0;
-	char **items = NULL;
-	size_t n_items = 0;
 	strv r = {0};
-	*out = NULL;
-	*n_out = 0;
-	nodeset_split(spec, &items, &n_items);
-	for (size_t i = 0; i < n_items; i++) {
-		rc = expand_item(items[i], &r, err);
-		if (rc == 0 && r.n > NODESET_MAX)
-			rc = bg_fail(err, BG_EUSAGE, "'%s' expands to more than %d names", spec,
-				     NODESET_MAX);
-		if (rc)
-			goto out;
+	int rc = expand_item(operand, &r, err);
+	if (rc) {
+		nodeset_free(r.v, r.n);
+		r.v = NULL;
+		r.n = 0;
 	}
 	*out = r.v;
 	*n_out = r.n;
-	r.v = NULL;
-	r.n = 0;
-out:
-	nodeset_free(items, n_items);
-	nodeset_free(r.v, r.n);
 	return rc;
 }

@@ -67,12 +67,13 @@ static int argc_of(char **argv)
 struct options_call {
 	cli_parse_order order;
 	char **argv;
+	const char *hint;
 };
 
 static void call_options(struct parsed *p, void *arg)
 {
 	struct options_call *c = arg;
-	p->code = cli_parse_options("cmd", table, c->order, " (HINT)", &p->common, &p->opts,
+	p->code = cli_parse_options("cmd", table, c->order, c->hint, &p->common, &p->opts,
 				    argc_of(c->argv), c->argv, &p->args);
 }
 
@@ -85,7 +86,7 @@ static void reset(struct parsed *p)
 
 static void parse(struct parsed *p, cli_parse_order order, char **argv)
 {
-	struct options_call c = {order, argv};
+	struct options_call c = {order, argv, " (HINT)"};
 	reset(p);
 	capture_stderr(p, call_options, &c);
 }
@@ -110,7 +111,8 @@ static void option_forms(void **state)
 
 	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("a", "--name", "y", "--boxes=h[1-2]"));
 	assert_string_equal(p->opts.name, "y");
-	assert_string_equal(p->common.boxes, "h[1-2]");
+	assert_int_equal(p->common.boxes_given.n, 1);
+	assert_string_equal(p->common.boxes_given.v[0], "h[1-2]");
 	assert_int_equal(p->args.n, 1);
 
 	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("-b", "--all"));
@@ -118,30 +120,70 @@ static void option_forms(void **state)
 	assert_true(p->common.all);
 }
 
-/* Command lines the parser refuses: what it says (an option error ends with the
- * hint, a seconds error does not), whether the usage follows. */
+/* The letters, the options every command takes, and -h stopping the parse. */
+static void letters_and_universal_options(void **state)
+{
+	struct parsed *p = *state;
+	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("-w", "h[1-3]", "-x", "h2", "--exclude=h3"));
+	assert_string_equal(p->common.boxes_given.v[0], "h[1-3]");
+	assert_int_equal(p->common.exclude.n, 2);
+	assert_string_equal(p->common.exclude.v[0], "h2");
+	assert_string_equal(p->common.exclude.v[1], "h3");
+
+	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("-wh[1-3]!h2", "-xh1"));
+	assert_string_equal(p->common.boxes_given.v[0], "h[1-3]!h2"); /* clush's -wNODES */
+	assert_string_equal(p->common.exclude.v[0], "h1");
+
+	parse_ok(p, CLI_OPTIONS_FIRST, ARGV("--all", "--config", "c.ini", "ls"));
+	assert_string_equal(p->common.config, "c.ini");
+	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("a", "--config=d.ini"));
+	assert_string_equal(p->common.config, "d.ini");
+
+	/* -h stops the parse: what follows may be half written. */
+	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("--all", "-h", "--nope", "--name"));
+	assert_true(p->common.help);
+	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("--help"));
+	assert_true(p->common.help);
+	/* After the command's first word, -h is the command's. */
+	parse_ok(p, CLI_OPTIONS_FIRST, ARGV("ls", "-h"));
+	assert_false(p->common.help);
+	assert_int_equal(p->args.n, 2);
+	parse_ok(p, CLI_OPTIONS_ANYWHERE, ARGV("--", "-h"));
+	assert_false(p->common.help);
+}
+
+/* Command lines the parser refuses, in one line each: an unknown option ends
+ * with the closest option, else the hint; a seconds error with neither. */
 static void refused(void **state)
 {
 	struct parsed *p = *state;
 	struct {
 		char *argv[4]; /* after "cmd" */
-		bool show_usage;
 		const char *says;
 	} cases[] = {
-		{{"a", "--name"}, true, "missing value for '--name' (HINT)"},
-		{{"--json=x"}, false, "option '--json' takes no value (HINT)"},
-		{{"--nope", "a"}, true, "unknown option '--nope' (HINT)"},
-		{{"-x"}, true, "unknown option '-x' (HINT)"},
-		{{"--wait=0"}, false, "--wait wants whole seconds from 1 to 60, got '0'"},
-		{{"--wait", "61"}, false, "--wait wants whole seconds from 1 to 60, got '61'"},
-		{{"--wait=5s"}, false, "--wait wants whole seconds from 1 to 60, got '5s'"},
-		{{"--wait=-1"}, false, "--wait wants whole seconds from 1 to 60, got '-1'"},
+		{{"a", "--name"}, "option '--name' needs a value"},
+		{{"--name", "--", "x"}, "option '--name' needs a value"},
+		{{"-w"}, "option '-w' needs a value"},
+		{{"--config"}, "option '--config' needs a value"},
+		{{"--json=x"}, "option '--json' takes no value"},
+		{{"--help=x"}, "option '--help' takes no value"},
+		{{"--frob", "a"}, "unknown option '--frob' (HINT)"},
+		{{"-q"}, "unknown option '-q' (HINT)"},
+		{{"-bq"}, "unknown option '-bq' (HINT)"},
+		{{"--nmae=x"}, "unknown option '--nmae=x' (did you mean '--name'?)"},
+		{{"--boxs", "h1"}, "unknown option '--boxs' (did you mean '--boxes'?)"},
+		{{"-boxes", "h1"}, "unknown option '-boxes' (did you mean '--boxes'?)"},
+		{{"--exlude", "h1"}, "unknown option '--exlude' (did you mean '--exclude'?)"},
+		{{"--confg", "x"}, "unknown option '--confg' (did you mean '--config'?)"},
+		{{"--wait=0"}, "--wait wants whole seconds from 1 to 60, got '0'"},
+		{{"--wait", "61"}, "--wait wants whole seconds from 1 to 60, got '61'"},
+		{{"--wait=5s"}, "--wait wants whole seconds from 1 to 60, got '5s'"},
+		{{"--wait=-1"}, "--wait wants whole seconds from 1 to 60, got '-1'"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char **w = cases[i].argv;
 		parse(p, CLI_OPTIONS_ANYWHERE, ARGV(w[0], w[1], w[2], w[3]));
 		assert_int_equal(p->code, BG_EXIT_USAGE);
-		assert_int_equal(p->args.show_usage, cases[i].show_usage);
 		char *want = xasprintf("boxgate: cmd: %s\n", cases[i].says);
 		assert_string_equal(p->err, want);
 		free(want);
@@ -149,6 +191,18 @@ static void refused(void **state)
 		assert_false(p->common.json);
 		assert_int_equal(p->opts.wait_s, 0);
 	}
+}
+
+/* Without a hint of its own, an unknown option points at the command's help. */
+static void unknown_without_hint(void **state)
+{
+	struct parsed *p = *state;
+	struct options_call c = {CLI_OPTIONS_ANYWHERE, ARGV("--frobnicate"), NULL};
+	reset(p);
+	capture_stderr(p, call_options, &c);
+	assert_int_equal(p->code, BG_EXIT_USAGE);
+	assert_string_equal(
+		p->err, "boxgate: cmd: unknown option '--frobnicate' (see 'boxgate help cmd')\n");
 }
 
 static void seconds_within_bounds(void **state)
@@ -246,6 +300,24 @@ static void conflicting_selections_refused(void **state)
 	}
 }
 
+/* -w and --boxes repeat as clush's -w does: the selection is all of them. */
+static void repeated_boxes_join(void **state)
+{
+	struct parsed *p = *state;
+	struct command_call c = {{0}, ARGV("-w", "h1", "--boxes=h[2-3]!h2", "-wx1")};
+	reset(p);
+	capture_stderr(p, call_command, &c);
+	assert_int_equal(p->code, BG_EXIT_OK);
+	assert_string_equal(c.ctx.opt.boxes, "h1,h[2-3]!h2,x1");
+	free(c.ctx.spec_owned);
+
+	struct command_call one = {{0}, ARGV("--boxes", "h1")};
+	reset(p);
+	capture_stderr(p, call_command, &one);
+	assert_string_equal(one.ctx.opt.boxes, "h1");
+	assert_null(one.ctx.spec_owned); /* borrowed from argv */
+}
+
 /* Each test parses into one struct parsed; the last operands are freed here. */
 static int setup(void **state)
 {
@@ -264,12 +336,15 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(option_forms, setup, teardown),
+		cmocka_unit_test_setup_teardown(letters_and_universal_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(unknown_without_hint, setup, teardown),
 		cmocka_unit_test_setup_teardown(seconds_within_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(dash_dash_ends_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(options_first_stops_at_an_operand, setup, teardown),
 		cmocka_unit_test_setup_teardown(repeated_flags, setup, teardown),
 		cmocka_unit_test_setup_teardown(conflicting_selections_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(repeated_boxes_join, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -834,6 +834,163 @@ static void test_select(void **state)
 	free(d);
 }
 
+/* clush's operators in a selection, and --exclude: sets of configured boxes. */
+static void test_select_exclude(void **state)
+{
+	(void)state;
+	conf c;
+	load_ok(&c,
+		"[box h1]\nhost = a\n[box h2]\nhost = a\n[box h3]\nhost = a\n[box h4]\nhost = "
+		"a\n[box x1]\nhost = a\n[pool p]\nslots = h2, h3\n",
+		NULL);
+	static const struct {
+		const char *spec, *exclude, *want;
+	} cases[] = {
+		{"h[1-4]!h3", NULL, "h1 h2 h4"},
+		{"h[1-4]!h[2-3],x1", NULL, "h1 h4 x1"},
+		{"x1,h[1-4]!h2,h3", NULL, "h1 h3 h4 x1"}, /* left to right, as clush */
+		{"h[1-4]!@p", NULL, "h1 h4"},
+		{"h[1-4]&@p", NULL, "h2 h3"},
+		{"h[1-3]^h[2-4]", NULL, "h1 h4"},
+		{"h[1-4]", "h2", "h1 h3 h4"},
+		{"h[1-4]", "h[1-2],@p", "h4"},
+		{NULL, "h[1-3]", "h4 x1"},       /* --all -x */
+		{"h[1-4]", "x1", "h1 h2 h3 h4"}, /* excluding a box not selected: nothing */
+		{"h[1-2]", "h[1-2]", ""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const conf_box **v = NULL;
+		size_t n = 0;
+		bg_err e = {0};
+		int rc = conf_select_except(&c, cases[i].spec, !cases[i].spec, cases[i].exclude, &v,
+					    &n, &e);
+		if (rc)
+			print_error("%s: %s\n", cases[i].spec, e.msg);
+		assert_int_equal(rc, 0);
+		char got[200] = "";
+		for (size_t j = 0; j < n; j++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", j ? " " : "",
+				 v[j]->name);
+		assert_string_equal(got, cases[i].want);
+		free(v);
+	}
+	static const struct {
+		const char *spec, *exclude, *says;
+	} bad[] = {
+		{"h[1-4]!h9", NULL, "unknown box 'h9' (from '!h9') (did you mean 'h1'?)"},
+		{"h[1-4]", "h[4-5]",
+		 "unknown box 'h5' to exclude (from 'h[4-5]') (did you mean 'h1'?)"},
+		{"h[1-4]", "@pp", "unknown pool '@pp' to exclude (did you mean '@p'?)"},
+		{"h[1-4]!", NULL, "'!' needs a node set after it in 'h[1-4]!'"},
+		{"!h2", NULL, "'!' needs a node set before it in '!h2'"},
+		{"h1,,&h2", NULL, "'&' needs a node set before it in 'h1,,&h2'"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const conf_box **v = (const conf_box **)1;
+		size_t n = 9;
+		bg_err e = {0};
+		assert_true(conf_select_except(&c, bad[i].spec, false, bad[i].exclude, &v, &n, &e) <
+			    0);
+		assert_string_equal(e.msg, bad[i].says);
+		assert_null(v);
+		assert_int_equal(n, 0);
+	}
+	conf_release(&c);
+}
+
+/* Writes `text` to DIR/NAME, DIR made first. */
+static void put(const char *dir, const char *name, const char *text)
+{
+	char *cmd = xasprintf("mkdir -p '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	if (!name)
+		return;
+	char *p = xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(p);
+}
+
+/* boxgate.ini is searched from the working directory up to the repository
+ * root (a directory holding .git, file or directory) or /, as git does. */
+static void test_config_search(void **state)
+{
+	(void)state;
+	conf c;
+	bg_err e = {0};
+	char *repo = path_in("search/repo"), *deep = path_in("search/repo/a/b");
+	put(deep, NULL, NULL);
+	put(repo, "boxgate.ini", "[box up1]\nhost = a\n");
+	put(repo, ".git", "gitdir: elsewhere\n"); /* a worktree's .git is a file */
+	conf_env env = *ENV;
+	env.cwd = deep;
+	assert_int_equal(conf_load(&c, NULL, &env, &e), 0);
+	char *want = xasprintf("%s/boxgate.ini", repo);
+	assert_string_equal(c.path, want);
+	free(want);
+	want = xasprintf("found from %s", deep);
+	assert_string_equal(c.found_by, want);
+	free(want);
+	assert_null(c.not_found);
+	assert_non_null(conf_find_box(&c, "up1"));
+	conf_release(&c);
+
+	/* In the working directory itself: the name as before. */
+	env.cwd = repo;
+	assert_int_equal(chdir(repo), 0);
+	assert_int_equal(conf_load(&c, NULL, &env, &e), 0);
+	assert_string_equal(c.path, "boxgate.ini");
+	assert_string_equal(c.found_by, "in the working directory");
+	conf_release(&c);
+	assert_int_equal(chdir(startdir), 0);
+
+	/* The search stops at the repository root: a boxgate.ini above it is
+	 * another project's. */
+	char *outer = path_in("search/outer"), *inner = path_in("search/outer/repo/sub");
+	char *root = path_in("search/outer/repo");
+	put(outer, "boxgate.ini", "[box far]\nhost = a\n");
+	put(inner, NULL, NULL);
+	char *git = xasprintf("%s/.git", root);
+	put(git, NULL, NULL);
+	env.cwd = inner;
+	assert_int_equal(conf_load(&c, NULL, &env, &e), 0);
+	assert_null(c.path);
+	assert_null(conf_find_box(&c, "far"));
+	want = xasprintf("none given, no boxgate.ini from %s up to %s, no "
+			 "%s/.config/boxgate/config.ini",
+			 inner, root, home);
+	assert_string_equal(c.not_found, want);
+	/* An unknown box then says that no file was loaded, and where boxgate looked. */
+	const conf_box **v = NULL;
+	size_t n = 0;
+	assert_int_equal(conf_select(&c, "far", false, &v, &n, &e), BG_ENOTFOUND);
+	char *says = xasprintf("unknown box 'far' (no config file was loaded: %s)", want);
+	assert_string_equal(e.msg, says);
+	free(says);
+	free(want);
+	conf_release(&c);
+
+	/* --config and $BOXGATE_CONFIG say so. */
+	char *given = xasprintf("%s/boxgate.ini", outer);
+	assert_int_equal(conf_load(&c, given, &env, &e), 0);
+	assert_string_equal(c.found_by, "--config");
+	conf_release(&c);
+	env.config_path = given;
+	assert_int_equal(conf_load(&c, NULL, &env, &e), 0);
+	assert_string_equal(c.found_by, "$BOXGATE_CONFIG");
+	conf_release(&c);
+	free(given);
+	free(git);
+	free(root);
+	free(inner);
+	free(outer);
+	free(repo);
+	free(deep);
+}
+
 typedef struct lines_out {
 	char *text;
 	size_t n;
@@ -1127,6 +1284,8 @@ int main(void)
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_verify_precedence),
 		cmocka_unit_test(test_select),
+		cmocka_unit_test(test_select_exclude),
+		cmocka_unit_test(test_config_search),
 		cmocka_unit_test(test_dump),
 		cmocka_unit_test(test_dump_results_keys),
 		cmocka_unit_test(test_ssh_resolution),

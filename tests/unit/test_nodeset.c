@@ -75,6 +75,48 @@ static void test_ranges(void **state)
 	check("h[2,1,2]", "h2 h1 h2"); /* order and duplicates kept */
 }
 
+/* clush's operators, left to right with equal precedence. The expected sets
+ * are what ClusterShell 1.9's `nodeset -e` prints for the same spec (it
+ * sorts; boxgate keeps the order of appearance). */
+static void test_operators(void **state)
+{
+	(void)state;
+	check("h[1-8]!h3", "h1 h2 h4 h5 h6 h7 h8");
+	check("h[1-8]!h[2-3],x1", "h1 h4 h5 h6 h7 h8 x1");
+	check("h[1-3],x1!h2", "h1 h3 x1");
+	check("h[1-4]!h2!h3", "h1 h4");
+	check("h1!h9", "h1"); /* removing what is not there removes nothing */
+	check("h[1-4]!h[2-3]&h4", "h4");
+	check("h[1-4]&h[2-6]", "h2 h3 h4");
+	check("h[1-4]^h[3-6]", "h1 h2 h5 h6");
+	check("h[1-4]!h2,h5!h5", "h1 h3 h4");
+	check("h[01-04]!h2", "h01 h02 h03 h04"); /* names, not numbers */
+	check("h[1-3]! h2", "h1 h3");
+	check("h1,h1,h2!h1", "h2"); /* '!' removes every copy */
+	check("r[1-2]n[1-2]!r1n2", "r1n1 r2n1 r2n2");
+	check("h[1-65536]!h[1-65535]", "h65536");
+}
+
+static void test_terms(void **state)
+{
+	(void)state;
+	nodeset_term *t;
+	size_t n;
+	bg_err e = {0};
+	assert_int_equal(nodeset_terms(" h[1-2,4]!h2 ,, x&@p^y", &t, &n, &e), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(t[0].op, NODESET_UNION);
+	assert_string_equal(t[0].text, "h[1-2,4]");
+	assert_int_equal(t[1].op, NODESET_MINUS);
+	assert_string_equal(t[1].text, "h2");
+	assert_int_equal(t[2].op, NODESET_UNION);
+	assert_string_equal(t[2].text, "x");
+	assert_int_equal(t[3].op, NODESET_AND);
+	assert_string_equal(t[3].text, "@p");
+	assert_int_equal(t[4].op, NODESET_XOR);
+	nodeset_terms_free(t, n);
+}
+
 static void test_split(void **state)
 {
 	(void)state;
@@ -104,15 +146,21 @@ static void test_errors(void **state)
 	check_error("h[0-99999999]", "'[0-99999999]' expands to more than 65536 names");
 	check_error("a[0-999]b[0-999]", "'a[0-999]b[0-999]' expands to more than 65536 names");
 	check_error("h[9999999999]", "expected a number in '[9999999999]'");
+	/* clush refuses these too ("missing nodeset operand"). */
+	check_error("!h2", "'!' needs a node set before it in '!h2'");
+	check_error("h[1-4]!", "'!' needs a node set after it in 'h[1-4]!'");
+	check_error("h1!!h2", "'!' needs a node set after it in 'h1!!h2'");
+	check_error("h[1-4],!h2", "'!' needs a node set before it in 'h[1-4],!h2'");
+	check_error("h1&", "'&' needs a node set after it in 'h1&'");
+	check_error("h[1-4]!h[5-", "'h[5-': '[' without ']'");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain),
-		cmocka_unit_test(test_ranges),
-		cmocka_unit_test(test_split),
-		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_plain),     cmocka_unit_test(test_ranges),
+		cmocka_unit_test(test_operators), cmocka_unit_test(test_terms),
+		cmocka_unit_test(test_split),     cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests_name("nodeset", tests, NULL, NULL);
 }
