@@ -14,7 +14,12 @@ static const char explain_help[] =
 	"environment variable by an env rule, or a flag's value) and the exact command line\n"
 	"'boxgate run' would start on the box. Connects to nothing; a flag the box would\n"
 	"refuse, a --gpu outside the box's gpus or a bad seconds value is refused here too\n"
-	"(exit 2).\n";
+	"(exit 2).\n"
+	"\n"
+	"  --gpu LIST     slot GPUs, as for run\n"
+	"  --timeout S    watchdog timeout, as for run\n"
+	"  --bar R        the slowCTA ratio needed to pass, as for run\n"
+	"  --json         the same as one JSON object per box\n";
 
 static const char *route_name(shim_route r)
 {
