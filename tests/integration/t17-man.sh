@@ -70,7 +70,7 @@ codes=$(sed -n '/^Exit codes:/,/^$/p' "$help_main" | grep -Eo '(^|[ ,(])[0-9]{1,
 sed -n '/^EXIT STATUS$/,/^[A-Z]/p' "$text" >"$BG_TMP/exit"
 missing=
 for c in $codes; do grep -Eq "^       $c( |$)" "$BG_TMP/exit" || missing="$missing $c"; done
-if [ -n "$codes" ] && [ -z "$missing" ]; then ok "EXIT STATUS lists every code of --help ($(echo $codes))"; else
+if [ -n "$codes" ] && [ -z "$missing" ]; then ok "EXIT STATUS lists every code of --help (${codes//$'\n'/ })"; else
   not_ok "EXIT STATUS lists every code of --help"; diag "codes: $codes; missing:$missing"; fi
 
 # --- every configuration key conf/load.c accepts ---
@@ -86,6 +86,6 @@ sed -n '/^ENVIRONMENT$/,/^FILES$/p' "$text" >"$BG_TMP/env"
 vars=$(cat "$BG_ROOT"/cli/*.c | grep -Eo 'getenv\("[A-Z_]+"\)' | sed -E 's/getenv\("(.*)"\)/\1/' | sort -u)
 missing=
 for v in $vars; do names "$v" "$BG_TMP/env" || missing="$missing $v"; done
-if [ -n "$vars" ] && [ -z "$missing" ]; then ok "ENVIRONMENT names every variable cli/ reads ($(echo $vars))"; else
+if [ -n "$vars" ] && [ -z "$missing" ]; then ok "ENVIRONMENT names every variable cli/ reads (${vars//$'\n'/ })"; else
   not_ok "ENVIRONMENT names every variable cli/ reads"; diag "missing:$missing"; fi
 finish
