@@ -40,11 +40,11 @@ _boxgate_offer() {
   _boxgate_add "" "${words[@]}"
 }
 
-# A box selection is a comma list of names, node sets and @pools (an '!' removes
-# what follows): the last item is completed, the text before it kept.
+# A box selection is a list of names, node sets and @pools joined by ',' (and
+# clush's '!', '&' and '^'): the last item is completed, the text before it kept.
 _boxgate_selection() {
   local text=$cur head item
-  head=${text%"${text##*[,!]}"}
+  head=${text%"${text##*[,!&^]}"}
   item=${text#"$head"}
   local -a words
   if [[ $item == @* ]]; then
@@ -123,7 +123,8 @@ _boxgate() {
   if [[ $cur == -* ]]; then
     _boxgate_offer options "$cmd"
     item=$cur
-    _boxgate_add "" --help -h
+    # what every command takes besides its table
+    _boxgate_add "" --config --help -h
     return
   fi
 
@@ -134,6 +135,7 @@ _boxgate() {
     case $w in
       --*=*) ;;
       =) i=$((i + 1)) ;;
+      --config) i=$((i + 1)) ;;
       -*) for v in "${valued[@]}"; do [ "$w" = "$v" ] && i=$((i + 1)); done ;;
       *) nth=$((nth + 1)) ;;
     esac
