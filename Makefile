@@ -25,7 +25,7 @@ FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 AGENT     := $(BUILD)/boxgate-agent
 AGENT_SRC := $(BUILD)/gen/boxgate-agent.c
 
-.PHONY: all check test asan bench install clean deps format format-check lint unit-bins fuzz fuzz-bins
+.PHONY: all check test asan bench install uninstall clean deps format format-check lint unit-bins fuzz fuzz-bins
 all: $(BUILD)/boxgate $(AGENT) demo-gate
 
 $(BUILD)/obj/%.o: %.c
@@ -105,6 +105,13 @@ install: all
 	install -m 644 doc/boxgate.1 $(DESTDIR)$(PREFIX)/share/man/man1/boxgate.1
 	install -m 644 completion/boxgate.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/boxgate
 	install -m 644 completion/_boxgate $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_boxgate
+
+# Removes what install put there (the same PREFIX and DESTDIR), and nothing else.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/boxgate $(DESTDIR)$(PREFIX)/share/man/man1/boxgate.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/boxgate \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_boxgate
+	rm -rf $(DESTDIR)$(PREFIX)/libexec/boxgate
 
 # Fuzz targets (libFuzzer, clang): `make fuzz FUZZ_SECONDS=60` builds and runs each one;
 # the library is compiled once for all of them.

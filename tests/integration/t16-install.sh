@@ -69,4 +69,11 @@ comp=$(PATH="$moved/bin:$PATH" bash -c '
   _boxgate boxgate boots boxgate; echo "${COMPREPLY[*]}"' _ "$moved/share/bash-completion/completions/boxgate" 2>&1)
 if [ "$comp" = bootstrap ]; then ok "the installed bash completion completes a command"; else
   not_ok "the installed bash completion completes a command"; diag "got '$comp'"; fi
+
+# uninstall takes back what install put, and leaves the directories' other files.
+touch "$pfx/bin/other-tool"
+expect_rc 0 "make uninstall PREFIX=$pfx" make -C "$BG_ROOT" --no-print-directory uninstall PREFIX="$pfx"
+left=$(cd "$pfx" && find . -type f | sort | tr '\n' ' ')
+if [ "$left" = "./bin/other-tool " ]; then ok "... removes every installed file, and only those"; else
+  not_ok "... removes every installed file, and only those"; diag "left: $left"; fi
 finish
