@@ -51,11 +51,19 @@ has "$OUT_FILE" "^gate: +$lib/boxgate-demo-gate " "... the demo gate is the copi
 has "$OUT_FILE" "^  $lib/boxgate-agent run .* -- $lib/boxgate-demo-gate --kind demo" "... and so is the agent in the command it would run"
 hasnt "$OUT_FILE" "$BG_ROOT|$build" "... nothing from the build tree"
 
-# The README's main job, with one repeat.
-expect_rc 0 "run local --repeat 1 -- --kind demo --shape q_b, installed, outside the repo" \
-  "$bg" run local --repeat 1 -- --kind demo --shape q_b
-has "$OUT_FILE" '^FAITHFUL_RESULT \{.*"verdict":"PASS_GATE"' "... the demo gate ran"
-has "$ERR_FILE" '^boxgate: PASS_GATE' "... and boxgate judged it PASS_GATE"
+# The README's main job, with one repeat. It passes by a wide margin (ratio about 2);
+# a sanitizer-instrumented demo gate is slowed unevenly and may lose (as t58 says), so
+# there only the judging is asked.
+want=PASS_GATE rc_want=0
+if grep -aq __asan_init "$moved/libexec/boxgate/boxgate-demo-gate-cpu" 2>/dev/null; then
+  want='(PASS_GATE|BELOW_BAR)' rc_want='[01]'
+fi
+rc=0
+"$bg" run local --repeat 1 -- --kind demo --shape q_b >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
+if [[ $rc =~ ^$rc_want$ ]]; then ok "run local --repeat 1 -- --kind demo --shape q_b, installed, outside the repo (exit $rc)"; else
+  not_ok "run local --repeat 1 -- --kind demo --shape q_b, installed, outside the repo (exit $rc)"; diag "$(cat "$ERR_FILE")"; fi
+has "$OUT_FILE" "^FAITHFUL_RESULT \\{.*\"verdict\":\"$want\"" "... the demo gate ran"
+has "$ERR_FILE" "^boxgate: $want " "... and boxgate judged it $want"
 hasnt "$ERR_FILE" "not found" "... nothing was missing"
 
 # The page and the completion as installed.
