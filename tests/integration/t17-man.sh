@@ -24,6 +24,10 @@ warn=$(MANWIDTH=60 man --warnings -l "$page" 2>&1 >/dev/null)
 if [ -z "$warn" ]; then ok "... nor on a 60-column terminal"; else
   not_ok "... nor on a 60-column terminal"; diag "$warn"; fi
 
+version=$(cat "$BG_ROOT/VERSION")
+if grep -q "^\.TH BOXGATE 1 [0-9-]* \"boxgate $version\"" "$page"; then ok "the page is of this version ($version)"; else
+  not_ok "the page is of this version ($version)"; diag "$(grep '^\.TH' "$page")"; fi
+
 # The page as plain text, wide enough that no option is broken across lines.
 text=$BG_TMP/page.txt
 groff -man -Tascii -rLL=200n -P-c -P-b -P-o -P-u "$page" >"$text" 2>/dev/null
