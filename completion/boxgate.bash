@@ -84,8 +84,9 @@ _boxgate() {
     w=${COMP_WORDS[i]}
     if [ -z "$cmd" ]; then
       case $w in
-        --config) i=$((i + 1)) ;;
-        =) i=$((i + 1)) ;;
+        --config) # and its value, after the '=' bash splits off
+          [ "${COMP_WORDS[i + 1]}" = = ] && i=$((i + 1))
+          i=$((i + 1)) ;;
         -*) ;;
         *) cmd=$w ncmd=$i ;;
       esac
@@ -134,9 +135,11 @@ _boxgate() {
     w=${COMP_WORDS[i]}
     case $w in
       --*=*) ;;
-      =) i=$((i + 1)) ;;
-      --config) i=$((i + 1)) ;;
-      -*) for v in "${valued[@]}"; do [ "$w" = "$v" ] && i=$((i + 1)); done ;;
+      # --flag=VALUE as bash splits it: VALUE is no operand
+      -*) if [ "${COMP_WORDS[i + 1]}" = = ]; then i=$((i + 2)); else
+        [ "$w" = --config ] && i=$((i + 1))
+        for v in "${valued[@]}"; do [ "$w" = "$v" ] && i=$((i + 1)); done
+      fi ;;
       *) nth=$((nth + 1)) ;;
     esac
   done

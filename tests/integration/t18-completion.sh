@@ -96,6 +96,22 @@ bcomp "boxgate --config $BG_TMP/c.ini run other oth"; words_are "" "bash: run ta
 bcomp "boxgate --config $BG_TMP/broken.ini run o"; words_are "" "bash: a broken config completes nothing"
 if [ -s "$ERR_FILE" ]; then not_ok "... and prints nothing under the line"; diag "$(cat "$ERR_FILE")"; else ok "... and prints nothing under the line"; fi
 bcomp "boxgate help sta"; words_are "status" "bash: help completes a command"
+# As an interactive bash splits them (COMP_WORDBREAKS holds '='): --flag=VALUE is three words.
+cat >>drive.bash <<'EOF'
+# compw WORD...: completes the last WORD, the words given as bash splits them.
+compw() {
+  COMP_WORDS=("$@") COMP_CWORD=$(($# - 1)) COMP_LINE="$*" COMP_POINT=${#COMP_LINE}
+  COMPREPLY=()
+  _boxgate boxgate "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+  printf '%s\n' "${COMPREPLY[@]}"
+}
+EOF
+bcompw() { bash -c 'source ./drive.bash && compw "$@"' _ "$@" >"$OUT_FILE" 2>"$ERR_FILE"; }
+bcompw boxgate --config = "$BG_TMP/c.ini" run oth; words_are "other" "bash: --config=FILE split at '=' is no command"
+bcompw boxgate --config = "$BG_TMP/c.ini" exec --boxes = gpu; words_are "gpu-a1 gpu-a2" "bash: --boxes=PREFIX split at '='"
+bcompw boxgate --config = "$BG_TMP/c.ini" exec --pool = ""; words_are "fleet" "bash: --pool= split at '='"
+bcompw boxgate run --config = "$BG_TMP/c.ini" oth; words_are "other" "bash: a --config=FILE after the command is no operand"
+bcompw boxgate --config = "$BG_TMP/c.ini" run --gpu = 0 oth; words_are "other" "bash: --gpu=0 split at '=' is no operand"
 check "bash -n completion/boxgate.bash" bash -n "$BG_ROOT/completion/boxgate.bash"
 if command -v shellcheck >/dev/null 2>&1; then
   check "shellcheck completion/boxgate.bash" shellcheck -s bash "$BG_ROOT/completion/boxgate.bash"
