@@ -2,8 +2,9 @@
 # Shell completion: `boxgate __complete` lists the commands, a command's options and
 # the configuration's boxes and pools from the tables the parser and the loader use;
 # completion/boxgate.bash, driven here as bash drives it (COMP_WORDS, COMP_CWORD,
-# COMP_LINE, COMP_POINT, then the function), completes a command, an option and a box
-# name; completion/_boxgate completes the same in a real interactive zsh (zsh/zpty).
+# COMP_LINE, COMP_POINT, then the function) and in a real interactive bash in a
+# pseudo-terminal, completes a command, an option and a box name; completion/_boxgate
+# completes the same in a real interactive zsh (zsh/zpty).
 # Nothing connects: the boxes are names in a test configuration.
 source "$(dirname "$0")/lib.sh"
 
@@ -112,6 +113,44 @@ bcompw boxgate --config = "$BG_TMP/c.ini" exec --boxes = gpu; words_are "gpu-a1 
 bcompw boxgate --config = "$BG_TMP/c.ini" exec --pool = ""; words_are "fleet" "bash: --pool= split at '='"
 bcompw boxgate run --config = "$BG_TMP/c.ini" oth; words_are "other" "bash: a --config=FILE after the command is no operand"
 bcompw boxgate --config = "$BG_TMP/c.ini" run --gpu = 0 oth; words_are "other" "bash: --gpu=0 split at '=' is no operand"
+# A real interactive bash in a pseudo-terminal (python3's pty): readline splits the
+# words itself (at '=' too) and inserts the one completion there is. Each line gets a
+# TAB, then a bound key prints the edited line between markers.
+cat >drive_pty.py <<'EOF'
+# drive_pty.py COMPLETION_FILE BIN_DIR LINE...: prints each LINE as TAB completed it.
+import os, pty, select, sys, time
+comp, build, lines = sys.argv[1], sys.argv[2], sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ['PS1'] = ''; os.environ['TERM'] = 'dumb'; os.environ['INPUTRC'] = '/dev/null'
+    os.execvp('bash', ['bash', '--norc', '--noprofile', '-i'])
+def read_until(marker, timeout=20):
+    buf, end = b'', time.time() + timeout
+    while marker not in buf and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try: buf += os.read(fd, 65536)
+            except OSError: break
+    return buf
+def send(s): os.write(fd, s.encode())
+send("bind 'set enable-bracketed-paste off'; PS1=''; source %s; PATH=%s:$PATH\n" % (comp, build))
+send('bind -x \'"\\C-x": echo "<<$READLINE_LINE>>"; READLINE_LINE=""\'\n')
+send("echo RE''ADY\n"); read_until(b'READY\r\n')
+for line in lines:
+    send(line + '\t'); time.sleep(0.3); send('\x18')
+    out = read_until(b'>>')
+    i = out.rfind(b'<<'); j = out.rfind(b'>>')
+    print(out[i+2:j].decode() if 0 <= i < j else '?? ' + repr(out[-200:]))
+send('exit\n')
+EOF
+timeout 60 python3 drive_pty.py "$BG_ROOT/completion/boxgate.bash" "$(dirname "$BOXGATE")" \
+  "boxgate --config=$BG_TMP/c.ini run oth" "boxgate --config $BG_TMP/c.ini exec --boxes=gpu-a1,oth" \
+  "boxgate expl" "boxgate exec --gat" "boxgate exec --config $BG_TMP/c.ini --pool=fl" >"$OUT_FILE" 2>"$ERR_FILE"
+has "$OUT_FILE" "^boxgate --config=$BG_TMP/c.ini run other $" "interactive bash: a box name, --config=FILE"
+has "$OUT_FILE" "^boxgate --config $BG_TMP/c.ini exec --boxes=gpu-a1,other $" "interactive bash: the last item of --boxes=LIST"
+has "$OUT_FILE" "^boxgate explain $" "interactive bash: a command"
+has "$OUT_FILE" "^boxgate exec --gather $" "interactive bash: an option"
+has "$OUT_FILE" "^boxgate exec --config $BG_TMP/c.ini --pool=fleet $" "interactive bash: --pool=POOL"
 check "bash -n completion/boxgate.bash" bash -n "$BG_ROOT/completion/boxgate.bash"
 if command -v shellcheck >/dev/null 2>&1; then
   check "shellcheck completion/boxgate.bash" shellcheck -s bash "$BG_ROOT/completion/boxgate.bash"
