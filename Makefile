@@ -25,7 +25,7 @@ FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 AGENT     := $(BUILD)/boxgate-agent
 AGENT_SRC := $(BUILD)/gen/boxgate-agent.c
 
-.PHONY: all check test asan bench install clean deps format format-check lint unit-bins fuzz fuzz-bins
+.PHONY: all check test asan bench install uninstall clean deps format format-check lint unit-bins fuzz fuzz-bins
 all: $(BUILD)/boxgate $(AGENT) demo-gate
 
 $(BUILD)/obj/%.o: %.c
@@ -91,14 +91,27 @@ asan:
 bench: all
 	@tests/bench/run
 
+# PREFIX/bin/boxgate finds its agent, the agent's source and the demo gate in
+# PREFIX/libexec/boxgate/; the man page and the bash and zsh completions go where
+# man(1), bash-completion and zsh look under PREFIX/share. DESTDIR stages a package.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/boxgate
 	install -m 755 $(BUILD)/boxgate $(DESTDIR)$(PREFIX)/bin/boxgate
 	install -m 755 $(AGENT) $(DESTDIR)$(PREFIX)/libexec/boxgate/boxgate-agent
 	install -m 644 $(AGENT_SRC) $(DESTDIR)$(PREFIX)/libexec/boxgate/boxgate-agent.c
 	for f in $(DEMO_GATE_BINS); do install -m 755 $$f $(DESTDIR)$(PREFIX)/libexec/boxgate/; done
-	if [ -f doc/boxgate.1 ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1; \
-	  install -m 644 doc/boxgate.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 644 doc/boxgate.1 $(DESTDIR)$(PREFIX)/share/man/man1/boxgate.1
+	install -m 644 completion/boxgate.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/boxgate
+	install -m 644 completion/_boxgate $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_boxgate
+
+# Removes what install put there (the same PREFIX and DESTDIR), and nothing else.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/boxgate $(DESTDIR)$(PREFIX)/share/man/man1/boxgate.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/boxgate \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_boxgate
+	rm -rf $(DESTDIR)$(PREFIX)/libexec/boxgate
 
 # Fuzz targets (libFuzzer, clang): `make fuzz FUZZ_SECONDS=60` builds and runs each one;
 # the library is compiled once for all of them.

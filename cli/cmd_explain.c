@@ -17,13 +17,17 @@ static const char explain_help[] =
 	"refuse, a --gpu outside the box's gpus or a bad seconds value is refused here too\n"
 	"(exit 2).\n"
 	"\n"
-	"  --json   one JSON object (one per count of a --num-workers sweep): box, transport,\n"
-	"           hostname, defined_in and defined_at_line (null: built in), gate, cwd,\n"
-	"           slot (gpu or cpu), gpus, gpu_if_found (the local box takes GPU 0 when it\n"
-	"           has one), timeout_s, grace_s, heartbeat_s, heartbeat_every_s, sweep,\n"
-	"           arguments (each with its route: pass, env or value; env, rule_file and\n"
-	"           rule_line for env), flags (what the entry point is given), env (what it\n"
-	"           gets as environment), agent and remote_command\n";
+	"  --gpu LIST     slot GPUs, as for run\n"
+	"  --timeout S    watchdog timeout, as for run\n"
+	"  --bar R        the slowCTA ratio needed to pass, as for run\n"
+	"  --json         one JSON object (one per count of a --num-workers sweep): box,\n"
+	"                 transport, hostname, defined_in and defined_at_line (null:\n"
+	"                 built in), gate, cwd, slot (gpu or cpu), gpus, gpu_if_found\n"
+	"                 (the local box takes GPU 0 when it has one), timeout_s,\n"
+	"                 grace_s, heartbeat_s, heartbeat_every_s, sweep, arguments\n"
+	"                 (each with its route: pass, env or value; env, rule_file and\n"
+	"                 rule_line for env), flags (what the entry point is given), env\n"
+	"                 (what it gets as environment), agent and remote_command\n";
 
 static const char *route_name(shim_route r)
 {

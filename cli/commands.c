@@ -29,6 +29,7 @@ const cli_cmd *const cli_commands[] = {
 	&cli_cmd_config,
 	&cli_cmd_init,
 	&cli_cmd_help, &cli_cmd_version,
+	&cli_cmd_complete,
 	NULL,
 };
 /* clang-format on */
@@ -45,7 +46,9 @@ int cli_main_help(FILE *to, int code)
 			  "over SSH.\n\n"
 			  "Commands:\n");
 	for (size_t i = 0; cli_commands[i]; i++)
-		strbuf_addf(&s, "  %-10s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
+		if (!cli_commands[i]->hidden)
+			strbuf_addf(&s, "  %-10s %s\n", cli_commands[i]->name,
+				    cli_commands[i]->summary);
 	strbuf_addstr(
 		&s,
 		"\nGlobal options:\n"
