@@ -19,6 +19,8 @@ static const char bootstrap_help[] =
 	"the box with its cc. A box that already has this version is left alone unless\n"
 	"--force. 'boxgate run' does the same on demand.\n"
 	"\n"
+	"  --boxes SPEC     the boxes (-w SPEC; repeatable); --pool, --all as for exec\n"
+	"  --exclude SPEC   leave these boxes out (-x SPEC; repeatable)\n"
 	"  --clean          also remove the candidate shadow trees (run --kernel/--overlay,\n"
 	"                   under ~/.cache/boxgate/shadow) no run has used for DAYS days,\n"
 	"                   and temporary ones an interrupted run left over an hour ago\n"

@@ -37,6 +37,8 @@ static const char slots_help[] =
 	"it naming the reason; a run already holding it finishes); enable removes the mark.\n"
 	"GPUS is \"5\", \"0,1\" or \"2-3\"; BOX alone (no ':') is its CPU slot.\n"
 	"\n"
+	"  --boxes SPEC   the boxes (-w SPEC; repeatable); BOX... names them too\n"
+	"  --exclude SPEC leave these boxes out (-x SPEC; repeatable)\n"
 	"  --json     one JSON object per slot, \"box\" added, then none else\n"
 	"  --why TEXT the reason shown to everyone refused (disable; required)\n"
 	"Exit: 0 every box answered, else the worst of the boxes' errors (3 connect, 4 host\n"
