@@ -130,8 +130,9 @@ int cli_unknown_command(const char *name)
 {
 	const char *names[64];
 	size_t n = 0;
-	for (; cli_commands[n] && n < sizeof(names) / sizeof(names[0]); n++)
-		names[n] = cli_commands[n]->name;
+	for (size_t i = 0; cli_commands[i] && n < sizeof(names) / sizeof(names[0]); i++)
+		if (!cli_commands[i]->hidden) /* never suggested: not for people */
+			names[n++] = cli_commands[i]->name;
 	const char *s = conf_suggest(name, names, n);
 	if (s)
 		cli_error("unknown command '%s' (did you mean '%s'?)", name, s);

@@ -27,12 +27,13 @@ static const char head[] =
 	"; [box local]\n"
 	"; gpus = 0\n";
 
-static const char box_fmt[] = "\n"
-			      "; [box %s]\n"
-			      "; host = %s\n"
-			      "; repo = /home/ubuntu/%s         ; the box's own copy of this repository\n"
-			      "; gate = scripts/faithful_eval.sh ; its gate, relative to repo\n"
-			      "; gpus = 0-7\n";
+static const char box_fmt[] =
+	"\n"
+	"; [box %s]\n"
+	"; host = %s\n"
+	"; repo = /home/ubuntu/%s         ; the box's own copy of this repository\n"
+	"; gate = scripts/faithful_eval.sh ; its gate, relative to repo\n"
+	"; gpus = 0-7\n";
 
 static const char verify_text[] =
 	"\n"
@@ -48,8 +49,9 @@ char *conf_starter_text(const char *repo_dir, char *const *hosts, size_t n_hosts
 	const char *repo_name = slash && slash[1] ? slash + 1 : "REPO";
 	strbuf_addf(&s, head, repo_dir);
 	if (n_hosts) {
-		strbuf_addstr(&s, "\n# Hosts found in ~/.ssh/config; boxgate reaches each as ssh(1) "
-				  "does.\n");
+		strbuf_addstr(&s,
+			      "\n# Hosts found in ~/.ssh/config; boxgate reaches each as ssh(1) "
+			      "does.\n");
 		for (size_t i = 0; i < n_hosts; i++)
 			strbuf_addf(&s, box_fmt, hosts[i], hosts[i], repo_name);
 		strbuf_addstr(&s, "\n# A pool: the GPU slots `run --pool` and campaigns share.\n"

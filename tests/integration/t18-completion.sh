@@ -34,6 +34,8 @@ for c in run exec push status config help; do has "$OUT_FILE" "^$c\$" "... lists
 hasnt "$OUT_FILE" "__complete" "... but not itself"
 expect_rc 0 "boxgate --help" "$BOXGATE" --help
 hasnt "$OUT_FILE" "__complete" "the hidden command is not in the help"
+expect_rc 2 "a typo near it is an unknown command" "$BOXGATE" complete
+hasnt "$ERR_FILE" "__complete" "... never pointing at the hidden one"
 expect_rc 0 "__complete options exec" "$BOXGATE" __complete options exec
 has "$OUT_FILE" "^--boxes$" "... --boxes"
 has "$OUT_FILE" "^--gather$" "... --gather"
