@@ -26,25 +26,32 @@ void nodeset_free(char **v, size_t n)
 	free(v);
 }
 
+const char *nodeset_scan_item(const char *p, const char *stops, const char **b, const char **e)
+{
+	int depth = 0;
+	*b = p;
+	while (*p && !(depth == 0 && strchr(stops, *p))) {
+		if (*p == '[')
+			depth++;
+		else if (*p == ']' && depth > 0)
+			depth--;
+		p++;
+	}
+	*e = p;
+	while (*b < *e && isspace((unsigned char)**b))
+		(*b)++;
+	while (*e > *b && isspace((unsigned char)(*e)[-1]))
+		(*e)--;
+	return p;
+}
+
 void nodeset_split(const char *spec, char ***out, size_t *n_out)
 {
 	strv r = {0};
 	const char *p = spec;
 	while (*p) {
-		const char *b = p;
-		int depth = 0;
-		while (*p && !(depth == 0 && *p == ',')) {
-			if (*p == '[')
-				depth++;
-			else if (*p == ']' && depth > 0)
-				depth--;
-			p++;
-		}
-		const char *e = p;
-		while (b < e && isspace((unsigned char)*b))
-			b++;
-		while (e > b && isspace((unsigned char)e[-1]))
-			e--;
+		const char *b, *e;
+		p = nodeset_scan_item(p, ",", &b, &e);
 		if (e > b)
 			strv_push(&r, xstrndup(b, (size_t)(e - b)));
 		if (*p == ',')

@@ -34,6 +34,13 @@ typedef enum nodeset_op {
 	NODESET_AND = '&',
 	NODESET_XOR = '^'
 } nodeset_op;
+#define NODESET_OPS ",!&^"
+
+/* From p, the end of the item that ends at a character of `stops` outside
+ * brackets (or at the string's end), which is returned; [*b, *e) is the
+ * item with its blanks trimmed. nodeset_split and nodeset_terms both cut
+ * their items with it. */
+const char *nodeset_scan_item(const char *p, const char *stops, const char **b, const char **e);
 
 /* One operand of an expression and the operator before it (the first's is
  * NODESET_UNION); `text` is the operand as written, trimmed ("h[2-3]", "@p"). */

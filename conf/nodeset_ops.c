@@ -1,17 +1,11 @@
 /* clush's operators between node sets: splitting an expression into terms
  * and evaluating it on names. */
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/xmalloc.h"
 #include "conf/nodeset.h"
-
-static bool is_op(char ch)
-{
-	return ch == NODESET_UNION || ch == NODESET_MINUS || ch == NODESET_AND || ch == NODESET_XOR;
-}
 
 void nodeset_terms_free(nodeset_term *t, size_t n)
 {
@@ -31,20 +25,8 @@ int nodeset_terms(const char *spec, nodeset_term **out, size_t *n_out, bg_err *e
 	*out = NULL;
 	*n_out = 0;
 	for (;;) {
-		const char *b = p;
-		int depth = 0;
-		while (*p && !(depth == 0 && is_op(*p))) {
-			if (*p == '[')
-				depth++;
-			else if (*p == ']' && depth > 0)
-				depth--;
-			p++;
-		}
-		const char *e = p;
-		while (b < e && isspace((unsigned char)*b))
-			b++;
-		while (e > b && isspace((unsigned char)e[-1]))
-			e--;
+		const char *b, *e;
+		p = nodeset_scan_item(p, NODESET_OPS, &b, &e);
 		if (e > b) {
 			if (op != NODESET_UNION && (n == 0 || prev_empty)) {
 				rc = bg_fail(err, BG_EUSAGE,
