@@ -82,6 +82,9 @@ extern const cli_cmd *const cli_commands[];
 const cli_cmd *cli_find(const char *name);
 /* "unknown command 'exce' (did you mean 'exec'?)" on stderr; returns BG_EXIT_USAGE. */
 int cli_unknown_command(const char *name);
+/* "CMD: unknown subcommand 'WORD' (did you mean 'S'?)" over `subs`, else a
+ * pointer to 'boxgate help CMD'; returns BG_EXIT_USAGE. */
+int cli_unknown_subcommand(const char *cmd, const char *word, const char *const *subs, size_t n);
 /* An option before the command that is none of boxgate's own: says which
  * command takes it, or the closest global option; returns BG_EXIT_USAGE. */
 int cli_unknown_global_option(const char *word);

@@ -95,9 +95,12 @@ static const cli_opt config_options[] = {
 static int run_config(cli_ctx *ctx, void *opts, const cli_args *args)
 {
 	(void)opts;
-	if (args->n != 1 || strcmp(args->v[0], "check") != 0) {
+	static const char *const subs[] = {"check"};
+	if (args->n && strcmp(args->v[0], "check") != 0)
+		return cli_unknown_subcommand("config", args->v[0], subs, 1);
+	if (args->n != 1) {
 		cli_error("config: expected 'boxgate config check [--json]'");
-		return cli_usage(&cli_cmd_config, stderr, BG_EXIT_USAGE);
+		return BG_EXIT_USAGE;
 	}
 	if (ctx->opt.json)
 		print_json(&ctx->conf);

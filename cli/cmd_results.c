@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/exit.h"
 #include "base/strbuf.h"
@@ -315,6 +316,11 @@ static int run_results(cli_ctx *ctx, void *opts_, const cli_args *args)
 	if (args->n && (strcmp(args->v[0], "show") == 0 || strcmp(args->v[0], "export") == 0 ||
 			strcmp(args->v[0], "compare") == 0))
 		sub = args->v[i++];
+	/* A word that is no subcommand is a FILE; one close to a subcommand
+	 * naming no file was a typo. */
+	static const char *const subs[] = {"show", "export", "compare"};
+	if (i == 0 && args->n && access(args->v[0], F_OK) != 0 && conf_suggest(args->v[0], subs, 3))
+		return cli_unknown_subcommand("results", args->v[0], subs, 3);
 	if (strcmp(sub, "compare") == 0) {
 		return cli_results_compare(ctx, args, ctx->opt.json);
 	}

@@ -141,6 +141,16 @@ int cli_unknown_command(const char *name)
 	return BG_EXIT_USAGE;
 }
 
+int cli_unknown_subcommand(const char *cmd, const char *word, const char *const *subs, size_t n)
+{
+	const char *s = conf_suggest(word, subs, n);
+	if (s)
+		cli_error("%s: unknown subcommand '%s' (did you mean '%s'?)", cmd, word, s);
+	else
+		cli_error("%s: unknown subcommand '%s' (see 'boxgate help %s')", cmd, word, cmd);
+	return BG_EXIT_USAGE;
+}
+
 /* Whether some command's table has the long option `word` names. */
 static bool a_command_takes(const char *word)
 {

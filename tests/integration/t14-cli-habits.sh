@@ -41,6 +41,14 @@ expect_rc 2 "a command's option before the command" "$BOXGATE" --boxes local exe
 has "$ERR_FILE" "^boxgate: option '--boxes' goes after the command" "... says where it goes"
 expect_rc 2 "a mistyped global option" "$BOXGATE" --confg c.ini config check
 has "$ERR_FILE" "unknown option '--confg' \(did you mean '--config'\?\)" "... names --config"
+expect_rc 2 "a mistyped subcommand" bg config chek
+has "$ERR_FILE" "^boxgate: config: unknown subcommand 'chek' \(did you mean 'check'\?\)$" "... naming the closest one"
+check "... in one line" test "$(nlines "$ERR_FILE")" = 1
+expect_rc 2 "results with a mistyped subcommand that names no file" bg results shwo
+has "$ERR_FILE" "^boxgate: results: unknown subcommand 'shwo' \(did you mean 'show'\?\)$" "... naming the closest one"
+: >shwo
+expect_rc 0 "... while a file of that name is read as the results file" bg results shwo
+rm -f shwo
 
 # --- -h and --help on every command ---
 cmds=$("$BOXGATE" help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}')
