@@ -38,7 +38,7 @@ done
 
 # part HEADING: the text of the subsection HEADING ("   run") up to the next heading.
 part() {
-  awk -v h="   $1" '$0 == h { on = 1; next } on && /^ {0,3}[^ ]/ { exit } on' "$text"
+  awk -v h="   $1" '$0 == h { on = 1; next } on && /^([^ ]|[ ][^ ]|[ ][ ][^ ]|[ ][ ][ ][^ ])/ { exit } on' "$text"
 }
 # names WORD FILE: WORD appears in FILE as a word of its own (not inside --dry-run).
 names() { grep -Eq -- "(^|[^-[:alnum:]_])$1([^-[:alnum:]_]|\$)" "$2"; }
