@@ -101,7 +101,7 @@ int broker_pick_slot(cli_ctx *ctx, const char *pool, const gate_agent *agent, br
 {
 	size_t n = 0;
 	memset(pick, 0, sizeof(*pick));
-	slot_probe *p = slot_probe_pool(&ctx->conf, pool, &n);
+	slot_probe *p = slot_probe_pool(&ctx->conf, pool, cli_exclude_spec(ctx), &n);
 	if (!p)
 		return BG_EXIT_USAGE;
 	return pick_from(ctx, p, n, agent, pick, why);
@@ -129,7 +129,7 @@ void broker_pick_release(broker_pick *pick)
 void broker_describe(cli_ctx *ctx, const char *pool, const gate_agent *agent, strbuf *why)
 {
 	size_t n = 0;
-	slot_probe *p = slot_probe_pool(&ctx->conf, pool, &n);
+	slot_probe *p = slot_probe_pool(&ctx->conf, pool, cli_exclude_spec(ctx), &n);
 	if (!p)
 		return;
 	slot_probe_all(p, n, agent, ctx->opt.accept_new, false, true);

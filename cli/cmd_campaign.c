@@ -371,7 +371,7 @@ static void add_slot(sched *s, bool **held, sched_box *sb, slot_probe *p, char *
 static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *agent, sched *s)
 {
 	size_t np = 0;
-	slot_probe *p = slot_probe_pool(&ctx->conf, sp->pool, &np);
+	slot_probe *p = slot_probe_pool(&ctx->conf, sp->pool, NULL, &np);
 	if (!p)
 		return BG_EXIT_USAGE;
 	slot_probe_all(p, np, agent, ctx->opt.accept_new, true, true);

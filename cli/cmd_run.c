@@ -15,6 +15,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/broker.h"
+#include "cli/slot_probe.h"
 #include "cli/gate_args.h"
 #include "cli/slurm_cancel.h"
 #include "cli/pool_line.h"
@@ -30,7 +31,8 @@ static const char run_help[] =
 	"                   [--repeat N] [--max-cv PCT] [--holder TAG] [--kernel FILE]\n"
 	"                   [--overlay LOCAL=REPO_PATH]...\n"
 	"                   [--results FILE | --no-results] -- GATE ARGS...\n"
-	"       boxgate run --pool POOL [--wait S] [options] -- GATE ARGS...\n"
+	"       boxgate run --pool POOL [--exclude SPEC] [--wait S] [options]\n"
+	"                   -- GATE ARGS...\n"
 	"\n"
 	"Runs the box's gate (gate = ..., relative to its repo; the built-in local box runs the\n"
 	"demo gate) under boxgate-agent, the watchdog that lives on the box. GATE ARGS go\n"
@@ -59,6 +61,8 @@ static const char run_help[] =
 	"                 disabled, no foreign compute process: see 'boxgate slots'); the\n"
 	"                 first free one in the pool's order is taken on the connection that\n"
 	"                 asked. None free: refused at once naming every slot and its holder\n"
+	"  --exclude SPEC with --pool: leave these boxes out of the pick (-x SPEC; repeatable);\n"
+	"                 the line (--wait) stays on the pool's first box\n"
 	"  --wait S       with --pool: wait up to S seconds in the pool's line, a ticket on\n"
 	"                 the pool's first box, served in arrival order across clients; the\n"
 	"                 first in line looks for a free slot every 0.5 s and leaves the line\n"
@@ -143,6 +147,7 @@ typedef struct run_opts {
 static const cli_opt run_options[] = {
 	GATE_OPT_ROWS(run_opts, g.),
 	CLI_OPT_POOL,
+	CLI_OPT_EXCLUDE,
 	CLI_OPT_STRING("holder", run_opts, g.holder),
 	CLI_OPT_SECONDS("wait", run_opts, wait, 0, GATE_SECONDS_MAX),
 	CLI_OPT_STRING("kernel", run_opts, kernel),
@@ -994,13 +999,20 @@ static int pick_slot(cli_ctx *ctx, gate_opts *g, const cli_args *args, int wait_
 			  ctx->cmd->name);
 		return BG_EXIT_USAGE;
 	}
+	/* The gate's arguments must pass the shim of every box the pick may take. */
+	size_t n_probe = 0;
+	slot_probe *probe =
+		slot_probe_pool(&ctx->conf, pool->name, cli_exclude_spec(ctx), &n_probe);
+	if (!probe)
+		return BG_EXIT_USAGE;
 	int code = 0;
-	for (size_t i = 0; i < pool->n_slots && !code; i++) {
+	for (size_t i = 0; i < n_probe && !code; i++) {
 		gate_args ga;
-		ctx->opt.boxes = pool->slots[i].box;
+		ctx->opt.boxes = probe[i].box->name;
 		code = gate_args_parse(ctx, g, args, &ga);
 		gate_args_release(&ga);
 	}
+	slot_probe_release(probe, n_probe);
 	if (code)
 		return code;
 	gate_agent agent;

@@ -131,47 +131,6 @@ static void print_table(const slot_probe *jobs, size_t n)
 	}
 }
 
-/* Leaves out the pool's slots on the boxes --exclude names; on an error
- * prints it and releases the jobs. */
-static int drop_excluded(cli_ctx *ctx, const conf_pool *pool, slot_probe **jobs, size_t *n)
-{
-	const char *ex = cli_exclude_spec(ctx);
-	if (!ex)
-		return 0;
-	bg_err err = {0};
-	const conf_box **kept = NULL;
-	size_t n_kept = 0, k = 0;
-	char *spec = xasprintf("@%s", pool->name);
-	int rc = conf_select_except(&ctx->conf, spec, false, ex, &kept, &n_kept, &err);
-	free(spec);
-	if (rc < 0) {
-		cli_error("%s", err.msg);
-		slot_probe_release(*jobs, *n);
-		*jobs = NULL;
-		*n = 0;
-		return bg_exit_code(rc);
-	}
-	slot_probe *j = *jobs;
-	for (size_t i = 0; i < *n; i++) {
-		bool keep = false;
-		for (size_t b = 0; b < n_kept; b++)
-			keep = keep || j[i].box == kept[b];
-		if (keep)
-			j[k++] = j[i];
-		else
-			free(j[i].gpus); /* nothing else is owned before the probe */
-	}
-	*n = k;
-	free(kept);
-	if (k == 0) {
-		cli_error("the selection matched no box");
-		slot_probe_release(*jobs, 0);
-		*jobs = NULL;
-		return BG_EXIT_USAGE;
-	}
-	return 0;
-}
-
 /* The jobs of a listing: a pool's slots by box, else the selected boxes. */
 static int list_jobs(cli_ctx *ctx, const cli_args *args, slot_probe **out, size_t *n)
 {
@@ -190,8 +149,8 @@ static int list_jobs(cli_ctx *ctx, const cli_args *args, slot_probe **out, size_
 		return BG_EXIT_USAGE;
 	}
 	if (pool) {
-		*out = slot_probe_pool(&ctx->conf, pool->name, n);
-		return drop_excluded(ctx, pool, out, n);
+		*out = slot_probe_pool(&ctx->conf, pool->name, cli_exclude_spec(ctx), n);
+		return *out ? 0 : BG_EXIT_USAGE;
 	}
 	if (args->n) {
 		strbuf spec = STRBUF_INIT;

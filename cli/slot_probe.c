@@ -235,7 +235,30 @@ void slot_probe_release(slot_probe *p, size_t n)
 	free(p);
 }
 
-slot_probe *slot_probe_pool(const conf *c, const char *name, size_t *n)
+/* The pool's boxes less those `exclude` names (owned; error printed, NULL, when
+ * the exclusion names an unknown box or leaves nothing). */
+static const conf_box **boxes_kept(const conf *c, const char *pool, const char *exclude,
+				   size_t *n_kept)
+{
+	bg_err err = {0};
+	const conf_box **kept = NULL;
+	char *spec = xasprintf("@%s", pool);
+	int rc = conf_select_except(c, spec, false, exclude, &kept, n_kept, &err);
+	free(spec);
+	if (rc < 0) {
+		cli_error("%s", err.msg);
+		return NULL;
+	}
+	if (*n_kept == 0) {
+		free(kept);
+		cli_error("the selection matched no box (--exclude took every box of pool '%s')",
+			  pool);
+		return NULL;
+	}
+	return kept;
+}
+
+slot_probe *slot_probe_pool(const conf *c, const char *name, const char *exclude, size_t *n)
 {
 	const conf_pool *pool = conf_find_pool(c, name);
 	if (!pool) {
@@ -243,10 +266,19 @@ slot_probe *slot_probe_pool(const conf *c, const char *name, size_t *n)
 			  c->path ? c->path : "the configuration (none was loaded)");
 		return NULL;
 	}
+	const conf_box **kept = NULL;
+	size_t n_kept = 0;
+	if (exclude && !(kept = boxes_kept(c, name, exclude, &n_kept)))
+		return NULL;
 	slot_probe *p = xcalloc(pool->n_slots ? pool->n_slots : 1, sizeof(*p));
 	size_t k = 0;
 	for (size_t i = 0; i < pool->n_slots; i++) {
 		const conf_box *b = conf_find_box(c, pool->slots[i].box);
+		bool keep = !exclude;
+		for (size_t x = 0; x < n_kept; x++)
+			keep = keep || kept[x] == b;
+		if (!keep)
+			continue;
 		size_t j = 0;
 		while (j < k && p[j].box != b)
 			j++;
@@ -261,6 +293,7 @@ slot_probe *slot_probe_pool(const conf *c, const char *name, size_t *n)
 			p[j].gpus = both;
 		}
 	}
+	free(kept);
 	*n = k;
 	return p;
 }

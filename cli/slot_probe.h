@@ -35,8 +35,10 @@ void slot_probe_all(slot_probe *p, size_t n, const gate_agent *agent, bool accep
 void slot_probe_release(slot_probe *p, size_t n);
 
 /* The probes of a pool's `slots =` list, one per box in the pool's order, each
- * box's GPUs joined; NULL (error printed) when there is no such pool. */
-slot_probe *slot_probe_pool(const conf *c, const char *pool, size_t *n);
+ * box's GPUs joined, less the boxes `exclude` names (a spec; NULL: none);
+ * NULL (error printed) when there is no such pool, the exclusion names an
+ * unknown box or leaves no box. */
+slot_probe *slot_probe_pool(const conf *c, const char *pool, const char *exclude, size_t *n);
 
 /* "user@host" of whoever runs boxgate here (owned). */
 char *slot_probe_who(void);

@@ -52,6 +52,15 @@ has "$ERR_FILE" '^  g2:gpu0 held by long-job [^ ]+@[^ ]+:[0-9]+ since ' "it name
 wait $slow
 expect_rc 0 "enable g1:0" bg slots enable g1:0
 
+# --- -x/--exclude: boxes left out of the pick ---
+expect_rc 0 "run --pool -x g1 passes g1 by although it is free" bg run --pool p -x g1 --no-results -- --mode pass
+has "$ERR_FILE" '^boxgate: pool p: g2:gpu0 is free, taking it$' "... taking g2:gpu0"
+expect_rc 2 "an exclusion that leaves the pool empty is refused" bg run --pool one --exclude g2 --no-results -- --mode pass
+has "$ERR_FILE" "matched no box \(--exclude took every box of pool 'one'\)" "... saying so"
+expect_rc 2 "excluding a box that is not configured is refused" bg run --pool p -x g3 --no-results -- --mode pass
+has "$ERR_FILE" "unknown box 'g3' to exclude" "... naming it"
+hasnt "$ERR_FILE" "taking it" "... before anything is picked"
+
 # --- run BOX without --gpu on a box of several GPUs: its first free one ---
 expect_rc 0 "run g1 with every GPU free" bg run g1 --no-results -- --mode pass
 hasnt "$ERR_FILE" 'is free, taking it' "quiet when the box's first GPU is free"
