@@ -212,6 +212,12 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 	size_t n = 0;
 	const char *action = NULL;
 	int code;
+	/* A first word that is no box but close to a subcommand was a typo. */
+	static const char *const subs[] = {"disable", "enable"};
+	if (args->n && !conf_find_box(&ctx->conf, args->v[0]) && !strpbrk(args->v[0], "[@,!&^") &&
+	    strcmp(args->v[0], "disable") != 0 && strcmp(args->v[0], "enable") != 0 &&
+	    conf_suggest(args->v[0], subs, 2))
+		return cli_unknown_subcommand("slots", args->v[0], subs, 2);
 	if (args->n && (strcmp(args->v[0], "disable") == 0 || strcmp(args->v[0], "enable") == 0)) {
 		bool disable = args->v[0][0] == 'd';
 		if (args->n != 2) {

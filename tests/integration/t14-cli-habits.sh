@@ -49,6 +49,9 @@ has "$ERR_FILE" "^boxgate: results: unknown subcommand 'shwo' \(did you mean 'sh
 : >shwo
 expect_rc 0 "... while a file of that name is read as the results file" bg results shwo
 rm -f shwo
+expect_rc 2 "slots with a mistyped subcommand" bg slots disabel a1:0 --why x
+has "$ERR_FILE" "^boxgate: slots: unknown subcommand 'disabel' \(did you mean 'disable'\?\)$" "... naming the closest one"
+check "... in one line" test "$(nlines "$ERR_FILE")" = 1
 
 # --- -h and --help on every command ---
 cmds=$("$BOXGATE" help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}')
