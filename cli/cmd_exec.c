@@ -152,13 +152,14 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 	}
 }
 
-/* Moves input to the command as it takes it, until the command ends (1),
- * the deadline passes (0) or the transport fails (negative). At most
- * INPUT_QUEUE_HIGH bytes wait on the channel, so a box that stops reading
- * holds that much and no more. */
-static int feed_and_wait(remote_exec *e, exec_input_tap *t, int64_t deadline, remote_status *st,
+/* remote_feed_fn: moves input to the command as it takes it, until the
+ * command ends (1), the deadline passes (0) or the transport fails
+ * (negative). At most INPUT_QUEUE_HIGH bytes wait on the channel, so a box
+ * that stops reading holds that much and no more. */
+static int feed_and_wait(remote_exec *e, int64_t deadline, void *ctx, remote_status *st,
 			 bg_err *err)
 {
+	exec_input_tap *t = ctx;
 	char buf[65536];
 	bool open = true;
 	for (;;) {
@@ -182,27 +183,6 @@ static int feed_and_wait(remote_exec *e, exec_input_tap *t, int64_t deadline, re
 	}
 }
 
-/* remote_run with the job's input on the command's stdin. */
-static int run_with_input(remote_conn *c, struct box_run *r, exec_input_tap *t)
-{
-	struct exec_job *job = r->job;
-	remote_exec_opts o = {.on_line = on_line, .ctx = r, .killable = job->timeout_s > 0};
-	remote_exec *e = NULL;
-	int rc = remote_exec_start(c, job->cmdline, &o, &e, &r->err);
-	if (rc < 0)
-		return rc;
-	rc = feed_and_wait(e, t, bg_deadline_ms((int64_t)job->timeout_s * 1000), &r->st, &r->err);
-	if (rc == 0) {
-		remote_exec_kill(e, 2000, &r->st, &r->err);
-		rc = bg_fail(&r->err, BG_ETIMEOUT, "%s: timed out after %d s", r->box->name,
-			     job->timeout_s);
-	} else if (rc > 0) {
-		rc = 0;
-	}
-	remote_exec_free(e);
-	return rc;
-}
-
 static void run_on_box(void *arg, size_t i)
 {
 	struct exec_job *job = arg;
@@ -213,7 +193,8 @@ static void run_on_box(void *arg, size_t i)
 	if (r->rc == 0)
 		r->rc = cli_connect(r->box, job->accept_new, &c, &r->err);
 	if (r->rc == 0 && t)
-		r->rc = run_with_input(c, r, t);
+		r->rc = remote_run_fed(c, job->cmdline, on_line, r, job->timeout_s * 1000,
+				       feed_and_wait, t, &r->st, &r->err);
 	else if (r->rc == 0)
 		r->rc = remote_run(c, job->cmdline, on_line, r, job->timeout_s * 1000, &r->st,
 				   &r->err);

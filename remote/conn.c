@@ -209,16 +209,24 @@ void remote_exec_free(remote_exec *e)
 	free(e);
 }
 
-int remote_run(remote_conn *c, const char *cmdline, remote_line_cb on_line, void *ctx,
-	       int timeout_ms, remote_status *st, bg_err *err)
+static int close_and_wait(remote_exec *e, int64_t deadline, void *ctx, remote_status *st,
+			  bg_err *err)
+{
+	(void)ctx;
+	remote_exec_close_stdin(e);
+	return remote_exec_wait(e, deadline, st, err);
+}
+
+int remote_run_fed(remote_conn *c, const char *cmdline, remote_line_cb on_line, void *ctx,
+		   int timeout_ms, remote_feed_fn feed, void *feed_ctx, remote_status *st,
+		   bg_err *err)
 {
 	remote_exec_opts o = {.on_line = on_line, .ctx = ctx, .killable = timeout_ms > 0};
 	remote_exec *e = NULL;
 	int rc = remote_exec_start(c, cmdline, &o, &e, err);
 	if (rc < 0)
 		return rc;
-	remote_exec_close_stdin(e);
-	rc = remote_exec_wait(e, bg_deadline_ms(timeout_ms), st, err);
+	rc = feed(e, bg_deadline_ms(timeout_ms), feed_ctx, st, err);
 	if (rc == 0) {
 		remote_exec_kill(e, 2000, st, err);
 		rc = bg_fail(err, BG_ETIMEOUT, "%s: timed out after %d s", c->target->name,
@@ -228,6 +236,12 @@ int remote_run(remote_conn *c, const char *cmdline, remote_line_cb on_line, void
 	}
 	remote_exec_free(e);
 	return rc;
+}
+
+int remote_run(remote_conn *c, const char *cmdline, remote_line_cb on_line, void *ctx,
+	       int timeout_ms, remote_status *st, bg_err *err)
+{
+	return remote_run_fed(c, cmdline, on_line, ctx, timeout_ms, close_and_wait, NULL, st, err);
 }
 
 struct capture {

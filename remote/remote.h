@@ -113,6 +113,15 @@ void remote_exec_free(remote_exec *e);
  * timeout passes the command is killed and the status says REMOTE_TIMEDOUT. */
 int remote_run(remote_conn *c, const char *cmdline, remote_line_cb on_line, void *ctx,
 	       int timeout_ms, remote_status *st, bg_err *err);
+/* What remote_run_fed does between start and the end: move input and wait
+ * until `deadline`, as remote_exec_wait returns (1 ended, 0 deadline, <0). */
+typedef int (*remote_feed_fn)(remote_exec *e, int64_t deadline, void *ctx, remote_status *st,
+			      bg_err *err);
+/* remote_run with `feed` in place of "close stdin, wait": the same timeout,
+ * kill and error. */
+int remote_run_fed(remote_conn *c, const char *cmdline, remote_line_cb on_line, void *ctx,
+		   int timeout_ms, remote_feed_fn feed, void *feed_ctx, remote_status *st,
+		   bg_err *err);
 
 /* Runs `cmdline` and collects its stdout (at most `max` bytes, owned by the
  * caller) and exit status; stderr is appended to err->msg on failure. */
