@@ -215,25 +215,26 @@ static void on_pushed(sync_box *b, size_t i, const char *rest)
 	strbuf_reset(&b->pushed);
 }
 
-/* One manifest line (or a piece of a long one); past SYNC_MANIFEST_MAX
- * bytes the rest is dropped, as the box promised not to send it. */
-static void pushed_line(sync_box *b, const char *line, size_t len, bool whole)
+/* One line of a block whose lines the box sent each after a '|' (so none can
+ * pass for a marker), or a piece of a long one, added to `into`; false when
+ * it would take `into` past `max` bytes (it is dropped). */
+static bool piped_line(strbuf *into, bool *partial, size_t max, const char *line, size_t len,
+		       bool whole)
 {
-	bool start = !b->pushed_partial;
-	b->pushed_partial = !whole;
+	bool start = !*partial;
+	*partial = !whole;
 	if (start) {
 		if (len == 0 || line[0] != '|')
-			return;
+			return true;
 		line++;
 		len--;
 	}
-	if (b->pushed.len + len + 1 > SYNC_MANIFEST_MAX) {
-		b->pushed_big = true;
-		return;
-	}
-	strbuf_add(&b->pushed, line, len);
+	if (into->len + len + 1 > max)
+		return false;
+	strbuf_add(into, line, len);
 	if (whole)
-		strbuf_addch(&b->pushed, '\n');
+		strbuf_addch(into, '\n');
+	return true;
 }
 
 static void on_stats(sync_box *b, size_t i, const char *rest)
@@ -468,25 +469,15 @@ void sync_on_line(void *ctx, remote_stream s, const char *line, size_t len, int 
 		}
 		return;
 	}
+	/* The manifest: past SYNC_MANIFEST_MAX bytes the rest is dropped, as the
+	 * box promised not to send it. */
 	if (b->in_pushed) {
-		pushed_line(b, line, len, whole);
+		if (!piped_line(&b->pushed, &b->pushed_partial, SYNC_MANIFEST_MAX, line, len,
+				whole))
+			b->pushed_big = true;
 		return;
 	}
-	if (b->vfile >= 0) {
-		/* Verifier output: every line was given a leading '|' on the box. */
-		bool start = !b->vpartial;
-		b->vpartial = !whole;
-		if (start) {
-			if (len == 0 || line[0] != '|')
-				return;
-			line++;
-			len--;
-		}
-		if (b->vbuf.len + len + 1 <= VERIFY_OUT_MAX) {
-			strbuf_add(&b->vbuf, line, len);
-			if (whole)
-				strbuf_addch(&b->vbuf, '\n');
-		}
-	}
+	if (b->vfile >= 0) /* verifier output, kept up to VERIFY_OUT_MAX bytes */
+		piped_line(&b->vbuf, &b->vpartial, VERIFY_OUT_MAX, line, len, whole);
 	/* Anything else (a chatty login shell) is ignored. */
 }
