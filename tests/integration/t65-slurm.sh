@@ -77,12 +77,12 @@ expect_rc 0 "run --pool on a pool of a Slurm box" bg run --pool slurm -- --kind 
 has "$OUT_FILE" 'FAITHFUL_RESULT' "... the broker placed it as a Slurm step"
 
 # --- a hang is killed at the timeout and the job leaves squeue ---
-expect_rc 124 "a hanging gate is TIMEOUT_HANG at its timeout" bg run sl --timeout 2 -- --mode sleep --tag 1
+expect_rc 124 "a hanging gate is TIMEOUT_HANG at its timeout" bg run sl --timeout 2 -- --mode sleep --tag 61
 wait_squeue_empty 5 && ok "... and its job left squeue" || { not_ok "job left after the timeout"; diag "$(squeue_boxgate)"; }
-if grep -qa 'sleep.1001\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "the hung gate is gone"; else ok "the hung gate is gone"; fi
+if grep -qa 'sleep.10061\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "the hung gate is gone"; else ok "the hung gate is gone"; fi
 
 # --- Ctrl-C stops the gate and the step ---
-"$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 5 >/dev/null 2>"$BG_TMP/int.err" &
+"$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 65 >/dev/null 2>"$BG_TMP/int.err" &
 cpid=$!
 if wait_running; then
   kill -INT "$cpid"; wait_client "$cpid" 30; rc=$?
@@ -93,7 +93,7 @@ else
 fi
 
 # --- a SIGKILLed client leaves no job ---
-"$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 2 >/dev/null 2>&1 &
+"$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 62 >/dev/null 2>&1 &
 cpid=$!
 if wait_running; then
   expect_rc 0 "slots on a Slurm box" bg slots sl
@@ -105,10 +105,10 @@ if wait_running; then
 else
   not_ok "the job started"; kill -9 "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
 fi
-if grep -qa 'sleep.1002\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "no gate survives the client"; else ok "no gate survives the client"; fi
+if grep -qa 'sleep.10062\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "no gate survives the client"; else ok "no gate survives the client"; fi
 
 # --- a cut link: the agent's dead-man's switch ends the step ---
-"$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 3 >/dev/null 2>&1 &
+"$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 63 >/dev/null 2>&1 &
 cpid=$!
 if wait_running && "$HOSTS" link "$D" 1 down; then
   wait_squeue_empty 8 && ok "a cut link leaves no job within heartbeat + grace + 4 s" || { not_ok "job left after a cut link"; diag "$(squeue_boxgate)"; }
@@ -117,12 +117,12 @@ else
   not_ok "cut link setup"
 fi
 wait_client "$cpid" 30
-if grep -qa 'sleep.1003\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "no gate survives the cut link"; else ok "no gate survives the cut link"; fi
+if grep -qa 'sleep.10063\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "no gate survives the cut link"; else ok "no gate survives the cut link"; fi
 
 # --- a lost link, the login node reachable again: boxgate cancels its step by name ---
 printf '\n[box slk]\nhost = h1\nscheduler = slurm\nslurm_conf = %s\nrepo = /root/repo\ngate = gate.sh\nrequire_gpu = no\n' "$SC" >>"$INI"
 printf 'keepalive_s = 1\nheartbeat_timeout_s = 60\nconnect_timeout_s = 8\nallow = --mode --tag\n' >>"$INI"
-"$BOXGATE" --config "$INI" run slk -- --mode sleep --tag 4 >/dev/null 2>"$BG_TMP/lost.err" &
+"$BOXGATE" --config "$INI" run slk -- --mode sleep --tag 64 >/dev/null 2>"$BG_TMP/lost.err" &
 cpid=$!
 if wait_running && "$HOSTS" link "$D" 1 down; then
   # boxgate calls the link dead after about 4 s of silence; the link is back (7 s) before its

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's main job: boxgate run on the built-in local box with the demo gate, and
 # the watchdog through the local transport (hang, killed client, Ctrl-C).
+# bg-test: serial: the CPU twin pins a worker to each cpu but one and is timed; nothing else runs beside it
 source "$(dirname "$0")/lib.sh"
 cd "$BG_TMP"
 unset BOXGATE_CONFIG
