@@ -182,9 +182,10 @@ if D1=$("$HOSTS" up --n 1 2>"$BG_TMP/up1.err"); then
   check "... on its own address" test "$a1" != "$BG_HOST_1_ADDR:$BG_HOST_1_PORT"
   check "... and both answer" sh -c "ssh -F '$D1/ssh_config' h1 true && ssh -F '$BG_SSH_CONFIG' h1 true"
   K1=$(sed -n 's/^K=//p' "$D1/state")
+  snapshot "$K1" "$D1" >"$BG_TMP/snap1"
   "$HOSTS" down "$D1"
   check "taking it down leaves the first running" ssh8 h8 true
-  check "... and nothing of its own" test -z "$(leftovers "$K1" "$D1")"
+  check "... and nothing of its own" test -z "$(leftovers "$BG_TMP/snap1")"
   D1=''
 else
   not_ok "a second instance comes up beside the first"; diag "$(cat "$BG_TMP/up1.err")"
@@ -200,12 +201,24 @@ done
 pids=$(for i in $(seq 1 8); do "$HOSTS" pids "$D8" "$i"; done | tr '\n' ' ')
 check "hosts pids lists the running session" test "$("$HOSTS" pids "$D8" 3 | wc -l)" -ge 4
 claimpids=$(awk '$1 == "pid" {print $2}' "$STATE_ROOT/$K8" 2>/dev/null | tr '\n' ' ')
+# A stray process that entered a host's network namespace from outside (not through sshd).
+stray=''
+if [ "$BG_HOSTS_MODE" = netns ]; then
+  setsid ip netns exec "bg${K8}h2" sleep 1010.25 </dev/null >/dev/null 2>&1 &
+  stray=$!
+  for _ in $(seq 1 100); do
+    [ "$(readlink "/proc/$stray/ns/net" 2>/dev/null)" = "$(cat "$D8/h2/netns")" ] && break
+    sleep 0.02
+  done
+fi
 snapshot "$K8" "$D8" >"$BG_TMP/snap8"
 t0=$EPOCHREALTIME
 expect_rc 0 "down" "$HOSTS" down "$D8"
 diag "down took $(python3 -c "print('%.2f' % ($EPOCHREALTIME - $t0))") s"
 wait "$sshpid" 2>/dev/null
 check "down leaves no process of the hosts (sessions included)" test -z "$(alive_pids $pids $claimpids)"
+[ -z "$stray" ] || check "down ends a process that entered a host's namespace with ip netns exec" \
+  test -z "$(alive_pids "$stray")"
 left=$(leftovers "$BG_TMP/snap8")
 check "down leaves no namespace, link, rule, claim or dir" test -z "$left"
 [ -z "$left" ] || diag "$left"
@@ -226,6 +239,50 @@ if D1=$("$HOSTS" up --n 2 --delay 3 2>"$BG_TMP/up1.err"); then
   D1=''
 else
   not_ok "up --n 2 --delay 3"; diag "$(cat "$BG_TMP/up1.err")"
+fi
+
+# An index is handed out again only when nothing of its network remains: here a veth of
+# index K whose namespace lost its name but is held by a process inside (as a session kept
+# open from outside would). Made under the harness's lock, at the lowest free index.
+if [ "$BG_HOSTS_MODE" = netns ]; then
+  mkdir -p "$STATE_ROOT"
+  exec 8>>"$STATE_ROOT/lock"
+  flock 8
+  KL=''
+  for k in $(seq 1 250); do
+    [ -e "$STATE_ROOT/$k" ] || [ -n "$(ls -d /sys/class/net/bg"$k"br /sys/class/net/bg"$k"v[0-9x]* \
+      /run/netns/bg"$k"h[0-9x]* 2>/dev/null)" ] || { KL=$k; break; }
+  done
+  held=''
+  if [ -n "$KL" ] && ip netns add "bg${KL}h1" && ip link add "bg${KL}v1" type veth peer name eth0 netns "bg${KL}h1"; then
+    setsid ip netns exec "bg${KL}h1" sleep 1010.5 </dev/null >/dev/null 2>&1 &
+    held=$!
+    for _ in $(seq 1 100); do
+      [ "$(readlink "/proc/$held/ns/net")" = "$(readlink "/run/netns/bg${KL}h1")" ] && break
+      sleep 0.02
+    done
+    ip netns del "bg${KL}h1"
+  fi
+  flock -u 8
+  exec 8>&-
+  if [ -n "$held" ] && [ -e "/sys/class/net/bg${KL}v1" ]; then
+    if D1=$("$HOSTS" up --n 1 2>"$BG_TMP/up1.err"); then
+      K1=$(sed -n 's/^K=//p' "$D1/state")
+      check "up skips index $KL while a process holds its network (took $K1)" test "$K1" != "$KL"
+      "$HOSTS" down "$D1"
+    else
+      not_ok "up beside the remains of index $KL"; diag "$(cat "$BG_TMP/up1.err")"
+    fi
+    D1=''
+    expect_rc 0 "gc cleans what is left of an index nobody claims" "$HOSTS" gc
+    has "$ERR_FILE" "cleaning what is left of instance $KL: bg${KL}v1" "... and says so"
+    check "... ending the process that held it" test -z "$(alive_pids "$held")"
+    check "... and removing its veth" test ! -e "/sys/class/net/bg${KL}v1"
+  else
+    not_ok "made the remains of an instance by hand (index ${KL:-none})"
+  fi
+  [ -z "$held" ] || kill "$held" 2>/dev/null
+  [ -z "$KL" ] || ip link del "bg${KL}v1" 2>/dev/null
 fi
 
 # ---- 2 hosts with 10 ms added each way --------------------------------------------------
