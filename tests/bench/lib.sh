@@ -2,7 +2,8 @@
 #
 #   bench_up N DELAY_MS        bring up N test hosts; sources their env.sh (BG_CONFIG,
 #                              BG_SSH_CONFIG, ...); they are taken down when the script exits
-#   bench_down                 take the hosts of the last bench_up down now
+#   bench_down                 take the hosts of the last bench_up down now (the peers'
+#                              ssh ControlPersist masters under BENCH_TMP are ended first)
 #   bench_rtt [I]              "connect_ms exchange_ms" medians to host I (default 1)
 #   bench_up_delayed N DELAY_MS  bench_up, then the measured round trip as a note
 #   bench_measure KEY RUNS T... time the tools T (shell functions tool_T, run with no
@@ -29,8 +30,30 @@ declare -A BENCH_MED=() BENCH_ALL=() BENCH_LABEL=()
 BENCH_NOTES=()
 _bench_dirs=()
 
+# _bench_end_masters: ends the ssh ControlPersist masters the peer tools left (ansible's),
+# found by their control sockets under BENCH_TMP, and waits until they are gone: a master
+# holds its session on the host open, and with it the host's namespace.
+_bench_end_masters() {
+  local s pid out pids=()
+  while IFS= read -r s; do
+    out=$(ssh -o ControlPath="$s" -O check bench-master 2>&1) || continue
+    pid=$(printf '%s' "$out" | sed -n 's/.*(pid=\([0-9]*\)).*/\1/p')
+    ssh -o ControlPath="$s" -O exit bench-master >/dev/null 2>&1 || true
+    [ -z "$pid" ] || pids+=("$pid")
+  done < <(find "$BENCH_TMP" -type s 2>/dev/null)
+  local i p left
+  for i in $(seq 1 100); do
+    left=()
+    for p in "${pids[@]}"; do [ -d "/proc/$p" ] && [ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" != Z ] && left+=("$p"); done
+    [ ${#left[@]} -gt 0 ] || return 0
+    sleep 0.02
+  done
+  kill -KILL "${left[@]}" 2>/dev/null || true
+}
+
 _bench_cleanup() {
   local d
+  _bench_end_masters
   for d in "${_bench_dirs[@]}"; do "$BG_HOSTS_TOOL" down "$d" >/dev/null 2>&1 || true; done
   rm -rf "$BENCH_TMP"
 }
@@ -66,6 +89,7 @@ bench_up() {
 
 bench_down() {
   [ ${#_bench_dirs[@]} -gt 0 ] || return 0
+  _bench_end_masters
   local last=$((${#_bench_dirs[@]} - 1))
   "$BG_HOSTS_TOOL" down "${_bench_dirs[$last]}"
   unset "_bench_dirs[$last]"
