@@ -1,7 +1,11 @@
 # boxgate build. `make` builds build/boxgate and build/boxgate-agent;
-# `make check` installs what is missing, builds and runs the unit and integration tests;
+# `make check` installs what is missing, builds and runs the unit and integration tests,
+# several at a time (tests/run; BG_TEST_JOBS=N or TEST_JOBS=N sets how many);
 # `make asan` does the same under AddressSanitizer and UBSan;
-# `make test` (what CI runs) is check, asan, a fuzz smoke run, lint and the format check.
+# `make test` (what CI runs) is check-smoke (the unit tests, the install and the README's
+# main job on the normal build), asan (the whole suite, once), fuzz (each corpus replayed,
+# then each target fuzzed 10 s, two at a time), lint and the format check;
+# `make test-long` the soak variants: check with BG_TEST_LONG=1 and 5 minutes per fuzz target.
 
 BUILD     ?= build
 CC        ?= cc
@@ -25,7 +29,11 @@ FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 AGENT     := $(BUILD)/boxgate-agent
 AGENT_SRC := $(BUILD)/gen/boxgate-agent.c
 
-.PHONY: all check test asan bench install uninstall clean deps format format-check lint unit-bins fuzz fuzz-bins
+.PHONY: all check check-smoke test test-long asan bench install uninstall clean deps format format-check lint unit-bins fuzz fuzz-bins
+# Builds inside check, asan and fuzz use every cpu.
+NPROC     := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+TEST_JOBS ?=
+RUN_TESTS  = tests/run $(if $(TEST_JOBS),-j$(TEST_JOBS))
 all: $(BUILD)/boxgate $(AGENT) demo-gate
 
 $(BUILD)/obj/%.o: %.c
@@ -70,11 +78,19 @@ deps:
 
 check:
 	@tests/install-deps
-	@$(MAKE) --no-print-directory all unit-bins
-	@tests/run $(BUILD)
+	@$(MAKE) --no-print-directory -j$(NPROC) all unit-bins
+	@$(RUN_TESTS) $(BUILD)
+
+# The normal build's share of make test: every unit test, the install (t16) and the
+# README's main job on the local box (t70); the integration suite runs under asan.
+SMOKE_TESTS := t16 t70
+check-smoke:
+	@tests/install-deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all unit-bins
+	@TESTS='$(SMOKE_TESTS)' $(RUN_TESTS) $(BUILD)
 
 # Every stage runs even when one fails, so one CI run shows every failure.
-TEST_STAGES := check asan fuzz lint format-check
+TEST_STAGES := check-smoke asan fuzz lint format-check
 test:
 	@tests/install-deps
 	@failed=; for t in $(TEST_STAGES); do echo "==== make $$t"; \
@@ -82,11 +98,21 @@ test:
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi; \
 	echo "make test: $(TEST_STAGES) passed"
 
+# Not in CI: the long soak variants of the tests that have them (BG_TEST_LONG=1) and
+# longer fuzzing.
+LONG_FUZZ_SECONDS ?= 300
+test-long:
+	@failed=; \
+	BG_TEST_LONG=1 $(MAKE) --no-print-directory check || failed="$$failed check"; \
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(LONG_FUZZ_SECONDS) || failed="$$failed fuzz"; \
+	if [ -n "$$failed" ]; then echo "make test-long: failed:$$failed"; exit 1; fi; \
+	echo "make test-long: check fuzz passed"
+
 asan:
 	@tests/install-deps
-	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS='-O1 -g -fno-omit-frame-pointer' \
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-asan CFLAGS='-O1 -g -fno-omit-frame-pointer' \
 	  EXTRA_CFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=undefined' all unit-bins
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=8 UBSAN_OPTIONS=print_stacktrace=1 tests/run build-asan
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=8 UBSAN_OPTIONS=print_stacktrace=1 $(RUN_TESTS) build-asan
 
 bench: all
 	@tests/bench/run
@@ -113,9 +139,11 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_boxgate
 	rm -rf $(DESTDIR)$(PREFIX)/libexec/boxgate
 
-# Fuzz targets (libFuzzer, clang): `make fuzz FUZZ_SECONDS=60` builds and runs each one;
-# the library is compiled once for all of them.
-FUZZ_SECONDS ?= 30
+# Fuzz targets (libFuzzer, clang): `make fuzz FUZZ_SECONDS=60` builds them, replays each
+# one's corpus (tests/fuzz/corpus/NAME and what earlier runs kept in build/fuzz/corpus/),
+# then fuzzes each for FUZZ_SECONDS, FUZZ_JOBS at a time; the library is compiled once.
+FUZZ_SECONDS ?= 10
+FUZZ_JOBS    ?= 2
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) -fsanitize=address,undefined -MMD -MP
 FUZZ_LIB_SRC := $(filter-out cli/%,$(LIB_SRC))
@@ -137,15 +165,9 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DIR)/libboxgate.a
 
 fuzz-bins: $(FUZZ_BIN)
 
-fuzz: fuzz-bins
-	@mkdir -p $(FUZZ_DIR)/artifacts
-	@for b in $(FUZZ_BIN); do n=$$(basename $$b); echo "== $$n ($(FUZZ_SECONDS) s)"; \
-	  c=tests/fuzz/corpus/$${n#fuzz_}; dirs=; \
-	  if [ -d $$c ]; then mkdir -p $(FUZZ_DIR)/corpus/$$n; dirs="$(FUZZ_DIR)/corpus/$$n $$c"; fi; \
-	  $$b -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	    -artifact_prefix=$(FUZZ_DIR)/artifacts/$$n- $$dirs >$(FUZZ_DIR)/$$n.log 2>&1; \
-	  rc=$$?; tail -3 $(FUZZ_DIR)/$$n.log; [ $$rc = 0 ] || exit 1; \
-	done
+fuzz:
+	@$(MAKE) --no-print-directory -j$(NPROC) fuzz-bins
+	@tests/fuzz/run $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_BIN)
 
 lint:
 	@tests/lint

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# SIGKILL the client at random moments while it pushes an 8 MiB Python file (30 trials,
-# half before and half after the swap moment measured on an unkilled push):
+# SIGKILL the client at random moments while it pushes an 8 MiB Python file (6 trials; 30
+# under make test-long, BG_TEST_LONG=1; half before and half after the swap moment measured
+# on an unkilled push):
 # the target is always exactly the old or the new file, the .bak, when present, is a
 # complete earlier version, and the next push succeeds and removes what was left.
 source "$(dirname "$0")/lib.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
-TRIALS=${BG_KILL_TRIALS:-30}
+if [ -n "${BG_TEST_LONG:-}" ]; then TRIALS=${BG_KILL_TRIALS:-30}; else TRIALS=${BG_KILL_TRIALS:-6}; fi
 
 hosts_up 1
 PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/\.pyenv/' | paste -sd:)
