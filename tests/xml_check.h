@@ -87,7 +87,7 @@ static inline bool xml_reference(xml_scan *x)
 	size_t digits = 0;
 	while (x->p < x->end && *x->p != ';') {
 		unsigned char c = *x->p++;
-		int d = c >= '0' && c <= '9'		 ? c - '0'
+		int d = c >= '0' && c <= '9'                 ? c - '0'
 			: base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10
 			: base == 16 && c >= 'A' && c <= 'F' ? c - 'A' + 10
 							     : -1;
