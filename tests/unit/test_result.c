@@ -473,6 +473,22 @@ static void outcome_verdicts(void **state)
 	o.n_results = o.n_gate_results = 0;
 	assert_int_equal(gate_outcome_exit_code(&o, why, sizeof(why)), 1);
 	assert_null(strstr(why, "busy"));
+	/* The agent refused the slot: the slot it names, held or disabled, never "GPU" for
+	 * the CPU slot. */
+	o = exited(75, 0);
+	o.n_results = o.n_gate_results = 0;
+	snprintf(o.agent_why, sizeof(o.agent_why), "busy");
+	assert_int_equal(gate_outcome_exit_code(&o, why, sizeof(why)), 1);
+	assert_string_equal(why, "the slot is busy (held by another run)");
+	snprintf(o.agent_slot, sizeof(o.agent_slot), "cpu");
+	gate_outcome_exit_code(&o, why, sizeof(why));
+	assert_string_equal(why, "the CPU slot is busy (held by another run)");
+	o.slot_disabled = true;
+	gate_outcome_exit_code(&o, why, sizeof(why));
+	assert_string_equal(why, "the CPU slot is disabled");
+	snprintf(o.agent_slot, sizeof(o.agent_slot), "gpu1");
+	gate_outcome_exit_code(&o, why, sizeof(why));
+	assert_string_equal(why, "the slot gpu1 is disabled");
 	/* Exit 124 without the agent's report: refused. */
 	o = exited(0, 0);
 	o.agent_end = false;
