@@ -222,7 +222,8 @@ static void add_record(campaign_points *p, const cJSON *rec)
 		p->max_cv = v;
 	if (isfinite(v = num_in(c, "sum_tolerance", 0, 1e6)))
 		p->sum_tolerance = v;
-	if (isfinite(v = num_of(c, "jobs")) && v >= 0)
+	/* a count a campaign can have (its cast to size_t must be defined) */
+	if (isfinite(v = num_in(c, "jobs", 0, 1e9)))
 		p->jobs_expected = (size_t)v;
 	if (str_of(c, "file"))
 		keep_string(&p->file, str_of(c, "file"));
