@@ -198,6 +198,7 @@ took=$(($(date +%s) - t0))
 # --- what is no ticket in the line's directory: a FIFO, a symlink, a directory, a
 # ticket of a dead waiter; the waiter passes them by and its --wait holds exactly ---
 Q=$BG_HOST_2_ROOT/.cache/boxgate/locks/queue-one
+mkdir -p "$Q"
 "$BOXGATE" --config "$INI" run --pool one --no-results -- --mode sleep --tag 7 >"$BG_TMP/holder3.out" 2>&1 &
 holder=$!
 for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/holder3.out" && break; sleep 0.25; done
