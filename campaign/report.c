@@ -29,7 +29,8 @@ char *campaign_report_stem(const char *results_path)
 
 char *campaign_report_shape_file(const char *shape)
 {
-	char *s = xstrndup(*shape ? shape : "_", CAMPAIGN_REPORT_SHAPE_MAX);
+	const char *from = *shape ? shape : "_";
+	char *s = xstrndup(from, strnlen(from, CAMPAIGN_REPORT_SHAPE_MAX));
 	for (char *c = s; *c; c++)
 		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
 		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-'))
