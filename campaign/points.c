@@ -94,6 +94,13 @@ static double num_of(const cJSON *o, const char *key)
 	return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
 }
 
+/* A number member within [lo, hi] (what the result check lets through), else NAN. */
+static double num_in(const cJSON *o, const char *key, double lo, double hi)
+{
+	double v = num_of(o, key);
+	return v >= lo && v <= hi ? v : NAN;
+}
+
 /* A campaign record as read: an owned copy and its place in the file. */
 typedef struct held {
 	cJSON *rec;
@@ -208,13 +215,15 @@ static void add_record(campaign_points *p, const cJSON *rec)
 	/* The campaign's settings: the last record's. */
 	double v;
 	/* the campaign's bar, else the one the gate judged against, else the default */
-	if (isfinite(v = num_of(c, "bar")) || isfinite(v = num_of(res, "bar")))
+	if (isfinite(v = num_in(c, "bar", 1e-9, GATE_BAR_MAX)) ||
+	    isfinite(v = num_in(res, "bar", 1e-9, GATE_BAR_MAX)))
 		p->bar = v;
-	if (isfinite(v = num_of(c, "max_cv")))
+	if (isfinite(v = num_in(c, "max_cv", 0, 1e6)))
 		p->max_cv = v;
-	if (isfinite(v = num_of(c, "sum_tolerance")))
+	if (isfinite(v = num_in(c, "sum_tolerance", 0, 1e6)))
 		p->sum_tolerance = v;
-	if (isfinite(v = num_of(c, "jobs")) && v >= 0)
+	/* a count a campaign can have (its cast to size_t must be defined) */
+	if (isfinite(v = num_in(c, "jobs", 0, 1e9)))
 		p->jobs_expected = (size_t)v;
 	if (str_of(c, "file"))
 		keep_string(&p->file, str_of(c, "file"));
@@ -261,10 +270,14 @@ static void add_record(campaign_points *p, const cJSON *rec)
 	double slow = num_of(side, "slowCTA_us");
 	bool judged =
 		verdict && (strcmp(verdict, "PASS_GATE") == 0 || strcmp(verdict, "BELOW_BAR") == 0);
-	if (!judged || !(slow > 0)) {
+	/* A record from an older boxgate or edited by hand may hold what the result
+	 * check refuses now: a span no clock measures is no sample. */
+	bool possible = slow >= GATE_SPAN_MIN_US && slow <= GATE_SPAN_MAX_US;
+	if (!judged || !possible) {
 		const char *why = !verdict                               ? "no verdict"
 				  : strcmp(verdict, "TIMEOUT_HANG") == 0 ? "TIMEOUT_HANG"
 				  : strcmp(verdict, "INVALID") == 0      ? "INVALID"
+				  : judged && isfinite(slow)             ? "impossible span"
 				  : judged                               ? "no result"
 									 : "INVALID";
 		cell->n_bad++;
@@ -275,21 +288,24 @@ static void add_record(campaign_points *p, const cJSON *rec)
 	size_t n = cell->n, cap = cell->cap_samples;
 	push(&cell->slow, &n, &cap, slow);
 	n = cell->n, cap = cell->cap_samples;
-	push(&cell->wall, &n, &cap, num_of(side, "wall_us"));
+	push(&cell->wall, &n, &cap, num_in(side, "wall_us", GATE_SPAN_MIN_US, GATE_SPAN_MAX_US));
 	n = cell->n, cap = cell->cap_samples;
-	push(&cell->sum, &n, &cap, num_of(side, "sumCTA_us"));
+	push(&cell->sum, &n, &cap,
+	     num_in(side, "sumCTA_us", GATE_SPAN_MIN_US, GATE_SPAN_MAX_US * GATE_WORKERS_MAX));
 	n = cell->n, cap = cell->cap_samples;
-	push(&cell->cos, &n, &cap, num_of(side, "cos"));
+	push(&cell->cos, &n, &cap, num_in(side, "cos", -1 - GATE_COS_SLACK, 1 + GATE_COS_SLACK));
 	cell->n = n;
 	cell->cap_samples = cap;
 
 	const cJSON *base = get(res, "baseline_in_tree");
 	double r = num_of(res, "slowCTA_ratio_base_over_cand");
-	if (!isfinite(r) && num_of(base, "slowCTA_us") > 0)
-		r = num_of(base, "slowCTA_us") / slow;
-	if (isfinite(r) && r > 0)
+	double bslow = num_in(base, "slowCTA_us", GATE_SPAN_MIN_US, GATE_SPAN_MAX_US);
+	if (!(r > 0 && r <= GATE_RATIO_MAX) && isfinite(bslow))
+		r = bslow / slow;
+	if (r > 0 && r <= GATE_RATIO_MAX)
 		push(&cell->gate_ratio, &cell->n_gate_ratio, &cell->cap_gate_ratio, r);
-	double bs = num_of(base, "sumCTA_us");
+	double bs =
+		num_in(base, "sumCTA_us", GATE_SPAN_MIN_US, GATE_SPAN_MAX_US * GATE_WORKERS_MAX);
 	if (isfinite(bs))
 		push(&cell->gate_base_sum, &cell->n_gate_base_sum, &cell->cap_gate_base_sum, bs);
 }

@@ -19,12 +19,18 @@ char *campaign_report_stem(const char *results_path)
 	size_t n = strlen(base);
 	if (n > 6 && strcmp(base + n - 6, ".jsonl") == 0)
 		n -= 6;
+	if (n > CAMPAIGN_REPORT_STEM_MAX) {
+		n = CAMPAIGN_REPORT_STEM_MAX;
+		while (n && ((unsigned char)base[n] & 0xc0) == 0x80)
+			n--;
+	}
 	return xstrndup(base, n);
 }
 
 char *campaign_report_shape_file(const char *shape)
 {
-	char *s = xstrdup(*shape ? shape : "_");
+	const char *from = *shape ? shape : "_";
+	char *s = xstrndup(from, strnlen(from, CAMPAIGN_REPORT_SHAPE_MAX));
 	for (char *c = s; *c; c++)
 		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
 		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-'))
@@ -240,6 +246,17 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 		strbuf_addstr(out, "- none\n");
 }
 
+/* An error about `path` with the reason: a path too long for the message is
+ * shown by its start and end, so the reason is never what gets cut. */
+static int fail_path(bg_err *err, const char *path, int e)
+{
+	size_t n = strlen(path);
+	if (n <= 400)
+		return bg_fail(err, BG_EIO, "%s: %s", path, strerror(e));
+	return bg_fail(err, BG_EIO, "%.200s...%s (%zu bytes): %s", path, path + n - 150, n,
+		       strerror(e));
+}
+
 /* Writes `data` to DIR/NAME through a temporary file in DIR renamed into
  * place, so a reader never sees half a file. */
 static int write_atomic(const char *dir, const char *name, const strbuf *data, char **path_out,
@@ -249,7 +266,7 @@ static int write_atomic(const char *dir, const char *name, const strbuf *data, c
 	char *tmp = xasprintf("%s/.%s.XXXXXX", dir, name);
 	int rc = 0, fd = mkstemp(tmp);
 	if (fd < 0) {
-		rc = bg_fail(err, BG_EIO, "%s: %s", path, strerror(errno));
+		rc = fail_path(err, path, errno);
 		goto out;
 	}
 	size_t off = 0;
@@ -258,18 +275,18 @@ static int write_atomic(const char *dir, const char *name, const strbuf *data, c
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = bg_fail(err, BG_EIO, "%s: %s", path, strerror(errno));
+			rc = fail_path(err, path, errno);
 			break;
 		}
 		off += (size_t)n;
 	}
 	/* mkstemp makes 0600; a report is for reading. */
 	if (!rc && (fchmod(fd, 0644) < 0 || fsync(fd) < 0))
-		rc = bg_fail(err, BG_EIO, "%s: %s", path, strerror(errno));
+		rc = fail_path(err, path, errno);
 	if (close(fd) < 0 && !rc)
-		rc = bg_fail(err, BG_EIO, "%s: %s", path, strerror(errno));
+		rc = fail_path(err, path, errno);
 	if (!rc && rename(tmp, path) < 0)
-		rc = bg_fail(err, BG_EIO, "%s: %s", path, strerror(errno));
+		rc = fail_path(err, path, errno);
 	if (rc)
 		unlink(tmp);
 out:
@@ -292,7 +309,7 @@ int campaign_report_write(const campaign_points *p, const char *results_path, co
 	if (out_dir) {
 		dir = xstrdup(out_dir);
 		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-			rc = bg_fail(err, BG_EIO, "%s: %s", dir, strerror(errno));
+			rc = fail_path(err, dir, errno);
 			goto out;
 		}
 	} else {

@@ -8,12 +8,17 @@
 #include "campaign/points.h"
 
 /* The stem of a results file: its base name without ".jsonl"
- * ("dir/w13.results.jsonl" -> "w13.results"). Owned. */
+ * ("dir/w13.results.jsonl" -> "w13.results"), cut to CAMPAIGN_REPORT_STEM_MAX
+ * bytes (at a UTF-8 boundary) so that every name made from it fits NAME_MAX.
+ * Owned. */
+#define CAMPAIGN_REPORT_STEM_MAX  160
+#define CAMPAIGN_REPORT_SHAPE_MAX 64
 char *campaign_report_stem(const char *results_path);
 
 /* The file name part for `shape` in "STEM.slowcta.SHAPE.svg": bytes other
  * than [A-Za-z0-9._-] become '_' and a leading '.' too, so a name from a
- * user file never leaves the directory. Owned. */
+ * user file never leaves the directory; at most CAMPAIGN_REPORT_SHAPE_MAX
+ * bytes (two shapes that clean up alike are numbered). Owned. */
 char *campaign_report_shape_file(const char *shape);
 
 /* The Markdown report of `p`; `svg_shapes[i]` is the plot file name of

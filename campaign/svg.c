@@ -16,6 +16,20 @@
 
 #include "base/utf8.h"
 #include "base/xmalloc.h"
+#include "gate/result.h"
+
+/* A character XML 1.0 allows (U+FFFE and U+FFFF are not, nor C0 controls) and that
+ * draws as itself: C1 controls and the bidirectional overrides and isolates, which
+ * would reorder the text around them, are left out too. */
+static bool svg_char_ok(uint32_t cp)
+{
+	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0xfffe || cp == 0xffff)
+		return false;
+	if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
+	    cp == 0x200f || cp == 0x061c)
+		return false;
+	return true;
+}
 
 void campaign_svg_escape(strbuf *out, const char *s, size_t max_chars)
 {
@@ -27,8 +41,9 @@ void campaign_svg_escape(strbuf *out, const char *s, size_t max_chars)
 			return;
 		}
 		chars++;
-		size_t len = bg_utf8_seq(p, end, NULL);
-		if (!len || *p < 0x20 || *p == 0x7f) {
+		uint32_t cp = 0;
+		size_t len = bg_utf8_seq(p, end, &cp);
+		if (!len || !svg_char_ok(cp)) {
 			strbuf_addch(out, '?');
 			p += len ? len : 1;
 			continue;
@@ -44,6 +59,9 @@ void campaign_svg_escape(strbuf *out, const char *s, size_t max_chars)
 		p += len;
 	}
 }
+
+/* A name in a tooltip is cut here: the file stays small whatever the records hold. */
+enum { SVG_TITLE_CHARS = 80 };
 
 /* Tableau's ten: distinct from one another, baseline (index 0) blue. */
 static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
@@ -126,6 +144,60 @@ static double xpos(const long *xs, size_t nx, bool any_nw, const campaign_point 
 	return PX0 + pad + (double)xi / (double)(nx - 1) * (PX1 - PX0 - 2 * pad);
 }
 
+/* The y axis: linear, or logarithmic past a decade of spread. */
+typedef struct yaxis {
+	bool logy;
+	double lo, hi, step;
+	int dig;
+} yaxis;
+
+/* The axis over [ylo, yhi], clamped to what a span can be (gate/result.h) so that
+ * no value a record holds makes it degenerate or its tick loop long. */
+static void yaxis_fit(yaxis *a, double ylo, double yhi, bool have_y)
+{
+	if (!have_y)
+		ylo = 0, yhi = 1;
+	else {
+		ylo = fmin(fmax(ylo, GATE_SPAN_MIN_US), GATE_SPAN_MAX_US);
+		yhi = fmin(fmax(yhi, ylo), GATE_SPAN_MAX_US);
+	}
+	/* A candidate tens of times faster than the baseline would lie flat on a linear
+	 * axis: past a decade of spread the axis is logarithmic. */
+	a->logy = have_y && yhi / ylo > 10;
+	if (a->logy) {
+		a->lo = pow(10, floor(log10(ylo)));
+		a->hi = pow(10, ceil(log10(yhi)));
+		a->step = 0;
+		a->dig = 0;
+		return;
+	}
+	/* a spread too small for the digits a label has is drawn as 20% of the value */
+	double range = yhi - ylo;
+	if (!(range > fabs(yhi) * 1e-6))
+		range = fabs(yhi) > 0 ? fabs(yhi) * 0.2 : 1;
+	double step = nice_step(range);
+	double lo = floor(ylo / step) * step, hi = ceil(yhi / step) * step;
+	if (hi - lo < step)
+		lo -= step / 2, hi += step / 2;
+	a->lo = lo, a->hi = hi, a->step = step, a->dig = step_digits(step);
+}
+
+/* The y of value v, kept inside the plot area. */
+static double ypos(const yaxis *a, double v)
+{
+	if (!isfinite(v) || v < a->lo)
+		v = a->lo;
+	if (v > a->hi)
+		v = a->hi;
+	if (a->logy)
+		return PY1 -
+		       (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo)) * (PY1 - PY0);
+	return PY1 - (v - a->lo) / (a->hi - a->lo) * (PY1 - PY0);
+}
+
+/* No axis gets more ticks than this, whatever the values. */
+enum { MAX_TICKS = 64 };
+
 void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *out)
 {
 	/* The x positions: the shape's distinct num_workers, ascending. */
@@ -149,35 +221,21 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 			}
 	}
 	bool have_y = isfinite(ylo) && isfinite(yhi);
-	if (!have_y)
-		ylo = 0, yhi = 1;
-	/* A candidate tens of times faster than the baseline would lie flat on a linear
-	 * axis: past a decade of spread the axis is logarithmic. */
-	bool logy = have_y && ylo > 0 && yhi / ylo > 10;
-	double range = yhi - ylo;
-	if (!(range > 0))
-		range = fabs(yhi) > 0 ? fabs(yhi) * 0.2 : 1;
-	double step = nice_step(range);
-	double lo = floor(ylo / step) * step, hi = ceil(yhi / step) * step;
-	if (hi - lo < step)
-		lo -= step / 2, hi += step / 2;
-	int dig = step_digits(step);
-	if (logy) {
-		lo = pow(10, floor(log10(ylo)));
-		hi = pow(10, ceil(log10(yhi)));
-	}
+	yaxis ax;
+	yaxis_fit(&ax, ylo, yhi, have_y);
+	bool logy = ax.logy;
+	double lo = ax.lo, hi = ax.hi, step = ax.step;
+	int dig = ax.dig;
 	double pad = (PX1 - PX0) * 0.06;
 
 	/* The x of a point: the worker counts are a sweep set, evenly spaced in ascending
 	 * order (64 and 68 would overlap on a linear scale); a lone x (or none) in the middle. */
 #define XPOS(pt) xpos(xs, nx, any_nw, (pt), pad)
-#define YPOS(v)                                                                                    \
-	(logy ? PY1 - (log10(v) - log10(lo)) / (log10(hi) - log10(lo)) * (PY1 - PY0)               \
-	      : PY1 - ((v)-lo) / (hi - lo) * (PY1 - PY0))
+#define YPOS(v)  ypos(&ax, (v))
 
 	svg_open(out, PW, PH);
 	strbuf_addstr(out, "<title>slowCTA against num_workers, shape ");
-	campaign_svg_escape(out, shape, 0);
+	campaign_svg_escape(out, shape, SVG_TITLE_CHARS);
 	strbuf_addstr(out, "</title>\n");
 	strbuf_addstr(out, "<text x=\"325.0\" y=\"28.0\" text-anchor=\"middle\" font-size=\"15\" "
 			   "font-weight=\"bold\">");
@@ -188,7 +246,7 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 	strbuf_addstr(out, "</text>\n");
 
 	/* Grid, ticks and labels: 1, 2 and 5 of each decade on a log axis. */
-	for (int i = 0;; i++) {
+	for (int i = 0; i < MAX_TICKS; i++) {
 		double v = lo + i * step;
 		if (logy) {
 			v = lo * pow(10, i / 3) * (i % 3 == 0 ? 1 : i % 3 == 1 ? 2 : 5);
@@ -362,6 +420,14 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	for (size_t ci = 0; ci < p->candidates.n; ci++)
 		if (strcmp(p->candidates.v[ci], "baseline") != 0)
 			panels++;
+	/* Rows, columns and panels multiply: a grid past the cap (records of many shapes,
+	 * worker counts and candidates) is not drawn, the Markdown report has it all. */
+	bool too_many = panels && nrow && ncol &&
+			(ncol > CAMPAIGN_SVG_MAX_CELLS / nrow ||
+			 panels > CAMPAIGN_SVG_MAX_CELLS / (nrow * ncol));
+	size_t n_panels = panels;
+	if (too_many)
+		ncol = 0, nrow = 0, panels = 0;
 	int grid_w = label_w + (int)ncol * CW;
 	/* wide enough for the title too (about 9 px a character, bold at 15 px) */
 	size_t name_len = strlen(p->name) > 40 ? 40 : strlen(p->name);
@@ -378,12 +444,21 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	strbuf_addstr(out, "campaign ");
 	campaign_svg_escape(out, p->name, 40);
 	strbuf_addf(out, ": ratio baseline/candidate, bar %.2f</text>\n", p->bar);
-	if (!panels)
+	if (too_many) {
+		strbuf t = STRBUF_INIT;
+		strbuf_addf(&t,
+			    "%zu candidates x %zu shapes x %zu worker counts: too many cells to "
+			    "draw (more than %d); the report's tables hold them",
+			    n_panels, p->shapes.n, nc + (any_null ? 1 : 0), CAMPAIGN_SVG_MAX_CELLS);
+		text(out, 20, TOP + 30, "start", "fill=\"#808080\"", t.buf, 0);
+		strbuf_release(&t);
+	} else if (!panels) {
 		text(out, 20, TOP + 30, "start", "fill=\"#808080\"",
 		     "no candidate besides the baseline", 0);
+	}
 
 	size_t panel = 0;
-	for (size_t ci = 0; ci < p->candidates.n; ci++) {
+	for (size_t ci = 0; ci < p->candidates.n && !too_many; ci++) {
 		const char *cand = p->candidates.v[ci];
 		if (strcmp(cand, "baseline") == 0)
 			continue;
@@ -437,11 +512,11 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 					    "\" width=\"%d\" height=\"%d\" fill=\"%s\" "
 					    "stroke=\"#ffffff\" stroke-width=\"1\"><title>",
 					    CW, CH, fill);
-				campaign_svg_escape(out, shape, 0);
+				campaign_svg_escape(out, shape, SVG_TITLE_CHARS);
 				strbuf_addf(out, " nw %s ", null_col ? "-" : "");
 				if (!null_col)
 					strbuf_addf(out, "%ld ", nw);
-				campaign_svg_escape(out, cand, 0);
+				campaign_svg_escape(out, cand, SVG_TITLE_CHARS);
 				strbuf_addf(out, ": %s</title></rect>\n",
 					    cell ? campaign_verdict_name(cell->verdict)
 						 : "no data");

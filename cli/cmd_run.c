@@ -897,11 +897,18 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 			}
 			if (bg_now_ms() >= deadline) {
 				broker_describe(ctx, pool, agent, &why);
-				cli_error(
-					"%s: pool %s: still %d waiter%s ahead in line after --wait "
-					"%d s; the slots:%s",
-					ctx->cmd->name, pool, ahead, ahead == 1 ? "" : "s", wait_s,
-					why.buf);
+				if (ahead < 0)
+					cli_error(
+						"%s: pool %s: the line on %s gave no place within "
+						"--wait %d s (its queue command said nothing); the "
+						"slots:%s",
+						ctx->cmd->name, pool, qbox->name, wait_s, why.buf);
+				else
+					cli_error("%s: pool %s: still %d waiter%s ahead in line "
+						  "after "
+						  "--wait %d s; the slots:%s",
+						  ctx->cmd->name, pool, ahead,
+						  ahead == 1 ? "" : "s", wait_s, why.buf);
 				strbuf_release(&why);
 				return BG_EXIT_FAIL;
 			}

@@ -8,6 +8,7 @@
 
 #include "base/exit.h"
 #include "base/fanout.h"
+#include "base/parse.h"
 #include "base/quote.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
@@ -35,7 +36,9 @@ static const char slots_help[] =
 	"\n"
 	"disable marks the slot on the box (everyone who connects sees it, and `run` refuses\n"
 	"it naming the reason; a run already holding it finishes); enable removes the mark.\n"
-	"GPUS is \"5\", \"0,1\" or \"2-3\"; BOX alone (no ':') is its CPU slot.\n"
+	"GPUS is \"5\", \"0,1\" or \"2-3\", GPUs of the box's `gpus` (as run --gpu takes\n"
+	"them; checked before connecting); BOX alone (no ':') is its CPU slot, the one\n"
+	"slot of a box that lists no gpus.\n"
 	"\n"
 	"  --boxes SPEC   the boxes (-w SPEC; repeatable); BOX... names them too\n"
 	"  --exclude SPEC leave these boxes out (-x SPEC; repeatable)\n"
@@ -195,13 +198,39 @@ static int mark_job(cli_ctx *ctx, const char *target, slot_probe *j)
 		return BG_EXIT_USAGE;
 	}
 	free(name);
-	const char *g = colon ? colon + 1 : "";
-	if (colon && (!*g || strspn(g, "0123456789,-") != strlen(g))) {
-		cli_error("slots: bad GPUS '%s' in '%s' (\"5\", \"0,1\" or \"2-3\")", g, target);
+	/* GPUS as run's --gpu takes it: GPUs of the box's `gpus`, checked here before
+	 * anything connects, and sent in one canonical form ("0,0" is "0"). */
+	const char *g = colon ? colon + 1 : "", *why = NULL;
+	bool want[BG_MAX_GPUS], have[BG_MAX_GPUS];
+	if (colon &&
+	    (!*g || strspn(g, "0123456789,- ") != strlen(g) || !bg_gpus_parse(g, want, &why))) {
+		cli_error("slots: bad GPUS '%s' in '%s'%s%s (\"5\", \"0,1\" or \"2-3\")", g, target,
+			  why ? ": " : "", why ? why : "");
 		return BG_EXIT_USAGE;
 	}
+	if (colon && b->gpus) {
+		if (!bg_gpus_parse(b->gpus, have, &why)) {
+			cli_error("slots: box %s: bad gpus '%s': %s", b->name, b->gpus, why);
+			return BG_EXIT_USAGE;
+		}
+		for (int k = 0; k < BG_MAX_GPUS; k++)
+			if (want[k] && !have[k]) {
+				cli_error("slots: GPU %d is not one of box %s's gpus (%s)", k,
+					  b->name, b->gpus);
+				return BG_EXIT_USAGE;
+			}
+	} else if (colon && b->transport != CONF_TRANSPORT_LOCAL) {
+		cli_error("slots: box %s lists no gpus: its one slot is the CPU slot, '%s' "
+			  "without ':GPUS' (or set gpus = ... under [box %s] in %s)",
+			  b->name, b->name, b->name, b->file);
+		return BG_EXIT_USAGE;
+	}
+	strbuf canon = STRBUF_INIT;
+	for (int k = 0; colon && k < BG_MAX_GPUS; k++)
+		if (want[k])
+			strbuf_addf(&canon, "%s%d", canon.len ? "," : "", k);
 	j->box = b;
-	j->gpus = xstrdup(g);
+	j->gpus = strbuf_detach(&canon);
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "cli/pool_line.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -41,7 +42,11 @@ static void on_line(void *ctx, remote_stream s, const char *line, size_t len, in
 		l->head = true;
 		l->ahead = 0;
 	} else if (len > an && memcmp(line, AGENT_QUEUE_AHEAD, an) == 0) {
-		l->ahead = atoi(line + an);
+		/* a count, never taken for less than nothing */
+		char *end;
+		long k = strtol(line + an, &end, 10);
+		if (end != line + an && k >= 0 && k <= INT_MAX)
+			l->ahead = (int)k;
 	}
 	pthread_cond_broadcast(&l->changed);
 	pthread_mutex_unlock(&l->mu);
@@ -62,7 +67,10 @@ static void *keeper(void *arg)
 					  strlen(AGENT_QUEUE_DONE) + 1);
 			remote_exec_close_stdin(l->exec);
 			said_done = true;
-			give_up = bg_now_ms() + 10000;
+			/* the agent answers "done" within its 50 ms poll; one that does not
+			 * (stuck on the box) must not hold the client past its --wait: the
+			 * channel closes and the agent leaves on the EOF */
+			give_up = bg_now_ms() + 2000;
 		}
 		if (!said_done && bg_now_ms() >= next_hb) {
 			remote_exec_write(l->exec, AGENT_IN_HEARTBEAT "\n",

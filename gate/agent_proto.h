@@ -84,6 +84,10 @@ enum agent_exit {
 #define AGENT_END_WHY         "why"
 #define AGENT_END_GATE_EXIT   "gate_exit"
 #define AGENT_END_GATE_SIGNAL "gate_signal"
+/* A run refused its slot (why "busy"): the slot ("gpu3", "cpu") when it is one,
+ * and "disabled":true when it is marked out of use rather than held. */
+#define AGENT_END_SLOT     "slot"
+#define AGENT_END_DISABLED "disabled"
 /* Under Slurm (SLURM_JOB_ID set): the job, step and node the agent ran in. */
 #define AGENT_END_SLURM_JOB  "slurm_job"
 #define AGENT_END_SLURM_STEP "slurm_step"

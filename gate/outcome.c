@@ -82,7 +82,11 @@ int gate_outcome_judge(const gate_outcome *o, char *why, size_t n, bool *from_re
 			   o->problems);
 	}
 	if (strcmp(o->agent_why, AGENT_WHY_BUSY) == 0)
-		return say(why, n, BG_EXIT_FAIL, "the GPU slot is busy");
+		return say(why, n, BG_EXIT_FAIL, "the %sslot%s%s is %s",
+			   strcmp(o->agent_slot, "cpu") == 0 ? "CPU " : "",
+			   o->agent_slot[0] && strcmp(o->agent_slot, "cpu") != 0 ? " " : "",
+			   strcmp(o->agent_slot, "cpu") == 0 ? "" : o->agent_slot,
+			   o->slot_disabled ? "disabled" : "busy (held by another run)");
 	if (strcmp(o->agent_why, AGENT_WHY_INVALID) == 0) {
 		if (!o->agent_invalid)
 			return say(why, n, BG_EXIT_INVALID,

@@ -20,6 +20,9 @@
 #define GATE_RESULT_MAX_LEN (4 * 1024 * 1024)
 
 /* Bounds of what a result may claim. */
+/* A span (slowCTA, wall, sumCTA per worker) is a time a clock measured: at least a
+ * nanosecond (no GPU or CPU timer resolves less) and at most an hour. */
+#define GATE_SPAN_MIN_US 1e-3  /* one nanosecond */
 #define GATE_SPAN_MAX_US 3.6e9 /* one hour */
 #define GATE_COS_SLACK   1e-6  /* cos must lie in [-1 - slack, 1 + slack] (fp32 rounding) */
 #define GATE_WORKERS_MAX 65536 /* num_workers, num_active */

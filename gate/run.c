@@ -371,6 +371,13 @@ static void agent_end(struct run_state *rs, const char *json, size_t len)
 		snprintf(o->agent_why, sizeof(o->agent_why), "%s", why->valuestring);
 		o->gate_exit = cJSON_IsNumber(ge) ? (int)ge->valuedouble : -1;
 		o->gate_signal = cJSON_IsNumber(gs) ? (int)gs->valuedouble : -1;
+		const cJSON *slot = cJSON_GetObjectItemCaseSensitive(j, AGENT_END_SLOT);
+		if (cJSON_IsString(slot) &&
+		    strspn(slot->valuestring, "abcdefghijklmnopqrstuvwxyz"
+					      "0123456789") == strlen(slot->valuestring))
+			snprintf(o->agent_slot, sizeof(o->agent_slot), "%s", slot->valuestring);
+		o->slot_disabled =
+			cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, AGENT_END_DISABLED));
 		static const struct {
 			const char *key;
 			size_t off, len;

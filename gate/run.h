@@ -76,6 +76,8 @@ typedef struct gate_outcome {
 	char agent_why[24];   /* ... "exited", "timeout", "busy", "invalid", ... */
 	int gate_exit;        /* ... the gate's exit code, -1 when not reported */
 	int gate_signal;      /* ... the signal that killed the gate, -1 when none */
+	char agent_slot[32];  /* ... the slot it refused ("gpu3", "cpu"; "" when not said) */
+	bool slot_disabled;   /* ... marked out of use (else held by another run) */
 	/* ... the Slurm job, step and node it ran in ("" when not under Slurm) */
 	char slurm_job[32], slurm_step[24], slurm_node[72];
 	bool agent_timeout; /* the agent's framed TIMEOUT_HANG line arrived */

@@ -95,10 +95,23 @@ int results_read(const char *path, results_record_fn fn, void *ctx, results_read
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
-	FILE *f = fopen(path, "re");
-	if (!f)
+	/* Opened without blocking and read only when it is a regular file: a FIFO
+	 * named as the results file would hold open() until a writer came. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return bg_fail(err, errno == ENOENT ? BG_ENOTFOUND : BG_EIO, "results: %s: %s",
 			       path, strerror(errno));
+	struct stat sb;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return bg_fail(err, BG_EIO, "results: %s: not a regular file", path);
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return bg_fail(err, BG_EIO, "results: %s: %s", path, strerror(errno));
+	}
 	char *buf = NULL;
 	size_t cap = 0, lineno = 0;
 	ssize_t n;

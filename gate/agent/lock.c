@@ -151,6 +151,10 @@ void lock_slot(struct run *r)
 				if (slot_disabled(r->lock_dir, name, why, sizeof why)) {
 					lock_release(r);
 					msg("slot %s disabled: %s", name, why);
+					snprintf(g_end_extra, sizeof g_end_extra,
+						 ",\"" AGENT_END_SLOT
+						 "\":\"%s\",\"" AGENT_END_DISABLED "\":true",
+						 name);
 					agent_exit(AGENT_EXIT_BUSY);
 				}
 			}
@@ -166,6 +170,12 @@ void lock_slot(struct run *r)
 			if (r->why != W_NONE)
 				msg("gave up waiting for the slot: %s", why_text[r->why]);
 			msg("%s", busy);
+			if (r->why == W_NONE && r->nlocks == 1) {
+				char name[32];
+				lock_name(r, 0, name, sizeof name);
+				snprintf(g_end_extra, sizeof g_end_extra,
+					 ",\"" AGENT_END_SLOT "\":\"%s\"", name);
+			}
 			agent_exit(r->why != W_NONE ? why_exit(r) : AGENT_EXIT_BUSY);
 		}
 		if (!said) {

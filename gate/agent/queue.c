@@ -26,7 +26,33 @@ static int ticket_number(const char *name, unsigned long long *n)
 	return 1;
 }
 
-/* Live tickets before ours; dead ones found on the way are removed. */
+/* Opens a file of the line without ever blocking or following a link: anyone who
+ * can write the directory could leave a FIFO (open would wait for a writer), a
+ * device or a symlink there. -1 for what is not a regular file. */
+static int open_regular(const char *path, int flags, mode_t mode)
+{
+	int fd = open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, mode);
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/* What open_regular's errno means. */
+static const char *not_regular_text(int e)
+{
+	return e == EINVAL  ? "not a regular file"
+	       : e == ELOOP ? "a symbolic link (the line's files are never followed)"
+			    : strerror(e);
+}
+
+/* Live tickets before ours, -1 when the line's directory cannot be read; dead
+ * ones found on the way are removed, what is not a ticket is passed by. */
 static int ahead_of(struct queue *q)
 {
 	DIR *d = opendir(q->dir);
@@ -38,11 +64,13 @@ static int ahead_of(struct queue *q)
 		unsigned long long n;
 		if (!ticket_number(e->d_name, &n) || n >= q->me)
 			continue;
+		if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)
+			continue;
 		char path[PATH_MAX];
 		snprintf(path, sizeof path, "%s/%s", q->dir, e->d_name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		int fd = open_regular(path, O_RDONLY, 0);
 		if (fd < 0)
-			continue; /* gone meanwhile */
+			continue; /* gone meanwhile, or no ticket */
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			unlink(path); /* its waiter is gone: the lock was free */
 			close(fd);
@@ -59,9 +87,9 @@ static void take_ticket(struct queue *q)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	snprintf(path, sizeof path, "%s/counter", q->dir);
-	int cfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	int cfd = open_regular(path, O_RDWR | O_CREAT, 0600);
 	if (cfd < 0 || flock(cfd, LOCK_EX) < 0) {
-		msg("cannot take a ticket: %s: %s", path, strerror(errno));
+		msg("cannot take a ticket: %s: %s", path, not_regular_text(errno));
 		agent_exit(AGENT_EXIT_SYSERR);
 	}
 	char buf[32] = "";
@@ -75,9 +103,10 @@ static void take_ticket(struct queue *q)
 	}
 	snprintf(tmp, sizeof tmp, "%s/.%d.new", q->dir, (int)getpid());
 	snprintf(path, sizeof path, "%s/%012llu.ticket", q->dir, q->me);
-	q->fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	unlink(tmp); /* a leftover of a dead agent of this pid, or anything else */
+	q->fd = open_regular(tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (q->fd < 0 || flock(q->fd, LOCK_EX) < 0 || rename(tmp, path) < 0) {
-		msg("cannot place ticket %s: %s", path, strerror(errno));
+		msg("cannot place ticket %s: %s", path, not_regular_text(errno));
 		unlink(tmp);
 		agent_exit(AGENT_EXIT_SYSERR);
 	}
@@ -150,6 +179,11 @@ int cmd_queue(int argc, char **argv)
 	int said = -1, rc = 0;
 	for (;;) {
 		int ahead = ahead_of(&q);
+		if (ahead < 0) {
+			msg("queue: cannot read the line %s: %s", q.dir, strerror(errno));
+			rc = AGENT_EXIT_SYSERR;
+			break;
+		}
 		if (ahead != said) {
 			if (ahead == 0)
 				print_line("head");

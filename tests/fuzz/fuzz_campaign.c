@@ -12,7 +12,10 @@
  *     candidates x repeats, every key is unique and names its shape and candidate,
  *     and every job's words hold --shape SHAPE;
  *   - a results file that reads gives a summary, a JSON form and SVG plots that
- *     hold an <svg element, end with </svg> and never print nan or inf.
+ *     hold an <svg element, end with </svg>, never print nan or inf, are well-formed
+ *     XML (tests/xml_check.h) and stay within a size bound linear in what the
+ *     records hold (points, cells, shapes, candidates), whatever the names and
+ *     values; drawing one returns (no value makes an axis loop).
  */
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include "tests/fuzz/fuzz.h"
+#include "tests/xml_check.h"
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "campaign/points.h"
@@ -109,12 +113,32 @@ static bool names_spell_nonfinite(const campaign_points *p)
 	return false;
 }
 
+/* The most an SVG of `p` may take: a fixed part (axes, legend, notes) and a part per
+ * cell, point, shape and candidate (a name is drawn cut to 80 characters, at most 6
+ * bytes each once escaped). */
+static size_t svg_bound(const campaign_points *p)
+{
+	size_t cells = 0;
+	for (size_t i = 0; i < p->n_points; i++)
+		cells += p->points[i].n_cells;
+	size_t drawn = p->shapes.n * p->candidates.n * (p->n_points + 1);
+	if (drawn > CAMPAIGN_SVG_MAX_CELLS)
+		drawn = CAMPAIGN_SVG_MAX_CELLS;
+	return 16384 + 2048 * (cells + p->n_points + drawn) +
+	       1024 * (p->shapes.n + p->n_points + 1) * (p->candidates.n + 1);
+}
+
 static void svg_ok(const campaign_points *p, const strbuf *b)
 {
 	CHECK(b->len > 7 && strstr(b->buf, "<svg "));
 	CHECK(strcmp(b->buf + b->len - 7, "</svg>\n") == 0);
 	if (!names_spell_nonfinite(p))
 		CHECK(!strcasestr(b->buf, "nan") && !strcasestr(b->buf, "inf"));
+	const char *why = xml_check(b->buf, b->len);
+	if (why)
+		fprintf(stderr, "not well-formed: %s\n", why);
+	CHECK(!why);
+	CHECK(b->len <= svg_bound(p));
 }
 
 static void results_case(void)

@@ -27,6 +27,13 @@ gpus = 0
 require_gpu = no
 allow = --kind --shape --num-workers --mode --tag
 
+[box c1]
+host = h2
+repo = /root/repo
+gate = gate.sh
+require_gpu = no
+allow = --kind --shape --num-workers --mode --tag
+
 [pool p]
 slots = g1:0-1, g2:0
 EOF2
@@ -59,6 +66,8 @@ has "$OUT_FILE" '^g1 +gpu1 +disabled +KDA job until Friday \(by [^ ]+@[^ ]+ sinc
 
 expect_rc 1 "run on the disabled slot is refused" bg run g1 --gpu 1 -- --mode pass
 has "$ERR_FILE" 'slot gpu1 disabled: KDA job until Friday' "the refusal names the slot and the reason"
+has "$ERR_FILE" '^boxgate: g1: the slot gpu1 is disabled$' "boxgate's line says disabled"
+hasnt "$ERR_FILE" 'busy' "... not busy"
 hasnt "$OUT_FILE" '^argv' "the gate never started there"
 
 # a held slot: a run holds gpu0 of g1 for about 4 s
@@ -101,6 +110,26 @@ has "$ERR_FILE" 'needs --why' "the error says --why is needed"
 expect_rc 2 "enable with --why" bg slots enable g1:1 --why x
 expect_rc 2 "bad GPUS" bg slots disable g1:x --why y
 has "$ERR_FILE" "bad GPUS 'x' in 'g1:x'" "the error names the bad GPUS"
+for spec in g1:-1 g1:0- g1: 'g1:0,,1' g1:1-0 g1:99999999999; do
+  expect_rc 2 "bad GPUS '$spec'" bg slots disable "$spec" --why y
+  has "$ERR_FILE" "^boxgate: slots: bad GPUS '${spec#g1:}' in '$spec'" "... refused here, naming it"
+  hasnt "$ERR_FILE" 'boxgate-agent|slot-disable' "... not on the box with the remote command"
+done
+expect_rc 2 "a GPU the box does not list" bg slots disable g1:5 --why y
+has "$ERR_FILE" "GPU 5 is not one of box g1's gpus \(0-1\)" "the error names the box's gpus"
+expect_rc 2 "GPUS on a box that lists none (its one slot is the CPU slot)" bg slots disable c1:0,0 --why y
+has "$ERR_FILE" "box c1 lists no gpus: its one slot is the CPU slot" "the error says the box's one slot"
+check "nothing was written on the box" test ! -e "$BG_HOST_2_ROOT/.cache/boxgate/locks/gpu0.disabled"
+expect_rc 0 "slots disable c1: its CPU slot" bg slots disable c1 --why "cpu maintenance"
+has "$OUT_FILE" '^c1: disabled cpu$' "the box says it disabled cpu"
+expect_rc 1 "run on the disabled CPU slot is refused" bg run c1 -- --mode pass
+has "$ERR_FILE" '^boxgate: c1: the CPU slot is disabled$' "boxgate's line says the CPU slot is disabled"
+hasnt "$ERR_FILE" 'GPU slot|busy' "... no GPU, no busy"
+expect_rc 0 "slots enable c1" bg slots enable c1
+expect_rc 0 "run on the enabled CPU slot works" bg run c1 -- --mode pass
+expect_rc 0 "slots disable g1:1,1 sends one GPU" bg slots disable g1:1,1 --why twice
+has "$OUT_FILE" '^g1: disabled gpu1$' "gpu1, once"
+expect_rc 0 "enable it again" bg slots enable g1:1
 expect_rc 2 "an unknown box" bg slots disable nobox:1 --why y
 has "$ERR_FILE" "no box 'nobox'" "the error names the box"
 expect_rc 2 "an unknown pool" bg slots --pool nope

@@ -195,6 +195,48 @@ took=$(($(date +%s) - t0))
 # heartbeat_timeout_s = 3 without a heartbeat) and stops the gate within kill_grace_s = 1
 [ "$took" -le 8 ] && ok "within the bound ($took s <= heartbeat 3 s + grace 1 s + margin)" || not_ok "it took $took s"
 
+# --- what is no ticket in the line's directory: a FIFO, a symlink, a directory, a
+# ticket of a dead waiter; the waiter passes them by and its --wait holds exactly ---
+Q=$BG_HOST_2_ROOT/.cache/boxgate/locks/queue-one
+mkdir -p "$Q"
+"$BOXGATE" --config "$INI" run --pool one --no-results -- --mode sleep --tag 7 >"$BG_TMP/holder3.out" 2>&1 &
+holder=$!
+for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/holder3.out" && break; sleep 0.25; done
+mkfifo "$Q/000000000000.ticket"
+ln -s /dev/zero "$Q/000000000001.ticket"
+mkdir "$Q/000000000002.ticket"
+printf 'pid=999999\n' >"$Q/000000000003.ticket"
+t0=$(date +%s.%N)
+expect_rc 1 "a waiter with --wait 2 past a FIFO, a symlink and a directory in the line" \
+  bg run --pool one --wait 2 --no-results -- --mode pass
+took=$(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$t0" "$(date +%s.%N)")
+python3 -c "import sys; sys.exit(not 2 <= float(sys.argv[1]) <= 6)" "$took" &&
+  ok "it ended at the --wait ($took s for --wait 2)" || not_ok "it ended after $took s for --wait 2"
+has "$ERR_FILE" 'first in line, waiting for a free slot' "it was first in line: nothing there was a ticket"
+has "$ERR_FILE" 'no free slot in pool one within --wait:' "it says no slot was free within --wait"
+hasnt "$ERR_FILE" 'still -1|-1 waiter' "no placeholder count"
+check "the dead waiter's ticket was removed, the rest left alone" \
+  test ! -e "$Q/000000000003.ticket" -a -p "$Q/000000000000.ticket" -a -L "$Q/000000000001.ticket"
+queue_agents() { "$HOSTS" pids "$D" 2 | xargs -r ps -o args= -p 2>/dev/null | grep -c 'queue --name one'; }
+for _ in $(seq 1 20); do [ "$(queue_agents)" = 0 ] && break; sleep 0.25; done
+[ "$(queue_agents)" = 0 ] && ok "no queue agent of it is left on the box" || not_ok "$(queue_agents) queue agents left on the box"
+rm -rf "$Q/000000000000.ticket" "$Q/000000000001.ticket" "$Q/000000000002.ticket"
+kill -INT $holder; wait $holder
+
+# --- the agent's own files in the line are never followed: a symlink planted at its
+# temporary ticket name (.PID.new) or as the counter does not make it write elsewhere ---
+A=$BG_ROOT/build/boxgate-agent
+mkdir -p "$BG_TMP/ql/queue-x"
+echo precious >"$BG_TMP/victim"
+bash -c 'ln -s "$1" "$2/.$$.new"; exec "$3" queue --name x --lock-dir "$4" --heartbeat 0' _ \
+  "$BG_TMP/victim" "$BG_TMP/ql/queue-x" "$A" "$BG_TMP/ql" < <(sleep 0.5; echo done) >"$BG_TMP/ql.out" 2>&1
+check "a symlink at the agent's temporary ticket name: the file it points to is untouched" \
+  grep -qx precious "$BG_TMP/victim"
+rm -f "$BG_TMP/ql/queue-x/counter"; ln -s "$BG_TMP/victim" "$BG_TMP/ql/queue-x/counter"
+expect_rc 71 "a symlink as the line's counter is refused" "$A" queue --name x --lock-dir "$BG_TMP/ql" --heartbeat 0
+has "$ERR_FILE" 'cannot take a ticket: .*/counter: a symbolic link' "... saying so"
+check "... and the file it points to is untouched" grep -qx precious "$BG_TMP/victim"
+
 # --- Ctrl-C while waiting leaves no ticket behind ---
 "$BOXGATE" --config "$INI" run --pool one --no-results -- --mode sleep --tag 6 >"$BG_TMP/holder2.out" 2>&1 &
 holder=$!

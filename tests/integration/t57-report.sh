@@ -253,4 +253,36 @@ else not_ok "the plots of odd names"; fi
 has "$f" 'a&lt;&amp;&quot;b' "the shape is escaped in the SVG"
 has weird.ratio.svg 'c&lt;&amp;&quot;x' "the candidate is escaped in the heat map"
 has weird.report.md '^## Shape a&lt;&amp;"b$' "and in the Markdown"
+
+# values no span can have, and names no one would choose: report returns, and every
+# SVG it writes is XML (Python's parser) that rsvg-convert renders
+python3 - <<'PY'
+import json
+def rec(shape, cand, slow, nw=8):
+    res = {"shape": shape, "num_workers": nw, "verdict": "PASS_GATE",
+           "candidate": {"slowCTA_us": slow, "wall_us": slow, "sumCTA_us": slow, "cos": 0.9999}}
+    return {"schema": 1, "box": "b1", "gpus": "0", "verdict": "PASS_GATE", "result": res,
+            "campaign": {"name": "hx", "job": "hx/%s/%d/%s/%r" % (shape, nw, cand, slow),
+                         "shape": shape, "num_workers": nw, "candidate": cand, "final": True}}
+L = [rec("tiny", "baseline", 5e-324), rec("tiny", "cand", 1.0),
+     rec("huge", "baseline", 1.797e308), rec("huge", "cand", 2.0),
+     rec("mix", "baseline", 5e-324), rec("mix", "cand", 1.797e308, 16), rec("mix", "baseline", 3.0, 16),
+     rec("nc\ufffe\uffff\u202e<&]]>\"'\x01\x7f\u0085", "c\ufffe\u2066x", 4.0),
+     rec("x" * 3000, "baseline", 5.0), rec("x" * 3000 + "y", "cand", 6.0)]
+open("hostile.jsonl", "w").write("".join(json.dumps(r) + "\n" for r in L))
+PY
+expect_rc 0 "report: slowCTA 5e-324 and 1.797e308, U+FFFE/U+FFFF and a 3000-byte shape" \
+  timeout 30 "$BOXGATE" report hostile.jsonl --out hostile
+bad=0
+for f in hostile/*.svg; do
+  python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$f" &&
+    rsvg-convert -o "${f%.svg}.png" "$f" || { bad=1; diag "$f"; }
+done
+[ "$bad" = 0 ] && [ "$(ls hostile/*.svg | wc -l)" = 7 ] && ok "all 7 plots are XML and render" || not_ok "the hostile plots"
+has hostile/hostile.report.md 'impossible span' "the impossible spans are no samples, said in the table"
+check "the 3000-byte shapes have file names that fit, numbered apart" \
+  test -f "hostile/hostile.slowcta.$(printf 'x%.0s' $(seq 64)).svg" -a -f "hostile/hostile.slowcta.$(printf 'x%.0s' $(seq 64))-2.svg"
+long=$(printf 'd%.0s' $(seq 200))/$(printf 'e%.0s' $(seq 200))/$(printf 'f%.0s' $(seq 200))/$(printf 'g%.0s' $(seq 200))
+expect_rc 1 "report --out into a directory that cannot be made" "$BOXGATE" report hostile.jsonl --out "$long"
+has "$ERR_FILE" 'No such file or directory$' "the reason is kept, however long the path"
 finish

@@ -11,7 +11,11 @@
 #include <math.h>
 
 #include "base/strbuf.h"
+#include "base/xmalloc.h"
 #include "campaign/points.h"
+#include "campaign/report.h"
+#include "campaign/svg.h"
+#include "tests/xml_check.h"
 #include "unit.h"
 
 UNIT_SCRATCH_GROUP("campaign-points")
@@ -321,6 +325,116 @@ static void several_campaigns(void **state)
 	strbuf_release(&f);
 }
 
+/* Every plot of `p` is well-formed XML within `max` bytes. */
+static void plots_ok(const campaign_points *p, size_t max)
+{
+	strbuf b = STRBUF_INIT;
+	for (size_t i = 0; i <= p->shapes.n; i++) {
+		strbuf_reset(&b);
+		if (i < p->shapes.n)
+			campaign_svg_slowcta(p, p->shapes.v[i], &b);
+		else
+			campaign_svg_ratio(p, &b);
+		const char *why = xml_check(b.buf, b.len);
+		if (why)
+			fail_msg("plot %zu not well-formed: %s", i, why);
+		if (b.len > max)
+			fail_msg("plot %zu is %zu bytes (> %zu)", i, b.len, max);
+		if (strcasestr(b.buf, "nan") || strcasestr(b.buf, "inf"))
+			fail_msg("plot %zu prints nan or inf", i);
+	}
+	strbuf_release(&b);
+}
+
+/* Values a span cannot have (what the result check refused or an old record or a
+ * hand edit holds): not samples, and the plots stay bounded; the log axis's tick
+ * loop used to run forever on 5e-324 and 1.797e308 (8.9e307 here: the wall
+ * this file writes is twice the slowCTA). */
+static void impossible_spans(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	rec(&f, "c1", "tiny", 8, "baseline", "PASS_GATE", 5e-324, 100, NULL, true, NULL);
+	rec(&f, "c1", "tiny", 8, "cand", "PASS_GATE", 1.0, 100, NULL, true, NULL);
+	rec(&f, "c1", "huge", 8, "baseline", "PASS_GATE", 8.9e307, 100, NULL, true, NULL);
+	rec(&f, "c1", "huge", 8, "cand", "PASS_GATE", 2.0, 100, NULL, true, NULL);
+	rec(&f, "c1", "both", 8, "baseline", "PASS_GATE", 5e-324, 100, NULL, true, NULL);
+	rec(&f, "c1", "both", 16, "baseline", "PASS_GATE", 8.9e307, 100, NULL, true, NULL);
+	rec(&f, "c1", "both", 16, "cand", "PASS_GATE", 1e-3, 1e-3, NULL, true, NULL);
+	rec(&f, "c1", "both", 32, "cand", "PASS_GATE", 3.6e9, 3.6e9, NULL, true, NULL);
+	campaign_points p;
+	read_ok(&f, NULL, &p);
+	const campaign_cell *c = cell_of(&p, "tiny", 8, "baseline");
+	assert_int_equal(c->n, 0);
+	assert_int_equal(c->n_bad, 1);
+	assert_string_equal(c->worst_bad, "impossible span");
+	assert_int_equal(cell_of(&p, "huge", 8, "baseline")->n, 0);
+	assert_int_equal(cell_of(&p, "both", 16, "cand")->n, 1);
+	plots_ok(&p, 64 * 1024);
+	campaign_points_release(&p);
+	strbuf_release(&f);
+}
+
+/* Names no one would choose: markup, "]]>", control characters, what XML forbids
+ * (U+FFFE, U+FFFF), bidirectional overrides, invalid UTF-8 and 3000 bytes. */
+static void hostile_names(void **state)
+{
+	(void)state;
+	static const char *const shapes[] = {
+		"a<&\\\"'b]]>",         "\\u0001\\u001f\\u007f\\u0085x",
+		"\\ufffe\\uffff",       "rtl\\u202egnp.exe\\u2066",
+		"\\ud83d\\ude00 emoji",
+	};
+	strbuf f = STRBUF_INIT;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		rec(&f, "c1", shapes[i], 8, "baseline", "PASS_GATE", 10, 100, NULL, true, NULL);
+		rec(&f, "c1", shapes[i], 8, "c]]>\\ufffe<x", "PASS_GATE", 5, 100, NULL, true, NULL);
+	}
+	char *big = xmalloc(3001);
+	memset(big, 'x', 3000);
+	big[3000] = 0;
+	rec(&f, "c1", big, 8, "baseline", "PASS_GATE", 10, 100, NULL, true, NULL);
+	rec(&f, "c1", big, 8, big, "PASS_GATE", 5, 100, NULL, true, NULL);
+	campaign_points p;
+	read_ok(&f, NULL, &p);
+	assert_int_equal(p.shapes.n, 6);
+	plots_ok(&p, 64 * 1024);
+	/* a 3000-byte shape gives a file name that fits NAME_MAX */
+	char *part = campaign_report_shape_file(big);
+	assert_int_equal(strlen(part), CAMPAIGN_REPORT_SHAPE_MAX);
+	free(part);
+	part = campaign_report_shape_file("a<b"); /* shorter than the cap: read to its end only */
+	assert_string_equal(part, "a_b");
+	free(part);
+	free(big);
+	campaign_points_release(&p);
+	strbuf_release(&f);
+}
+
+/* Thousands of points of distinct shapes and worker counts: the heat map would hold
+ * shapes x columns x candidates cells; past the cap it says so instead. */
+static void many_points(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	for (int i = 0; i < 3000; i++) {
+		char shape[32];
+		snprintf(shape, sizeof(shape), "s%d", i);
+		rec(&f, "c1", shape, i + 1, i % 2 ? "cand" : "baseline", "PASS_GATE", 1 + i, 1e4,
+		    NULL, true, NULL);
+	}
+	campaign_points p;
+	read_ok(&f, NULL, &p);
+	strbuf b = STRBUF_INIT;
+	campaign_svg_ratio(&p, &b);
+	assert_null(xml_check(b.buf, b.len));
+	assert_true(b.len < 64 * 1024);
+	assert_non_null(strstr(b.buf, "too many cells to draw"));
+	strbuf_release(&b);
+	campaign_points_release(&p);
+	strbuf_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +444,9 @@ int main(void)
 		cmocka_unit_test(baseline_wins_and_flips),
 		cmocka_unit_test(duplicates_and_cut_attempts),
 		cmocka_unit_test(several_campaigns),
+		cmocka_unit_test(impossible_spans),
+		cmocka_unit_test(hostile_names),
+		cmocka_unit_test(many_points),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -338,6 +338,19 @@ static void absurd_numbers(void **state)
 		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0e9, 5e9, 5e9, 0.9999) BASE
 		 ",\"verdict\":\"PASS_GATE\"}",
 		 "slowCTA_us"},
+		/* above 0 but below what any clock resolves: refused, naming the field */
+		{"FAITHFUL_RESULT {\"candidate\":" SIDE(5e-324, 5.0, 400, 0.9999) BASE
+		 ",\"verdict\":\"PASS_GATE\"}",
+		 "candidate.slowCTA_us = 4.94066e-324 is impossible"},
+		{"FAITHFUL_RESULT {\"candidate\":" SIDE(4.0, 5.0, 1e-4, 0.9999) BASE
+		 ",\"verdict\":\"PASS_GATE\"}",
+		 "candidate.sumCTA_us"},
+		{"FAITHFUL_RESULT {\"candidate\":" SIDE(-0.0, 5.0, 400, 0.9999) BASE
+		 ",\"verdict\":\"PASS_GATE\"}",
+		 "candidate.slowCTA_us"},
+		{"FAITHFUL_RESULT {\"candidate\":" SIDE(1.797e308, 1.797e308, 1.797e308, 0.9999)
+			 BASE ",\"verdict\":\"PASS_GATE\"}",
+		 "candidate.slowCTA_us"},
 		{"FAITHFUL_RESULT {\"num_workers\":0," GOOD_BODY "}", "num_workers"},
 		{"FAITHFUL_RESULT {\"num_workers\":-8," GOOD_BODY "}", "num_workers"},
 		{"FAITHFUL_RESULT {\"num_workers\":8.5," GOOD_BODY "}", "whole number"},
@@ -362,6 +375,10 @@ static void absurd_numbers(void **state)
 			     bad[i].why);
 		gate_result_release(&r);
 	}
+	/* a nanosecond is a span */
+	expect_verdict("FAITHFUL_RESULT {\"candidate\":" SIDE(1e-3, 1e-3, 1e-3,
+							      0.9999) ",\"verdict\":\"PASS_GATE\"}",
+		       NULL, VERDICT_PASS_GATE);
 	/* fp32 rounding just above 1 is not absurd. */
 	expect_verdict("FAITHFUL_RESULT {\"num_workers\":128,\"num_active\":8,\"candidate\":" SIDE(
 			       4.0, 5.0, 400, 1.0000001) BASE ",\"verdict\":\"PASS_GATE\"}",
@@ -456,6 +473,22 @@ static void outcome_verdicts(void **state)
 	o.n_results = o.n_gate_results = 0;
 	assert_int_equal(gate_outcome_exit_code(&o, why, sizeof(why)), 1);
 	assert_null(strstr(why, "busy"));
+	/* The agent refused the slot: the slot it names, held or disabled, never "GPU" for
+	 * the CPU slot. */
+	o = exited(75, 0);
+	o.n_results = o.n_gate_results = 0;
+	snprintf(o.agent_why, sizeof(o.agent_why), "busy");
+	assert_int_equal(gate_outcome_exit_code(&o, why, sizeof(why)), 1);
+	assert_string_equal(why, "the slot is busy (held by another run)");
+	snprintf(o.agent_slot, sizeof(o.agent_slot), "cpu");
+	gate_outcome_exit_code(&o, why, sizeof(why));
+	assert_string_equal(why, "the CPU slot is busy (held by another run)");
+	o.slot_disabled = true;
+	gate_outcome_exit_code(&o, why, sizeof(why));
+	assert_string_equal(why, "the CPU slot is disabled");
+	snprintf(o.agent_slot, sizeof(o.agent_slot), "gpu1");
+	gate_outcome_exit_code(&o, why, sizeof(why));
+	assert_string_equal(why, "the slot gpu1 is disabled");
 	/* Exit 124 without the agent's report: refused. */
 	o = exited(0, 0);
 	o.agent_end = false;

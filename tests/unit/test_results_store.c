@@ -8,6 +8,8 @@
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/unit/unit.h"
 #include "base/exit.h"
@@ -137,6 +139,22 @@ static void missing_file(void **state)
 	char *p = xasprintf("%s/nope.jsonl", tmpdir);
 	assert_int_equal(results_read(p, NULL, NULL, NULL, &err), BG_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "nope.jsonl"));
+	free(p);
+}
+
+/* A FIFO or a directory named as the results file: refused at once, never a
+ * read that waits for a writer. */
+static void not_regular(void **state)
+{
+	(void)state;
+	bg_err err = {0};
+	char *p = xasprintf("%s/fifo.jsonl", tmpdir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(results_read(p, NULL, NULL, NULL, &err), BG_EIO);
+	assert_non_null(strstr(err.msg, "not a regular file"));
+	unlink(p);
+	assert_int_equal(results_read(tmpdir, NULL, NULL, NULL, &err), BG_EIO);
+	assert_non_null(strstr(err.msg, "not a regular file"));
 	free(p);
 }
 
@@ -366,11 +384,11 @@ UNIT_SCRATCH_GROUP("results")
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(append_and_read),       cmocka_unit_test(torn_last_line),
-		cmocka_unit_test(bad_middle_lines),      cmocka_unit_test(newline_refused),
-		cmocka_unit_test(missing_file),          cmocka_unit_test(record_fields),
-		cmocka_unit_test(record_without_result), cmocka_unit_test(run_ids),
-		cmocka_unit_test(concurrent_appends),
+		cmocka_unit_test(append_and_read),  cmocka_unit_test(torn_last_line),
+		cmocka_unit_test(bad_middle_lines), cmocka_unit_test(newline_refused),
+		cmocka_unit_test(missing_file),     cmocka_unit_test(not_regular),
+		cmocka_unit_test(record_fields),    cmocka_unit_test(record_without_result),
+		cmocka_unit_test(run_ids),          cmocka_unit_test(concurrent_appends),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
