@@ -197,28 +197,30 @@ static int scan_record(void *ctx, const cJSON *rec, size_t line)
 		long j = campaign_record_key(now, key) ? job_by_key(d, key) : -1;
 		cJSON_Delete(now);
 		if (j >= 0) {
+			/* what changed since the latest earlier definition */
 			d->changed[j] = true;
-			if (!d->why[ci])
-				d->why[ci] = campaign_def_change(d->sp, cd, c);
+			free(d->why[ci]);
+			d->why[ci] = campaign_def_change(d->sp, cd, c);
 		}
 	}
 	return 0;
 }
 
-/* Says which cells changed definition since their records and still have a
- * job to run (they run again; their old records are not counted). */
+/* Says which cells changed definition since their records: none of their
+ * jobs is recorded under the current one (they run again; their old records
+ * are not counted). */
 static void say_changed(const campaign_spec *sp, const struct done_scan *d)
 {
 	size_t nnw = sp->n_num_workers ? sp->n_num_workers : 1;
 	size_t cells = sp->n_shapes * nnw * sp->n_cands, n = 0;
 	bool *cand_changed = xcalloc(sp->n_cands ? sp->n_cands : 1, sizeof(bool));
 	for (size_t cell = 0; cell < cells; cell++) {
-		bool changed = false, open = false;
+		bool changed = false, recorded = false;
 		for (size_t i = cell; i < d->n; i += cells) {
 			changed |= d->changed[i];
-			open |= !d->done[i];
+			recorded |= d->done[i];
 		}
-		if (changed && open) {
+		if (changed && !recorded) {
 			n++;
 			cand_changed[d->jobs[cell].cand] = true;
 		}
@@ -562,6 +564,11 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 static int lock_results(const campaign_spec *sp, int *fd)
 {
 	struct stat st;
+	if (stat(sp->results, &st) == 0 && !S_ISREG(st.st_mode)) {
+		cli_error("campaign %s: the results file %s is not a regular file", sp->name,
+			  sp->results);
+		return BG_EXIT_FAIL;
+	}
 	*fd = open(sp->results, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
 		   0600);
 	if (*fd < 0) {
@@ -775,6 +782,15 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		for (size_t b = 0; b < s.n_boxes; b++)
 			if (s.boxes[b].quarantined)
 				cJSON_AddItemToArray(qa, cJSON_CreateString(s.boxes[b].box->name));
+		cJSON *fa = cJSON_AddArrayToObject(e, "failed_jobs");
+		for (size_t i = 0; i < s.n_jobs; i++) {
+			if (!s.failed_why[i])
+				continue;
+			cJSON *f = cJSON_CreateObject();
+			cJSON_AddStringToObject(f, "job", s.jobs[i].key);
+			cJSON_AddStringToObject(f, "why", s.failed_why[i]);
+			cJSON_AddItemToArray(fa, f);
+		}
 		cJSON_AddBoolToObject(e, "interrupted", stop_requested != 0);
 		cJSON_AddStringToObject(e, "results", sp.results);
 		cli_print_json(e);
@@ -787,6 +803,10 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		if (cut)
 			cli_printf(stderr, "boxgate: campaign %s: %zu attempt%s cut and requeued\n",
 				   sp.name, cut, cut == 1 ? "" : "s");
+		for (size_t i = 0; i < s.n_jobs; i++)
+			if (s.failed_why[i])
+				cli_printf(stderr, "boxgate: campaign %s: job %s marked failed: %s\n",
+					   sp.name, s.jobs[i].key, s.failed_why[i]);
 		if (quarantined)
 			cli_printf(stderr, "boxgate: campaign %s: quarantined: %s\n", sp.name,
 				   q.buf);
@@ -818,6 +838,11 @@ out:
 	free(s.queue);
 	free(s.attempts);
 	free(s.finished);
+	free(s.failed_on);
+	free(s.job_failures);
+	for (size_t i = 0; s.failed_why && i < s.n_jobs; i++)
+		free(s.failed_why[i]);
+	free(s.failed_why);
 	free(done);
 	free(changed);
 	free(by_key);
