@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/sha256.h"
@@ -268,6 +269,17 @@ static int add_candidate(campaign_spec *s, const section *sec, const char *dir, 
 		c.shown = xstrdup(word);
 		c.name = stem_of(word);
 		bg_err e2 = {0};
+		struct stat st;
+		if (stat(c.file, &st) == 0 && !S_ISREG(st.st_mode)) {
+			/* a FIFO would block the read for ever */
+			int rc = bg_fail(err, BG_ECONFIG,
+					 "%s:%d: candidate '%s': %s is not a regular file", s->file,
+					 line, word, c.file);
+			free(c.file);
+			free(c.shown);
+			free(c.name);
+			return rc;
+		}
 		if (access(c.file, R_OK) != 0 || bg_sha256_file(c.file, c.sha, &e2) < 0) {
 			int rc =
 				bg_fail(err, BG_ECONFIG,
@@ -411,7 +423,8 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 		conf_split_list(v, &w, &nw);
 		for (size_t i = 0; i < nw && !rc; i++) {
 			char *p = absolute(dir, w[i]);
-			if (access(p, R_OK) != 0) {
+			struct stat st;
+			if (access(p, R_OK) != 0 || stat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
 				rc = bg_fail(err, BG_ECONFIG,
 					     "%s:%d: push: no such readable file %s", f, ln, p);
 				free(p);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/exit.h"
+#include "base/sha256.h"
 #include "base/strbuf.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
@@ -213,8 +214,30 @@ static bool connect_slot(sched *s, sched_slot *sl)
 	return false;
 }
 
+/* The candidate's kernel files are still what the campaign read (and keyed
+ * its jobs by): false, with err naming the file, when one was edited since. */
+static bool overlay_unchanged(const overlay *ov, bg_err *err)
+{
+	for (size_t i = 0; i < ov->n; i++) {
+		char sha[BG_SHA256_HEX_LEN + 1];
+		bg_err e2 = {0};
+		if (bg_sha256_file(ov->f[i].local, sha, &e2) < 0 || strcmp(sha, ov->f[i].sha) != 0) {
+			bg_fail(err, BG_EUSAGE,
+				"the kernel file %s changed since the campaign read it (its jobs are "
+				"keyed by what was read): run the campaign again to run the edited "
+				"file as new jobs",
+				ov->f[i].local);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The box's push manifest and the candidate's overlay: what a job needs on a
- * connected slot before its gate starts. 0, or negative with err set. */
+ * connected slot before its gate starts. 0, or negative with err set;
+ * READY_EDITED when a kernel file was edited since the campaign read it (no
+ * fault of the box). */
+#define READY_EDITED 1
 static int ready(sched *s, sched_slot *sl, const campaign_job *j, bg_err *err)
 {
 	sched_box *b = sl->b;
@@ -228,7 +251,10 @@ static int ready(sched *s, sched_slot *sl, const campaign_job *j, bg_err *err)
 	}
 	overlay *ov = &b->ov[j->cand];
 	if (ov->n && !ov->root) {
-		rc = overlay_prepare(sl->conn, b->box->repo, ov, err);
+		rc = overlay_unchanged(ov, err) ? overlay_prepare(sl->conn, b->box->repo, ov, err)
+						: READY_EDITED;
+		if (rc < 0 && !overlay_unchanged(ov, err))
+			rc = READY_EDITED;
 		if (rc == 0 && b->box->overlay_env)
 			b->ov_env[j->cand] = xasprintf("%s=%s", b->box->overlay_env, ov->root);
 	}
@@ -346,7 +372,22 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	char why[700] = "";
 	sched_event ev = {.job = j, .slot = sl, .attempt = s->attempts[j->index]};
 	int64_t t0;
-	if (ready(s, sl, j, &err) < 0) {
+	int ready_rc = ready(s, sl, j, &err);
+	if (ready_rc == READY_EDITED) {
+		/* the campaign's own input changed under it: stop, charging no box */
+		snprintf(why, sizeof(why), "%s", err.msg);
+		pthread_mutex_lock(&s->mu);
+		s->stopping = true;
+		if (!s->stop_why)
+			s->stop_why = xstrdup(why);
+		pthread_mutex_unlock(&s->mu);
+		give_back(s, sl, j, true, false);
+		ev.kind = SCHED_JOB_CUT;
+		ev.why = why;
+		emit(s, &ev);
+		return false;
+	}
+	if (ready_rc < 0) {
 		snprintf(why, sizeof(why), "%s", err.msg);
 		give_back(s, sl, j, true, false);
 		ev.kind = SCHED_JOB_CUT;

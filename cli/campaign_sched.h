@@ -117,6 +117,7 @@ typedef struct sched {
 	int seq;
 	bool record_failed;
 	bool stopping;
+	char *stop_why; /* why the run stopped itself (owned), NULL when it did not */
 } sched;
 
 /* Runs every job of the queue (s->queue/q_len set by the caller) on the slots

@@ -57,13 +57,20 @@ static const char campaign_help[] =
 	"left), one SSH connection per slot, kept for all its jobs, and a second worker per\n"
 	"slot that stages the next job while the queue holds one for every slot (its agent\n"
 	"waits on the slot's lock, so the slot goes from one gate to the next at once). A job\n"
-	"whose box fails (connect, agent, dead link) goes back to the queue for another slot;\n"
-	"a box failing max_failures times (failures within a second count once) is\n"
-	"quarantined for the rest of the run. A gate that hangs is that job's TIMEOUT_HANG,\n"
-	"not a box failure. Every invocation is recorded as it ends, with a\n"
-	"\"campaign\" object (its job key, attempt, and \"final\": false for an attempt that was\n"
-	"cut); running the same campaign again skips every job already recorded final, so\n"
-	"after a crash, Ctrl-C or SIGKILL nothing runs twice and nothing is missing.\n"
+	"whose box fails (connect, agent, dead link) goes back to the queue for a slot of\n"
+	"another box; a box failing max_failures times (failures within a second count\n"
+	"once) is quarantined for the rest of the run. When only the agent vanished and\n"
+	"the box answers again, the job is charged (and the box once the job runs well\n"
+	"elsewhere): a job charged twice is recorded failed, the job's fault, and the\n"
+	"boxes stay in service. A gate that hangs is that job's TIMEOUT_HANG, not a box\n"
+	"failure. Every invocation is recorded as it ends, with a \"campaign\" object (its\n"
+	"job key, attempt, and \"final\": false for an attempt that was cut); running the\n"
+	"same campaign again skips every job already recorded final, so after a crash,\n"
+	"Ctrl-C or SIGKILL nothing runs twice and nothing is missing. A job's key holds\n"
+	"its definition (gate_args, the candidate's flags, its kernel file's SHA-256): an\n"
+	"edit makes new jobs, the run names the cells that changed, and their old records\n"
+	"are not counted. A run locks the results file before it reads it: a second run\n"
+	"of the campaign waits for the first, then runs only what is left.\n"
 	"\n"
 	"  --name NAME    the campaign, when FILE holds several\n"
 	"  --dry-run      list the jobs, which are already recorded, and where each would go\n"
@@ -352,6 +359,10 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
 					  sb->box->name, cd->shown);
 			else if (overlay_add(&sb->ov[c], cd->file, rel, &err) < 0)
 				cli_error("campaign: candidate %s: %s", cd->shown, err.msg);
+			else if (strcmp(sb->ov[c].f[0].sha, cd->sha) != 0)
+				cli_error("campaign: candidate %s changed while the campaign read it; "
+					  "run it again",
+					  cd->shown);
 			else
 				continue;
 			code = BG_EXIT_USAGE;
@@ -792,6 +803,10 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 			cJSON_AddItemToArray(fa, f);
 		}
 		cJSON_AddBoolToObject(e, "interrupted", stop_requested != 0);
+		if (s.stop_why)
+			cJSON_AddStringToObject(e, "stopped", s.stop_why);
+		else
+			cJSON_AddNullToObject(e, "stopped");
 		cJSON_AddStringToObject(e, "results", sp.results);
 		cli_print_json(e);
 		cJSON_Delete(e);
@@ -803,6 +818,9 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		if (cut)
 			cli_printf(stderr, "boxgate: campaign %s: %zu attempt%s cut and requeued\n",
 				   sp.name, cut, cut == 1 ? "" : "s");
+		if (s.stop_why)
+			cli_printf(stderr, "boxgate: campaign %s: stopped: %s\n", sp.name,
+				   s.stop_why);
 		for (size_t i = 0; i < s.n_jobs; i++)
 			if (s.failed_why[i])
 				cli_printf(stderr, "boxgate: campaign %s: job %s marked failed: %s\n",
@@ -843,6 +861,7 @@ out:
 	for (size_t i = 0; s.failed_why && i < s.n_jobs; i++)
 		free(s.failed_why[i]);
 	free(s.failed_why);
+	free(s.stop_why);
 	free(done);
 	free(changed);
 	free(by_key);
