@@ -334,6 +334,13 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 	char **w = NULL;
 	size_t nw = 0;
 	int rc = 0;
+	/* a value goes into gate command lines, records and terminals: no control
+	 * characters (a tab separates words like a blank) */
+	for (const unsigned char *c = (const unsigned char *)v; *c; c++)
+		if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+			return bg_fail(err, BG_ECONFIG,
+				       "%s:%d: %s: a control character (0x%02x) in the value", f, ln,
+				       k, *c);
 	if (strncmp(k, CAND_PREFIX, strlen(CAND_PREFIX)) == 0) {
 		if (!conf_box_name_ok(k + strlen(CAND_PREFIX)))
 			return bg_fail(err, BG_ECONFIG, "%s:%d: bad candidate name in '%s'", f, ln,

@@ -25,6 +25,7 @@ keepalive_s = 1
 heartbeat_timeout_s = 3
 kill_grace_s = 1
 allow = --kind --shape --configs --num-workers --speed --sleep --hang --poison --baseline
+kernel_paths = fake:kernels/k.cuh
 EOF2
 done
 printf '\n[pool p4]\nslots = c1, c2, c3, c4\n\n[pool p1]\nslots = c1\n' >>"$INI"
@@ -154,6 +155,40 @@ echo go >go; wait $hpid
 [ "$rc" = 130 ] && ok "Ctrl-C while waiting: exit 130" || not_ok "Ctrl-C while waiting: exit $rc"
 has b2.err 'stopped while waiting for the other run; nothing was run' "it says nothing was run"
 [ "$(LOGS | grep -c '^end ')" = "$n0" ] && ok "no job ran" || not_ok "a job ran"
+
+# --- a kernel file edited after the campaign read it: the run stops, no box is charged ---
+clear_logs
+mkdir -p kernels
+printf 'speed 2\n' >kernels/kf.cuh
+printf '[campaign kf]\npool = p1\ngate_args = --kind fake --sleep 0.05\nshapes = q_b\ncandidates = kernels/kf.cuh\n' >kf.ini
+python3 -c '
+import fcntl
+f = open("kf.results.jsonl", "a")
+fcntl.lockf(f, fcntl.LOCK_EX)
+print("locked", flush=True)
+open("go").read()
+' >holder3.out &
+hpid=$!
+wait_for holder3.out locked || not_ok "the lock holder started"
+"$BOXGATE" --config "$INI" campaign kf.ini --plain >kf.out 2>kf.err &
+bpid=$!
+wait_for kf.err 'waiting for it to end' || not_ok "the campaign did not wait"
+printf 'speed 4\n' >kernels/kf.cuh
+echo go >go; wait $hpid
+wait $bpid; rc=$?
+[ "$rc" = 1 ] && ok "a kernel file edited mid-run: exit 1" || { not_ok "exit $rc"; diag "$(cat kf.err)"; }
+has kf.err 'campaign kf: stopped: the kernel file .*kernels/kf.cuh changed since the campaign read it' "it says the kernel file changed and stops"
+hasnt kf.err 'quarantined' "no box is charged for it"
+[ -z "$(LOGS)" ] && ok "no gate ran the edited file under the old key" || not_ok "a gate ran: $(LOGS)"
+expect_rc 0 "the run after the edit" bg campaign kf.ini --plain
+pycheck "it ran the edited file, keyed and recorded by its SHA-256" '
+import hashlib, json, sys
+want = hashlib.sha256(open("kernels/kf.cuh", "rb").read()).hexdigest()
+recs = [json.loads(l) for l in open(sys.argv[1])]
+fin = [r for r in recs if r["campaign"]["final"]]
+assert len(fin) == 1 and fin[0]["campaign"]["candidate_sha256"] == want, fin
+assert fin[0]["result"]["slowCTA_ratio_base_over_cand"] == 4.0, fin[0]["result"]
+' kf.results.jsonl
 
 # --- a poison job: recorded failed after 2 boxes, every healthy box stays in service ---
 clear_logs

@@ -8,6 +8,9 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "base/sha256.h"
 #include "campaign/spec.h"
 #include "unit.h"
@@ -310,6 +313,28 @@ static void refusals(void **state)
 		   "candidate.a = --a\ncandidate.b = --b\ncandidate.c = --c\n"
 		   "candidates = baseline a b c\nrepeats = 100\n",
 		   "%s:1: [campaign x] makes 12000 jobs (at most 10000)");
+	/* control characters reach command lines, records and terminals */
+	load_fails("[campaign x]\npool = p\nshapes = q_b\ncandidate.f = --speed \033[2J\n"
+		   "candidates = f\n",
+		   "%s:4: candidate.f: a control character (0x1b) in the value");
+	load_fails("[campaign x]\npool = p\nshapes = q_b\ngate_args = --kind\001 k\n",
+		   "%s:4: gate_args: a control character (0x01) in the value");
+	/* a FIFO as a kernel file or push file: refused, never read (it would block) */
+	char *fifo = xasprintf("%s/k.fifo", tmpdir), *file;
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	file = unit_file("bad", ".ini", "[campaign x]\npool = p\nshapes = q_b\ncandidates = k.fifo\n");
+	campaign_spec s;
+	bg_err err = {0};
+	assert_int_not_equal(campaign_spec_load(file, NULL, &s, &err), 0);
+	assert_non_null(strstr(err.msg, "is not a regular file"));
+	free(file);
+	file = unit_file("bad", ".ini", "[campaign x]\npool = p\nshapes = q_b\npush = k.fifo\n");
+	assert_int_not_equal(campaign_spec_load(file, NULL, &s, &err), 0);
+	assert_non_null(strstr(err.msg, "push: no such readable file"));
+	free(file);
+	unlink(fifo);
+	free(fifo);
 }
 
 int main(void)
