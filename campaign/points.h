@@ -6,8 +6,8 @@
  * requeued and recorded again); a job key recorded final twice keeps its
  * last record. A candidate's cells count the records of its current
  * definition only (its gate_args, flags and kernel file: an edit makes new
- * jobs); records of an earlier definition are counted as superseded. A cell's samples are its PASS_GATE and BELOW_BAR records with
- * a candidate side; its verdict:
+ * jobs); records of an earlier definition are counted as superseded. A cell's samples are its
+ * PASS_GATE and BELOW_BAR records with a candidate side; its verdict:
  *
  *   any TIMEOUT_HANG                       TIMEOUT_HANG
  *   any INVALID, no verdict, or no sample  INVALID (a candidate that failed
@@ -115,8 +115,8 @@ typedef struct campaign_points {
 	size_t not_final;             /* records of cut attempts, not counted */
 	size_t superseded; /* final records of an earlier definition of their candidate */
 	campaign_names superseded_candidates; /* whose they are */
-	size_t bad_lines, first_bad;  /* lines of the file that were not records */
-	bool torn;                    /* the file's last line was torn */
+	size_t bad_lines, first_bad;          /* lines of the file that were not records */
+	bool torn;                            /* the file's last line was torn */
 } campaign_points;
 
 /* Reads the campaign `name` (NULL: the file's only campaign) from the

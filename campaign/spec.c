@@ -339,8 +339,8 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 	for (const unsigned char *c = (const unsigned char *)v; *c; c++)
 		if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
 			return bg_fail(err, BG_ECONFIG,
-				       "%s:%d: %s: a control character (0x%02x) in the value", f, ln,
-				       k, *c);
+				       "%s:%d: %s: a control character (0x%02x) in the value", f,
+				       ln, k, *c);
 	if (strncmp(k, CAND_PREFIX, strlen(CAND_PREFIX)) == 0) {
 		if (!conf_box_name_ok(k + strlen(CAND_PREFIX)))
 			return bg_fail(err, BG_ECONFIG, "%s:%d: bad candidate name in '%s'", f, ln,
@@ -611,8 +611,7 @@ int campaign_jobs_expand(const campaign_spec *s, campaign_job **out, size_t *n, 
 					if (j->num_workers > 0)
 						snprintf(nw, sizeof(nw), "%d", j->num_workers);
 					snprintf(j->key, sizeof(j->key), "%s/%s/%s/%s@%s/%d",
-						 s->name, s->shapes[sh], nw, cd->name, cd->def,
-						 r);
+						 s->name, s->shapes[sh], nw, cd->name, cd->def, r);
 					for (size_t i = 0; i < s->n_gate_args; i++)
 						add_word(j, s->gate_args[i]);
 					add_word(j, "--shape");
@@ -690,8 +689,8 @@ cJSON *campaign_job_json(const campaign_spec *s, const campaign_job *job, size_t
 	return o;
 }
 
-void campaign_def_of(char *const *gate_args, size_t n_gate_args, char *const *flags,
-		     size_t n_flags, const char *sha, char out[CAMPAIGN_DEF_LEN + 1])
+void campaign_def_of(char *const *gate_args, size_t n_gate_args, char *const *flags, size_t n_flags,
+		     const char *sha, char out[CAMPAIGN_DEF_LEN + 1])
 {
 	/* every word with its length: no two lists serialise alike */
 	strbuf b = STRBUF_INIT;
@@ -762,7 +761,8 @@ bool campaign_record_key(const cJSON *camp, char key[CAMPAIGN_KEY_MAX])
 	const cJSON *rep = member(camp, "repeat");
 	char def[CAMPAIGN_DEF_LEN + 1], nws[24] = "-";
 	if (!cJSON_IsString(name) || !cJSON_IsString(shape) || !cJSON_IsString(cand) ||
-	    !cJSON_IsNumber(rep) || !(rep->valuedouble >= 0 && rep->valuedouble < CAMPAIGN_REPEATS_MAX) ||
+	    !cJSON_IsNumber(rep) ||
+	    !(rep->valuedouble >= 0 && rep->valuedouble < CAMPAIGN_REPEATS_MAX) ||
 	    rep->valuedouble != (int)rep->valuedouble || !campaign_record_def(camp, def))
 		return false;
 	if (cJSON_IsNumber(nw)) {

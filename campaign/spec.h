@@ -91,8 +91,8 @@ struct cJSON *campaign_job_json(const campaign_spec *s, const campaign_job *job,
 
 /* The definition of a candidate given by its parts: `sha` "" or NULL when no
  * file. */
-void campaign_def_of(char *const *gate_args, size_t n_gate_args, char *const *flags,
-		     size_t n_flags, const char *sha, char out[CAMPAIGN_DEF_LEN + 1]);
+void campaign_def_of(char *const *gate_args, size_t n_gate_args, char *const *flags, size_t n_flags,
+		     const char *sha, char out[CAMPAIGN_DEF_LEN + 1]);
 
 /* The definition and the job key a record's "campaign" object stands for,
  * computed from its fields (name, shape, num_workers, candidate, repeat,

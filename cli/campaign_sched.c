@@ -187,8 +187,9 @@ static void charge_boxes_failed_before(sched *s, const sched_slot *sl, const cam
 				any = &s->slots[i];
 		if (charge && any) {
 			char why[CAMPAIGN_KEY_MAX + 64];
-			snprintf(why, sizeof(why), "the agent of job %s vanished there, and it ran "
-						   "well on another box",
+			snprintf(why, sizeof(why),
+				 "the agent of job %s vanished there, and it ran "
+				 "well on another box",
 				 j->key);
 			/* a job of its own each: no window */
 			box_charge(s, &s->boxes[bi], any, false, why);
@@ -221,9 +222,11 @@ static bool overlay_unchanged(const overlay *ov, bg_err *err)
 	for (size_t i = 0; i < ov->n; i++) {
 		char sha[BG_SHA256_HEX_LEN + 1];
 		bg_err e2 = {0};
-		if (bg_sha256_file(ov->f[i].local, sha, &e2) < 0 || strcmp(sha, ov->f[i].sha) != 0) {
+		if (bg_sha256_file(ov->f[i].local, sha, &e2) < 0 ||
+		    strcmp(sha, ov->f[i].sha) != 0) {
 			bg_fail(err, BG_EUSAGE,
-				"the kernel file %s changed since the campaign read it (its jobs are "
+				"the kernel file %s changed since the campaign read it (its jobs "
+				"are "
 				"keyed by what was read): run the campaign again to run the edited "
 				"file as new jobs",
 				ov->f[i].local);

@@ -175,8 +175,8 @@ static int scan_record(void *ctx, const cJSON *rec, size_t line)
 	/* the key its fields define (gate_args, flags and kernel file included): a
 	 * record of an earlier definition of the job does not count for it */
 	const char *k = campaign_record_key(c, key) ? key
-			: cJSON_IsString(job)        ? job->valuestring
-						     : NULL;
+			: cJSON_IsString(job)       ? job->valuestring
+						    : NULL;
 	long i = k ? job_by_key(d, k) : -1;
 	if (i >= 0 && !d->done[i]) {
 		d->done[i] = true;
@@ -191,8 +191,9 @@ static int scan_record(void *ctx, const cJSON *rec, size_t line)
 		/* the same cell under the current definition */
 		cJSON *now = cJSON_Duplicate(c, 1);
 		cJSON_ReplaceItemInObjectCaseSensitive(
-			now, "gate_args", cJSON_CreateStringArray((const char *const *)d->sp->gate_args,
-								 (int)d->sp->n_gate_args));
+			now, "gate_args",
+			cJSON_CreateStringArray((const char *const *)d->sp->gate_args,
+						(int)d->sp->n_gate_args));
 		cJSON_ReplaceItemInObjectCaseSensitive(
 			now, "candidate_flags",
 			cd->n_flags ? cJSON_CreateStringArray((const char *const *)cd->flags,
@@ -236,12 +237,14 @@ static void say_changed(const campaign_spec *sp, const struct done_scan *d)
 		strbuf b = STRBUF_INIT;
 		for (size_t c = 0; c < sp->n_cands; c++)
 			if (cand_changed[c])
-				strbuf_addf(&b, "%s%s%s (%s)", b.len ? ", " : "",
-					    sp->cands[c].file || strcmp(sp->cands[c].name, "baseline") == 0
-						    ? ""
-						    : "candidate.",
-					    sp->cands[c].file ? sp->cands[c].shown : sp->cands[c].name,
-					    d->why[c] && *d->why[c] ? d->why[c] : "definition");
+				strbuf_addf(
+					&b, "%s%s%s (%s)", b.len ? ", " : "",
+					sp->cands[c].file ||
+							strcmp(sp->cands[c].name, "baseline") == 0
+						? ""
+						: "candidate.",
+					sp->cands[c].file ? sp->cands[c].shown : sp->cands[c].name,
+					d->why[c] && *d->why[c] ? d->why[c] : "definition");
 		cli_printf(stderr,
 			   "boxgate: campaign %s: %zu cell%s changed definition since %s records: "
 			   "%s; %s again, and the old records are not counted\n",
@@ -360,7 +363,8 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
 			else if (overlay_add(&sb->ov[c], cd->file, rel, &err) < 0)
 				cli_error("campaign: candidate %s: %s", cd->shown, err.msg);
 			else if (strcmp(sb->ov[c].f[0].sha, cd->sha) != 0)
-				cli_error("campaign: candidate %s changed while the campaign read it; "
+				cli_error("campaign: candidate %s changed while the campaign read "
+					  "it; "
 					  "run it again",
 					  cd->shown);
 			else
@@ -583,8 +587,8 @@ static int lock_results(const campaign_spec *sp, int *fd)
 	*fd = open(sp->results, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
 		   0600);
 	if (*fd < 0) {
-		cli_error("campaign %s: cannot open the results file %s: %s", sp->name,
-			  sp->results, strerror(errno));
+		cli_error("campaign %s: cannot open the results file %s: %s", sp->name, sp->results,
+			  strerror(errno));
 		return BG_EXIT_FAIL;
 	}
 	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -599,8 +603,8 @@ static int lock_results(const campaign_spec *sp, int *fd)
 	if (fcntl(*fd, F_OFD_SETLK, &fl) == 0)
 		return 0;
 	if (errno != EAGAIN && errno != EACCES) {
-		cli_error("campaign %s: cannot lock the results file %s: %s", sp->name,
-			  sp->results, strerror(errno));
+		cli_error("campaign %s: cannot lock the results file %s: %s", sp->name, sp->results,
+			  strerror(errno));
 		return BG_EXIT_FAIL;
 	}
 	cli_printf(stderr,
@@ -823,7 +827,8 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 				   s.stop_why);
 		for (size_t i = 0; i < s.n_jobs; i++)
 			if (s.failed_why[i])
-				cli_printf(stderr, "boxgate: campaign %s: job %s marked failed: %s\n",
+				cli_printf(stderr,
+					   "boxgate: campaign %s: job %s marked failed: %s\n",
 					   sp.name, s.jobs[i].key, s.failed_why[i]);
 		if (quarantined)
 			cli_printf(stderr, "boxgate: campaign %s: quarantined: %s\n", sp.name,

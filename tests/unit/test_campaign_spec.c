@@ -323,7 +323,8 @@ static void refusals(void **state)
 	char *fifo = xasprintf("%s/k.fifo", tmpdir), *file;
 	unlink(fifo);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	file = unit_file("bad", ".ini", "[campaign x]\npool = p\nshapes = q_b\ncandidates = k.fifo\n");
+	file = unit_file("bad", ".ini",
+			 "[campaign x]\npool = p\nshapes = q_b\ncandidates = k.fifo\n");
 	campaign_spec s;
 	bg_err err = {0};
 	assert_int_not_equal(campaign_spec_load(file, NULL, &s, &err), 0);
@@ -340,12 +341,9 @@ static void refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(keys_and_defaults),
-		cmocka_unit_test(definition_in_key),
-		cmocka_unit_test(record_keys),
-		cmocka_unit_test(kernel_files),
-		cmocka_unit_test(named_campaigns),
-		cmocka_unit_test(refusals),
+		cmocka_unit_test(keys_and_defaults), cmocka_unit_test(definition_in_key),
+		cmocka_unit_test(record_keys),       cmocka_unit_test(kernel_files),
+		cmocka_unit_test(named_campaigns),   cmocka_unit_test(refusals),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
