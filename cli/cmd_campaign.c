@@ -608,7 +608,7 @@ static int lock_results(const campaign_spec *sp, int *fd)
 		return BG_EXIT_FAIL;
 	}
 	cli_printf(stderr,
-		   "boxgate: campaign %s: another run of it is writing %s; waiting for it to "
+		   "boxgate: campaign %s: another campaign run is writing %s; waiting for it to "
 		   "end (Ctrl-C to stop waiting)\n",
 		   sp->name, sp->results);
 	while (fcntl(*fd, F_OFD_SETLKW, &fl) != 0) {

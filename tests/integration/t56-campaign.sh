@@ -151,7 +151,7 @@ for _ in $(seq 1 200); do [ "$(nlines k.results.jsonl)" -ge 12 ] && break; sleep
 "$BOXGATE" --config "$INI" campaign k.ini --plain >"$BG_TMP/k2.out" 2>"$BG_TMP/k2.err" &
 k2=$!
 for _ in $(seq 1 600); do grep -q 'waiting for it to end' "$BG_TMP/k2.err" && break; sleep 0.1; done
-has "$BG_TMP/k2.err" 'campaign k: another run of it is writing .*k.results.jsonl; waiting for it to end' "a second run of a running campaign says it waits for it"
+has "$BG_TMP/k2.err" 'campaign k: another campaign run is writing .*k.results.jsonl; waiting for it to end' "a second run of a running campaign says it waits for it"
 kill -KILL $cpid; wait $cpid 2>/dev/null
 first=$(nlines k.results.jsonl)
 [ "$first" -ge 12 ] && [ "$first" -lt 40 ] && ok "SIGKILL landed mid-run ($first records)" || not_ok "SIGKILL at $first records"

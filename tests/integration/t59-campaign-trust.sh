@@ -125,7 +125,7 @@ wait_for holder.out locked || not_ok "the lock holder started"
 n0=$(LOGS | grep -c '^end ')
 "$BOXGATE" --config "$INI" campaign l.ini --plain >b.out 2>b.err &
 bpid=$!
-if wait_for b.err 'another run of it is writing .*l.results.jsonl; waiting for it to end'; then
+if wait_for b.err 'another campaign run is writing .*l.results.jsonl; waiting for it to end'; then
   ok "run B says it waits for the run holding the results file"
 else
   not_ok "run B did not wait"; diag "$(cat b.err)"
