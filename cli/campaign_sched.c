@@ -48,27 +48,30 @@ static size_t box_index(const sched *s, const sched_box *b)
 	return (size_t)(b - s->boxes);
 }
 
-/* Another box than b still takes jobs (under s->mu). */
-static bool other_box_in_service(const sched *s, const sched_box *b)
+/* Another box than b still takes jobs and job j did not fail there (under
+ * s->mu). */
+static bool other_box_for(const sched *s, const sched_box *b, size_t j)
 {
 	for (size_t i = 0; i < s->n_boxes; i++)
-		if (&s->boxes[i] != b && !s->boxes[i].quarantined && s->boxes[i].live > 0)
+		if (&s->boxes[i] != b && !s->boxes[i].quarantined && s->boxes[i].live > 0 &&
+		    s->failed_on[j * s->n_boxes + i] == FAILED_NONE)
 			return true;
 	return false;
 }
 
 /* The queue position (from its head) of the job slot sl takes next: the first
- * that did not fail on sl's box, or, when every queued job did and no other
- * box is in service, the head. -1: none for this slot now (under s->mu). */
+ * that did not fail on sl's box, or that failed on every box still in service
+ * (it may fail here again rather than wait for ever). -1: none for this slot
+ * now (under s->mu). */
 static long pick(const sched *s, const sched_slot *sl)
 {
 	size_t bi = box_index(s, sl->b);
 	for (size_t k = 0; k < s->q_len; k++) {
 		size_t j = s->queue[(s->q_head + k) % s->n_jobs];
-		if (s->failed_on[j * s->n_boxes + bi] == FAILED_NONE)
+		if (s->failed_on[j * s->n_boxes + bi] == FAILED_NONE || !other_box_for(s, sl->b, j))
 			return (long)k;
 	}
-	return s->q_len && !other_box_in_service(s, sl->b) ? 0 : -1;
+	return -1;
 }
 
 /* The next job for slot sl, NULL when there is none left for it. */
