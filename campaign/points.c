@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/xmalloc.h"
+#include "campaign/spec.h"
 #include "gate/result.h"
 #include "results/stats.h"
 #include "results/store.h"
@@ -104,7 +105,11 @@ static double num_in(const cJSON *o, const char *key, double lo, double hi)
 /* A campaign record as read: an owned copy and its place in the file. */
 typedef struct held {
 	cJSON *rec;
-	const char *name, *job; /* borrowed from rec */
+	const char *name, *job; /* borrowed from rec, or key */
+	const char *cand;       /* borrowed from rec, NULL when none */
+	char key[CAMPAIGN_KEY_MAX];
+	bool own_key;                   /* job is key */
+	char def[CAMPAIGN_DEF_LEN + 1]; /* "" when the record does not say it whole */
 	size_t order;
 } held;
 
@@ -126,8 +131,15 @@ static int keep_campaign_record(void *ctx, const cJSON *rec, size_t line)
 	r->v = xgrow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
 	held *h = &r->v[r->n];
 	h->rec = cJSON_Duplicate(rec, 1);
-	h->name = str_of(get(h->rec, "campaign"), "name");
-	h->job = str_of(get(h->rec, "campaign"), "job");
+	const cJSON *hc = get(h->rec, "campaign");
+	h->name = str_of(hc, "name");
+	h->cand = str_of(hc, "candidate");
+	/* the job key as its fields define it (a record written before keys held the
+	 * definition compares alike), else as recorded */
+	h->own_key = campaign_record_key(hc, h->key);
+	h->job = h->own_key ? NULL : str_of(hc, "job"); /* set to key once r->v stays put */
+	if (!campaign_record_def(hc, h->def))
+		h->def[0] = '\0';
 	h->order = r->n++;
 	return 0;
 }
@@ -438,8 +450,38 @@ static void list_names(strbuf *b, const campaign_names *l)
 		strbuf_addf(b, "%s%s", i ? ", " : "", l->v[i]);
 }
 
+/* The definition each candidate's cells count (names[i] -> defs[i]): the
+ * given one, else the one its last final record has. */
+static void current_defs(held *const *kept, size_t n, const campaign_current *cur, size_t n_cur,
+			 campaign_names *names, const char ***defs)
+{
+	size_t cap = 0;
+	*defs = NULL;
+	for (size_t i = 0; i < n_cur; i++) {
+		if (names_find(names, cur[i].candidate) >= 0)
+			continue;
+		*defs = xgrow(*defs, &cap, names->n + 1, sizeof(**defs));
+		(*defs)[names->n] = cur[i].def;
+		names_add(names, cur[i].candidate, false);
+	}
+	for (size_t i = n; i-- > 0;) {
+		if (!kept[i]->cand || !kept[i]->def[0] || names_find(names, kept[i]->cand) >= 0)
+			continue;
+		*defs = xgrow(*defs, &cap, names->n + 1, sizeof(**defs));
+		(*defs)[names->n] = kept[i]->def;
+		names_add(names, kept[i]->cand, false);
+	}
+}
+
 int campaign_points_read(const char *results_path, const char *name, campaign_points *out,
 			 bg_err *err)
+{
+	return campaign_points_read_current(results_path, name, NULL, 0, out, err);
+}
+
+int campaign_points_read_current(const char *results_path, const char *name,
+				 const campaign_current *cur, size_t n_cur, campaign_points *out,
+				 bg_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	out->bar = DEFAULT_BAR;
@@ -453,6 +495,9 @@ int campaign_points_read(const char *results_path, const char *name, campaign_po
 	int rc = results_read(results_path, keep_campaign_record, &r, &st, err);
 	if (rc < 0)
 		goto out;
+	for (size_t i = 0; i < r.n; i++)
+		if (r.v[i].own_key)
+			r.v[i].job = r.v[i].key;
 	out->bad_lines = st.bad;
 	out->first_bad = st.first_bad;
 	out->torn = st.torn != 0;
@@ -509,6 +554,24 @@ int campaign_points_read(const char *results_path, const char *name, campaign_po
 	memmove(kept + w, kept + n_job, (n_kept - n_job) * sizeof(*kept));
 	n_kept = w + (n_kept - n_job);
 	qsort(kept, n_kept, sizeof(*kept), by_order);
+	/* A cell counts the records of its candidate's current definition only: an
+	 * edited candidate or gate_args is a new job, never mixed with the old. */
+	campaign_names cnames = {0};
+	const char **cdefs = NULL;
+	current_defs(kept, n_kept, cur, n_cur, &cnames, &cdefs);
+	w = 0;
+	for (size_t i = 0; i < n_kept; i++) {
+		long k = kept[i]->cand && kept[i]->def[0] ? names_find(&cnames, kept[i]->cand) : -1;
+		if (k >= 0 && strcmp(cdefs[k], kept[i]->def) != 0) {
+			out->superseded++;
+			names_add(&out->superseded_candidates, kept[i]->cand, false);
+			continue;
+		}
+		kept[w++] = kept[i];
+	}
+	n_kept = w;
+	names_release(&cnames);
+	free(cdefs);
 	out->jobs_recorded = n_kept;
 	for (size_t i = 0; i < n_kept; i++)
 		add_record(out, kept[i]->rec);
@@ -563,6 +626,7 @@ void campaign_points_release(campaign_points *p)
 	names_release(&p->candidates);
 	names_release(&p->boxes);
 	names_release(&p->gpu_names);
+	names_release(&p->superseded_candidates);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -734,6 +798,11 @@ void campaign_summary_text(const campaign_points *p, strbuf *out)
 	if (p->jobs_expected)
 		strbuf_addf(out, " of %zu", p->jobs_expected);
 	strbuf_addf(out, ", duplicates %zu, cut attempts %zu", p->duplicates, p->not_final);
+	if (p->superseded) {
+		strbuf_addf(out, ", records of an earlier definition %zu (", p->superseded);
+		list_names(out, &p->superseded_candidates);
+		strbuf_addstr(out, "; not counted)");
+	}
 	if (p->bad_lines || p->torn)
 		strbuf_addf(out, ", lines skipped %zu%s", p->bad_lines + (p->torn ? 1 : 0),
 			    p->torn ? " (a torn last line)" : "");
@@ -802,6 +871,7 @@ cJSON *campaign_points_json(const campaign_points *p)
 	cJSON_AddNumberToObject(o, "jobs_expected", (double)p->jobs_expected);
 	cJSON_AddNumberToObject(o, "duplicates", (double)p->duplicates);
 	cJSON_AddNumberToObject(o, "not_final", (double)p->not_final);
+	cJSON_AddNumberToObject(o, "superseded", (double)p->superseded);
 	cJSON_AddNumberToObject(o, "bad_lines", (double)p->bad_lines);
 	cJSON_AddBoolToObject(o, "torn", p->torn);
 	json_str_or_null(o, "first_start", p->first_start);

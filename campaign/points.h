@@ -4,8 +4,10 @@
  *
  * Only records whose campaign.final is true count (a cut attempt was
  * requeued and recorded again); a job key recorded final twice keeps its
- * last record. A cell's samples are its PASS_GATE and BELOW_BAR records with
- * a candidate side; its verdict:
+ * last record. A candidate's cells count the records of its current
+ * definition only (its gate_args, flags and kernel file: an edit makes new
+ * jobs); records of an earlier definition are counted as superseded. A cell's samples are its
+ * PASS_GATE and BELOW_BAR records with a candidate side; its verdict:
  *
  *   any TIMEOUT_HANG                       TIMEOUT_HANG
  *   any INVALID, no verdict, or no sample  INVALID (a candidate that failed
@@ -111,8 +113,10 @@ typedef struct campaign_points {
 	size_t jobs_expected;         /* campaign.jobs (0 when not recorded) */
 	size_t duplicates;            /* final records of a job already recorded */
 	size_t not_final;             /* records of cut attempts, not counted */
-	size_t bad_lines, first_bad;  /* lines of the file that were not records */
-	bool torn;                    /* the file's last line was torn */
+	size_t superseded; /* final records of an earlier definition of their candidate */
+	campaign_names superseded_candidates; /* whose they are */
+	size_t bad_lines, first_bad;          /* lines of the file that were not records */
+	bool torn;                            /* the file's last line was torn */
 } campaign_points;
 
 /* Reads the campaign `name` (NULL: the file's only campaign) from the
@@ -124,6 +128,18 @@ typedef struct campaign_points {
 int campaign_points_read(const char *results_path, const char *name, campaign_points *out,
 			 bg_err *err);
 void campaign_points_release(campaign_points *p);
+
+/* A candidate's current definition (campaign_candidate.def), both borrowed. */
+typedef struct campaign_current {
+	const char *candidate, *def;
+} campaign_current;
+
+/* As campaign_points_read, with the definitions a campaign file gives now:
+ * a candidate's records of any other definition are not counted (without
+ * them, the definition of its last final record is the current one). */
+int campaign_points_read_current(const char *results_path, const char *name,
+				 const campaign_current *cur, size_t n_cur, campaign_points *out,
+				 bg_err *err);
 
 /* The best cell of point `pt`, NULL when none. Borrowed. */
 const campaign_cell *campaign_point_best(const campaign_point *pt);

@@ -231,6 +231,19 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 			    p->not_final, p->not_final == 1 ? "" : "s");
 		notes++;
 	}
+	if (p->superseded) {
+		strbuf_addf(out,
+			    "- %zu record%s of an earlier definition (gate_args, flags or kernel "
+			    "file since edited) not counted: ",
+			    p->superseded, p->superseded == 1 ? "" : "s");
+		for (size_t i = 0; i < p->superseded_candidates.n; i++) {
+			if (i)
+				strbuf_addstr(out, ", ");
+			md(out, p->superseded_candidates.v[i]);
+		}
+		strbuf_addch(out, '\n');
+		notes++;
+	}
 	if (p->bad_lines) {
 		strbuf_addf(out,
 			    "- %zu line%s of the results file not a record (first: line %zu)\n",

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/sha256.h"
@@ -268,6 +269,17 @@ static int add_candidate(campaign_spec *s, const section *sec, const char *dir, 
 		c.shown = xstrdup(word);
 		c.name = stem_of(word);
 		bg_err e2 = {0};
+		struct stat st;
+		if (stat(c.file, &st) == 0 && !S_ISREG(st.st_mode)) {
+			/* a FIFO would block the read for ever */
+			int rc = bg_fail(err, BG_ECONFIG,
+					 "%s:%d: candidate '%s': %s is not a regular file", s->file,
+					 line, word, c.file);
+			free(c.file);
+			free(c.shown);
+			free(c.name);
+			return rc;
+		}
 		if (access(c.file, R_OK) != 0 || bg_sha256_file(c.file, c.sha, &e2) < 0) {
 			int rc =
 				bg_fail(err, BG_ECONFIG,
@@ -322,6 +334,13 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 	char **w = NULL;
 	size_t nw = 0;
 	int rc = 0;
+	/* a value goes into gate command lines, records and terminals: no control
+	 * characters (a tab separates words like a blank) */
+	for (const unsigned char *c = (const unsigned char *)v; *c; c++)
+		if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+			return bg_fail(err, BG_ECONFIG,
+				       "%s:%d: %s: a control character (0x%02x) in the value", f,
+				       ln, k, *c);
 	if (strncmp(k, CAND_PREFIX, strlen(CAND_PREFIX)) == 0) {
 		if (!conf_box_name_ok(k + strlen(CAND_PREFIX)))
 			return bg_fail(err, BG_ECONFIG, "%s:%d: bad candidate name in '%s'", f, ln,
@@ -411,7 +430,8 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 		conf_split_list(v, &w, &nw);
 		for (size_t i = 0; i < nw && !rc; i++) {
 			char *p = absolute(dir, w[i]);
-			if (access(p, R_OK) != 0) {
+			struct stat st;
+			if (access(p, R_OK) != 0 || stat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
 				rc = bg_fail(err, BG_ECONFIG,
 					     "%s:%d: push: no such readable file %s", f, ln, p);
 				free(p);
@@ -521,6 +541,11 @@ int campaign_spec_load(const char *path, const char *name, campaign_spec *out, b
 		rc = require(out, sec, "num_workers", out->n_num_workers > 0, err);
 	if (!rc && !out->results)
 		out->results = xasprintf("%s/%s.results.jsonl", dir, out->name);
+	for (size_t i = 0; !rc && i < out->n_cands; i++) {
+		campaign_candidate *c = &out->cands[i];
+		campaign_def_of(out->gate_args, out->n_gate_args, c->flags, c->n_flags, c->sha,
+				c->def);
+	}
 	if (!rc) {
 		size_t jobs = out->n_shapes * (out->n_num_workers ? out->n_num_workers : 1) *
 			      out->n_cands * (size_t)out->repeats;
@@ -585,9 +610,8 @@ int campaign_jobs_expand(const campaign_spec *s, campaign_job **out, size_t *n, 
 					j->num_workers = s->n_num_workers ? s->num_workers[w] : -1;
 					if (j->num_workers > 0)
 						snprintf(nw, sizeof(nw), "%d", j->num_workers);
-					snprintf(j->key, sizeof(j->key), "%s/%s/%s/%s%s%.12s/%d",
-						 s->name, s->shapes[sh], nw, cd->name,
-						 cd->sha[0] ? "@" : "", cd->sha, r);
+					snprintf(j->key, sizeof(j->key), "%s/%s/%s/%s@%s/%d",
+						 s->name, s->shapes[sh], nw, cd->name, cd->def, r);
 					for (size_t i = 0; i < s->n_gate_args; i++)
 						add_word(j, s->gate_args[i]);
 					add_word(j, "--shape");
@@ -663,4 +687,122 @@ cJSON *campaign_job_json(const campaign_spec *s, const campaign_job *job, size_t
 	cJSON_AddNumberToObject(o, "max_cv", s->max_cv >= 0 ? s->max_cv : 2.0);
 	cJSON_AddNumberToObject(o, "sum_tolerance", s->sum_tol);
 	return o;
+}
+
+void campaign_def_of(char *const *gate_args, size_t n_gate_args, char *const *flags, size_t n_flags,
+		     const char *sha, char out[CAMPAIGN_DEF_LEN + 1])
+{
+	/* every word with its length: no two lists serialise alike */
+	strbuf b = STRBUF_INIT;
+	char hex[BG_SHA256_HEX_LEN + 1];
+	strbuf_addf(&b, "gate_args %zu\n", n_gate_args);
+	for (size_t i = 0; i < n_gate_args; i++)
+		strbuf_addf(&b, "%zu:%s\n", strlen(gate_args[i]), gate_args[i]);
+	strbuf_addf(&b, "flags %zu\n", n_flags);
+	for (size_t i = 0; i < n_flags; i++)
+		strbuf_addf(&b, "%zu:%s\n", strlen(flags[i]), flags[i]);
+	strbuf_addf(&b, "file %s\n", sha ? sha : "");
+	bg_sha256_hex(b.buf ? b.buf : "", b.len, hex);
+	strbuf_release(&b);
+	memcpy(out, hex, CAMPAIGN_DEF_LEN);
+	out[CAMPAIGN_DEF_LEN] = '\0';
+}
+
+/* The strings of a JSON array (borrowed, *v owned), null as none; false when
+ * it is neither an array of strings nor (with `null_ok`) null. */
+static bool json_words(const cJSON *a, bool null_ok, char ***v, size_t *n)
+{
+	*v = NULL;
+	*n = 0;
+	if (null_ok && cJSON_IsNull(a))
+		return true;
+	if (!cJSON_IsArray(a))
+		return false;
+	*v = xcalloc((size_t)cJSON_GetArraySize(a) + 1, sizeof(char *));
+	for (const cJSON *w = a->child; w; w = w->next) {
+		if (!cJSON_IsString(w)) {
+			free(*v);
+			*v = NULL;
+			return false;
+		}
+		(*v)[(*n)++] = w->valuestring;
+	}
+	return true;
+}
+
+static const cJSON *member(const cJSON *o, const char *k)
+{
+	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+}
+
+bool campaign_record_def(const cJSON *camp, char def[CAMPAIGN_DEF_LEN + 1])
+{
+	char **ga, **fl;
+	size_t nga, nfl;
+	const cJSON *sha = member(camp, "candidate_sha256");
+	if (!cJSON_IsString(sha) && !cJSON_IsNull(sha))
+		return false;
+	if (!json_words(member(camp, "gate_args"), false, &ga, &nga))
+		return false;
+	if (!json_words(member(camp, "candidate_flags"), true, &fl, &nfl)) {
+		free(ga);
+		return false;
+	}
+	campaign_def_of(ga, nga, fl, nfl, cJSON_IsString(sha) ? sha->valuestring : "", def);
+	free(ga);
+	free(fl);
+	return true;
+}
+
+bool campaign_record_key(const cJSON *camp, char key[CAMPAIGN_KEY_MAX])
+{
+	const cJSON *name = member(camp, "name"), *shape = member(camp, "shape");
+	const cJSON *nw = member(camp, "num_workers"), *cand = member(camp, "candidate");
+	const cJSON *rep = member(camp, "repeat");
+	char def[CAMPAIGN_DEF_LEN + 1], nws[24] = "-";
+	if (!cJSON_IsString(name) || !cJSON_IsString(shape) || !cJSON_IsString(cand) ||
+	    !cJSON_IsNumber(rep) ||
+	    !(rep->valuedouble >= 0 && rep->valuedouble < CAMPAIGN_REPEATS_MAX) ||
+	    rep->valuedouble != (int)rep->valuedouble || !campaign_record_def(camp, def))
+		return false;
+	if (cJSON_IsNumber(nw)) {
+		if (!(nw->valuedouble >= 1 && nw->valuedouble <= WORKERS_MAX) ||
+		    nw->valuedouble != (int)nw->valuedouble)
+			return false;
+		snprintf(nws, sizeof(nws), "%d", (int)nw->valuedouble);
+	} else if (!cJSON_IsNull(nw)) {
+		return false;
+	}
+	int n = snprintf(key, CAMPAIGN_KEY_MAX, "%s/%s/%s/%s@%s/%d", name->valuestring,
+			 shape->valuestring, nws, cand->valuestring, def, (int)rep->valuedouble);
+	return n > 0 && n < CAMPAIGN_KEY_MAX;
+}
+
+static bool words_differ(char *const *a, size_t na, char *const *b, size_t nb)
+{
+	if (na != nb)
+		return true;
+	for (size_t i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return true;
+	return false;
+}
+
+char *campaign_def_change(const campaign_spec *s, const campaign_candidate *c, const cJSON *camp)
+{
+	strbuf b = STRBUF_INIT;
+	char **ga = NULL, **fl = NULL;
+	size_t nga = 0, nfl = 0;
+	const cJSON *sha = member(camp, "candidate_sha256");
+	if (!json_words(member(camp, "gate_args"), false, &ga, &nga) ||
+	    words_differ(ga, nga, s->gate_args, s->n_gate_args))
+		strbuf_addstr(&b, "gate_args");
+	if (!json_words(member(camp, "candidate_flags"), true, &fl, &nfl) ||
+	    words_differ(fl, nfl, c->flags, c->n_flags))
+		strbuf_addf(&b, "%sflags", b.len ? ", " : "");
+	if (strcmp(cJSON_IsString(sha) ? sha->valuestring : "", c->sha) != 0)
+		strbuf_addf(&b, "%skernel file", b.len ? ", " : "");
+	free(ga);
+	free(fl);
+	return strbuf_detach(&b);
 }

@@ -20,6 +20,10 @@ struct cJSON;
  * always fits whole: two jobs never share a key. */
 #define CAMPAIGN_NAME_MAX 64
 #define CAMPAIGN_KEY_MAX  (4 * CAMPAIGN_NAME_MAX + 48)
+/* A candidate's definition: the first hex digits of the SHA-256 over the
+ * campaign's gate_args, the candidate's gate flags and its kernel file's
+ * SHA-256. Any edit of those makes new jobs. */
+#define CAMPAIGN_DEF_LEN 12
 
 typedef struct campaign_candidate {
 	char *name;   /* "baseline", the file's stem, or a candidate.NAME key */
@@ -28,6 +32,7 @@ typedef struct campaign_candidate {
 	char sha[65]; /* the file's SHA-256, "" when no file */
 	char **flags; /* gate flags of a candidate.NAME = ... key (baseline: "--baseline") */
 	size_t n_flags;
+	char def[CAMPAIGN_DEF_LEN + 1]; /* its definition (set by campaign_spec_load) */
 } campaign_candidate;
 
 typedef struct campaign_spec {
@@ -64,7 +69,7 @@ void campaign_spec_release(campaign_spec *s);
 
 typedef struct campaign_job {
 	size_t index;               /* in the campaign's order */
-	char key[CAMPAIGN_KEY_MAX]; /* NAME/SHAPE/NW/CAND[@SHA12]/REPEAT */
+	char key[CAMPAIGN_KEY_MAX]; /* NAME/SHAPE/NW/CAND@DEF/REPEAT */
 	size_t shape;               /* into spec->shapes */
 	int num_workers;            /* -1: none */
 	size_t cand;                /* into spec->cands */
@@ -83,5 +88,24 @@ void campaign_jobs_free(campaign_job *jobs, size_t n);
  * the attempt was cut and the job goes back in the queue (owned). */
 struct cJSON *campaign_job_json(const campaign_spec *s, const campaign_job *job, size_t n_jobs,
 				int attempt, bool final);
+
+/* The definition of a candidate given by its parts: `sha` "" or NULL when no
+ * file. */
+void campaign_def_of(char *const *gate_args, size_t n_gate_args, char *const *flags, size_t n_flags,
+		     const char *sha, char out[CAMPAIGN_DEF_LEN + 1]);
+
+/* The definition and the job key a record's "campaign" object stands for,
+ * computed from its fields (name, shape, num_workers, candidate, repeat,
+ * gate_args, candidate_flags, candidate_sha256), so records written before
+ * keys held the definition compare alike. False when a field is missing or
+ * of the wrong type. */
+bool campaign_record_def(const struct cJSON *camp, char def[CAMPAIGN_DEF_LEN + 1]);
+bool campaign_record_key(const struct cJSON *camp, char key[CAMPAIGN_KEY_MAX]);
+
+/* What differs between the definition recorded in `camp` and candidate `c` of
+ * `s`: "gate_args", "flags", "kernel file", joined with ", " (owned, "" when
+ * nothing). */
+char *campaign_def_change(const campaign_spec *s, const campaign_candidate *c,
+			  const struct cJSON *camp);
 
 #endif

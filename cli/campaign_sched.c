@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "base/exit.h"
+#include "base/sha256.h"
+#include "base/strbuf.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
@@ -33,10 +35,43 @@ const char *sched_kernel_path(const conf_box *box, const char *kind)
 	return NULL;
 }
 
+enum { FAILED_NONE, FAILED_BOX, FAILED_JOB };
+
 static void emit(sched *s, const sched_event *ev)
 {
 	if (s->on_event)
 		s->on_event(s->ctx, ev);
+}
+
+static size_t box_index(const sched *s, const sched_box *b)
+{
+	return (size_t)(b - s->boxes);
+}
+
+/* Another box than b still takes jobs and job j did not fail there (under
+ * s->mu). */
+static bool other_box_for(const sched *s, const sched_box *b, size_t j)
+{
+	for (size_t i = 0; i < s->n_boxes; i++)
+		if (&s->boxes[i] != b && !s->boxes[i].quarantined && s->boxes[i].live > 0 &&
+		    s->failed_on[j * s->n_boxes + i] == FAILED_NONE)
+			return true;
+	return false;
+}
+
+/* The queue position (from its head) of the job slot sl takes next: the first
+ * that did not fail on sl's box, or that failed on every box still in service
+ * (it may fail here again rather than wait for ever). -1: none for this slot
+ * now (under s->mu). */
+static long pick(const sched *s, const sched_slot *sl)
+{
+	size_t bi = box_index(s, sl->b);
+	for (size_t k = 0; k < s->q_len; k++) {
+		size_t j = s->queue[(s->q_head + k) % s->n_jobs];
+		if (s->failed_on[j * s->n_boxes + bi] == FAILED_NONE || !other_box_for(s, sl->b, j))
+			return (long)k;
+	}
+	return -1;
 }
 
 /* The next job for slot sl, NULL when there is none left for it. */
@@ -51,8 +86,16 @@ static campaign_job *take(sched *s, sched_slot *sl)
 		 * holds a job for every slot: near the end a job must not wait behind a
 		 * busy slot while another slot is idle. */
 		bool partner_busy = sl->partner && sl->partner->holding;
-		if (s->q_len && (!partner_busy || s->q_len >= s->n_groups)) {
-			j = &s->jobs[s->queue[s->q_head]];
+		long k = -1;
+		if (s->q_len && (!partner_busy || s->q_len >= s->n_groups))
+			k = pick(s, sl);
+		if (k >= 0) {
+			/* out of the ring at k: the jobs before it move up one */
+			size_t at = (s->q_head + (size_t)k) % s->n_jobs;
+			j = &s->jobs[s->queue[at]];
+			for (size_t i = (size_t)k; i > 0; i--)
+				s->queue[(s->q_head + i) % s->n_jobs] =
+					s->queue[(s->q_head + i - 1) % s->n_jobs];
 			sl->holding = true;
 			sl->standby = partner_busy;
 			s->q_head = (s->q_head + 1) % s->n_jobs;
@@ -100,25 +143,60 @@ static void pause_ms(sched *s, int ms)
 		poll(NULL, 0, 50);
 }
 
-/* Counts a failure against the slot's box; quarantines it at max_failures. */
-static void box_failed(sched *s, sched_slot *sl, const char *why)
+/* Counts a failure against box b; quarantines it at max_failures (`sl`, one
+ * of its slots, names it in the event). `windowed`: failures within
+ * FAILURE_WINDOW_MS count once (a box's connections die together). */
+static void box_charge(sched *s, sched_box *b, sched_slot *sl, bool windowed, const char *why)
 {
-	sched_box *b = sl->b;
 	bool out = false;
 	pthread_mutex_lock(&s->mu);
 	int64_t t = bg_now_ms();
-	if (t - b->last_failure_ms > FAILURE_WINDOW_MS)
+	if (!windowed || t - b->last_failure_ms > FAILURE_WINDOW_MS)
 		b->failures++;
-	b->last_failure_ms = t;
+	if (windowed)
+		b->last_failure_ms = t;
 	if (b->failures >= s->spec->max_failures && !b->quarantined)
 		b->quarantined = out = true;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	remote_close(sl->conn);
-	sl->conn = NULL;
 	if (out) {
 		sched_event ev = {.kind = SCHED_QUARANTINED, .slot = sl, .why = why};
 		emit(s, &ev);
+	}
+}
+
+/* Counts a failure against the slot's box and drops its connection. */
+static void box_failed(sched *s, sched_slot *sl, const char *why)
+{
+	box_charge(s, sl->b, sl, true, why);
+	remote_close(sl->conn);
+	sl->conn = NULL;
+}
+
+/* Job j ended well on sl's box: each other box where its agent vanished
+ * (charged to the job then) was at fault after all. */
+static void charge_boxes_failed_before(sched *s, const sched_slot *sl, const campaign_job *j)
+{
+	for (size_t bi = 0; bi < s->n_boxes; bi++) {
+		pthread_mutex_lock(&s->mu);
+		unsigned char *f = &s->failed_on[j->index * s->n_boxes + bi];
+		bool charge = *f == FAILED_JOB && &s->boxes[bi] != sl->b;
+		if (charge)
+			*f = FAILED_BOX;
+		pthread_mutex_unlock(&s->mu);
+		sched_slot *any = NULL;
+		for (size_t i = 0; charge && !any && i < s->n_slots; i++)
+			if (s->slots[i].b == &s->boxes[bi])
+				any = &s->slots[i];
+		if (charge && any) {
+			char why[CAMPAIGN_KEY_MAX + 64];
+			snprintf(why, sizeof(why),
+				 "the agent of job %s vanished there, and it ran "
+				 "well on another box",
+				 j->key);
+			/* a job of its own each: no window */
+			box_charge(s, &s->boxes[bi], any, false, why);
+		}
 	}
 }
 
@@ -140,8 +218,32 @@ static bool connect_slot(sched *s, sched_slot *sl)
 	return false;
 }
 
+/* The candidate's kernel files are still what the campaign read (and keyed
+ * its jobs by): false, with err naming the file, when one was edited since. */
+static bool overlay_unchanged(const overlay *ov, bg_err *err)
+{
+	for (size_t i = 0; i < ov->n; i++) {
+		char sha[BG_SHA256_HEX_LEN + 1];
+		bg_err e2 = {0};
+		if (bg_sha256_file(ov->f[i].local, sha, &e2) < 0 ||
+		    strcmp(sha, ov->f[i].sha) != 0) {
+			bg_fail(err, BG_EUSAGE,
+				"the kernel file %s changed since the campaign read it (its jobs "
+				"are "
+				"keyed by what was read): run the campaign again to run the edited "
+				"file as new jobs",
+				ov->f[i].local);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The box's push manifest and the candidate's overlay: what a job needs on a
- * connected slot before its gate starts. 0, or negative with err set. */
+ * connected slot before its gate starts. 0, or negative with err set;
+ * READY_EDITED when a kernel file was edited since the campaign read it (no
+ * fault of the box). */
+#define READY_EDITED 1
 static int ready(sched *s, sched_slot *sl, const campaign_job *j, bg_err *err)
 {
 	sched_box *b = sl->b;
@@ -155,7 +257,10 @@ static int ready(sched *s, sched_slot *sl, const campaign_job *j, bg_err *err)
 	}
 	overlay *ov = &b->ov[j->cand];
 	if (ov->n && !ov->root) {
-		rc = overlay_prepare(sl->conn, b->box->repo, ov, err);
+		rc = overlay_unchanged(ov, err) ? overlay_prepare(sl->conn, b->box->repo, ov, err)
+						: READY_EDITED;
+		if (rc < 0 && !overlay_unchanged(ov, err))
+			rc = READY_EDITED;
 		if (rc == 0 && b->box->overlay_env)
 			b->ov_env[j->cand] = xasprintf("%s=%s", b->box->overlay_env, ov->root);
 	}
@@ -273,7 +378,22 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	char why[700] = "";
 	sched_event ev = {.job = j, .slot = sl, .attempt = s->attempts[j->index]};
 	int64_t t0;
-	if (ready(s, sl, j, &err) < 0) {
+	int ready_rc = ready(s, sl, j, &err);
+	if (ready_rc == READY_EDITED) {
+		/* the campaign's own input changed under it: stop, charging no box */
+		snprintf(why, sizeof(why), "%s", err.msg);
+		pthread_mutex_lock(&s->mu);
+		s->stopping = true;
+		if (!s->stop_why)
+			s->stop_why = xstrdup(why);
+		pthread_mutex_unlock(&s->mu);
+		give_back(s, sl, j, true, false);
+		ev.kind = SCHED_JOB_CUT;
+		ev.why = why;
+		emit(s, &ev);
+		return false;
+	}
+	if (ready_rc < 0) {
 		snprintf(why, sizeof(why), "%s", err.msg);
 		give_back(s, sl, j, true, false);
 		ev.kind = SCHED_JOB_CUT;
@@ -318,6 +438,43 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 			 "Slurm ended job %s (scancel, preemption or node failure)",
 			 out.slurm_job[0] ? out.slurm_job : "?");
 	bool final = end == END_FINAL;
+	/* The agent vanished: the box's fault when it cannot be reached again (the
+	 * reconnect charges it), else the job's, until it runs well elsewhere. */
+	bool job_fault = false, job_failed = false;
+	if (end == END_BOX_FAILED && !out.agent_end) {
+		remote_close(sl->conn);
+		sl->conn = NULL;
+		job_fault = !*s->stop && connect_slot(s, sl);
+	}
+	if (end == END_BOX_FAILED) {
+		pthread_mutex_lock(&s->mu);
+		unsigned char *f = &s->failed_on[j->index * s->n_boxes + box_index(s, b)];
+		if (*f != FAILED_BOX)
+			*f = job_fault ? FAILED_JOB : FAILED_BOX;
+		if (job_fault)
+			job_failed = ++s->job_failures[j->index] >= SCHED_JOB_FAILURES_MAX;
+		pthread_mutex_unlock(&s->mu);
+	}
+	if (job_failed) {
+		strbuf boxes = STRBUF_INIT;
+		pthread_mutex_lock(&s->mu);
+		for (size_t bi = 0; bi < s->n_boxes; bi++)
+			if (s->failed_on[j->index * s->n_boxes + bi] == FAILED_JOB)
+				strbuf_addf(&boxes, "%s%s", boxes.len ? ", " : "",
+					    s->boxes[bi].box->name);
+		pthread_mutex_unlock(&s->mu);
+		char first[600];
+		snprintf(first, sizeof(first), "%s", why);
+		snprintf(why, sizeof(why),
+			 "its agent vanished %d times (on %s), each box answering again at once: "
+			 "recorded failed, the job's fault, not the boxes' (%s)",
+			 SCHED_JOB_FAILURES_MAX, boxes.buf, first);
+		strbuf_release(&boxes);
+		final = true;
+		end = END_FINAL;
+		if (code == 0)
+			code = BG_EXIT_FAIL;
+	}
 	bg_err rerr = {0};
 	const gate_result *last = view.last.raw ? &view.last : NULL;
 	if (s->results && record(s, sl, j, cmdline, t0, t1, code, code ? why : "", &out, last,
@@ -332,6 +489,14 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	}
 	give_back(s, sl, j, end == END_BOX_FAILED || end == END_SLOT_LEFT || end == END_REQUEUE,
 		  final);
+	if (job_failed) {
+		pthread_mutex_lock(&s->mu);
+		s->failed_why[j->index] = xstrdup(why);
+		s->n_failed_jobs++;
+		pthread_mutex_unlock(&s->mu);
+	} else if (final) {
+		charge_boxes_failed_before(s, sl, j);
+	}
 	ev.secs = (double)(t1 - t0) / 1000.0;
 	ev.why = code || !final ? why : "";
 	if (final) {
@@ -347,8 +512,12 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	gate_result_release(&view.last);
 	free(cmdline);
 	if (end == END_BOX_FAILED) {
-		box_failed(s, sl, why);
-		pause_ms(s, RETRY_PAUSE_MS);
+		/* the agent's own error report: the box is at fault (a vanished
+		 * agent's box was charged or cleared by the reconnect above) */
+		if (out.agent_end) {
+			box_failed(s, sl, why);
+			pause_ms(s, RETRY_PAUSE_MS);
+		}
 		return !b->quarantined;
 	}
 	if (end == END_SLOT_LEFT) {
@@ -385,6 +554,7 @@ static void *worker(void *arg)
 	}
 	/* wake the others: a worker that leaves may leave jobs to them */
 	pthread_mutex_lock(&s->mu);
+	sl->b->live--;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
@@ -396,7 +566,12 @@ void sched_run(sched *s)
 	pthread_cond_init(&s->cv, NULL);
 	s->attempts = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(int));
 	s->finished = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(bool));
+	s->failed_on = xcalloc((s->n_jobs ? s->n_jobs : 1) * (s->n_boxes ? s->n_boxes : 1), 1);
+	s->job_failures = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(int));
+	s->failed_why = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(char *));
 	results_new_run_id(s->run_id);
+	for (size_t i = 0; i < s->n_slots; i++)
+		s->slots[i].b->live++;
 	for (size_t i = 0; i < s->n_slots; i++) {
 		s->slots[i].s = s;
 		s->slots[i].running = -1;

@@ -3,8 +3,14 @@
  * its agent about its slots), taking jobs from one queue as its slot frees up.
  *
  * A job whose box fails under it (connect, agent, dead link) goes back to the
- * front of the queue for another slot and counts against the box; a box that
- * fails max_failures times is quarantined for the rest of the run. A gate that
+ * front of the queue for another slot, one of another box where the pool has
+ * one in service. Whose fault it was is settled after: a box that cannot be
+ * reached again, or whose agent reports an error, is charged at once; an
+ * agent that vanished on a box that answers again right after is charged to
+ * the job, and to the box only once the job has run well elsewhere. A job
+ * charged SCHED_JOB_FAILURES_MAX times is recorded failed (final): the job's
+ * fault, and the boxes stay in service. A box charged max_failures times is
+ * quarantined for the rest of the run. A gate that
  * hangs is that job's TIMEOUT_HANG (the agent frees the slot), not a box
  * failure. A slot another run holds past lock_wait_s, or that is disabled
  * mid-run, is left and its job requeued. Every invocation is recorded as it
@@ -30,6 +36,10 @@ typedef enum {
 
 struct sched_slot;
 
+/* A job whose agent vanished this many times (on different boxes, where the
+ * pool has them) is recorded failed rather than tried again. */
+#define SCHED_JOB_FAILURES_MAX 2
+
 typedef struct sched_event {
 	sched_event_kind kind;
 	const campaign_job *job; /* JOB_*: the job */
@@ -49,6 +59,7 @@ typedef struct sched_box {
 	int failures;
 	int64_t last_failure_ms; /* failures within FAILURE_WINDOW_MS count once */
 	bool quarantined;
+	int live; /* workers still taking jobs on it */
 	bool manifest_read;
 	char *pushed, *pushed_error;
 	overlay *ov;   /* per candidate, prepared on first use */
@@ -97,9 +108,16 @@ typedef struct sched {
 	int running;
 	int *attempts;  /* per job */
 	bool *finished; /* per job: a final record was written */
+	/* per job and box (job * n_boxes + box): FAILED_BOX, the box was charged;
+	 * FAILED_JOB, the attempt was charged to the job */
+	unsigned char *failed_on;
+	int *job_failures; /* per job: attempts charged to it */
+	char **failed_why; /* per job: why it was recorded failed (owned), else NULL */
+	size_t n_failed_jobs;
 	int seq;
 	bool record_failed;
 	bool stopping;
+	char *stop_why; /* why the run stopped itself (owned), NULL when it did not */
 } sched;
 
 /* Runs every job of the queue (s->queue/q_len set by the caller) on the slots

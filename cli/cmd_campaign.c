@@ -57,13 +57,20 @@ static const char campaign_help[] =
 	"left), one SSH connection per slot, kept for all its jobs, and a second worker per\n"
 	"slot that stages the next job while the queue holds one for every slot (its agent\n"
 	"waits on the slot's lock, so the slot goes from one gate to the next at once). A job\n"
-	"whose box fails (connect, agent, dead link) goes back to the queue for another slot;\n"
-	"a box failing max_failures times (failures within a second count once) is\n"
-	"quarantined for the rest of the run. A gate that hangs is that job's TIMEOUT_HANG,\n"
-	"not a box failure. Every invocation is recorded as it ends, with a\n"
-	"\"campaign\" object (its job key, attempt, and \"final\": false for an attempt that was\n"
-	"cut); running the same campaign again skips every job already recorded final, so\n"
-	"after a crash, Ctrl-C or SIGKILL nothing runs twice and nothing is missing.\n"
+	"whose box fails (connect, agent, dead link) goes back to the queue for a slot of\n"
+	"another box; a box failing max_failures times (failures within a second count\n"
+	"once) is quarantined for the rest of the run. When only the agent vanished and\n"
+	"the box answers again, the job is charged (and the box once the job runs well\n"
+	"elsewhere): a job charged twice is recorded failed, the job's fault, and the\n"
+	"boxes stay in service. A gate that hangs is that job's TIMEOUT_HANG, not a box\n"
+	"failure. Every invocation is recorded as it ends, with a \"campaign\" object (its\n"
+	"job key, attempt, and \"final\": false for an attempt that was cut); running the\n"
+	"same campaign again skips every job already recorded final, so after a crash,\n"
+	"Ctrl-C or SIGKILL nothing runs twice and nothing is missing. A job's key holds\n"
+	"its definition (gate_args, the candidate's flags, its kernel file's SHA-256): an\n"
+	"edit makes new jobs, the run names the cells that changed, and their old records\n"
+	"are not counted. A run locks the results file before it reads it: a second run\n"
+	"of the campaign waits for the first, then runs only what is left.\n"
 	"\n"
 	"  --name NAME    the campaign, when FILE holds several\n"
 	"  --dry-run      list the jobs, which are already recorded, and where each would go\n"
@@ -117,14 +124,41 @@ static const char *gate_kind(const campaign_spec *sp)
 	return kind;
 }
 
-/* The jobs the results file already holds final: 1 in done[] for each. */
+/* The jobs the results file already holds final: 1 in done[] for each; and
+ * the jobs whose cell has records of an earlier definition: 1 in changed[]. */
 struct done_scan {
 	const campaign_spec *sp;
 	campaign_job *jobs;
 	size_t n;
-	bool *done;
+	size_t *by_key; /* job indices sorted by key */
+	bool *done, *changed;
+	char **why; /* per candidate: what changed (owned), NULL when nothing */
 	size_t count;
 };
+
+static const campaign_job *sort_jobs;
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(sort_jobs[*(const size_t *)a].key, sort_jobs[*(const size_t *)b].key);
+}
+
+/* The index of the job with key `key`, -1 when none. */
+static long job_by_key(const struct done_scan *d, const char *key)
+{
+	size_t lo = 0, hi = d->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(d->jobs[d->by_key[mid]].key, key);
+		if (c == 0)
+			return (long)d->by_key[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
 
 static int scan_record(void *ctx, const cJSON *rec, size_t line)
 {
@@ -133,19 +167,92 @@ static int scan_record(void *ctx, const cJSON *rec, size_t line)
 	const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec, "campaign");
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
 	const cJSON *job = cJSON_GetObjectItemCaseSensitive(c, "job");
-	if (!cJSON_IsString(name) || !cJSON_IsString(job) ||
-	    !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "final")) ||
+	const cJSON *cand = cJSON_GetObjectItemCaseSensitive(c, "candidate");
+	char key[CAMPAIGN_KEY_MAX], def[CAMPAIGN_DEF_LEN + 1];
+	if (!cJSON_IsString(name) || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "final")) ||
 	    strcmp(name->valuestring, d->sp->name) != 0)
 		return 0;
-	/* a linear scan per record: campaigns are at most CAMPAIGN_JOBS_MAX jobs */
-	for (size_t i = 0; i < d->n; i++) {
-		if (!d->done[i] && strcmp(d->jobs[i].key, job->valuestring) == 0) {
-			d->done[i] = true;
-			d->count++;
-			break;
+	/* the key its fields define (gate_args, flags and kernel file included): a
+	 * record of an earlier definition of the job does not count for it */
+	const char *k = campaign_record_key(c, key) ? key
+			: cJSON_IsString(job)       ? job->valuestring
+						    : NULL;
+	long i = k ? job_by_key(d, k) : -1;
+	if (i >= 0 && !d->done[i]) {
+		d->done[i] = true;
+		d->count++;
+	}
+	if (i >= 0 || !cJSON_IsString(cand) || !campaign_record_def(c, def))
+		return 0;
+	for (size_t ci = 0; ci < d->sp->n_cands; ci++) {
+		const campaign_candidate *cd = &d->sp->cands[ci];
+		if (strcmp(cd->name, cand->valuestring) != 0 || strcmp(cd->def, def) == 0)
+			continue;
+		/* the same cell under the current definition */
+		cJSON *now = cJSON_Duplicate(c, 1);
+		cJSON_ReplaceItemInObjectCaseSensitive(
+			now, "gate_args",
+			cJSON_CreateStringArray((const char *const *)d->sp->gate_args,
+						(int)d->sp->n_gate_args));
+		cJSON_ReplaceItemInObjectCaseSensitive(
+			now, "candidate_flags",
+			cd->n_flags ? cJSON_CreateStringArray((const char *const *)cd->flags,
+							      (int)cd->n_flags)
+				    : cJSON_CreateNull());
+		cJSON_ReplaceItemInObjectCaseSensitive(now, "candidate_sha256",
+						       cd->sha[0] ? cJSON_CreateString(cd->sha)
+								  : cJSON_CreateNull());
+		long j = campaign_record_key(now, key) ? job_by_key(d, key) : -1;
+		cJSON_Delete(now);
+		if (j >= 0) {
+			/* what changed since the latest earlier definition */
+			d->changed[j] = true;
+			free(d->why[ci]);
+			d->why[ci] = campaign_def_change(d->sp, cd, c);
 		}
 	}
 	return 0;
+}
+
+/* Says which cells changed definition since their records: none of their
+ * jobs is recorded under the current one (they run again; their old records
+ * are not counted). */
+static void say_changed(const campaign_spec *sp, const struct done_scan *d)
+{
+	size_t nnw = sp->n_num_workers ? sp->n_num_workers : 1;
+	size_t cells = sp->n_shapes * nnw * sp->n_cands, n = 0;
+	bool *cand_changed = xcalloc(sp->n_cands ? sp->n_cands : 1, sizeof(bool));
+	for (size_t cell = 0; cell < cells; cell++) {
+		bool changed = false, recorded = false;
+		for (size_t i = cell; i < d->n; i += cells) {
+			changed |= d->changed[i];
+			recorded |= d->done[i];
+		}
+		if (changed && !recorded) {
+			n++;
+			cand_changed[d->jobs[cell].cand] = true;
+		}
+	}
+	if (n) {
+		strbuf b = STRBUF_INIT;
+		for (size_t c = 0; c < sp->n_cands; c++)
+			if (cand_changed[c])
+				strbuf_addf(
+					&b, "%s%s%s (%s)", b.len ? ", " : "",
+					sp->cands[c].file ||
+							strcmp(sp->cands[c].name, "baseline") == 0
+						? ""
+						: "candidate.",
+					sp->cands[c].file ? sp->cands[c].shown : sp->cands[c].name,
+					d->why[c] && *d->why[c] ? d->why[c] : "definition");
+		cli_printf(stderr,
+			   "boxgate: campaign %s: %zu cell%s changed definition since %s records: "
+			   "%s; %s again, and the old records are not counted\n",
+			   sp->name, n, n == 1 ? "" : "s", n == 1 ? "its" : "their", b.buf,
+			   n == 1 ? "it runs" : "they run");
+		strbuf_release(&b);
+	}
+	free(cand_changed);
 }
 
 static int load_spec(cli_ctx *ctx, const campaign_opts *o, const char *operand, campaign_spec *sp)
@@ -255,6 +362,11 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
 					  sb->box->name, cd->shown);
 			else if (overlay_add(&sb->ov[c], cd->file, rel, &err) < 0)
 				cli_error("campaign: candidate %s: %s", cd->shown, err.msg);
+			else if (strcmp(sb->ov[c].f[0].sha, cd->sha) != 0)
+				cli_error("campaign: candidate %s changed while the campaign read "
+					  "it; "
+					  "run it again",
+					  cd->shown);
 			else
 				continue;
 			code = BG_EXIT_USAGE;
@@ -462,11 +574,68 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 	return 0;
 }
 
+/* Opens the results file (a regular file, created when missing) and locks it
+ * for this run, waiting while another run of the campaign holds it. */
+static int lock_results(const campaign_spec *sp, int *fd)
+{
+	struct stat st;
+	if (stat(sp->results, &st) == 0 && !S_ISREG(st.st_mode)) {
+		cli_error("campaign %s: the results file %s is not a regular file", sp->name,
+			  sp->results);
+		return BG_EXIT_FAIL;
+	}
+	*fd = open(sp->results, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+		   0600);
+	if (*fd < 0) {
+		cli_error("campaign %s: cannot open the results file %s: %s", sp->name, sp->results,
+			  strerror(errno));
+		return BG_EXIT_FAIL;
+	}
+	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		cli_error("campaign %s: the results file %s is not a regular file", sp->name,
+			  sp->results);
+		return BG_EXIT_FAIL;
+	}
+	/* An open-file-description lock: it conflicts with another run's, not with
+	 * the flock each append takes, and closing other descriptors of the file
+	 * (each append opens its own) does not drop it. */
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (fcntl(*fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	if (errno != EAGAIN && errno != EACCES) {
+		cli_error("campaign %s: cannot lock the results file %s: %s", sp->name, sp->results,
+			  strerror(errno));
+		return BG_EXIT_FAIL;
+	}
+	cli_printf(stderr,
+		   "boxgate: campaign %s: another campaign run is writing %s; waiting for it to "
+		   "end (Ctrl-C to stop waiting)\n",
+		   sp->name, sp->results);
+	while (fcntl(*fd, F_OFD_SETLKW, &fl) != 0) {
+		if (errno != EINTR || stop_requested) {
+			if (errno == EINTR)
+				cli_error("campaign %s: stopped while waiting for the other run; "
+					  "nothing was run",
+					  sp->name);
+			else
+				cli_error("campaign %s: cannot lock the results file %s: %s",
+					  sp->name, sp->results, strerror(errno));
+			return stop_requested ? 130 : BG_EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
 static void print_summary(const campaign_spec *sp, bool json)
 {
 	campaign_points pts;
 	bg_err err = {0};
-	if (campaign_points_read(sp->results, sp->name, &pts, &err) < 0) {
+	campaign_current *cur = xcalloc(sp->n_cands ? sp->n_cands : 1, sizeof(*cur));
+	for (size_t i = 0; i < sp->n_cands; i++)
+		cur[i] = (campaign_current){sp->cands[i].name, sp->cands[i].def};
+	int rc = campaign_points_read_current(sp->results, sp->name, cur, sp->n_cands, &pts, &err);
+	free(cur);
+	if (rc < 0) {
 		cli_error("campaign %s: no summary: %s", sp->name, err.msg);
 		return;
 	}
@@ -490,7 +659,9 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	campaign_spec sp = {0};
 	sched s = {0};
 	gate_agent agent = {0};
-	bool have_agent = false, *done = NULL;
+	bool have_agent = false, *done = NULL, *changed = NULL;
+	size_t *by_key = NULL;
+	char **why = NULL;
 	campaign_view *view = NULL;
 	bg_err err = {0};
 	int code, lock_fd = -1;
@@ -511,9 +682,25 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	if ((code = prepare_boxes(ctx, &sp, &s)))
 		goto out;
 
+	/* Two runs of one campaign at once would both run its open jobs: a run holds
+	 * a lock on the results file from before it reads what is recorded until it
+	 * ends, so a second run reads the file only once the first is over. */
+	if (!o->dry_run) {
+		cli_catch_stop_signals(on_signal);
+		if ((code = lock_results(&sp, &lock_fd)))
+			goto out;
+	}
+
 	/* what earlier runs recorded */
 	done = xcalloc(s.n_jobs ? s.n_jobs : 1, sizeof(bool));
-	struct done_scan ds = {&sp, s.jobs, s.n_jobs, done, 0};
+	changed = xcalloc(s.n_jobs ? s.n_jobs : 1, sizeof(bool));
+	by_key = xcalloc(s.n_jobs ? s.n_jobs : 1, sizeof(size_t));
+	for (size_t i = 0; i < s.n_jobs; i++)
+		by_key[i] = i;
+	sort_jobs = s.jobs;
+	qsort(by_key, s.n_jobs, sizeof(*by_key), key_cmp);
+	why = xcalloc(sp.n_cands ? sp.n_cands : 1, sizeof(char *));
+	struct done_scan ds = {&sp, s.jobs, s.n_jobs, by_key, done, changed, why, 0};
 	results_read_stats rst = {0};
 	int rc = results_read(sp.results, scan_record, &ds, &rst, &err);
 	if (rc < 0 && rc != BG_ENOTFOUND) {
@@ -521,6 +708,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		code = BG_EXIT_FAIL;
 		goto out;
 	}
+	say_changed(&sp, &ds);
 	if (rst.torn)
 		cli_warn("%s: its last line is torn (a run was killed while writing); that job "
 			 "runs again",
@@ -540,28 +728,6 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 			   s.q_len ? ", running the rest" : "");
 	if (!s.q_len)
 		goto summary;
-
-	/* Two runs of one campaign at once would both run its open jobs: the first
-	 * holds a lock on the results file while it runs. */
-	lock_fd = open(sp.results, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (lock_fd < 0) {
-		cli_error("campaign %s: cannot open the results file %s: %s", sp.name, sp.results,
-			  strerror(errno));
-		code = BG_EXIT_FAIL;
-		goto out;
-	}
-	/* An open-file-description lock: it conflicts with another run's, not with
-	 * the flock each append takes, and closing other descriptors of the file
-	 * (each append opens its own) does not drop it. */
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-	if (fcntl(lock_fd, F_OFD_SETLK, &fl) != 0) {
-		cli_error("campaign %s: another run of it is writing %s; wait for it (or stop it) "
-			  "first: two runs would run its jobs twice",
-			  sp.name, sp.results);
-		code = BG_EXIT_FAIL;
-		goto out;
-	}
-	cli_catch_stop_signals(on_signal);
 	if (sp.n_push) {
 		const conf_box **bx = xcalloc(s.n_boxes, sizeof(*bx));
 		for (size_t i = 0; i < s.n_boxes; i++)
@@ -631,7 +797,20 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		for (size_t b = 0; b < s.n_boxes; b++)
 			if (s.boxes[b].quarantined)
 				cJSON_AddItemToArray(qa, cJSON_CreateString(s.boxes[b].box->name));
+		cJSON *fa = cJSON_AddArrayToObject(e, "failed_jobs");
+		for (size_t i = 0; i < s.n_jobs; i++) {
+			if (!s.failed_why[i])
+				continue;
+			cJSON *f = cJSON_CreateObject();
+			cJSON_AddStringToObject(f, "job", s.jobs[i].key);
+			cJSON_AddStringToObject(f, "why", s.failed_why[i]);
+			cJSON_AddItemToArray(fa, f);
+		}
 		cJSON_AddBoolToObject(e, "interrupted", stop_requested != 0);
+		if (s.stop_why)
+			cJSON_AddStringToObject(e, "stopped", s.stop_why);
+		else
+			cJSON_AddNullToObject(e, "stopped");
 		cJSON_AddStringToObject(e, "results", sp.results);
 		cli_print_json(e);
 		cJSON_Delete(e);
@@ -643,6 +822,14 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		if (cut)
 			cli_printf(stderr, "boxgate: campaign %s: %zu attempt%s cut and requeued\n",
 				   sp.name, cut, cut == 1 ? "" : "s");
+		if (s.stop_why)
+			cli_printf(stderr, "boxgate: campaign %s: stopped: %s\n", sp.name,
+				   s.stop_why);
+		for (size_t i = 0; i < s.n_jobs; i++)
+			if (s.failed_why[i])
+				cli_printf(stderr,
+					   "boxgate: campaign %s: job %s marked failed: %s\n",
+					   sp.name, s.jobs[i].key, s.failed_why[i]);
 		if (quarantined)
 			cli_printf(stderr, "boxgate: campaign %s: quarantined: %s\n", sp.name,
 				   q.buf);
@@ -674,7 +861,18 @@ out:
 	free(s.queue);
 	free(s.attempts);
 	free(s.finished);
+	free(s.failed_on);
+	free(s.job_failures);
+	for (size_t i = 0; s.failed_why && i < s.n_jobs; i++)
+		free(s.failed_why[i]);
+	free(s.failed_why);
+	free(s.stop_why);
 	free(done);
+	free(changed);
+	free(by_key);
+	for (size_t i = 0; why && i < sp.n_cands; i++)
+		free(why[i]);
+	free(why);
 	if (have_agent)
 		gate_agent_release(&agent);
 	campaign_spec_release(&sp);

@@ -16,6 +16,7 @@
 #include "campaign/report.h"
 #include "campaign/svg.h"
 #include "tests/xml_check.h"
+#include "campaign/spec.h"
 #include "unit.h"
 
 UNIT_SCRATCH_GROUP("campaign-points")
@@ -292,6 +293,74 @@ static void duplicates_and_cut_attempts(void **state)
 	strbuf_release(&f);
 }
 
+/* A record with every field that defines its job: `flags` a JSON array or
+ * null, the job key as the record states it. */
+static void def_rec(strbuf *f, const char *cand, const char *flags, int repeat, double slow,
+		    const char *job)
+{
+	strbuf_addf(f,
+		    "{\"box\":\"b\",\"verdict\":\"PASS_GATE\",\"result\":{\"candidate\":"
+		    "{\"slowCTA_us\":%g,\"sumCTA_us\":100}},\"campaign\":{\"name\":\"c1\","
+		    "\"gate_args\":[\"--kind\",\"k\"],\"job\":\"%s\",\"shape\":\"s\","
+		    "\"num_workers\":8,\"candidate\":\"%s\",\"candidate_file\":null,"
+		    "\"candidate_sha256\":null,\"candidate_flags\":%s,\"repeat\":%d,"
+		    "\"final\":true,%s}}\n",
+		    slow, job, cand, flags, repeat, settings);
+}
+
+/* An edited candidate is a new job: its cell counts only the records of its
+ * current definition (the campaign file's when given, else its last
+ * record's); old records are superseded, never mixed in. A record written
+ * with the old key form (no definition in it) is the same job as one of the
+ * same definition with the new form. */
+static void edited_definitions(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	const char *b = "[\"--baseline\"]", *f125 = "[\"--speed\",\"1.25\"]";
+	const char *f2 = "[\"--speed\",\"2\"]";
+	for (int r = 0; r < 3; r++) {
+		def_rec(&f, "baseline", b, r, 10, "old-form");
+		def_rec(&f, "fast", f125, r, 8, "c1/s/8/fast/0");
+	}
+	/* the same job (definition and repeat) again, keyed the new way: a duplicate */
+	def_rec(&f, "fast", f125, 0, 8, "c1/s/8/fast@x/0");
+	def_rec(&f, "fast", f2, 0, 5, "c1/s/8/fast@y/0");
+	campaign_points p;
+	read_ok(&f, NULL, &p);
+	const campaign_cell *c = cell_of(&p, "s", 8, "fast");
+	assert_int_equal(c->n, 1);
+	assert_near(c->slow_median, 5, 0);
+	assert_near(c->ratio, 2, 1e-12);
+	assert_int_equal(cell_of(&p, "s", 8, "baseline")->n, 3);
+	assert_int_equal(p.superseded, 3);
+	assert_int_equal(p.duplicates, 1);
+	assert_int_equal(p.jobs_recorded, 4);
+	assert_int_equal(p.superseded_candidates.n, 1);
+	assert_string_equal(p.superseded_candidates.v[0], "fast");
+	strbuf sum = STRBUF_INIT;
+	campaign_summary_text(&p, &sum);
+	assert_non_null(strstr(sum.buf, "records of an earlier definition 3 (fast; not counted)"));
+	strbuf_release(&sum);
+	campaign_points_release(&p);
+
+	/* the campaign file says --speed 1.25 again: those records count */
+	char def[CAMPAIGN_DEF_LEN + 1];
+	char *w[] = {"--kind", "k"}, *fl[] = {"--speed", "1.25"};
+	campaign_def_of(w, 2, fl, 2, NULL, def);
+	campaign_current cur = {"fast", def};
+	char *path = unit_file("r", ".jsonl", f.buf);
+	bg_err err = {0};
+	assert_int_equal(campaign_points_read_current(path, NULL, &cur, 1, &p, &err), 0);
+	c = cell_of(&p, "s", 8, "fast");
+	assert_int_equal(c->n, 3);
+	assert_near(c->slow_median, 8, 0);
+	assert_int_equal(p.superseded, 1);
+	campaign_points_release(&p);
+	free(path);
+	strbuf_release(&f);
+}
+
 static void several_campaigns(void **state)
 {
 	(void)state;
@@ -447,6 +516,7 @@ int main(void)
 		cmocka_unit_test(impossible_spans),
 		cmocka_unit_test(hostile_names),
 		cmocka_unit_test(many_points),
+		cmocka_unit_test(edited_definitions),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -8,6 +8,9 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "base/sha256.h"
 #include "campaign/spec.h"
 #include "unit.h"
@@ -84,11 +87,13 @@ static void keys_and_defaults(void **state)
 	assert_int_equal(campaign_jobs_expand(&s, &jobs, &n, &err), 0);
 	assert_int_equal(n, 2 * 3 * 2 * 3);
 	/* repeat-major, then shape, worker count, candidate */
-	assert_string_equal(jobs[0].key, "w13/w13/8/baseline/0");
-	assert_string_equal(jobs[1].key, "w13/w13/8/fast/0");
-	assert_string_equal(jobs[2].key, "w13/w13/64/baseline/0");
-	assert_string_equal(jobs[11].key, "w13/q_b/68/fast/0");
-	assert_string_equal(jobs[12].key, "w13/w13/8/baseline/1");
+	/* the definitions as Python's hashlib computes them over the documented
+	 * serialisation (pinned: a change would make every recorded job new) */
+	assert_string_equal(jobs[0].key, "w13/w13/8/baseline@e22ce2912da5/0");
+	assert_string_equal(jobs[1].key, "w13/w13/8/fast@f59f7d679271/0");
+	assert_string_equal(jobs[2].key, "w13/w13/64/baseline@e22ce2912da5/0");
+	assert_string_equal(jobs[11].key, "w13/q_b/68/fast@f59f7d679271/0");
+	assert_string_equal(jobs[12].key, "w13/w13/8/baseline@e22ce2912da5/1");
 	const char *w1[] = {"--kind", "largem_compact", "--shape", "q_b",       "--configs",
 			    "q_b",    "--num-workers",  "68",      "--variant", "candidate"};
 	assert_int_equal(jobs[11].n_words, 10);
@@ -96,7 +101,12 @@ static void keys_and_defaults(void **state)
 		assert_string_equal(jobs[11].words[i], w1[i]);
 	assert_null(jobs[11].words[10]);
 	cJSON *o = campaign_job_json(&s, &jobs[11], n, 2, false);
-	assert_string_equal(cJSON_GetObjectItem(o, "job")->valuestring, "w13/q_b/68/fast/0");
+	assert_string_equal(cJSON_GetObjectItem(o, "job")->valuestring,
+			    "w13/q_b/68/fast@f59f7d679271/0");
+	/* the key its fields define is the job's key */
+	char rk[CAMPAIGN_KEY_MAX];
+	assert_true(campaign_record_key(o, rk));
+	assert_string_equal(rk, jobs[11].key);
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(o, "final")));
 	assert_int_equal(cJSON_GetObjectItem(o, "attempt")->valueint, 2);
 	assert_int_equal(cJSON_GetObjectItem(o, "jobs")->valueint, 36);
@@ -126,15 +136,116 @@ static void kernel_files(void **state)
 	size_t n;
 	assert_int_equal(campaign_jobs_expand(&s, &jobs, &n, &err), 0);
 	assert_int_equal(n, 2);
-	char key[128];
-	snprintf(key, sizeof(key), "x/q_b/-/cand_a@%.12s/0", sha);
+	char key[128], def[CAMPAIGN_DEF_LEN + 1];
+	campaign_def_of(NULL, 0, NULL, 0, sha, def);
+	snprintf(key, sizeof(key), "x/q_b/-/cand_a@%s/0", def);
 	assert_string_equal(jobs[1].key, key);
+	cJSON *o = campaign_job_json(&s, &jobs[1], n, 1, true);
+	char rk[CAMPAIGN_KEY_MAX];
+	assert_true(campaign_record_key(o, rk));
+	assert_string_equal(rk, key);
+	cJSON_Delete(o);
 	/* no --num-workers without num_workers; a file candidate adds no flag */
 	assert_int_equal(jobs[1].n_words, 4);
 	campaign_jobs_free(jobs, n);
 	campaign_spec_release(&s);
 	free(want);
 	free(k);
+}
+
+/* The key of a job for a campaign text, its job `i`. */
+static void key_of(const char *text, size_t i, char key[CAMPAIGN_KEY_MAX])
+{
+	campaign_spec s = load_ok(text, NULL);
+	campaign_job *jobs;
+	size_t n;
+	bg_err err = {0};
+	assert_int_equal(campaign_jobs_expand(&s, &jobs, &n, &err), 0);
+	assert_true(i < n);
+	snprintf(key, CAMPAIGN_KEY_MAX, "%s", jobs[i].key);
+	campaign_jobs_free(jobs, n);
+	campaign_spec_release(&s);
+}
+
+/* Everything that defines a job is in its key: an edited candidate flag,
+ * gate_args word or kernel file is a new job; what only judges (bar, repeats'
+ * count, timeouts) or how a list is spelt (blanks, commas) is the same job. */
+static void definition_in_key(void **state)
+{
+	(void)state;
+	char a[CAMPAIGN_KEY_MAX], b[CAMPAIGN_KEY_MAX];
+	const char *base = "[campaign x]\npool = p\nshapes = q_b\ngate_args = --kind f\n"
+			   "candidates = baseline fast\ncandidate.fast = --speed 1.25\n";
+	key_of(base, 1, a);
+	key_of("[campaign x]\npool = p\nshapes = q_b\ngate_args = --kind f\n"
+	       "candidates = baseline fast\ncandidate.fast = --speed 2\n",
+	       1, b);
+	assert_string_not_equal(a, b);
+	key_of("[campaign x]\npool = p\nshapes = q_b\ngate_args = --kind g\n"
+	       "candidates = baseline fast\ncandidate.fast = --speed 1.25\n",
+	       1, b);
+	assert_string_not_equal(a, b);
+	/* the baseline changes with gate_args too */
+	key_of(base, 0, a);
+	key_of("[campaign x]\npool = p\nshapes = q_b\ngate_args = --kind g\n"
+	       "candidates = baseline fast\ncandidate.fast = --speed 1.25\n",
+	       0, b);
+	assert_string_not_equal(a, b);
+	/* words move between lists: a different job */
+	key_of("[campaign x]\npool = p\nshapes = q_b\ngate_args = --kind f --speed\n"
+	       "candidates = baseline fast\ncandidate.fast = 1.25\n",
+	       1, b);
+	key_of(base, 1, a);
+	assert_string_not_equal(a, b);
+	/* the same definition spelt otherwise, with judging settings changed */
+	key_of("[campaign x]\npool = p\nshapes = q_b\ngate_args =   --kind   f\n"
+	       "candidates = baseline, fast\ncandidate.fast = --speed   1.25\nbar = 1.5\n"
+	       "timeout_s = 9\nrepeats = 2\n",
+	       1, b);
+	assert_string_equal(a, b);
+
+	/* an edited kernel file: a new job */
+	char *k = xasprintf("%s/kd.cuh", tmpdir);
+	write_text(k, "speed 2\n");
+	key_of("[campaign x]\npool = p\nshapes = q_b\ncandidates = kd.cuh\n", 0, a);
+	write_text(k, "speed 3\n");
+	key_of("[campaign x]\npool = p\nshapes = q_b\ncandidates = kd.cuh\n", 0, b);
+	assert_string_not_equal(a, b);
+	free(k);
+}
+
+/* A record's key comes from its fields: a record written with the old key
+ * form (no definition) compares with the job of the same definition, and one
+ * whose fields are missing has none. */
+static void record_keys(void **state)
+{
+	(void)state;
+	char key[CAMPAIGN_KEY_MAX];
+	cJSON *c = cJSON_Parse("{\"name\":\"w13\",\"job\":\"w13/q_b/68/fast/0\","
+			       "\"gate_args\":[\"--kind\",\"largem_compact\"],"
+			       "\"shape\":\"q_b\",\"num_workers\":68,\"candidate\":\"fast\","
+			       "\"candidate_file\":null,\"candidate_sha256\":null,"
+			       "\"candidate_flags\":[\"--variant\",\"candidate\"],\"repeat\":0}");
+	assert_true(campaign_record_key(c, key));
+	assert_string_equal(key, "w13/q_b/68/fast@f59f7d679271/0");
+	cJSON_ReplaceItemInObject(c, "num_workers", cJSON_CreateNull());
+	assert_true(campaign_record_key(c, key));
+	assert_string_equal(key, "w13/q_b/-/fast@f59f7d679271/0");
+	const char *bad[] = {"gate_args", "candidate_flags", "repeat", "num_workers"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cJSON *d = cJSON_Duplicate(c, 1);
+		cJSON_ReplaceItemInObject(d, bad[i], cJSON_CreateString("x"));
+		assert_false(campaign_record_key(d, key));
+		cJSON_Delete(d);
+	}
+	cJSON *d = cJSON_Duplicate(c, 1);
+	cJSON_ReplaceItemInObject(d, "repeat", cJSON_CreateNumber(0.5));
+	assert_false(campaign_record_key(d, key));
+	cJSON_ReplaceItemInObject(d, "repeat", cJSON_CreateNumber(0));
+	cJSON_ReplaceItemInObject(d, "shape", cJSON_CreateNumber(1));
+	assert_false(campaign_record_key(d, key));
+	cJSON_Delete(d);
+	cJSON_Delete(c);
 }
 
 static void named_campaigns(void **state)
@@ -202,15 +313,37 @@ static void refusals(void **state)
 		   "candidate.a = --a\ncandidate.b = --b\ncandidate.c = --c\n"
 		   "candidates = baseline a b c\nrepeats = 100\n",
 		   "%s:1: [campaign x] makes 12000 jobs (at most 10000)");
+	/* control characters reach command lines, records and terminals */
+	load_fails("[campaign x]\npool = p\nshapes = q_b\ncandidate.f = --speed \033[2J\n"
+		   "candidates = f\n",
+		   "%s:4: candidate.f: a control character (0x1b) in the value");
+	load_fails("[campaign x]\npool = p\nshapes = q_b\ngate_args = --kind\001 k\n",
+		   "%s:4: gate_args: a control character (0x01) in the value");
+	/* a FIFO as a kernel file or push file: refused, never read (it would block) */
+	char *fifo = xasprintf("%s/k.fifo", tmpdir), *file;
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	file = unit_file("bad", ".ini",
+			 "[campaign x]\npool = p\nshapes = q_b\ncandidates = k.fifo\n");
+	campaign_spec s;
+	bg_err err = {0};
+	assert_int_not_equal(campaign_spec_load(file, NULL, &s, &err), 0);
+	assert_non_null(strstr(err.msg, "is not a regular file"));
+	free(file);
+	file = unit_file("bad", ".ini", "[campaign x]\npool = p\nshapes = q_b\npush = k.fifo\n");
+	assert_int_not_equal(campaign_spec_load(file, NULL, &s, &err), 0);
+	assert_non_null(strstr(err.msg, "push: no such readable file"));
+	free(file);
+	unlink(fifo);
+	free(fifo);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(keys_and_defaults),
-		cmocka_unit_test(kernel_files),
-		cmocka_unit_test(named_campaigns),
-		cmocka_unit_test(refusals),
+		cmocka_unit_test(keys_and_defaults), cmocka_unit_test(definition_in_key),
+		cmocka_unit_test(record_keys),       cmocka_unit_test(kernel_files),
+		cmocka_unit_test(named_campaigns),   cmocka_unit_test(refusals),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

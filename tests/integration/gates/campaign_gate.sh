@@ -4,9 +4,11 @@
 # value. The in-tree baseline's slowCTA is 100 + 10 x (the shape's place in SHAPES) +
 # 1000 / num_workers us; a candidate runs --speed F times faster (a kernel file named by
 # kernel_paths, kernels/k.cuh, may hold "speed F" instead); --baseline measures the
-# in-tree kernel as the candidate. --hang SHAPE:NW hangs that point only. Each run logs
-# "start|end SHAPE NW SPEED SLOT EPOCH" to ~/campaign.log.
-shape=q_b nw=8 speed=1 sleep_s=0.5 hang=- baseline=0
+# in-tree kernel as the candidate. --hang SHAPE:NW hangs that point only; --poison
+# SHAPE:NW kills the gate's agent (its parent) at that point, and so does every run on a
+# box whose ~/poison_box exists. Each run logs "start|end SHAPE NW SPEED SLOT EPOCH" to
+# ~/campaign.log (a poisoned run "poison SHAPE NW SLOT EPOCH").
+shape=q_b nw=8 speed=1 sleep_s=0.5 hang=- poison=- baseline=0
 while [ $# -gt 0 ]; do
   case $1 in
     --shape) shape=$2; shift ;;
@@ -14,6 +16,7 @@ while [ $# -gt 0 ]; do
     --speed) speed=$2; shift ;;
     --sleep) sleep_s=$2; shift ;;
     --hang) hang=$2; shift ;;
+    --poison) poison=$2; shift ;;
     --baseline) baseline=1 ;;
     --configs|--kind) shift ;;
   esac
@@ -25,6 +28,11 @@ fi
 [ "$baseline" = 1 ] && speed=1
 slot=${CUDA_VISIBLE_DEVICES-cpu}
 echo "start $shape $nw $speed $slot $(date +%s.%N)" >>"$HOME/campaign.log"
+if [ "$poison" = "$shape:$nw" ] || [ -f "$HOME/poison_box" ]; then
+  echo "poison $shape $nw $slot $(date +%s.%N)" >>"$HOME/campaign.log"
+  kill -KILL "$PPID"
+  exit 1
+fi
 if [ "$hang" = "$shape:$nw" ]; then
   exec sleep 3600.25
 fi
