@@ -16,7 +16,7 @@ static const char head[] =
 	"# `boxgate config check` prints what this file resolves to.\n"
 	"\n"
 	"[defaults]\n"
-	"; known_hosts = ~/.ssh/known_hosts\n"
+	"; known_hosts = ~/.ssh/known_hosts ~/.ssh/known_hosts2\n"
 	"; host_key_check = strict        ; strict | accept-new (record unknown keys)\n"
 	"; connect_timeout_s = 10\n"
 	"; gate_timeout_s = 420           ; the watchdog on the box kills the gate after this\n"

@@ -113,10 +113,10 @@ check_host() {
   [ "$g" = "$b" ] || diffs+=" identityfile ssh='${g//$'\n'/|}' boxgate='${b//$'\n'/|}';"
 
   # userknownhostsfile: ssh -G prints it expanded. `none` is /dev/null to boxgate; ssh's
-  # default pair is boxgate's own default (~/.ssh/known_hosts under $HOME).
+  # default pair is boxgate's own default (the same two files, under $HOME).
   g=$(kv userknownhostsfile); b=$(j '.known_hosts | join(" ")')
   if [ "$g" = "$PW_HOME/.ssh/known_hosts $PW_HOME/.ssh/known_hosts2" ]; then
-    [ "$b" = "$HOME/.ssh/known_hosts" ] || diffs+=" userknownhostsfile (default) boxgate='$b';"
+    [ "$b" = "$HOME/.ssh/known_hosts $HOME/.ssh/known_hosts2" ] || diffs+=" userknownhostsfile (default) boxgate='$b';"
   elif [ "$g" = none ]; then
     [ "$b" = /dev/null ] || diffs+=" userknownhostsfile ssh=none boxgate='$b';"
   else
