@@ -321,6 +321,15 @@ bgcase garbage-only yes exec --boxes h1 -- true
   || { not_ok "unparsable lines warned: $(grep -c 'cannot parse' "$ERR_FILE")"; diag "$(cat "$ERR_FILE")"; }
 bgcase port-empty accept-new exec --boxes h1 -- true
 has "$ERR_FILE" "Permanently added '\[$A\]:$P' \(ED25519\)" "accept-new says what it recorded, as ssh does"
+# A FIFO named as a known_hosts file is skipped with a warning (ssh would wait
+# on it for ever); the key in the other file still decides.
+prepare bg second-file-match yes
+rm -f "$W/u1" && mkfifo "$W/u1"
+rc=0; timeout 60 "$BOXGATE" --config "$W/boxgate.ini" exec --boxes h1 -- true </dev/null >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
+[ $rc = 0 ] && ok "a FIFO as the first known_hosts file: no hang, the second file's key admits the host" \
+  || { not_ok "a FIFO as a known_hosts file: exit $rc"; diag "$(cat "$ERR_FILE")"; }
+has "$ERR_FILE" "$W/u1: not a regular file; skipped" "... and the FIFO is named in a warning"
+
 if [ $DFLT_OK = 1 ]; then
   DFLT=1; prepare bg d-second-pin yes
   in_home env HOME="$PW_HOME" "$BOXGATE" --config "$W/boxgate.ini" exec --boxes h1 -- true >"$OUT_FILE" 2>"$ERR_FILE"
