@@ -70,6 +70,8 @@ expect_rc 0 "explain: --gate-timeout 08 is a number" bg explain g1 -- --kind x -
 has "$OUT_FILE" "--gate-timeout +-> env MPK_GATE_TIMEOUT_S=8 " "... the gate is given 8, not 08"
 has "$OUT_FILE" "--timeout 8 .*--env 'MPK_GATE_TIMEOUT_S=8' " "... in the remote command too"
 hasnt "$OUT_FILE" "MPK_GATE_TIMEOUT_S=08" "... and 08 appears nowhere"
+expect_rc 2 "explain: --timeout 0 is refused, not taken as the default" bg explain g1 --timeout 0 -- --kind x
+has "$ERR_FILE" "explain: --timeout wants whole seconds from 1 to 604800, got '0'" "... naming the bounds"
 expect_rc 0 "explain: --timeout 05 is 5" bg explain g1 --timeout 05 -- --kind x
 has "$OUT_FILE" "agent-[0-9a-f]{16} run .*--timeout 5 " "... passed as 5"
 printf '[box gp]\nhost = %s\nport = %s\nrepo = /root/repo\ngate = gate.sh\ngpus = 0-3\nrequire_gpu = no\n' \
