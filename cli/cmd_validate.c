@@ -47,7 +47,7 @@ typedef struct validate_opts {
 
 static const cli_opt validate_options[] = {
 	CLI_OPT_STRING("gpu", validate_opts, g.gpu),
-	CLI_OPT_SECONDS("timeout", validate_opts, g.timeout_s, 0, GATE_SECONDS_MAX),
+	CLI_OPT_SECONDS("timeout", validate_opts, g.timeout_s, 1, GATE_SECONDS_MAX),
 	CLI_OPT_JSON,
 	CLI_OPT_END,
 };

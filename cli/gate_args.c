@@ -14,9 +14,10 @@
 #define SECONDS_MAX GATE_SECONDS_MAX
 
 /* MPK_GATE_TIMEOUT_S passed through the shim sets the agent's watchdog too. It
- * is parsed as strictly as --timeout (the gate gets the same text), and a bad
- * value is refused naming the flag that produced it. */
-static int timeout_from_shim(const cli_cmd *cmd, const shim_result *r, int *out)
+ * is parsed as strictly as --timeout, a bad value is refused naming the flag
+ * that produced it, and the gate gets the number's canonical form (`05` would
+ * be octal to a bash gate, and 08 no number at all). */
+static int timeout_from_shim(const cli_cmd *cmd, shim_result *r, int *out)
 {
 	static const char key[] = "MPK_GATE_TIMEOUT_S=";
 	*out = 0;
@@ -32,6 +33,14 @@ static int timeout_from_shim(const cli_cmd *cmd, const shim_result *r, int *out)
 					     SECONDS_MAX, out);
 		if (code)
 			return code;
+		char *canon = xasprintf("%s%d", key, *out);
+		for (size_t w = 0; w < r->n_words; w++)
+			if (r->words[w].env && strcmp(r->words[w].env, r->env[i]) == 0) {
+				free(r->words[w].env);
+				r->words[w].env = xstrdup(canon);
+			}
+		free(r->env[i]);
+		r->env[i] = canon;
 	}
 	return BG_EXIT_OK;
 }
@@ -50,17 +59,47 @@ static bool parse_bar(const char *v, double *out)
 	return true;
 }
 
-/* --gpu must name GPUs of the box (its `gpus`); normalised to an ascending
- * comma list for the agent. A box without `gpus` takes --gpu only when it is
- * the local machine (the agent then checks the GPU exists). */
+/* The first GPU that two items of the list `s` (already parsed) name, or -1. */
+static int repeated_gpu(const char *s)
+{
+	bool seen[BG_MAX_GPUS] = {false}, item[BG_MAX_GPUS];
+	const char *why = NULL;
+	for (const char *p = s; *p;) {
+		size_t len = strcspn(p, ",");
+		char *one = xstrndup(p, len);
+		bool parsed = bg_gpus_parse(one, item, &why);
+		free(one);
+		for (int g = 0; parsed && g < BG_MAX_GPUS; g++) {
+			if (item[g] && seen[g])
+				return g;
+			seen[g] = seen[g] || item[g];
+		}
+		p += len + (p[len] == ',');
+	}
+	return -1;
+}
+
+/* --gpu must name GPUs of the box (its `gpus`), each once, without blanks (as
+ * --timeout); normalised to an ascending comma list of canonical numbers for
+ * the agent. A box without `gpus` takes --gpu only when it is the local
+ * machine (the agent then checks the GPU exists). */
 static int check_gpus(const cli_cmd *cmd, gate_args *ga)
 {
 	bool want[BG_MAX_GPUS], have[BG_MAX_GPUS];
 	const char *why = NULL;
 	const conf_box *b = ga->box;
-	if (!bg_gpus_parse(ga->gpu_opt, want, &why)) {
+	if (strpbrk(ga->gpu_opt, " \t\r\n"))
+		why = "blank in the list";
+	else if (!bg_gpus_parse(ga->gpu_opt, want, &why) && !why)
+		why = "empty";
+	if (why) {
 		cli_error("%s: --gpu wants GPU indices such as 3, 0,1 or 2-3, got '%s': %s",
 			  cmd->name, ga->gpu_opt, why);
+		return BG_EXIT_USAGE;
+	}
+	int twice = repeated_gpu(ga->gpu_opt);
+	if (twice >= 0) {
+		cli_error("%s: --gpu %s: GPU %d is named twice", cmd->name, ga->gpu_opt, twice);
 		return BG_EXIT_USAGE;
 	}
 	if (b->gpus) {

@@ -23,7 +23,7 @@ extern const cli_opt gate_options[];
 /* clang-format off */
 #define GATE_OPT_ROWS(type, member) \
 	CLI_OPT_STRING("gpu", type, member gpu), \
-	CLI_OPT_SECONDS("timeout", type, member timeout_s, 0, GATE_SECONDS_MAX), \
+	CLI_OPT_SECONDS("timeout", type, member timeout_s, 1, GATE_SECONDS_MAX), \
 	CLI_OPT_STRING("bar", type, member bar), \
 	CLI_OPT_JSON
 /* clang-format on */

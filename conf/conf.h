@@ -37,7 +37,8 @@ typedef struct conf_box {
 	size_t n_identities;
 	/* User known_hosts files, expanded: box key (a list), else ssh_config's
 	 * UserKnownHostsFile (every file of it), else [defaults], else
-	 * ~/.ssh/known_hosts. All are read; a new key is recorded in the first. */
+	 * ~/.ssh/known_hosts ~/.ssh/known_hosts2 (ssh's default). All are read;
+	 * a new key is recorded in the first. */
 	char **known_hosts;
 	size_t n_known_hosts;
 	/* GlobalKnownHostsFile, else /etc/ssh/ssh_known_hosts{,2}: read, never written. */

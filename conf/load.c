@@ -289,6 +289,23 @@ bool conf_parse_percent(const char *v, double *out)
 	return true;
 }
 
+/* `host` is what ssh takes on its command line, so it must pass ssh's own
+ * check there (OpenSSH's valid_hostname): no shell metacharacter, comma,
+ * blank or control character. HostName from ssh_config is not checked, as
+ * ssh does not check it. */
+static int check_host(load_ctx *lc, int line, const char *v)
+{
+	for (const char *p = v; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (strchr("'`\"$\\;&<>|(){},", c) || isspace(c) || iscntrl(c))
+			return fail(lc, line,
+				    "host in %s: '%s' has a character ssh refuses (byte 0x%02x): "
+				    "hostname contains invalid characters",
+				    lc->sec_label, v, c);
+	}
+	return 0;
+}
+
 static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int line)
 {
 	if (*v == '\0')
@@ -311,6 +328,8 @@ static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int
 				    v);
 		if (v[0] == '-')
 			return fail(lc, line, "%s must not start with '-', got '%s'", kd->name, v);
+		if (kd->id == K_HOST)
+			return check_host(lc, line, v);
 		return 0;
 	case T_INT: {
 		bool ok = true;

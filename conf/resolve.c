@@ -185,8 +185,12 @@ static int resolve_ssh(resolver *rs, const conf_layer *L, const conf_layer *D, c
 	} else if ((v = pick_str(NULL, D, K_KNOWN_HOSTS))) {
 		paths_from_list(rs, &b->known_hosts, &b->n_known_hosts, v);
 	} else {
+		/* ssh's own default list (ssh -G: userknownhostsfile); a key
+		 * pinned only in the second file is still a pin. */
 		add_path(&b->known_hosts, &b->n_known_hosts, &cap,
 			 conf_expand_path("~/.ssh/known_hosts", rs->home, NULL));
+		add_path(&b->known_hosts, &b->n_known_hosts, &cap,
+			 conf_expand_path("~/.ssh/known_hosts2", rs->home, NULL));
 	}
 	/* GlobalKnownHostsFile is used as written: ssh expands nothing in it. */
 	cap = 0;

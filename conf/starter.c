@@ -1,9 +1,13 @@
 /* The starter boxgate.ini `boxgate init` writes: every setting a new user
  * needs, commented out with "; " so that removing that prefix from every
  * line gives a file that loads (tests/integration/t19-init.sh checks it);
- * prose comments start with '#'. */
+ * prose comments start with '#'. Nothing from outside (the directory's
+ * name, ssh_config's Host names) can end a line: the directory is escaped,
+ * and host names are box names (sshcfg_host_names keeps only those). */
 #include "conf/conf.h"
 
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/strbuf.h"
@@ -16,7 +20,7 @@ static const char head[] =
 	"# `boxgate config check` prints what this file resolves to.\n"
 	"\n"
 	"[defaults]\n"
-	"; known_hosts = ~/.ssh/known_hosts\n"
+	"; known_hosts = ~/.ssh/known_hosts ~/.ssh/known_hosts2\n"
 	"; host_key_check = strict        ; strict | accept-new (record unknown keys)\n"
 	"; connect_timeout_s = 10\n"
 	"; gate_timeout_s = 420           ; the watchdog on the box kills the gate after this\n"
@@ -42,12 +46,39 @@ static const char verify_text[] =
 	"[verify]\n"
 	"; .sh = bash -n {}\n";
 
+/* A byte that must not reach the file as it is: a control character (a
+ * newline would end the comment and start live configuration) or the
+ * backslash that escapes one. */
+static bool needs_escape(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f || c == '\\';
+}
+
+/* `text` with each such byte written as \xNN, so it stays on its line. Owned. */
+static char *escaped(const char *text)
+{
+	strbuf e = STRBUF_INIT;
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		if (needs_escape(*p))
+			strbuf_addf(&e, "\\x%02x", *p);
+		else
+			strbuf_addch(&e, (char)*p);
+	return strbuf_detach(&e);
+}
+
 char *conf_starter_text(const char *repo_dir, char *const *hosts, size_t n_hosts)
 {
 	strbuf s = STRBUF_INIT;
 	const char *slash = strrchr(repo_dir, '/');
 	const char *repo_name = slash && slash[1] ? slash + 1 : "REPO";
-	strbuf_addf(&s, head, repo_dir);
+	/* The box's copy is only a suggestion: a name that would need escaping
+	 * is left for the user to write. */
+	for (const char *p = repo_name; *p; p++)
+		if (needs_escape((unsigned char)*p))
+			repo_name = "REPO";
+	char *shown = escaped(repo_dir);
+	strbuf_addf(&s, head, shown);
+	free(shown);
 	if (n_hosts) {
 		strbuf_addstr(&s,
 			      "\n# Hosts found in ~/.ssh/config; boxgate reaches each as ssh(1) "

@@ -6,6 +6,7 @@
 #include "remote/hostfile.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <openssl/bn.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
@@ -15,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/xmalloc.h"
 
@@ -565,12 +568,28 @@ char *remote_hostfile_format_entry(const char *name, const remote_hostkey *k)
 void remote_hostfile_load(remote_hostfile_set *s, const char *host, const char *path,
 			  remote_hostfile_warn_fn warn, void *ctx)
 {
-	FILE *f = fopen(path, "r");
+	/* Non-blocking: a FIFO named as a known_hosts file (ssh would wait on
+	 * it for ever) is skipped with a warning; /dev/null still reads empty. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	FILE *f = NULL;
 	char *line = NULL;
 	size_t cap = 0;
 	int lineno = 0;
-	if (!f)
+	if (fd < 0)
 		return;
+	if (fstat(fd, &st) != 0 || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	    S_ISDIR(st.st_mode)) {
+		if (warn && !S_ISDIR(st.st_mode))
+			warn(ctx, path, 0, "not a regular file");
+		close(fd);
+		return;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return;
+	}
 	while (getline(&line, &cap, f) >= 0) {
 		remote_hostfile_line l;
 		lineno++;

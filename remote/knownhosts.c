@@ -54,8 +54,10 @@ static void keep_warning(void *ctx, const char *path, int line, const char *why)
 	remote_known_hosts *kh = ctx;
 	kh->warnings =
 		xgrow(kh->warnings, &kh->cap_warnings, kh->n_warnings + 1, sizeof(*kh->warnings));
-	kh->warnings[kh->n_warnings++] = xasprintf(
-		"%s:%d: cannot parse this known_hosts line (%s); skipped", path, line, why);
+	kh->warnings[kh->n_warnings++] =
+		line ? xasprintf("%s:%d: cannot parse this known_hosts line (%s); skipped", path,
+				 line, why)
+		     : xasprintf("%s: %s; skipped (as if it were empty)", path, why);
 }
 
 /* The host name ssh looks up: HostName lowercased, or an address in its

@@ -113,10 +113,10 @@ check_host() {
   [ "$g" = "$b" ] || diffs+=" identityfile ssh='${g//$'\n'/|}' boxgate='${b//$'\n'/|}';"
 
   # userknownhostsfile: ssh -G prints it expanded. `none` is /dev/null to boxgate; ssh's
-  # default pair is boxgate's own default (~/.ssh/known_hosts under $HOME).
+  # default pair is boxgate's own default (the same two files, under $HOME).
   g=$(kv userknownhostsfile); b=$(j '.known_hosts | join(" ")')
   if [ "$g" = "$PW_HOME/.ssh/known_hosts $PW_HOME/.ssh/known_hosts2" ]; then
-    [ "$b" = "$HOME/.ssh/known_hosts" ] || diffs+=" userknownhostsfile (default) boxgate='$b';"
+    [ "$b" = "$HOME/.ssh/known_hosts $HOME/.ssh/known_hosts2" ] || diffs+=" userknownhostsfile (default) boxgate='$b';"
   elif [ "$g" = none ]; then
     [ "$b" = /dev/null ] || diffs+=" userknownhostsfile ssh=none boxgate='$b';"
   else
@@ -634,4 +634,32 @@ run inactive-validation h
 n_files=$(ls "$BG_TMP"/*.cfg | wc -l)
 if [ "$n_files" -ge 30 ]; then ok "the corpus holds $n_files ssh_config files"; else
   not_ok "the corpus holds only $n_files ssh_config files"; fi
+# `host` is what ssh takes on its command line, where it refuses "hostname contains
+# invalid characters": every printable ASCII character, and a few controls, between
+# two letters and at the start, must be refused by both or by neither.
+n_host=0 host_bad=''
+for code in $(seq 1 8) 11 12 $(seq 14 31) $(seq 33 126) 127; do
+  c=$(printf "\\$(printf %03o "$code")")
+  for h in "a${c}b" "${c}a"; do
+    # Not comparable: a leading blank (the ini reader strips it), a leading
+    # comment or key character, and '@' (ssh splits user@host; boxgate wants user = ...).
+    [[ $h == *'#'* || $h == *';'* || $h == *'='* || $h == *'['* || $h == *']'* || $h == [[:space:]]* ]] && [[ $h != a?b ]] && continue
+    [[ $h == *@* ]] && continue
+    n_host=$((n_host + 1))
+    ssh_no=0; ssh -G -F /dev/null -- "$h" 2>&1 | grep -q 'hostname contains invalid characters' && ssh_no=1
+    printf '[box hb]\nhost = %s\n' "$h" >"$BG_TMP/hostchar.ini"
+    bg_no=0; "$BOXGATE" --config "$BG_TMP/hostchar.ini" config check >/dev/null 2>"$BG_TMP/hostchar.err" || bg_no=1
+    if [ $ssh_no = 1 ] && ! grep -q "hostchar.ini:2: .*host in \[box hb\]\|hostchar.ini:2: host must not start with '-'\|hostchar.ini:2: host must be one word" "$BG_TMP/hostchar.err"; then
+      host_bad+=" $(printf %q "$h")(unnamed:$(head -c 200 "$BG_TMP/hostchar.err"))"
+    elif [ $ssh_no != $bg_no ]; then
+      host_bad+=" $(printf %q "$h")(ssh:$ssh_no boxgate:$bg_no)"
+    fi
+  done
+done
+[ -z "$host_bad" ] && ok "host: $n_host names, boxgate refuses exactly those ssh refuses, naming FILE:LINE and the box" \
+  || not_ok "host: boxgate and ssh disagree on:$host_bad"
+printf '[box hb]\nhost = gpu-a,gpu-b\n' >"$BG_TMP/hostchar.ini"
+expect_rc 2 "host = gpu-a,gpu-b is refused" "$BOXGATE" --config "$BG_TMP/hostchar.ini" config check
+has "$ERR_FILE" "hostchar.ini:2: host in \[box hb\]: 'gpu-a,gpu-b' has a character ssh refuses \(byte 0x2c\): hostname contains invalid characters" \
+  "... naming FILE:LINE, the box and ssh's words"
 finish

@@ -132,6 +132,24 @@ newcase port-revoked-bare h1p;    u1 "@revoked $A $K1"
 newcase port-empty h1p;           u1
 newcase no-final-newline h1;      raw u1 '10.9.9.9 %s' "$KX"
 
+# ssh's default user files, ~/.ssh/known_hosts and ~/.ssh/known_hosts2 (u1 and u2
+# here): neither tool is told which files to read. Each runs in a private mount
+# namespace where a fresh directory is mounted over the password database's home
+# (where ssh looks), so the real ~/.ssh is never read or written.
+DCASES=()
+dcase() { newcase "$@"; unset 'CASES[-1]'; DCASES+=("$1"); }
+dcase d-second-pin h1;            u2 "$A $KX"
+dcase d-second-match h1;          u2 "$A $K1"
+dcase d-second-pin-port h1p;      u2 "[$A]:$P $KX"
+dcase d-second-hashed-pin h1;     u2 "$HA $KX"
+dcase d-second-revoked h1;        u1 "$A $K1"; u2 "@revoked $A $K1"
+dcase d-first-match-second-pin h1; u1 "$A $K1"; u2 "$A $KX"
+dcase d-first-pin-second-match h1; u1 "$A $KX"; u2 "$A $K1"
+dcase d-first-other-host h1;      u1 "10.9.9.9 $KX"; u2 "$A $KX"
+dcase d-second-other-type h1;     u2 "$A $KE"
+dcase d-none h1
+dcase d-ssh-dir-empty h1;         mkdir -p "$C/.ssh"
+
 # Cases where boxgate knowingly differs: "MODE NAME" -> "ssh-result | boxgate-result".
 declare -A KNOWN=(
   # A key revoked under the bare name of a non-default port: ssh 9.2 prints
@@ -145,20 +163,40 @@ declare -A KNOWN=(
 )
 
 # ---- one run of each tool ----
+PW_HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+DFLT=0 # 1: the case runs on ssh's default user files, under $W/home
+# fpath DIR F: where file F (u1 u2 g) of a run in DIR lives.
+fpath() {
+  case $DFLT$2 in
+    1u1) echo "$1/home/.ssh/known_hosts" ;; 1u2) echo "$1/home/.ssh/known_hosts2" ;;
+    *) echo "$1/$2" ;;
+  esac
+}
+# in_home CMD...: CMD with $W/home mounted over the password database's home.
+in_home() {
+  unshare -m -- sh -c 'mount --bind "$1" "$2" || exit 99; shift 2; exec "$@"' sh "$W/home" "$PW_HOME" "$@"
+}
+
 # prepare TOOL CASE MODE: a fresh copy of the case's files in $W (and, for
 # boxgate, its boxgate.ini and ssh_config there); sets ADDR and PORT.
 prepare() {
   local tool=$1 c=$CASEDIR/$2 mode=$3
   W=$BG_TMP/run/$tool; rm -rf "$W"; mkdir -p "$W"
-  for f in u1 u2 g; do [ -e "$c/$f" ] && cp "$c/$f" "$W/$f"; done
+  if [ $DFLT = 1 ]; then mkdir -p "$W/home"; [ -e "$c/.ssh" ] && mkdir -p "$W/home/.ssh"; fi
+  for f in u1 u2 g; do
+    [ -e "$c/$f" ] || continue
+    mkdir -p "$(dirname "$(fpath "$W" "$f")")"; cp "$c/$f" "$(fpath "$W" "$f")"
+  done
   case $(cat "$c/target") in
     h1) ADDR=$A PORT=22 ;; h1p) ADDR=$A PORT=$P ;; h2) ADDR=$A2 PORT=22 ;;
   esac
   [ "$tool" = bg ] || return 0
   printf 'GlobalKnownHostsFile %s\n' "$W/g" >"$W/ssh_config"
   local hkc=strict; [ "$mode" = accept-new ] && hkc=accept-new
-  printf '[defaults]\nssh_config = %s\nconnect_timeout_s = 5\nhost_key_check = %s\n[box h1]\nhost = %s\nport = %s\nuser = root\nidentity = %s\nknown_hosts = %s %s\nrepo = /root/repo\nrequire_gpu = no\n' \
-    "$W/ssh_config" "$hkc" "$ADDR" "$PORT" "$BG_KEY" "$W/u1" "$W/u2" >"$W/boxgate.ini"
+  local kh="known_hosts = $W/u1 $W/u2"
+  [ $DFLT = 1 ] && kh='; known_hosts: the default'
+  printf '[defaults]\nssh_config = %s\nconnect_timeout_s = 5\nhost_key_check = %s\n[box h1]\nhost = %s\nport = %s\nuser = root\nidentity = %s\n%s\nrepo = /root/repo\nrequire_gpu = no\n' \
+    "$W/ssh_config" "$hkc" "$ADDR" "$PORT" "$BG_KEY" "$kh" >"$W/boxgate.ini"
 }
 
 # run_tool TOOL CASE MODE: runs the tool on a fresh copy, sets SIG
@@ -166,14 +204,16 @@ prepare() {
 run_tool() {
   local tool=$1 name=$2 mode=$3 c=$CASEDIR/$2 rc=0
   prepare "$tool" "$name" "$mode"
+  local ukh=(-o UserKnownHostsFile="$W/u1 $W/u2") wrap=()
+  [ $DFLT = 1 ] && { ukh=(); wrap=(in_home env HOME="$PW_HOME"); }
   if [ "$tool" = ssh ]; then
-    timeout 30 ssh -F none -o BatchMode=yes -o StrictHostKeyChecking="$mode" \
-      -o UserKnownHostsFile="$W/u1 $W/u2" -o GlobalKnownHostsFile="$W/g" \
+    "${wrap[@]}" timeout 30 ssh -F none -o BatchMode=yes -o StrictHostKeyChecking="$mode" \
+      "${ukh[@]}" -o GlobalKnownHostsFile="$W/g" \
       -o HostKeyAlgorithms=ssh-ed25519 -o UpdateHostKeys=no -o CheckHostIP=no \
       -o ConnectTimeout=5 -o IdentitiesOnly=yes -o PasswordAuthentication=no \
       -i "$BG_KEY" -p "$PORT" "root@$ADDR" true </dev/null >/dev/null 2>"$W/err" || rc=$?
   else
-    timeout 30 "$BOXGATE" --config "$W/boxgate.ini" exec --boxes h1 -- true </dev/null >/dev/null 2>"$W/err" || rc=$?
+    "${wrap[@]}" timeout 30 "$BOXGATE" --config "$W/boxgate.ini" exec --boxes h1 -- true </dev/null >/dev/null 2>"$W/err" || rc=$?
     # Host-key refusals are BG_EHOSTKEY: exit 3.
     [ "$rc" = 0 ] || [ "$rc" = 3 ] || echo "boxgate exit $rc (wanted 0 or 3)" >"$W/err.bad"
   fi
@@ -184,24 +224,43 @@ run_tool() {
     elif grep -Eq 'No .* host key is known|is not known' "$W/err"; then why=UNKNOWN; fi
     SIG=refused:$why
   fi
-  local changed=unchanged
+  local changed=unchanged w
   for f in u1 u2 g; do
-    if [ -e "$c/$f" ] || [ -e "$W/$f" ]; then cmp -s "$c/$f" "$W/$f" 2>/dev/null || changed=recorded; fi
+    w=$(fpath "$W" "$f")
+    if [ -e "$c/$f" ] || [ -e "$w" ]; then cmp -s "$c/$f" "$w" 2>/dev/null || changed=recorded; fi
   done
   SIG="$SIG $changed"
 }
 
-files_of() { for f in u1 u2 g; do [ -e "$1/$f" ] && { printf '%s: ' "$f"; od -c "$1/$f" | head -20; }; done; }
+files_of() { for f in u1 u2 g; do [ -e "$(fpath "$1" "$f")" ] && { printf '%s: ' "$f"; od -c "$(fpath "$1" "$f")" | head -20; }; done; }
+
+# The default cases need a private mount namespace; without one they are skipped.
+DFLT_OK=1
+mkdir -p "$BG_TMP/mnt"
+W=$BG_TMP/mnt; mkdir -p "$W/home"; : >"$W/home/probe"
+if ! in_home test -e "$PW_HOME/probe" 2>/dev/null; then DFLT_OK=0; fi
+[ $DFLT_OK = 1 ] && [ ! -e "$PW_HOME/probe" ] || DFLT_OK=0
+G=$(in_home ssh -F none -G "$A" 2>/dev/null | sed -n 's/^userknownhostsfile //p')
+if [ $DFLT_OK = 1 ]; then
+  [ "$G" = "$PW_HOME/.ssh/known_hosts $PW_HOME/.ssh/known_hosts2" ] \
+    && ok "ssh -G: the default user files are ~/.ssh/known_hosts and ~/.ssh/known_hosts2" \
+    || not_ok "ssh -G default userknownhostsfile: '$G'"
+else
+  ok "# SKIP no private mount namespace (unshare -m): the default-file cases are not run"
+fi
 
 n_agree=0 n_known=0 n_runs=0
+ALL=("${CASES[@]}")
+[ $DFLT_OK = 1 ] && ALL+=("${DCASES[@]}")
 for mode in yes accept-new; do
-  for name in "${CASES[@]}"; do
+  for name in "${ALL[@]}"; do
+    DFLT=0; [[ $name == d-* ]] && DFLT=1
     n_runs=$((n_runs + 1))
     run_tool ssh "$name" "$mode"; ssh_sig=$SIG
     run_tool bg "$name" "$mode"; bg_sig=$SIG
     same_files=1
     for f in u1 u2 g; do
-      a=$BG_TMP/run/ssh/$f b=$BG_TMP/run/bg/$f
+      a=$(fpath "$BG_TMP/run/ssh" "$f") b=$(fpath "$BG_TMP/run/bg" "$f")
       if [ -e "$a" ] || [ -e "$b" ]; then cmp -s "$a" "$b" 2>/dev/null || same_files=0; fi
     done
     bad_rc=$(cat "$BG_TMP/run/bg/err.bad" 2>/dev/null)
@@ -224,8 +283,9 @@ for mode in yes accept-new; do
     fi
   done
 done
+DFLT=0
 [ $((n_agree + n_known)) = "$n_runs" ] \
-  && ok "oracle: ${#CASES[@]} cases x 2 modes: $n_agree agree with ssh, $n_known known differences" \
+  && ok "oracle: ${#ALL[@]} cases x 2 modes: $n_agree agree with ssh, $n_known known differences" \
   || not_ok "oracle: only $n_agree of $n_runs runs agree with ssh ($n_known known differences)"
 
 # ---- what boxgate says ----
@@ -261,5 +321,21 @@ bgcase garbage-only yes exec --boxes h1 -- true
   || { not_ok "unparsable lines warned: $(grep -c 'cannot parse' "$ERR_FILE")"; diag "$(cat "$ERR_FILE")"; }
 bgcase port-empty accept-new exec --boxes h1 -- true
 has "$ERR_FILE" "Permanently added '\[$A\]:$P' \(ED25519\)" "accept-new says what it recorded, as ssh does"
+# A FIFO named as a known_hosts file is skipped with a warning (ssh would wait
+# on it for ever); the key in the other file still decides.
+prepare bg second-file-match yes
+rm -f "$W/u1" && mkfifo "$W/u1"
+rc=0; timeout 60 "$BOXGATE" --config "$W/boxgate.ini" exec --boxes h1 -- true </dev/null >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
+[ $rc = 0 ] && ok "a FIFO as the first known_hosts file: no hang, the second file's key admits the host" \
+  || { not_ok "a FIFO as a known_hosts file: exit $rc"; diag "$(cat "$ERR_FILE")"; }
+has "$ERR_FILE" "$W/u1: not a regular file; skipped" "... and the FIFO is named in a warning"
+
+if [ $DFLT_OK = 1 ]; then
+  DFLT=1; prepare bg d-second-pin yes
+  in_home env HOME="$PW_HOME" "$BOXGATE" --config "$W/boxgate.ini" exec --boxes h1 -- true >"$OUT_FILE" 2>"$ERR_FILE"
+  has "$ERR_FILE" "REMOTE HOST IDENTIFICATION HAS CHANGED.*offending ED25519 key in $PW_HOME/.ssh/known_hosts2:1" \
+    "no known_hosts setting: a pin in ~/.ssh/known_hosts2 is refused as CHANGED and named"
+  DFLT=0
+fi
 
 finish

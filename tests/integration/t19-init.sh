@@ -89,4 +89,39 @@ else
 fi
 expect_rc 2 "init takes no operand" "$BOXGATE" init extra
 has "$ERR_FILE" "init: unexpected argument 'extra'" "... naming it"
+# Nothing from outside becomes live configuration: a directory whose name holds
+# newlines and an ini section, CR, tab, ESC and DEL, and hostile ssh_config Host names.
+mkdir -p "$BG_TMP/hostile/.ssh"
+{
+  printf 'Host ok-1 "evil]" "[box x]" a;b "sp ace" "#hash" =eq\n'
+  printf 'Host "ctl\001x" "del\177x" tab\tok-2\n'
+  printf 'Host "cr\rx" ok-3\n'
+  printf 'Host "[box injected2]"\n  HostName evil.example\n'
+} >"$BG_TMP/hostile/.ssh/config"
+odd=$BG_TMP/$'odd\n[box injected]\nhost = evil.example\r\n[pool p]\nslots = injected:0\t\e\x7f'
+mkdir -p "$odd/.git" && cd "$odd" || exit 1
+HOME=$BG_TMP/hostile expect_rc 0 "init in a directory named with newlines and a [box] line" "$BOXGATE" init
+ini=$odd/boxgate.ini
+has "$ini" '^# boxgate configuration for .*/odd\\x0a\[box injected\]\\x0ahost = evil.example\\x0d\\x0a\[pool p\]\\x0aslots = injected:0\\x09\\x1b\\x7f, written by' \
+  "... the name is written escaped, on its comment line"
+hasnt "$ini" '^[^#;[]' "... every line is still a comment or a commented setting"
+hasnt "$ini" $'[\x01-\x08\x0b-\x1f\x7f]' "... and no control character reaches the file"
+has "$ini" '^; repo = /home/ubuntu/REPO ' "... the box's repository is left for the user to name"
+expect_rc 0 "... the starter as written loads" "$BOXGATE" --config "$ini" config check --json
+pycheck "... to the built-in local box alone, no pool" '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert [b["name"] for b in doc["boxes"]] == ["local"], doc["boxes"]
+' "$OUT_FILE"
+has "$ERR_FILE" "\(--config; 1 boxes, 0 pools\)" "... no pool either"
+sed 's/^; //' "$ini" >"$BG_TMP/hostile.ini"
+expect_rc 0 "... and uncommented it loads" "$BOXGATE" --config "$BG_TMP/hostile.ini" config check --json
+pycheck "... to exactly the plain Host names offered, hostile ones skipped" '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+names = [b["name"] for b in doc["boxes"]]
+assert names == ["local", "ok-1", "tab", "ok-2", "ok-3"], names
+' "$OUT_FILE"
+has "$ERR_FILE" "configuration OK: .*\(--config; 5 boxes, 1 pools\)" "... and the one pool offered"
+cd "$BG_TMP" || exit 1
 finish

@@ -64,6 +64,30 @@ has "$OUT_FILE" "--kind +-> pass" "explain: --kind passes"
 has "$OUT_FILE" "agent-[0-9a-f]{16} run .*--timeout 9 .*--env 'MPK_GG_DECODE_M1=1'.* -- ./gate.sh --kind gemv_m1 --shape q_b" "explain: the exact remote command"
 [ ! -d "$BG_HOST_1_ROOT/.cache/boxgate" ] && ok "explain touched nothing on the box" || not_ok "explain installed something"
 
+# Numbers on the command line are parsed and passed in their canonical form: a
+# bash gate reads 08 as a bad octal number. A GPU named twice is an error.
+expect_rc 0 "explain: --gate-timeout 08 is a number" bg explain g1 -- --kind x --gate-timeout 08
+has "$OUT_FILE" "--gate-timeout +-> env MPK_GATE_TIMEOUT_S=8 " "... the gate is given 8, not 08"
+has "$OUT_FILE" "--timeout 8 .*--env 'MPK_GATE_TIMEOUT_S=8' " "... in the remote command too"
+hasnt "$OUT_FILE" "MPK_GATE_TIMEOUT_S=08" "... and 08 appears nowhere"
+expect_rc 2 "explain: --timeout 0 is refused, not taken as the default" bg explain g1 --timeout 0 -- --kind x
+has "$ERR_FILE" "explain: --timeout wants whole seconds from 1 to 604800, got '0'" "... naming the bounds"
+expect_rc 0 "explain: --timeout 05 is 5" bg explain g1 --timeout 05 -- --kind x
+has "$OUT_FILE" "agent-[0-9a-f]{16} run .*--timeout 5 " "... passed as 5"
+printf '[box gp]\nhost = %s\nport = %s\nrepo = /root/repo\ngate = gate.sh\ngpus = 0-3\nrequire_gpu = no\n' \
+  "$BG_BLACKHOLE_ADDR" "$BG_BLACKHOLE_PORT" >>"$INI"
+expect_rc 0 "explain: --gpu 00 is GPU 0" bg explain gp --gpu 00 -- x
+has "$OUT_FILE" "run .*--gpus 0 " "... passed as 0"
+expect_rc 0 "explain: --gpu 3,01 is GPUs 1 and 3" bg explain gp --gpu 3,01 -- x
+has "$OUT_FILE" "run .*--gpus 1,3 " "... passed as 1,3"
+for v in '0,0' '0-2,1' '3,0-3'; do
+  expect_rc 2 "--gpu $v names a GPU twice: refused" bg explain gp --gpu "$v" -- x
+  has "$ERR_FILE" "explain: --gpu $v: GPU [0-9] is named twice" "... naming the GPU"
+done
+for v in ' 0' '0 ' '1, 2' $'0\t' '' ',' '0,' '+1' '-1' '0x1' '1e0' '4'; do
+  expect_rc 2 "--gpu '$v' refused" bg explain gp --gpu "$v" -- x
+done
+
 # --- a passing run: agent installed on demand, lines live, env translated ---
 expect_rc 0 "a passing gate exits 0" bg run g1 -- --kind gemv_m1 --shape q_b --configs q_b --decode-m1 --mode pass
 has "$ERR_FILE" "agent installed \(prebuilt\)" "the agent was installed on first use"
@@ -107,7 +131,8 @@ expect_rc 124 "a gate ignoring SIGTERM times out" bg run g1 --timeout 2 -- --mod
 wait_gone 'sleep.102\.25' && ok "the SIGTERM-ignoring gate is gone" || not_ok "ignore-term survived"
 expect_rc 124 "a gate whose children escaped (setsid, double fork) times out" bg run g1 --timeout 2 -- --mode escape --tag 3
 wait_gone 'sleep.(2003|3003|4003)\.5' && ok "setsid grandchild and double-forked child are gone" || not_ok "escapees survived"
-expect_rc 124 "MPK_GATE_TIMEOUT_S through the shim sets the watchdog" bg run g1 -- --mode sleep --tag 4 --gate-timeout 2
+expect_rc 124 "MPK_GATE_TIMEOUT_S through the shim sets the watchdog" bg run g1 -- --mode sleep --tag 4 --gate-timeout 02
+has "$OUT_FILE" "MPK_GATE_TIMEOUT_S=2 " "... and the gate was given 2, not 02"
 wait_gone 'sleep.1004\.5' && ok "gate gone after the shim-given timeout" || not_ok "sleep 1004.5 survived"
 
 # --- the client goes away ---

@@ -1200,7 +1200,7 @@ static void test_ssh_resolution(void **state)
 	assert_string_equal(lab->hostname, "n1.lab");
 	conf_release(&c);
 
-	/* No [defaults] either: $USER, 22, ~/.ssh/known_hosts, 10 s. */
+	/* No [defaults] either: $USER, 22, ssh's ~/.ssh/known_hosts{,2}, 10 s. */
 	char *ini2 = xasprintf("[defaults]\nssh_config = %s/none\n[box z]\nhost = z\n", tmpdir);
 	load_ok(&c, ini2, NULL);
 	free(ini2);
@@ -1208,8 +1208,12 @@ static void test_ssh_resolution(void **state)
 	assert_string_equal(z->user, "tester");
 	assert_int_equal(z->port, 22);
 	assert_int_equal(z->connect_timeout_s, 10);
+	assert_int_equal(z->n_known_hosts, 2);
 	w = xasprintf("%s/.ssh/known_hosts", home);
 	assert_string_equal(z->known_hosts[0], w);
+	free(w);
+	w = xasprintf("%s/.ssh/known_hosts2", home);
+	assert_string_equal(z->known_hosts[1], w);
 	free(w);
 	conf_release(&c);
 
