@@ -110,6 +110,12 @@ expect_rc 0 "-n with input waiting" bg_in "$BG_TMP/in5" -n --boxes 'h1,local' --
 [ "$(grep -cx '[a-z0-9]*: 0' "$OUT_FILE")" = 2 ] && ok "-n: the command reads nothing" || { not_ok "-n"; diag "$(cat "$OUT_FILE")"; }
 expect_rc 0 "--no-stdin with an endless pipe" sh -c "yes | timeout 30 \"$BOXGATE\" --config \"$BG_CONFIG\" exec --no-stdin --boxes h1 -- 'cat | wc -c'"
 has "$OUT_FILE" '^h1: 0$' "--no-stdin: a command reading stdin ends at once"
+# A closed stdin (and stdout) reads as empty: it once handed fd 0 to the first file boxgate
+# opened, and exec on ssh boxes hung reading it.
+expect_rc 0 "a closed stdin on two ssh boxes and the local one" sh -c "timeout 30 \"$BOXGATE\" --config \"$BG_CONFIG\" exec --boxes h1,h2,local -- 'cat | wc -c' <&-"
+[ "$(grep -cx '[a-z0-9]*: 0' "$OUT_FILE")" = 3 ] && hasnt "$ERR_FILE" 'Bad file descriptor' "a closed stdin: every command reads nothing, no error" \
+  || { not_ok "a closed stdin"; diag "$(cat "$OUT_FILE" "$ERR_FILE")"; }
+expect_rc 0 "a closed stdout: the run still ends with the commands' status" sh -c "timeout 30 \"$BOXGATE\" --config \"$BG_CONFIG\" exec --boxes h1,local -- 'echo hi' >&-"
 if command -v script >/dev/null; then
   timeout 30 script -qec "\"$BOXGATE\" --config \"$BG_CONFIG\" exec --boxes h1,local -- 'cat | wc -c'" /dev/null >"$BG_TMP/tty.out" 2>&1
   rc=$?
