@@ -6,6 +6,7 @@
 # pushed first (a verifier's refusal stops the campaign before any job); a kernel file is
 # overlaid; Ctrl-C stops and says what is left; bad campaign files are FILE:LINE errors.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
 hosts_up 8
@@ -239,8 +240,8 @@ for _ in $(seq 1 100); do [ "$(LOGS | grep -c '^start')" -ge 2 ] && break; sleep
 kill -INT $cpid; wait $cpid; rc=$?
 [ "$rc" = 130 ] && ok "Ctrl-C: exit 130" || not_ok "Ctrl-C: exit $rc"
 has "$BG_TMP/c.err" 'campaign c: 40 jobs left \(interrupted\); run the same command again' "it says what is left"
-sleep 0.5
-[ -z "$(for i in 1 2; do "$HOSTS" exec "$D" "$i" pgrep -f 'sleep 2$' 2>/dev/null; done)" ] && ok "no gate is left running on the boxes" || not_ok "a gate survived Ctrl-C"
+no_gate_left() { [ -z "$(for i in 1 2; do "$HOSTS" exec "$D" "$i" pgrep -f 'sleep 2$' 2>/dev/null; done)" ]; }
+wait_until 1 no_gate_left && ok "no gate is left running on the boxes (within 1 s; the gates would run 2 s)" || not_ok "a gate survived Ctrl-C"
 pycheck "the cut attempts are recorded final: false" '
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
