@@ -241,7 +241,13 @@ kill -INT $cpid; wait $cpid; rc=$?
 [ "$rc" = 130 ] && ok "Ctrl-C: exit 130" || not_ok "Ctrl-C: exit $rc"
 has "$BG_TMP/c.err" 'campaign c: 40 jobs left \(interrupted\); run the same command again' "it says what is left"
 no_gate_left() { [ -z "$(for i in 1 2; do "$HOSTS" exec "$D" "$i" pgrep -f 'sleep 2$' 2>/dev/null; done)" ]; }
-wait_until 1 no_gate_left && ok "no gate is left running on the boxes (within 1 s; the gates would run 2 s)" || not_ok "a gate survived Ctrl-C"
+# Killed, not ended by themselves: once no gate runs, the gates cut by Ctrl-C logged a start
+# but no end (a gate left to run would log its end 2 s after its start).
+if wait_until 30 no_gate_left; then
+  starts=$(LOGS | grep -c '^start') ends=$(LOGS | grep -c '^end')
+  [ "$starts" -gt "$ends" ] && ok "no gate is left running on the boxes, and the running ones were cut ($starts started, $ends ended)" \
+    || not_ok "the gates ran to their end after Ctrl-C ($starts started, $ends ended)"
+else not_ok "a gate survived Ctrl-C"; fi
 pycheck "the cut attempts are recorded final: false" '
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
