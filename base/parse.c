@@ -22,6 +22,38 @@ bool bg_parse_seconds(const char *s, long min, long max, long *out)
 	return true;
 }
 
+bool bg_parse_seconds_ms(const char *s, long long min_ms, long long max_ms, long long *out_ms)
+{
+	long long whole = 0, frac = 0;
+	const char *p = s;
+	if (!s || !(*p >= '0' && *p <= '9'))
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (whole > 1000000000LL)
+			return false;
+		whole = whole * 10 + (*p - '0');
+	}
+	if (*p == '.') {
+		int digits = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (digits == 3)
+				return false; /* finer than a millisecond */
+			frac = frac * 10 + (*p - '0');
+		}
+		if (digits == 0)
+			return false;
+		for (; digits < 3; digits++)
+			frac *= 10;
+	}
+	if (*p)
+		return false;
+	long long ms = whole * 1000 + frac;
+	if (ms < min_ms || ms > max_ms)
+		return false;
+	*out_ms = ms;
+	return true;
+}
+
 static bool parse_uint(const char **p, unsigned long *v)
 {
 	const char *s = *p;

@@ -409,7 +409,8 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	spec.lock_wait_s = s->spec->lock_wait_s;
 	if (sl->standby) {
 		/* behind the partner's job: as long as that may take */
-		int behind = b->ga[j->index].timeout_s + spec.grace_s + STANDBY_MARGIN_S;
+		int behind = b->ga[j->index].timeout_s + (int)((spec.grace_ms + 999) / 1000) +
+			     STANDBY_MARGIN_S;
 		if (behind > spec.lock_wait_s)
 			spec.lock_wait_s = behind;
 	}
@@ -420,7 +421,8 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	policy.bar = b->ga[j->index].bar;
 	policy.sum_tolerance = s->spec->sum_tol / 100.0;
 	struct job_view view = {.s = s, .sl = sl, .j = j, .attempt = ev.attempt};
-	gate_callbacks cb = {on_line, on_result, on_locked, &view};
+	gate_callbacks cb = {on_line, on_result, on_locked, &view,
+			     GATE_HEARTBEAT_EVERY_MS(b->ga[j->index].spec.heartbeat_ms)};
 	gate_outcome out = {0};
 	t0 = results_now_ms();
 	int rc = gate_run(sl->conn, cmdline, &policy, &cb, s->stop, &out, &err);

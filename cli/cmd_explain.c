@@ -84,9 +84,10 @@ static void print_json(const gate_args *ga, const char *cmd, const struct sweep_
 	/* The local box takes GPU 0 when the machine turns out to have one. */
 	cJSON_AddBoolToObject(o, "gpu_if_found", !ga->spec.gpus && local);
 	cJSON_AddNumberToObject(o, "timeout_s", ga->spec.timeout_s);
-	cJSON_AddNumberToObject(o, "grace_s", ga->spec.grace_s);
-	cJSON_AddNumberToObject(o, "heartbeat_s", ga->spec.heartbeat_s);
-	cJSON_AddNumberToObject(o, "heartbeat_every_s", GATE_HEARTBEAT_MS / 1000);
+	cJSON_AddNumberToObject(o, "grace_s", ga->spec.grace_ms / 1000.0);
+	cJSON_AddNumberToObject(o, "heartbeat_s", ga->spec.heartbeat_ms / 1000.0);
+	cJSON_AddNumberToObject(o, "heartbeat_every_s",
+				GATE_HEARTBEAT_EVERY_MS(ga->spec.heartbeat_ms) / 1000.0);
 	if (sw->n) {
 		cJSON *s = cJSON_AddObjectToObject(o, "sweep");
 		cJSON_AddNumberToObject(s, "num_workers", sw->count);
@@ -128,8 +129,8 @@ static void print_text(const gate_args *ga, const char *cmd)
 				 : (ga->box->transport == CONF_TRANSPORT_LOCAL
 					    ? " (GPU 0 if this machine has one)"
 					    : ""));
-	cli_printf(stdout, "timeout: %d s (grace %d s, heartbeat %d s)\n", ga->spec.timeout_s,
-		   ga->spec.grace_s, ga->spec.heartbeat_s);
+	cli_printf(stdout, "timeout: %d s (grace %g s, heartbeat %g s)\n", ga->spec.timeout_s,
+		   ga->spec.grace_ms / 1000.0, ga->spec.heartbeat_ms / 1000.0);
 	cli_printf(stdout, "arguments:\n");
 	for (size_t i = 0; i < ga->shim.n_words; i++) {
 		const shim_word *w = &ga->shim.words[i];
@@ -145,8 +146,8 @@ static void print_text(const gate_args *ga, const char *cmd)
 	cli_printf(stdout,
 		   "agent stdin: 'nonce <random hex>' (new each run; the agent frames its own "
 		   "lines with it),\n"
-		   "  then 'hb' every %d s\n",
-		   GATE_HEARTBEAT_MS / 1000);
+		   "  then 'hb' every %g s\n",
+		   GATE_HEARTBEAT_EVERY_MS(ga->spec.heartbeat_ms) / 1000.0);
 }
 
 static int explain_one(cli_ctx *ctx, void *opts, const cli_args *args, const struct sweep_at *sw)

@@ -452,7 +452,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 	view.ga = ga;
 	view.color_out = !ga->json && cli_color(stdout);
 	view.color_err = !ga->json && cli_color(stderr);
-	gate_callbacks cb = {print_line, print_result, NULL, &view};
+	gate_callbacks cb = {print_line, print_result, NULL, &view,
+			     GATE_HEARTBEAT_EVERY_MS(ga->spec.heartbeat_ms)};
 	if (st->line) {
 		cb.on_locked = leave_line;
 		view.line = st->line;

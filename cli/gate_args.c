@@ -202,8 +202,9 @@ int gate_args_parse(cli_ctx *ctx, const gate_opts *opts, const cli_args *args, g
 		.gpus = ga->gpus,
 		.shim = &ga->shim,
 		.timeout_s = ga->timeout_s,
-		.grace_s = ga->box->kill_grace_s > 0 ? ga->box->kill_grace_s : 5,
-		.heartbeat_s = ga->box->heartbeat_timeout_s > 0 ? ga->box->heartbeat_timeout_s : 15,
+		.grace_ms = ga->box->kill_grace_ms >= 0 ? ga->box->kill_grace_ms : 5000,
+		.heartbeat_ms =
+			ga->box->heartbeat_timeout_ms > 0 ? ga->box->heartbeat_timeout_ms : 15000,
 		.lock_wait_s = ga->box->lock_wait_s,
 		.require_gpu = ga->box->gpu_policy == CONF_GPU_REQUIRED,
 		.tag = ga->tag,

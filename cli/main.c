@@ -1,4 +1,5 @@
 /* boxgate: run faithful GPU kernel gates on remote boxes, safely. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,25 @@ static int run_command(const cli_cmd *cmd, cli_ctx *ctx, int argc, char **argv)
 	return code;
 }
 
+/* A closed standard descriptor would be handed to the first file boxgate
+ * opens (the config, a socket, the stdin spool), which exec would then read
+ * as its input or write output into: /dev/null stands in for it. */
+static void open_std_fds(void)
+{
+	int fd;
+	while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd <= 2)
+		;
+	if (fd > 2)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	cli_ctx ctx = {.argv0 = argv[0]};
 	bg_err err = {0};
 	int i = 1;
 
+	open_std_fds();
 	signal(SIGPIPE, SIG_IGN);
 	ctx.config_path = NULL;
 	for (; i < argc && argv[i][0] == '-'; i++) {

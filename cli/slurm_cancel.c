@@ -37,7 +37,8 @@ bool cli_slurm_cancel(const conf_box *box, const char *cmdline, bool accept_new)
 	else
 		cli_printf(stderr,
 			   "boxgate: %s: the link was lost and Slurm job %s could not be "
-			   "cancelled (%s): its agent ends it within %d s\n",
-			   box->name, name, err.msg, box->heartbeat_timeout_s + box->kill_grace_s);
+			   "cancelled (%s): its agent ends it within %g s\n",
+			   box->name, name, err.msg,
+			   (box->heartbeat_timeout_ms + box->kill_grace_ms) / 1000.0);
 	return rc == 0;
 }

@@ -78,10 +78,10 @@ typedef struct conf_box {
 	char *gpus;                 /* as written: "0-7", "0,2,3"; NULL when none configured */
 	conf_gpu_policy gpu_policy; /* require_gpu = yes|no (default yes for ssh, no for local) */
 	int gate_timeout_s;         /* default 420 */
-	int heartbeat_timeout_s;    /* default 15 */
-	int kill_grace_s;           /* default 5 */
-	int lock_wait_s;            /* default 0: refuse at once when the slot is held */
-	char **allow;               /* flags the entry point accepts */
+	long long heartbeat_timeout_ms; /* heartbeat_timeout_s, default 15 s */
+	long long kill_grace_ms;        /* kill_grace_s, default 5 s */
+	int lock_wait_s;                /* default 0: refuse at once when the slot is held */
+	char **allow;                   /* flags the entry point accepts */
 	size_t n_allow;
 	conf_env_rule *env; /* flag -> environment translations */
 	size_t n_env;

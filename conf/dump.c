@@ -103,8 +103,8 @@ static void dump_box(dumper *d, const conf_box *b)
 		emit(d, "; gpus: all the box has");
 	emit(d, "require_gpu = %s", b->gpu_policy == CONF_GPU_REQUIRED ? "yes" : "no");
 	emit(d, "gate_timeout_s = %d", b->gate_timeout_s);
-	emit(d, "heartbeat_timeout_s = %d", b->heartbeat_timeout_s);
-	emit(d, "kill_grace_s = %d", b->kill_grace_s);
+	emit(d, "heartbeat_timeout_s = %g", b->heartbeat_timeout_ms / 1000.0);
+	emit(d, "kill_grace_s = %g", b->kill_grace_ms / 1000.0);
 	emit(d, "lock_wait_s = %d", b->lock_wait_s);
 	if (b->n_allow)
 		emit_list(d, "allow", b->allow, b->n_allow);

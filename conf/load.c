@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 
@@ -31,7 +32,8 @@ enum key_type {
 	T_ENVNAME,
 	T_TRANSPORT,
 	T_LIST,
-	T_PCT
+	T_PCT,
+	T_SECS /* seconds with up to 3 decimals; min and max in ms */
 };
 
 static const struct keydef {
@@ -50,8 +52,8 @@ static const struct keydef {
 	{"connect_timeout_s", K_CONNECT_TIMEOUT, IN_BOTH, T_INT, 1, 3600},
 	{"keepalive_s", K_KEEPALIVE, IN_BOTH, T_INT, 0, 3600},
 	{"gate_timeout_s", K_GATE_TIMEOUT, IN_BOTH, T_INT, 1, 7 * 86400},
-	{"heartbeat_timeout_s", K_HEARTBEAT_TIMEOUT, IN_BOTH, T_INT, 1, 86400},
-	{"kill_grace_s", K_KILL_GRACE, IN_BOTH, T_INT, 0, 3600},
+	{"heartbeat_timeout_s", K_HEARTBEAT_TIMEOUT, IN_BOTH, T_SECS, 100, 86400000},
+	{"kill_grace_s", K_KILL_GRACE, IN_BOTH, T_SECS, 0, 3600000},
 	{"lock_wait_s", K_LOCK_WAIT, IN_BOTH, T_INT, 0, 7 * 86400},
 	{"repo", K_REPO, IN_BOTH, T_STR, 0, 0},
 	{"gate", K_GATE, IN_BOTH, T_STR, 0, 0},
@@ -343,6 +345,15 @@ static int check_value(load_ctx *lc, const struct keydef *kd, const char *v, int
 		if (!ok || x < kd->min || x > kd->max)
 			return fail(lc, line, "%s must be an integer %ld-%ld, got '%s'", kd->name,
 				    kd->min, kd->max, v);
+		return 0;
+	}
+	case T_SECS: {
+		long long ms;
+		if (!bg_parse_seconds_ms(v, kd->min, kd->max, &ms))
+			return fail(lc, line,
+				    "%s must be seconds from %g to %g, with at most 3 decimals "
+				    "(2, 0.5), got '%s'",
+				    kd->name, kd->min / 1000.0, kd->max / 1000.0, v);
 		return 0;
 	}
 	case T_PCT: {

@@ -12,6 +12,7 @@
 #include "conf/internal.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "conf/jumpspec.h"
@@ -54,6 +56,15 @@ static int pick_int(const conf_layer *box, const conf_layer *def, enum conf_key 
 {
 	const char *v = pick_str(box, def, k);
 	return v ? atoi(v) : dflt;
+}
+
+/* A T_SECS value (checked by the loader) in milliseconds. */
+static long long pick_ms(const conf_layer *box, const conf_layer *def, enum conf_key k,
+			 long long dflt)
+{
+	const char *v = pick_str(box, def, k);
+	long long ms;
+	return v && bg_parse_seconds_ms(v, 0, LLONG_MAX, &ms) ? ms : dflt;
 }
 
 static bool truthy(const char *v)
@@ -398,8 +409,8 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 		v && strcmp(v, "accept-new") == 0 ? CONF_HKC_ACCEPT_NEW : CONF_HKC_STRICT;
 	b->keepalive_s = pick_int(L, D, K_KEEPALIVE, 5);
 	b->gate_timeout_s = pick_int(L, D, K_GATE_TIMEOUT, 420);
-	b->heartbeat_timeout_s = pick_int(L, D, K_HEARTBEAT_TIMEOUT, 15);
-	b->kill_grace_s = pick_int(L, D, K_KILL_GRACE, 5);
+	b->heartbeat_timeout_ms = pick_ms(L, D, K_HEARTBEAT_TIMEOUT, 15000);
+	b->kill_grace_ms = pick_ms(L, D, K_KILL_GRACE, 5000);
 	b->lock_wait_s = pick_int(L, D, K_LOCK_WAIT, 0);
 
 	if ((v = pick_str(L, D, K_REPO)))

@@ -24,6 +24,17 @@ static void add_opt(strbuf *s, const char *name, const char *value)
 	bg_quote(s, value);
 }
 
+/* Milliseconds as the agent reads seconds: "5", "0.5", "0.125". */
+static void add_secs(strbuf *s, const char *name, long long ms)
+{
+	char buf[40];
+	if (ms % 1000 == 0)
+		snprintf(buf, sizeof(buf), "%lld", ms / 1000);
+	else
+		snprintf(buf, sizeof(buf), "%lld.%03lld", ms / 1000, ms % 1000);
+	add_opt(s, name, buf);
+}
+
 static void add_int(strbuf *s, const char *name, int v)
 {
 	char buf[32];
@@ -78,8 +89,8 @@ char *gate_command_line(const gate_spec *g)
 	if (g->tag)
 		add_opt(&s, AGENT_OPT_TAG, g->tag);
 	add_int(&s, AGENT_OPT_TIMEOUT, g->timeout_s);
-	add_int(&s, AGENT_OPT_GRACE, g->grace_s);
-	add_int(&s, AGENT_OPT_HEARTBEAT, g->heartbeat_s);
+	add_secs(&s, AGENT_OPT_GRACE, g->grace_ms);
+	add_secs(&s, AGENT_OPT_HEARTBEAT, g->heartbeat_ms);
 	add_int(&s, AGENT_OPT_LOCK_WAIT, g->lock_wait_s);
 	add_opt(&s, AGENT_OPT_REQUIRE_GPU, g->require_gpu ? "yes" : "no");
 	if (g->cwd) {
@@ -298,7 +309,8 @@ static void pump(struct run_state *rs)
 	int64_t now = bg_now_ms();
 	if (now >= rs->next_hb) {
 		remote_exec_write(rs->e, AGENT_IN_HEARTBEAT "\n", strlen(AGENT_IN_HEARTBEAT "\n"));
-		rs->next_hb = now + GATE_HEARTBEAT_MS;
+		rs->next_hb =
+			now + (rs->cb->hb_every_ms > 0 ? rs->cb->hb_every_ms : GATE_HEARTBEAT_MS);
 	}
 }
 

@@ -35,7 +35,8 @@ typedef struct gate_spec {
 	const char *entry; /* the gate's entry point (relative to repo or absolute) */
 	const char *gpus;  /* slot GPUs "0" / "0,1", NULL for a CPU slot */
 	const shim_result *shim;
-	int timeout_s, grace_s, heartbeat_s, lock_wait_s;
+	int timeout_s, lock_wait_s;
+	long long grace_ms, heartbeat_ms;
 	bool require_gpu;
 	const char *tag; /* holder tag for the slot lock */
 	const char *cwd; /* the gate's directory, an absolute path on the box (a shadow
@@ -62,6 +63,9 @@ typedef struct gate_callbacks {
 	/* The agent has taken the slot's lock (may be NULL). */
 	void (*on_locked)(void *ctx);
 	void *ctx;
+	/* How often the client says it is alive: GATE_HEARTBEAT_EVERY_MS of the
+	 * spec's heartbeat_ms; 0 means GATE_HEARTBEAT_MS. */
+	long long hb_every_ms;
 } gate_callbacks;
 
 typedef struct gate_outcome {
@@ -89,8 +93,11 @@ typedef struct gate_outcome {
 	char problems[512];  /* of the last result */
 } gate_outcome;
 
-/* Heartbeat period: the agent is told to give up after spec->heartbeat_s. */
+/* Heartbeat period: the agent is told to give up after spec->heartbeat_ms;
+ * a shorter timeout gets heartbeats four times within it. */
 #define GATE_HEARTBEAT_MS 2000
+#define GATE_HEARTBEAT_EVERY_MS(hb_ms)                                                             \
+	((hb_ms) / 4 < GATE_HEARTBEAT_MS ? ((hb_ms) / 4 > 0 ? (hb_ms) / 4 : 1) : GATE_HEARTBEAT_MS)
 /* Output waiting for a slow reader of the caller's stdout. */
 #define GATE_OUTQ_MAX ((size_t)256 * 1024 * 1024)
 

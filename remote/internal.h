@@ -54,6 +54,9 @@ struct remote_exec {
 	char exec_id[33];
 	/* ssh */
 	LIBSSH2_CHANNEL *ch;
+	/* A stdin write or EOF that libssh2 holds part-sent: the transport
+	 * takes no other packet (a close, a keepalive) until it is finished. */
+	bool send_pending;
 	/* The wrapper's status trailer on stderr (ssh_exec.c): its prefix, how
 	 * much of it is held back, the status text after it. */
 	char trailer[40];

@@ -212,25 +212,47 @@ static int drain(remote_exec *e, int stream_id)
 	return got;
 }
 
-static int pump_stdin(remote_exec *e)
+/* libssh2 keeps a packet that the socket took only part of and refuses any
+ * other packet until it is sent whole (LIBSSH2_ERROR_BAD_USE). An EAGAIN
+ * with the socket full (outbound) leaves such a packet; one for a closed
+ * window does not. */
+static bool left_part_sent(remote_exec *e)
 {
-	while (e->stdin_off < e->stdin_q.len) {
+	return libssh2_session_block_directions(e->conn->session) & LIBSSH2_SESSION_BLOCK_OUTBOUND;
+}
+
+/* Moves queued stdin to the channel. Once the command's side has ended
+ * (`ended`: EOF from the box) its stdin goes nowhere: only a packet already
+ * part-sent is finished, so that the close can follow, and the rest of the
+ * queue is dropped, as a pipe drops what its gone reader never took. */
+static int pump_stdin(remote_exec *e, bool ended)
+{
+	while (e->stdin_off < e->stdin_q.len && (!ended || e->send_pending)) {
 		ssize_t n = libssh2_channel_write(e->ch, e->stdin_q.buf + e->stdin_off,
 						  e->stdin_q.len - e->stdin_off);
-		if (n == LIBSSH2_ERROR_EAGAIN)
+		if (n == LIBSSH2_ERROR_EAGAIN) {
+			e->send_pending = left_part_sent(e);
 			return 0;
+		}
+		e->send_pending = false;
 		if (n < 0)
 			return (int)n;
 		e->stdin_off += (size_t)n;
 	}
+	if (ended && !e->send_pending)
+		e->stdin_off = e->stdin_q.len;
 	if (e->stdin_off == e->stdin_q.len && e->stdin_off > 0) {
 		strbuf_reset(&e->stdin_q);
 		e->stdin_off = 0;
 	}
-	if (e->stdin_close && !e->stdin_closed && e->stdin_q.len == 0) {
+	if (e->stdin_close && !e->stdin_closed && e->stdin_q.len == 0 && !e->send_pending) {
 		int r = libssh2_channel_send_eof(e->ch);
-		if (r == LIBSSH2_ERROR_EAGAIN)
+		if (r == LIBSSH2_ERROR_EAGAIN) {
+			/* libssh2 resends a part-sent EOF only when asked from the
+			 * same place: the next round here, never the close. */
+			e->send_pending = left_part_sent(e);
 			return 0;
+		}
 		e->stdin_closed = true; /* a refused EOF means the channel is going away anyway */
 	}
 	return 0;
@@ -285,7 +307,8 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			return bg_fail(err, BG_ECONNECT, "%s: connection lost: %s", name,
 				       remote_ssh_errmsg(c->session));
 		}
-		if (pump_stdin(e) < 0 &&
+		bool ended = libssh2_channel_eof(e->ch);
+		if (pump_stdin(e, ended) < 0 &&
 		    libssh2_session_last_errno(c->session) != LIBSSH2_ERROR_CHANNEL_EOF_SENT &&
 		    !libssh2_channel_eof(e->ch)) {
 			lost(e);
@@ -295,7 +318,10 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 		}
 		if (e->return_on_drain && e->stdin_q.len == 0)
 			return 0;
-		if (libssh2_channel_eof(e->ch) && a == 0 && b == 0) {
+		/* The close waits for a part-sent packet to go out whole: a
+		 * command that stopped reading and ended while input was still
+		 * on its way ends with its own status, not a lost connection. */
+		if (ended && a == 0 && b == 0 && !e->send_pending) {
 			int r = libssh2_channel_close(e->ch);
 			if (r == 0)
 				r = libssh2_channel_wait_closed(e->ch);

@@ -91,6 +91,15 @@ assert "--decode-m1" not in e["flags"] and e["flags"][:2] == ["--kind", "gemv_m1
 assert "MPK_GG_DECODE_M1=1" in e["env"], e["env"]
 assert "gate.sh" in e["remote_command"] and "sweep" not in e, e
 PY
+# Fractional seconds: what the config says is what the agent is told, kill_grace_s = 0 included.
+sed 's/^\[box g1\]$/[box g1]\nheartbeat_timeout_s = 0.25\nkill_grace_s = 0/' "$INI" >"$BG_TMP/frac.ini"
+expect_rc 0 "explain --json with heartbeat_timeout_s = 0.25, kill_grace_s = 0" "$BOXGATE" --config "$BG_TMP/frac.ini" explain g1 --json -- --kind gemv_m1
+pyok "explain --json: grace 0 s, heartbeat 0.25 s every 0.062 s, and so on the agent's command line" "$OUT_FILE" <<'PY'
+import json, sys
+e = json.loads(open(sys.argv[1]).read())
+assert e["grace_s"] == 0 and e["heartbeat_s"] == 0.25 and e["heartbeat_every_s"] == 0.062, e
+assert " --grace 0 " in e["remote_command"] and " --heartbeat 0.250 " in e["remote_command"], e["remote_command"]
+PY
 expect_rc 0 "explain (text) still prints text" bg explain g1 -- --kind gemv_m1 --decode-m1
 has "$OUT_FILE" '^box: +g1 ' "explain's text names the box"
 expect_rc 0 "explain --json over a worker sweep" bg explain g1 --json -- --kind gemv_m1 --num-workers 8,64

@@ -2,6 +2,7 @@
 # boxgate-agent run directly (no ssh): watchdog, reaping, dead-man's switch, slot locks,
 # output forwarding, exclusivity without a GPU, exit codes.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 
 AGENT=${BG_BUILD:-$BG_ROOT/build}/boxgate-agent
 if ! [ -x "$AGENT" ]; then
@@ -308,13 +309,16 @@ check "lock file per GPU" test -e "$LOCKS/gpu0.lock" -a -e "$LOCKS/gpu1.lock" -a
 check "holder record cleared after release" test ! -s "$LOCKS/gpu0.lock"
 
 # A waiter whose client goes away gives up without running.
-"$AGENT" run --lock-dir "$LOCKS" --no-stdin --gpus 5 --require-gpu no --tag holder -- sleep 3 >/dev/null 2>&1 &
+# The holder keeps GPU 5 until released, and the waiter starts once its record is in the lock.
+"$AGENT" run --lock-dir "$LOCKS" --no-stdin --gpus 5 --require-gpu no --tag holder -- \
+  sh -c "until [ -e $BG_TMP/release5 ]; do sleep 0.05; done" >/dev/null 2>&1 &
 holder=$!
-sleep 0.3
+wait_until 30 test -s "$LOCKS/gpu5.lock"
 run_fed lockeof2 'sleep 0.5' --gpus 5 --require-gpu no --lock-wait 20 -- sh -c "echo ran >>$log"
 finish_fed
 check "client gone while waiting for the slot: exit 129 (got $FED_RC)" test "$FED_RC" = 129
 hasnt "$log" '^ran$' "the waiter never ran"
+touch "$BG_TMP/release5"
 wait "$holder"
 
 # ---------------------------------------------------------------- framing (--nonce-stdin)

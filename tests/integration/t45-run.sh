@@ -4,13 +4,15 @@
 # Ctrl-C, two clients on one slot. Processes are checked through /proc (the test
 # hosts share this machine's pid namespace).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
 hosts_up 2
 cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_HOST_1_ROOT/repo/gate.sh"
 cp "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_HOST_2_ROOT/repo/gate.sh"
 rm -rf "$BG_HOST_1_ROOT/.cache" "$BG_HOST_2_ROOT/.cache"
-HB=4 GRACE=1 # the agent's heartbeat timeout and kill grace for the g boxes, in seconds
+# The agent's heartbeat timeout and kill grace for the g boxes, in seconds and in ms.
+HB=2 GRACE=0.5 HB_MS=2000 GRACE_MS=500
 INI=$BG_TMP/run.ini
 cat "$BG_CONFIG" >"$INI"
 for i in 1 2; do cat >>"$INI" <<EOF2
@@ -38,7 +40,7 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # gone_in_bound WHAT PATTERN T0_MS: the gate is gone within heartbeat + grace of T0_MS
 # (plus 1 s for this poll and the agent's own tick); waits 60 s before calling it survived.
 gone_in_bound() {
-  local bound=$(((HB + GRACE + 1) * 1000)) took
+  local bound=$((HB_MS + GRACE_MS + 1000)) took
   if ! wait_gone "$2" 600 0.1; then not_ok "$1: the gate survived"; return; fi
   took=$(($(now_ms) - $3))
   [ "$took" -le "$bound" ] && ok "$1: the remote gate is gone within heartbeat $HB s + grace $GRACE s (took $took ms)" \
@@ -159,11 +161,13 @@ wait_gone 'sleep.1007\.5' 8 && ok "Ctrl-C: the remote gate was killed" || not_ok
 # --- two clients, one slot ---
 "$BOXGATE" --config "$INI" run g1 -- --mode slow >"$BG_TMP/first.out" 2>&1 &
 first=$!
-for i in $(seq 1 120); do grep -q '^argv' "$BG_TMP/first.out" && break; sleep 0.25; done
+wait_for "$BG_TMP/first.out" '^argv' 30
 expect_rc 1 "a second client on a held slot is refused" bg run g1 -- --mode pass
 has "$ERR_FILE" 'busy: held by [^ ]+@[^ ]+ pid [0-9]+ since' "the refusal names the holder's tag, pid and start time"
 hasnt "$OUT_FILE" '^argv' "the second gate never started"
+touch "$BG_HOST_1_ROOT/release-0"
 wait $first; rc=$?
+rm -f "$BG_HOST_1_ROOT/release-0"
 [ "$rc" = 0 ] && ok "the first client's gate finished normally" || not_ok "first client exit $rc"
 expect_rc 0 "the slot is free again afterwards" bg run g1 -- --mode pass
 

@@ -6,6 +6,7 @@
 # stalled reader of boxgate's stdout that must not get a healthy gate killed; a frozen
 # client that still must.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
 hosts_up 1
@@ -21,8 +22,8 @@ repo = /root/repo
 gate = trust.sh
 gpus = 0-1
 require_gpu = no
-heartbeat_timeout_s = 3
-kill_grace_s = 1
+heartbeat_timeout_s = 2
+kill_grace_s = 0.5
 keepalive_s = 1
 allow = --mode --lines
 env --gate-timeout = MPK_GATE_TIMEOUT_S={}
@@ -135,9 +136,14 @@ has "$OUT_FILE" 'MPK_GATE_TIMEOUT_S=30$' "MPK_GATE_TIMEOUT_S=30 arrived"
 lines=200000
 sh "$GATE" --mode flood --lines $lines >"$BG_TMP/flood.want"
 want=$(wc -c <"$BG_TMP/flood.want")
-bg run t1 -- --mode flood --lines $lines 2>"$BG_TMP/stall.err" | (sleep 10; wc -c) >"$BG_TMP/stall.count"
+# The reader takes one byte (the run is under way), stalls until the gate has written
+# everything and ended (the agent then holds the rest), and 3 s more: longer than
+# heartbeat 2 s + grace 0.5 s.
+bg run t1 -- --mode flood --lines $lines 2>"$BG_TMP/stall.err" \
+  | (dd bs=1 count=1 2>/dev/null | wc -c; wait_until 60 gone 'trust.sh.--mode.flood'; sleep 3; wc -c) \
+  | awk '{ n += $1 } END { print n }' >"$BG_TMP/stall.count"
 rc=${PIPESTATUS[0]}
-[ "$rc" = 0 ] && ok "stalled reader (sleep 10 > heartbeat 3 s + grace 1 s), $want bytes: PASS_GATE, exit 0" \
+[ "$rc" = 0 ] && ok "stalled reader (the gate's end + 3 s > heartbeat 2 s + grace 0.5 s), $want bytes: PASS_GATE, exit 0" \
   || { not_ok "stalled reader: exit $rc"; diag "$(tail -5 "$BG_TMP/stall.err")"; }
 got=$(tr -d ' ' <"$BG_TMP/stall.count")
 [ "$got" = "$want" ] && ok "stalled reader: all $want bytes arrived" || not_ok "stalled reader: $got of $want bytes"
@@ -151,7 +157,7 @@ cpid=$!
 for i in $(seq 1 120); do gone 'sleep.1046\.5' || break; sleep 0.25; done
 kill -STOP $cpid
 t0=$(date +%s)
-wait_gone 'sleep.1046\.5' 60 && ok "SIGSTOPped client: the gate is gone within $(( $(date +%s) - t0 )) s (bound: heartbeat 3 s + grace 1 s)" \
+wait_gone 'sleep.1046\.5' 60 && ok "SIGSTOPped client: the gate is gone within $(( $(date +%s) - t0 )) s (bound: heartbeat 2 s + grace 0.5 s)" \
   || not_ok "SIGSTOPped client: gate survived"
 kill -CONT $cpid; wait $cpid; rc=$?
 [ "$rc" = 1 ] && ok "the resumed client says the agent stopped the gate (exit 1)" || not_ok "resumed client exit $rc"

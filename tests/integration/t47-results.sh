@@ -137,17 +137,22 @@ if cc $SAN -std=c11 -D_GNU_SOURCE -I"$BG_ROOT" $(pkg-config --cflags libcjson 2>
   ok "the append-burst helper builds against libboxgate.a"
 else not_ok "the append-burst helper does not build"; diag "$(cat "$BG_TMP/cc.err")"; fi
 K=$BG_TMP/burst.jsonl
-runs=6 cut=0
+# The writer says through a fifo when it is AT records in; odd runs then hold
+# there for the kill (so a cut is certain), even runs append on, racing it.
+runs=6 cut=0 held=0
+mkfifo "$BG_TMP/burst.fifo"
 for i in $(seq 1 $runs); do
-  "$BURST" "$K" 200 &
+  hold=$((i % 2))
+  "$BURST" "$K" 200 $((i * 37 % 150 + 10)) "$BG_TMP/burst.fifo" $hold &
   pid=$!
-  sleep "0.0$((i * 13 % 9 + 1))"
+  timeout 60 head -c1 "$BG_TMP/burst.fifo" >/dev/null
   kill -KILL $pid 2>/dev/null
   wait $pid 2>/dev/null
-  [ "$?" = 137 ] && cut=$((cut + 1))
+  [ "$?" = 137 ] && cut=$((cut + 1)) && held=$((held + hold))
 done
-[ "$cut" -ge 1 ] && [ "$(nlines "$K")" -lt $((runs * 200)) ] && ok "SIGKILL landed mid-burst ($cut of $runs runs killed, $(nlines "$K") lines)" \
-  || not_ok "no burst was cut ($cut killed, $(nlines "$K") lines)"
+[ "$held" = 3 ] && [ "$cut" -ge 3 ] && [ "$(nlines "$K")" -lt $((runs * 200)) ] \
+  && ok "SIGKILL landed mid-burst ($cut of $runs runs killed, $held while held, $(nlines "$K") lines)" \
+  || not_ok "no burst was cut ($cut killed, $held held, $(nlines "$K") lines)"
 pycheck "after the kills every complete line parses and at most the last is torn" '
 import json, sys
 data = open(sys.argv[1], "rb").read()

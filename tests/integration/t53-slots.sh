@@ -70,7 +70,7 @@ has "$ERR_FILE" '^boxgate: g1: the slot gpu1 is disabled$' "boxgate's line says 
 hasnt "$ERR_FILE" 'busy' "... not busy"
 hasnt "$OUT_FILE" '^argv' "the gate never started there"
 
-# a held slot: a run holds gpu0 of g1 for about 4 s
+# a held slot: a run holds gpu0 of g1 until the test releases it
 bg run g1 --gpu 0 -- --mode slow >"$BG_TMP/held.out" 2>&1 &
 held=$!
 for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/held.out" && break; sleep 0.25; done
@@ -84,7 +84,9 @@ assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["since"]), r
 PY
 expect_rc 0 "the table while held" bg slots --pool p
 has "$OUT_FILE" '^g1 +gpu0 +held +[^ ]+@[^ ]+:[0-9]+ \(agent pid [0-9]+\) since ' "a held row names its holder"
+touch "$BG_HOST_1_ROOT/release-0"
 wait $held; rc=$?
+rm -f "$BG_HOST_1_ROOT/release-0"
 [ "$rc" = 0 ] && ok "the holding run passed (its slot was looked at, never taken)" || not_ok "the holding run exited $rc"
 slots_are "after the run, g1 gpu0 is free again" g1:gpu0:free g1:gpu1:disabled g2:gpu0:free
 

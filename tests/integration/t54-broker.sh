@@ -4,6 +4,7 @@
 # skipped; a SIGKILLed holder frees its slot for the next in line; Ctrl-C while waiting
 # leaves no ticket behind; bad input is refused before anything connects.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
 hosts_up 2
@@ -18,8 +19,8 @@ repo = /root/repo
 gate = gate.sh
 gpus = 0-1
 require_gpu = no
-heartbeat_timeout_s = 3
-kill_grace_s = 1
+heartbeat_timeout_s = 2
+kill_grace_s = 0.5
 allow = --kind --shape --num-workers --mode --tag
 EOF2
 done
@@ -44,12 +45,14 @@ expect_rc 0 "run --pool skips the disabled slot" bg run --pool p --no-results --
 has "$ERR_FILE" '^boxgate: pool p: g2:gpu0 is free, taking it$' "it took g2:gpu0"
 bg run --pool p --holder long-job --no-results -- --mode slow >"$BG_TMP/slow.out" 2>&1 &
 slow=$!
-for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/slow.out" && break; sleep 0.25; done
+wait_for "$BG_TMP/slow.out" '^argv' 30
 expect_rc 1 "every slot taken and no --wait: refused at once" bg run --pool p --no-results -- --mode pass
 has "$ERR_FILE" 'no free slot in pool p:' "the refusal says no slot is free"
 has "$ERR_FILE" '^  g1:gpu0 disabled: bench job$' "it names the disabled slot and why"
 has "$ERR_FILE" '^  g2:gpu0 held by long-job [^ ]+@[^ ]+:[0-9]+ since ' "it names the holder, with its --holder tag"
+touch "$BG_HOST_2_ROOT/release-0"
 wait $slow
+rm -f "$BG_HOST_2_ROOT/release-0"
 expect_rc 0 "enable g1:0" bg slots enable g1:0
 
 # --- -x/--exclude: boxes left out of the pick ---
@@ -67,23 +70,25 @@ hasnt "$ERR_FILE" 'is free, taking it' "quiet when the box's first GPU is free"
 has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=0 ' "it ran on GPU 0"
 "$BOXGATE" --config "$INI" run g1 --gpu 0 --no-results -- --mode slow >"$BG_TMP/g0.out" 2>&1 &
 g0=$!
-for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/g0.out" && break; sleep 0.25; done
+wait_for "$BG_TMP/g0.out" '^argv' 30
 expect_rc 0 "run g1 while GPU 0 is held" bg run g1 --no-results -- --mode pass
 has "$ERR_FILE" '^boxgate: g1: gpu1 is free, taking it' "it says it took gpu1"
 has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=1 ' "the gate ran on GPU 1"
 "$BOXGATE" --config "$INI" run g1 --gpu 1 --no-results -- --mode slow >"$BG_TMP/g1.out" 2>&1 &
 g1=$!
-for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/g1.out" && break; sleep 0.25; done
+wait_for "$BG_TMP/g1.out" '^argv' 30
 expect_rc 1 "run g1 with both GPUs held" bg run g1 --no-results -- --mode pass
 has "$ERR_FILE" 'no free slot on box g1' "refused: no free slot on the box"
 has "$ERR_FILE" '^  g1:gpu0 held by ' "naming each holder"
+touch "$BG_HOST_1_ROOT/release-0"
 wait $g0 $g1
+rm -f "$BG_HOST_1_ROOT/release-0"
 
 # --- --repeat under --wait: later repeats wait for their slot too ---
 rm -f "$LOG2"
 bg run --pool one --wait 60 --repeat 3 --no-results -- --mode hold --tag r3 >"$BG_TMP/r3.out" 2>&1 &
 r3=$!
-sleep 0.7
+wait_for "$LOG2" '^start r3 ' 30
 bg run --pool one --wait 60 --no-results -- --mode hold --tag r1 >"$BG_TMP/r1.out" 2>&1 &
 r1=$!
 wait $r3; rc3=$?
@@ -182,18 +187,18 @@ PY
 # started without the bg function, so that $! is boxgate itself
 "$BOXGATE" --config "$INI" run --pool one --no-results -- --mode sleep --tag 5 >"$BG_TMP/holder.out" 2>&1 &
 holder=$!
-for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/holder.out" && break; sleep 0.25; done
+wait_for "$BG_TMP/holder.out" '^argv' 30
 bg run --pool one --wait 60 --no-results -- --mode pass >"$BG_TMP/next.out" 2>&1 &
 next=$!
-sleep 1
+wait_for "$BG_TMP/next.out" 'first in line' 30
 kill -KILL $holder
 t0=$(date +%s)
 wait $next; rc=$?
 took=$(($(date +%s) - t0))
 [ "$rc" = 0 ] && ok "the waiter got the slot of the SIGKILLed holder and passed" || not_ok "the waiter exited $rc: $(tail -3 "$BG_TMP/next.out")"
 # the bound: the holder's agent sees its client gone (the channel closes, or at worst
-# heartbeat_timeout_s = 3 without a heartbeat) and stops the gate within kill_grace_s = 1
-[ "$took" -le 8 ] && ok "within the bound ($took s <= heartbeat 3 s + grace 1 s + margin)" || not_ok "it took $took s"
+# heartbeat_timeout_s = 2 without a heartbeat) and stops the gate within kill_grace_s = 0.5
+[ "$took" -le 8 ] && ok "within the bound ($took s <= heartbeat 2 s + grace 0.5 s + margin)" || not_ok "it took $took s"
 
 # --- what is no ticket in the line's directory: a FIFO, a symlink, a directory, a
 # ticket of a dead waiter; the waiter passes them by and its --wait holds exactly ---
@@ -240,10 +245,10 @@ check "... and the file it points to is untouched" grep -qx precious "$BG_TMP/vi
 # --- Ctrl-C while waiting leaves no ticket behind ---
 "$BOXGATE" --config "$INI" run --pool one --no-results -- --mode sleep --tag 6 >"$BG_TMP/holder2.out" 2>&1 &
 holder=$!
-for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/holder2.out" && break; sleep 0.25; done
+wait_for "$BG_TMP/holder2.out" '^argv' 30
 "$BOXGATE" --config "$INI" run --pool one --wait 60 --no-results -- --mode pass >"$BG_TMP/w.out" 2>&1 &
 w=$!
-for _ in $(seq 1 40); do grep -q 'first in line' "$BG_TMP/w.out" && break; sleep 0.25; done
+wait_for "$BG_TMP/w.out" 'first in line' 10
 has "$BG_TMP/w.out" 'first in line, waiting for a free slot' "the waiter is first in line, waiting"
 expect_rc 1 "a second waiter whose --wait runs out in line" bg run --pool one --wait 2 --no-results -- --mode pass
 has "$ERR_FILE" 'pool one: still 1 waiter ahead in line after --wait 2 s; the slots:' "it says how many were ahead"

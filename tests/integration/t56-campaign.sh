@@ -6,6 +6,7 @@
 # pushed first (a verifier's refusal stops the campaign before any job); a kernel file is
 # overlaid; Ctrl-C stops and says what is left; bad campaign files are FILE:LINE errors.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
 hosts_up 8
@@ -245,9 +246,15 @@ for _ in $(seq 1 100); do [ "$(LOGS | grep -c '^start')" -ge 2 ] && break; sleep
 kill -INT $cpid; wait $cpid; rc=$?
 [ "$rc" = 130 ] && ok "Ctrl-C: exit 130" || not_ok "Ctrl-C: exit $rc"
 has "$BG_TMP/c.err" 'campaign c: 40 jobs left \(interrupted\); run the same command again' "it says what is left"
-sleep 0.5
 # Only these hosts' processes: every test on the machine shares one pid namespace.
-[ -z "$(for i in 1 2; do comm -12 <(pgrep -f 'sleep 2$' | sort) <("$HOSTS" pids "$D" "$i" | sort); done)" ] && ok "no gate is left running on the boxes" || not_ok "a gate survived Ctrl-C"
+no_gate_left() { [ -z "$(for i in 1 2; do comm -12 <(pgrep -f 'sleep 2$' | sort) <("$HOSTS" pids "$D" "$i" | sort); done)" ]; }
+# Killed, not ended by themselves: once no gate runs, the gates cut by Ctrl-C logged a start
+# but no end (a gate left to run would log its end 2 s after its start).
+if wait_until 30 no_gate_left; then
+  starts=$(LOGS | grep -c '^start') ends=$(LOGS | grep -c '^end')
+  [ "$starts" -gt "$ends" ] && ok "no gate is left running on the boxes, and the running ones were cut ($starts started, $ends ended)" \
+    || not_ok "the gates ran to their end after Ctrl-C ($starts started, $ends ended)"
+else not_ok "a gate survived Ctrl-C"; fi
 pycheck "the cut attempts are recorded final: false" '
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]

@@ -98,7 +98,11 @@ kill_delay() {
 }
 
 bad_target=0 bad_bak=0 bad_recover=0 left_temps=0 old=0 new=0 baks=0
-deadline=$((SECONDS + 300))
+# The trials' time budget follows the calibrated push (two pushes a trial, three times over),
+# so a slow or loaded machine is no failure; 300 s at least.
+budget=$((TRIALS * end_ms * 6 / 1000 + 60))
+[ "$budget" -lt 300 ] && budget=300
+deadline=$((SECONDS + budget))
 for trial in $(seq 3 $((TRIALS + 2))); do
   [ $SECONDS -lt $deadline ] || { not_ok "the kill trials ran out of time at trial $trial"; break; }
   prev=$(sha "$T")
@@ -106,10 +110,20 @@ for trial in $(seq 3 $((TRIALS + 2))); do
   cp "$BG_TMP/versions/$trial.py" gate/big.py
   want=$(cat "$BG_TMP/versions/$trial.sha")
   delay=$(kill_delay "$trial")
+  ino=$(stat -c %i "$T")
   # The binary itself in the background: killing a subshell would leave it running.
   "$BOXGATE" --config "$BG_CONFIG" push --no-local-check --root "$L" --boxes h1 gate/big.py >/dev/null 2>&1 &
   pid=$!
-  sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
+  # The first two trials kill on an event, so both sides of the swap are hit by
+  # construction: trial 3 once the upload's temporary file exists (before the swap),
+  # trial 4 once the target is the new file (after it). The rest kill at random moments.
+  case $trial in
+    3) until [ -n "$(find "$BG_HOST_1_ROOT/repo/gate" -name '.big.py.boxgate-*')" ] || ! kill -0 "$pid" 2>/dev/null; do sleep 0.002; done
+       delay="upload seen" ;;
+    4) until [ "$(stat -c %i "$T" 2>/dev/null)" != "$ino" ] || ! kill -0 "$pid" 2>/dev/null; do sleep 0.002; done
+       delay="swap seen" ;;
+    *) sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))" ;;
+  esac
   kill -KILL "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   # At this instant and once the box has settled: exactly the old or the new file.

@@ -3,6 +3,7 @@
 # the watchdog through the local transport (hang, killed client, Ctrl-C).
 # bg-test: serial: the CPU twin pins a worker to each cpu but one and is timed; nothing else runs beside it
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 cd "$BG_TMP"
 unset BOXGATE_CONFIG
 export XDG_CONFIG_HOME=$BG_TMP/xdg
@@ -73,6 +74,28 @@ if wait_gone 'variant.hang.--num-workers.3' 600 0.1; then
     && ok "SIGKILLed client: the local gate is gone within heartbeat $HB s + grace $GRACE s (took $took ms)" \
     || not_ok "SIGKILLed client: the local gate took $took ms, over heartbeat $HB s + grace $GRACE s (+1 s)"
 else not_ok "local gate survived a killed client"; fi
+
+# A sub-second heartbeat (heartbeat_timeout_s = 0.5, kill_grace_s = 0.25): a live client
+# keeps its gate (heartbeats come every 0.125 s), a frozen one loses it within 0.75 s.
+printf '[defaults]\nheartbeat_timeout_s = 0.5\nkill_grace_s = 0.25\n' >"$BG_TMP/fast.ini"
+"$BOXGATE" --config "$BG_TMP/fast.ini" run local --timeout 300 -- --kind demo --variant hang --num-workers 4 >"$BG_TMP/f.log" 2>&1 &
+pid=$!
+# gate4_gone: no demo gate process (argv[0], not the client or agent naming it) of this run.
+gate4_gone() { ! pgrep -f '^[^ ]*boxgate-demo-gate[^ ]* .*--num-workers 4( |$)' >/dev/null; }
+started "$BG_TMP/f.log" && sleep 1.5 && ! gate4_gone \
+  && ok "heartbeat_timeout_s = 0.5: the gate of a live client runs on past 3 heartbeat timeouts" \
+  || { not_ok "heartbeat_timeout_s = 0.5: the live client's gate did not run on"; diag "$(cat "$BG_TMP/f.log")"; }
+kill -STOP $pid
+t0=$(now_ms)
+if wait_until 30 gate4_gone; then
+  took=$(($(now_ms) - t0))
+  [ "$took" -le 1750 ] && ok "SIGSTOPped client: gone within heartbeat 0.5 s + grace 0.25 s (took $took ms)" \
+    || not_ok "SIGSTOPped client: the gate took $took ms, over heartbeat 0.5 s + grace 0.25 s (+1 s)"
+else not_ok "SIGSTOPped client: the gate survived"; fi
+kill -CONT $pid; wait $pid; rc=$?
+[ "$rc" = 1 ] && ok "the resumed client says the agent stopped the gate (exit 1)" \
+  || { not_ok "resumed client exit $rc"; diag "$(cat "$BG_TMP/f.log")"; }
+has "$BG_TMP/f.log" 'client_gone' "the agent's reason (client_gone) reaches the client"
 
 "$BOXGATE" run local --timeout 300 -- --kind demo --variant hang --num-workers 5 >"$BG_TMP/c.log" 2>&1 &
 pid=$!

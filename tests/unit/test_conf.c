@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/xmalloc.h"
+#include "base/parse.h"
 #include "conf/conf.h"
 #include "tests/unit/unit.h"
 
@@ -155,8 +156,8 @@ static void test_design_example(void **state)
 	assert_int_equal(b->connect_timeout_s, 10);
 	assert_int_equal(b->keepalive_s, 5);
 	assert_int_equal(b->gate_timeout_s, 420);
-	assert_int_equal(b->heartbeat_timeout_s, 15);
-	assert_int_equal(b->kill_grace_s, 5);
+	assert_int_equal(b->heartbeat_timeout_ms, 15000);
+	assert_int_equal(b->kill_grace_ms, 5000);
 	assert_int_equal(b->lock_wait_s, 0);
 	assert_string_equal(b->repo, "/home/ubuntu/mirage");
 	assert_string_equal(b->gate, "scripts/faithful_eval.sh");
@@ -419,6 +420,85 @@ static void test_errors_values(void **state)
 		     "%s:2: host must not start with '-', got '-oProxyCommand=x'");
 }
 
+/* Seconds with a fraction: what the parser takes and what it refuses. */
+static void test_seconds_ms(void **state)
+{
+	(void)state;
+	struct {
+		const char *s;
+		long long ms; /* -1: refused */
+	} cases[] = {
+		{"0", 0},
+		{"2", 2000},
+		{"0.5", 500},
+		{"1.25", 1250},
+		{"0.001", 1},
+		{"86400", 86400000},
+		{"007.5", 7500},
+		{"1.", -1},
+		{".5", -1},
+		{"1e3", -1},
+		{"-1", -1},
+		{"+1", -1},
+		{"nan", -1},
+		{"inf", -1},
+		{"0x10", -1},
+		{"1.0001", -1},
+		{" 1", -1},
+		{"1 ", -1},
+		{"1s", -1},
+		{"", -1},
+		{"1..5", -1},
+		{"1.5.2", -1},
+		{"99999999999999999999", -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		long long ms = -7;
+		bool ok = bg_parse_seconds_ms(cases[i].s, 0, 86400000, &ms);
+		if (ok != (cases[i].ms >= 0) || (ok && ms != cases[i].ms))
+			print_error("'%s': ok=%d ms=%lld, want %lld\n", cases[i].s, ok, ms,
+				    cases[i].ms);
+		assert_int_equal(ok, cases[i].ms >= 0);
+		assert_int_equal(ms, ok ? cases[i].ms : -7);
+	}
+	long long ms = 0;
+	assert_false(bg_parse_seconds_ms("0.05", 100, 1000, &ms));
+	assert_false(bg_parse_seconds_ms("1.001", 0, 1000, &ms));
+	assert_true(bg_parse_seconds_ms("0.1", 100, 1000, &ms));
+	assert_int_equal(ms, 100);
+	assert_false(bg_parse_seconds_ms(NULL, 0, 1000, &ms));
+}
+
+static void test_fractional_seconds(void **state)
+{
+	(void)state;
+	conf c;
+	load_ok(&c,
+		"[defaults]\nheartbeat_timeout_s = 0.5\nkill_grace_s = 0.25\n"
+		"[box a]\nhost = a\nrepo = /r\n[box b]\nhost = b\nrepo = /r\n"
+		"heartbeat_timeout_s = 1.125\nkill_grace_s = 0\n",
+		NULL);
+	const conf_box *a = conf_find_box(&c, "a"), *b = conf_find_box(&c, "b");
+	assert_int_equal(a->heartbeat_timeout_ms, 500);
+	assert_int_equal(a->kill_grace_ms, 250);
+	assert_int_equal(b->heartbeat_timeout_ms, 1125);
+	assert_int_equal(b->kill_grace_ms, 0);
+	conf_release(&c);
+	const char *bad[] = {"1.", ".5", "1e3", "-1", "nan", "inf", "0.0005", "1.5x", "0.05"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char ini[128], fmt[256];
+		snprintf(ini, sizeof(ini), "[defaults]\nheartbeat_timeout_s = %s\n", bad[i]);
+		snprintf(fmt, sizeof(fmt),
+			 "%%s:2: heartbeat_timeout_s must be seconds from 0.1 to 86400, with at "
+			 "most 3 decimals (2, 0.5), got '%s'",
+			 bad[i]);
+		expect_error(ini, fmt);
+	}
+	expect_error("[box a]\nhost = a\nkill_grace_s = 3601\n",
+		     "%s:3: kill_grace_s must be seconds from 0 to 3600, with at most 3 decimals "
+		     "(2, 0.5), got '3601'");
+}
+
 static void test_errors_env(void **state)
 {
 	(void)state;
@@ -598,8 +678,8 @@ static void test_defaults_inheritance(void **state)
 	assert_int_equal(b->connect_timeout_s, 3);
 	assert_int_equal(b->keepalive_s, 0);
 	assert_int_equal(b->gate_timeout_s, 60);
-	assert_int_equal(b->heartbeat_timeout_s, 7);
-	assert_int_equal(b->kill_grace_s, 2);
+	assert_int_equal(b->heartbeat_timeout_ms, 7000);
+	assert_int_equal(b->kill_grace_ms, 2000);
 	assert_int_equal(b->lock_wait_s, 30);
 	assert_string_equal(b->repo, "~/r"); /* kept for the remote shell */
 	assert_string_equal(b->gate, "g.sh");
@@ -1279,6 +1359,8 @@ int main(void)
 		cmocka_unit_test(test_errors_duplicates),
 		cmocka_unit_test(test_errors_values),
 		cmocka_unit_test(test_errors_env),
+		cmocka_unit_test(test_seconds_ms),
+		cmocka_unit_test(test_fractional_seconds),
 		cmocka_unit_test(test_errors_sections),
 		cmocka_unit_test(test_errors_syntax),
 		cmocka_unit_test(test_long_lines),
