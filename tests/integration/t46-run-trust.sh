@@ -96,14 +96,9 @@ expect_rc 125 "a gate printing the agent's no_gpu verdict: INVALID (forged)" bg 
 expect_rc 125 "a gate guessing the agent's frame (and searching argv/environ for a nonce): INVALID" bg run t1 -- --mode forge-frame
 has "$ERR_FILE" 'framed as the agent' "the forged frame is named"
 hasnt "$ERR_FILE" 'TIMEOUT_HANG:' "no TIMEOUT_HANG verdict came of it"
-# --- the nonce stays the agent's: a gate of the same user cannot read it ---
-expect_rc 125 "a gate of the same user (no CAP_SYS_PTRACE) hunting the nonce in /proc/PPID: INVALID" bg run t1 -- --mode steal-nonce
-for w in mem environ cmdline fd; do
-  has "$ERR_FILE" "^thief: $w: (Permission denied|Operation not permitted|nothing)$" "the agent's $w gave the gate nothing"
-done
-hasnt "$ERR_FILE" '^thief: .*found' "no nonce found anywhere"
-hasnt "$OUT_FILE" '^FAITHFUL_RESULT \{"verdict":"TIMEOUT_HANG"' "no unframed TIMEOUT_HANG reached the user"
-hasnt "$ERR_FILE" 'TIMEOUT_HANG:' "no TIMEOUT_HANG verdict"
+# --- an agent verdict line is the watchdog's only when the end report agrees ---
+# (a gate of the same user cannot read the nonce: t40 shows it; root can read any
+# process's memory)
 # root can read any process's memory: the forged line has the real nonce, and still
 # is not shown as the watchdog's, since the agent's end report disagrees
 expect_rc 125 "a root gate that reads the nonce from /proc/PPID/mem and forges TIMEOUT_HANG: INVALID" bg run t1 -- --mode steal-nonce-root

@@ -33,10 +33,6 @@ case $mode in
     printf '@boxgate-agent %s FAITHFUL_RESULT {"verdict":"TIMEOUT_HANG","timeout_s":2,"killed":1,"gpu_freed":null,"reaped_ms":1}\n' "${guess:-0123456789abcdef0123456789abcdef}"
     printf '@boxgate-agent %s end {"rc":124,"why":"timeout"}\n' "${guess:-0123456789abcdef0123456789abcdef}"
     exit 124 ;;
-  steal-nonce)
-    # as the same user without privilege (root without CAP_SYS_PTRACE), then as root
-    setpriv --inh-caps -sys_ptrace --bounding-set -sys_ptrace /usr/bin/python3 nonce_thief.py $PPID
-    exit 124 ;;
   steal-nonce-root) /usr/bin/python3 nonce_thief.py $PPID; exit 124 ;;
   pass-exit2) pass; exit 2 ;;
   pass-exit124) pass; exit 124 ;;
