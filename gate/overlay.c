@@ -86,7 +86,8 @@ static void add_functions(strbuf *s, const overlay *o, const char *cid)
 	strbuf_addf(s,
 		    "rstate() { { printf 'boxgate-shadow 2\\n%%s\\n%%s\\n' %s \"$repo\"; "
 		    "find . -printf '%%y %%m %%P\\0%%l\\0'; } | sha256sum | cut -c1-64; }; "
-		    "sstate() { find . -path ./" SHADOW_MARK " -prune -o -printf '%%y %%P\\0%%l\\0' "
+		    "sstate() { find . -path ./" SHADOW_MARK
+		    " -prune -o -printf '%%y %%P\\0%%l\\0' "
 		    "| sha256sum | cut -c1-64; }; "
 		    "valid() { [ -f \"$1/" SHADOW_MARK "\" ] && [ ! -L \"$1\" ] && (cd \"$1\" && "
 		    "[ \"$(sed -n 2p " SHADOW_MARK ")\" = \"$(sstate)\" ] && printf '%%s  %%s\\n'",
@@ -122,13 +123,14 @@ static char *prepare_script(const overlay *o, const char *repo, const char *cid)
 		strbuf_addch(&s, ' ');
 		bg_quote(&s, o->f[i].rel);
 	}
-	strbuf_addstr(&s,
-		      "; do cur=$tmp; set -f; IFS=/; for part in $(dirname \"$rel\"); do "
-		      "IFS=' '; [ \"$part\" = . ] && continue; cur=\"$cur/$part\"; "
-		      "if [ -L \"$cur\" ]; then echo \"link $rel\"; rm -rf \"$tmp\"; exit 3; fi; "
-		      "[ -d \"$cur\" ] || mkdir \"$cur\"; done; IFS=' '; set +f; "
-		      "if [ -d \"$tmp/$rel\" ] && [ ! -L \"$tmp/$rel\" ]; then echo \"dir $rel\"; "
-		      "rm -rf \"$tmp\"; exit 3; fi; rm -f \"$tmp/$rel\"; done; echo \"tmp $id $tmp\"");
+	strbuf_addstr(
+		&s,
+		"; do cur=$tmp; set -f; IFS=/; for part in $(dirname \"$rel\"); do "
+		"IFS=' '; [ \"$part\" = . ] && continue; cur=\"$cur/$part\"; "
+		"if [ -L \"$cur\" ]; then echo \"link $rel\"; rm -rf \"$tmp\"; exit 3; fi; "
+		"[ -d \"$cur\" ] || mkdir \"$cur\"; done; IFS=' '; set +f; "
+		"if [ -d \"$tmp/$rel\" ] && [ ! -L \"$tmp/$rel\" ]; then echo \"dir $rel\"; "
+		"rm -rf \"$tmp\"; exit 3; fi; rm -f \"$tmp/$rel\"; done; echo \"tmp $id $tmp\"");
 	return strbuf_detach(&s);
 }
 
@@ -149,14 +151,17 @@ static char *finish_script(const overlay *o, const char *cid, const char *id, co
 		bg_quote(&s, o->f[i].rel);
 	}
 	strbuf_addstr(
-		&s, " | sha256sum -c --quiet - >/dev/null 2>&1 || { echo hash; cd /; rm -rf "
-		    "\"$tmp\"; exit 4; }; printf '%s\\n%s\\n' \"$id\" \"$(sstate)\" >\"$tmp/" SHADOW_MARK
-		    "\"; cd /; for try in 1 2 3; do mv -T \"$tmp\" \"$final\" 2>/dev/null && break; "
-		    "if valid \"$final\"; then rm -rf \"$tmp\"; break; fi; "
-		    "old=$(mktemp -d \"$base/.$(printf %.16s \"$id\").XXXXXX\"); "
-		    "{ mv -T \"$final\" \"$old\" 2>/dev/null && rm -f \"$old/" SHADOW_MARK "\"; } || true; done; "
-		    "[ -d \"$tmp\" ] && rm -rf \"$tmp\"; valid \"$final\" || { echo place; exit 6; }; "
-		    "cd \"$final\"; echo \"root $(pwd -P)\"");
+		&s,
+		" | sha256sum -c --quiet - >/dev/null 2>&1 || { echo hash; cd /; rm -rf "
+		"\"$tmp\"; exit 4; }; printf '%s\\n%s\\n' \"$id\" \"$(sstate)\" "
+		">\"$tmp/" SHADOW_MARK
+		"\"; cd /; for try in 1 2 3; do mv -T \"$tmp\" \"$final\" 2>/dev/null && break; "
+		"if valid \"$final\"; then rm -rf \"$tmp\"; break; fi; "
+		"old=$(mktemp -d \"$base/.$(printf %.16s \"$id\").XXXXXX\"); "
+		"{ mv -T \"$final\" \"$old\" 2>/dev/null && rm -f \"$old/" SHADOW_MARK
+		"\"; } || true; done; "
+		"[ -d \"$tmp\" ] && rm -rf \"$tmp\"; valid \"$final\" || { echo place; exit 6; }; "
+		"cd \"$final\"; echo \"root $(pwd -P)\"");
 	return strbuf_detach(&s);
 }
 

@@ -522,13 +522,12 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err)
 {
-	struct run_state rs = {
-		.cb = cb,
-		.policy = policy,
-		.out = out,
-		.stop = stop,
-		.pending = STRBUF_INIT,
-		.held_line = STRBUF_INIT};
+	struct run_state rs = {.cb = cb,
+			       .policy = policy,
+			       .out = out,
+			       .stop = stop,
+			       .pending = STRBUF_INIT,
+			       .held_line = STRBUF_INIT};
 	remote_exec_opts o = {.on_line = on_line, .ctx = &rs, .max_line = 0};
 	remote_exec *e = NULL;
 	char hex[2 * 16 + 1], nonce_line[64]; /* a 128-bit nonce */

@@ -8,8 +8,10 @@
  * may report TIMEOUT_HANG or the agent's INVALID reasons, and the agent's last
  * framed line ("end") says what its exit status means: a gate that prints an
  * agent verdict, or exits 124 itself, is judged INVALID, never taken for the
- * agent. The framed FAITHFUL_RESULT lines are passed to on_line unframed, so
- * the user sees the same lines as before.
+ * agent. The agent's framed FAITHFUL_RESULT line is held until the run ends:
+ * passed to on_line unframed (and on_result) only when the end report, matching
+ * the box's exit status, says the same verdict; otherwise passed on as it came,
+ * framed, as output that speaks for nobody.
  *
  * Back-pressure. The callbacks run on a writer thread fed by a queue, so a
  * caller whose own stdout blocks never stops the channel being read or the

@@ -170,7 +170,8 @@ static void guard_memory(void)
 	if (f)
 		fclose(f);
 	if (tracer != 0) {
-		msg("the agent is being traced (by pid %ld): its nonce would not be secret", tracer);
+		msg("the agent is being traced (by pid %ld): its nonce would not be secret",
+		    tracer);
 		agent_exit(AGENT_EXIT_SYSERR);
 	}
 }
