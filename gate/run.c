@@ -286,6 +286,7 @@ struct run_state {
 	strbuf held_line;
 	gate_result held;
 	bool has_held;
+	int64_t locked_ms; /* when the agent said it holds the slot, 0 before */
 };
 
 /* Heartbeat and Ctrl-C, between waits: remote_exec_wait returns at its
@@ -455,6 +456,8 @@ static void agent_line(struct run_state *rs, const char *line, size_t len)
 		agent_end(rs, in + strlen(AGENT_END), n - strlen(AGENT_END));
 	} else if (n >= strlen(AGENT_LOCKED) &&
 		   memcmp(in, AGENT_LOCKED, strlen(AGENT_LOCKED)) == 0) {
+		if (!rs->locked_ms)
+			rs->locked_ms = bg_now_ms();
 		if (rs->cb && rs->cb->on_locked)
 			rs->cb->on_locked(rs->cb->ctx);
 	}
@@ -554,6 +557,14 @@ int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 		rc = remote_exec_wait(e, tick, &out->status, err);
 		if (rc != 0)
 			break;
+		if (policy->run_limit_s > 0 && rs.locked_ms && !out->agent_end &&
+		    bg_now_ms() > rs.locked_ms + 1000 * ((int64_t)policy->run_limit_s +
+							 GATE_END_SLACK_S)) {
+			/* a stopped agent enforces nothing: the channel is closed */
+			out->agent_stalled = true;
+			rc = 0;
+			break;
+		}
 	}
 	if (rc > 0)
 		rc = 0;

@@ -84,11 +84,15 @@ typedef struct gate_outcome {
 	bool agent_invalid; /* the agent's framed INVALID line (gpu_busy, no_gpu) arrived */
 	bool forged;        /* the gate imitated the agent (frame or verdict) */
 	char forged_why[200];
+	bool agent_stalled;  /* no end report within the policy's run limit: given up on */
 	bool cuda_error;     /* a line of the gate reported a CUDA error */
 	char cuda_line[160]; /* its start, printable ASCII */
 	char problems[512];  /* of the last result */
 } gate_outcome;
 
+/* Past the agent's timeout and grace, the time its reaping (up to 30 s of
+ * SIGKILL, 5 s of NVML polling) and final flush may take. */
+#define GATE_END_SLACK_S 60
 /* Heartbeat period: the agent is told to give up after spec->heartbeat_s. */
 #define GATE_HEARTBEAT_MS 2000
 /* Output waiting for a slow reader of the caller's stdout. */

@@ -206,4 +206,10 @@ wait_gone 'sleep.1046\.5' 60 && ok "SIGSTOPped client: the gate is gone within $
 kill -CONT $cpid; wait $cpid; rc=$?
 [ "$rc" = 1 ] && ok "the resumed client says the agent stopped the gate (exit 1)" || not_ok "resumed client exit $rc"
 has "$BG_TMP/stop.out" 'client_gone' "the agent's reason reaches the client"
+
+# --- a gate that stops its agent (same user: it may) does not hang the client ---
+expect_rc 125 "a gate that SIGSTOPs its agent: INVALID once timeout + grace + 60 s have passed" bg run t1 --timeout 1 -- --mode stop-agent
+has "$ERR_FILE" 'INVALID: the agent did not end within its timeout and grace plus 60 s' "the client says why"
+hasnt "$ERR_FILE" '^boxgate: PASS_GATE' "the PASS line before it is not said"
+# (the stopped agent and its gate go with the test host)
 finish

@@ -35,6 +35,7 @@ case $mode in
     exit 124 ;;
   steal-nonce-root) /usr/bin/python3 nonce_thief.py $PPID; exit 124 ;;
   pass-exit2) pass; exit 2 ;;
+  stop-agent) pass; kill -STOP $PPID; exec sleep 1046.7 ;;
   pass-exit124) pass; exit 124 ;;
   pass-kill) pass; kill -KILL $$ ;;
   exit-124) echo "a wrapped timeout(1) fired"; exit 124 ;;
