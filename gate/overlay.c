@@ -71,32 +71,61 @@ static void candidate_id(overlay *o, const char *repo, char cid[65])
 	strbuf_release(&s);
 }
 
-/* Shell functions both scripts share.
+/* Shell functions both scripts share (with $repo the repo's real path).
  * rstate: the tree's id, the SHA-256 of the candidate's part, the repo's real path
  *   and every path of the repo with its type, mode and link target, in find's order.
  *   The files are links into the repo, so their bytes are always the repo's own: what
  *   can go stale is which paths exist and what they are, and any such change gives
  *   the repo a new state, so a new tree.
- * sstate: a tree's own listing (type, path, link target), its mark left out.
- * valid DIR: DIR is a complete tree as it was made: its mark names the listing
- *   it still has, and the overlaid files still have the candidate's bytes (a gate
- *   that edited a file in place, replaced a link or added a file spoiled it). */
+ * valid DIR: DIR is the tree the repo as it is now implies, whatever a gate did to
+ *   it: the same paths as the repo's (plus the overlaid files and their new parent
+ *   directories), a directory for each directory, a link to "$repo/./PATH" for every
+ *   other path, a regular file only at the overlaid paths, with the candidate's
+ *   bytes. Nothing in the tree (its mark included) is taken on trust. */
 static void add_functions(strbuf *s, const overlay *o, const char *cid)
 {
 	strbuf_addf(s,
 		    "rstate() { { printf 'boxgate-shadow 2\\n%%s\\n%%s\\n' %s \"$repo\"; "
-		    "find . -printf '%%y %%m %%P\\0%%l\\0'; } | sha256sum | cut -c1-64; }; "
-		    "sstate() { find . -path ./" SHADOW_MARK
-		    " -prune -o -printf '%%y %%P\\0%%l\\0' "
-		    "| sha256sum | cut -c1-64; }; "
-		    "valid() { [ -f \"$1/" SHADOW_MARK "\" ] && [ ! -L \"$1\" ] && (cd \"$1\" && "
-		    "[ \"$(sed -n 2p " SHADOW_MARK ")\" = \"$(sstate)\" ] && printf '%%s  %%s\\n'",
+		    "find . -printf '%%y %%m %%P\\0%%l\\0'; } | sha256sum | cut -c1-64; }; ",
 		    cid);
+	strbuf_addstr(s, "valid() { [ -f \"$1/" SHADOW_MARK "\" ] && [ ! -L \"$1\" ] && ( "
+			 "export LC_ALL=C; rp=$(printf '%s' \"$repo\" | sed 's/[%\\\\]/&&/g'); "
+			 "want=$(cd \"$repo\" && { find . -mindepth 1 \\(");
+	for (size_t i = 0; i < o->n; i++) {
+		strbuf_addstr(s, i ? " -o -path ./" : " -path ./");
+		bg_quote(s, o->f[i].rel);
+	}
+	if (!o->n)
+		strbuf_addstr(s, " -false");
+	strbuf_addstr(s, " \\) -prune -o -type d -printf 'd %P\\0' -o -printf 'l %P\\0'; "
+			 "printf 'f %s\\0'");
+	for (size_t i = 0; i < o->n; i++) {
+		strbuf_addch(s, ' ');
+		bg_quote(s, o->f[i].rel);
+	}
+	strbuf_addstr(s, "; printf 'd %s\\0' .");
+	for (size_t i = 0; i < o->n; i++) {
+		const char *r = o->f[i].rel;
+		for (const char *sl = strchr(r, '/'); sl; sl = strchr(sl + 1, '/')) {
+			char *parent = xstrndup(r, (size_t)(sl - r));
+			strbuf_addch(s, ' ');
+			bg_quote(s, parent);
+			free(parent);
+		}
+	}
+	strbuf_addstr(s, "; } | grep -zv '^d \\.$' | sort -zu | sha256sum) && cd \"$1\" && "
+			 "have=$(find . -mindepth 1 -path ./" SHADOW_MARK
+			 " -prune -o -printf '%y %P\\0' | sort -z | sha256sum) && "
+			 "[ \"$want\" = \"$have\" ] && [ \"$(find . -path ./" SHADOW_MARK
+			 " -prune -o -type l -printf '%l\\0' | sha256sum)\" = \"$(find . -path "
+			 "./" SHADOW_MARK
+			 " -prune -o -type l -printf \"$rp/./%P\\0\" | sha256sum)\" ] "
+			 "&& printf '%s  %s\\n'");
 	for (size_t i = 0; i < o->n; i++) {
 		strbuf_addf(s, " %s ", o->f[i].sha);
 		bg_quote(s, o->f[i].rel);
 	}
-	strbuf_addstr(s, " | sha256sum -c --quiet - >/dev/null 2>&1); }; ");
+	strbuf_addstr(s, " | sha256sum -c --quiet - >/dev/null 2>&1 ); }; ");
 }
 
 /* Either "reuse ID ROOT", or the symlink mirror made at "tmp ID TMP" with every
@@ -134,16 +163,19 @@ static char *prepare_script(const overlay *o, const char *repo, const char *cid)
 	return strbuf_detach(&s);
 }
 
-/* Checks every overlaid file's hash in the tree, marks it complete with its own
- * listing and renames it into place. A valid tree another run placed first wins;
+/* Checks every overlaid file's hash in the tree, marks it complete and renames
+ * it into place. A valid tree another run placed first wins;
  * a spoiled one there is moved aside (bootstrap --clean removes it within the
  * hour, a run still in it keeps its directory). Prints "root ROOT". */
-static char *finish_script(const overlay *o, const char *cid, const char *id, const char *tmp)
+static char *finish_script(const overlay *o, const char *repo, const char *cid, const char *id,
+			   const char *tmp)
 {
 	strbuf s = STRBUF_INIT;
 	strbuf_addstr(&s, "set -eu; base=\"" SHADOW_DIR "\"; ");
 	add_functions(&s, o, cid);
-	strbuf_addstr(&s, "tmp=");
+	strbuf_addstr(&s, "cd ");
+	bg_quote_path(&s, repo);
+	strbuf_addstr(&s, "; repo=$(pwd -P); tmp=");
 	bg_quote(&s, tmp);
 	strbuf_addf(&s, "; id=%s; final=\"$base/$id\"; cd \"$tmp\"; printf '%%s  %%s\\n'", id);
 	for (size_t i = 0; i < o->n; i++) {
@@ -153,7 +185,7 @@ static char *finish_script(const overlay *o, const char *cid, const char *id, co
 	strbuf_addstr(
 		&s,
 		" | sha256sum -c --quiet - >/dev/null 2>&1 || { echo hash; cd /; rm -rf "
-		"\"$tmp\"; exit 4; }; printf '%s\\n%s\\n' \"$id\" \"$(sstate)\" "
+		"\"$tmp\"; exit 4; }; printf '%s\\n' \"$id\" "
 		">\"$tmp/" SHADOW_MARK
 		"\"; cd /; for try in 1 2 3; do mv -T \"$tmp\" \"$final\" 2>/dev/null && break; "
 		"if valid \"$final\"; then rm -rf \"$tmp\"; break; fi; "
@@ -243,7 +275,7 @@ int overlay_prepare(remote_conn *c, const char *repo, overlay *o, bg_err *err)
 	for (size_t i = 0; i < o->n && rc == 0; i++)
 		rc = upload(c, tmp, &o->f[i], err);
 	if (rc == 0) {
-		cmd = finish_script(o, cid, o->id, tmp);
+		cmd = finish_script(o, repo, cid, o->id, tmp);
 		rc = remote_capture(c, cmd, 65536, OVERLAY_TIMEOUT_MS, &out, NULL, &st, err);
 		free(cmd);
 		if (rc < 0 && out && strncmp(out, "hash", 4) == 0)

@@ -5,7 +5,8 @@
  * path, the overlaid (path, SHA-256) pairs and the repo's state on the box (every
  * path with its type, mode and link target), so a second run with the same
  * candidate reuses the tree while the repo has the same paths; a tree is reused
- * only while its own listing and overlaid bytes are as made. */
+ * only while it is exactly what the repo implies (checked against the repo, not
+ * against anything a gate could write in the tree). */
 #ifndef BG_GATE_OVERLAY_H
 #define BG_GATE_OVERLAY_H
 

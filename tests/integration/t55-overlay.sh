@@ -160,6 +160,16 @@ ln -sf /etc/hostname "$root/data/extra"
 expect_rc 0 "a tree with a link added by a gate is not reused" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
 has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "made anew"
 hasnt "$OUT_FILE" 'extra' "the added link is not in it"
+root=$(ls -d "$SH"/[0-9a-f]*)
+rm "$root/data/table.txt"; echo "poisoned" >"$root/data/table.txt"
+echo "$(basename "$root")" >"$root/.boxgate-shadow"
+expect_rc 0 "a tree whose link a gate replaced by its own file (mark rewritten) is not reused" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+has "$OUT_FILE" '^data: production data$' "the gate sees the repo's bytes, not the planted ones"
+has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "in a tree made anew"
+root=$(ls -d "$SH"/[0-9a-f]*)
+ln -sfn /etc "$root/kernels" 2>/dev/null || { rm -rf "$root/kernels"; ln -s /etc "$root/kernels"; }
+expect_rc 0 "a tree whose directory a gate replaced by a link out is not reused" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+has "$OUT_FILE" '^kernel: candidate kernel B$' "the candidate is in place again"
 check "still one complete tree (the spoiled ones moved aside, unmarked)" test "$(ls -d "$SH"/[0-9a-f]* | wc -l)" = 1
 check "the spoiled ones go with bootstrap --clean's temporary trees" test "$(find "$SH" -mindepth 2 -maxdepth 2 -path "$SH/.*/.boxgate-shadow" | wc -l)" = 0
 
