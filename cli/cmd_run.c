@@ -330,7 +330,8 @@ static void show_results(struct run_view *v, gate_verdict final, bool said)
 		if (v->earlier[i].verdict != VERDICT_PASS_GATE)
 			print_result_line(v, &v->earlier[i]);
 	if (v->n_omitted)
-		cli_printf(stderr, "boxgate: %zu more result lines, judged but not shown one by one\n",
+		cli_printf(stderr,
+			   "boxgate: %zu more result lines, judged but not shown one by one\n",
 			   v->n_omitted);
 	if (v->last.raw && said)
 		print_result_line(v, &v->last);
