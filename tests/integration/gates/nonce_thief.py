@@ -22,10 +22,12 @@ def search_mem():
             if 'r' not in f[1]:
                 continue
             a, b = (int(x, 16) for x in f[0].split('-'))
+            if b - a > 64 << 20:  # a sanitizer's shadow memory, not the agent's data
+                continue
             try:
                 mem.seek(a)
                 buf = mem.read(b - a)
-            except OSError:
+            except (OSError, MemoryError, OverflowError, ValueError):
                 continue
             m = pat.search(buf)
             if m:
