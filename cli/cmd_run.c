@@ -73,10 +73,13 @@ static const char run_help[] =
 	"                 the gate's --kind, in a shadow tree of the box's repo (symlinks but\n"
 	"                 for the overlaid files; the production tree is never written); the\n"
 	"                 gate runs in it, the box's overlay_env (e.g. MIRAGE_ROOT) names it.\n"
-	"                 The same candidate reuses its tree; records carry its SHA-256\n"
+	"                 The same candidate reuses its tree while the repo's paths are\n"
+	"                 unchanged; records carry its SHA-256\n"
 	"  --overlay LOCAL=REPO_PATH  any file at any repo path of the shadow tree (repeatable)\n"
 	"  --json         one JSON object per line on stdout: gate lines and judged results\n"
-	"                 (a line that is not valid UTF-8 comes as line_b64)\n"
+	"                 (a line that is not valid UTF-8 comes as line_b64); the results\n"
+	"                 come once the end is known, \"verdict\" the final one, and an\n"
+	"                 invocation's last event is {\"event\":\"end\",\"verdict\",\"exit\"}\n"
 	"  --results FILE append the invocation's record here (default: [defaults] results\n"
 	"                 = PATH, else $XDG_DATA_HOME/boxgate/results.jsonl, else\n"
 	"                 ~/.local/share/boxgate/results.jsonl); see 'boxgate results'\n"
@@ -158,11 +161,17 @@ static const cli_opt run_options[] = {
 	CLI_OPT_END,
 };
 
+/* Result lines kept for the end of an invocation besides the last one. */
+#define RUN_EARLIER_MAX 16
+
 struct run_view {
 	const gate_args *ga;
 	pool_line *line;           /* left when the agent says the slot is locked */
 	bool color_out, color_err; /* per stream: the bold result line, the verdict */
 	gate_result last;          /* a copy of the last result line, for the record */
+	/* The result lines before it, shown only once the run's end is known. */
+	gate_result earlier[RUN_EARLIER_MAX];
+	size_t n_earlier, n_omitted;
 };
 
 static void print_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
@@ -226,32 +235,53 @@ static void result_device(const cJSON *res, char *buf, size_t n)
 		     cJSON_IsString(dn) ? dn->valuestring : "", buf, n);
 }
 
-static void print_result(void *arg, const gate_result *r)
+/* A result line arrived: kept, shown when the run's end is known. */
+static void on_result(void *arg, const gate_result *r)
 {
 	struct run_view *v = arg;
-	keep_last(v, r);
-	if (v->ga->json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "box", v->ga->box->name);
-		cJSON_AddStringToObject(o, "event", "result");
-		cJSON_AddStringToObject(o, "verdict", gate_verdict_name(r->verdict));
-		cJSON_AddStringToObject(o, "stated_verdict", gate_verdict_name(r->stated));
-		cJSON_AddBoolToObject(o, "disagrees", r->disagrees);
-		cJSON_AddStringToObject(o, "from", r->source == GATE_FROM_AGENT ? "agent" : "gate");
-		if (r->forged)
-			cJSON_AddBoolToObject(o, "forged", 1);
-		if (r->bar > 0)
-			cJSON_AddNumberToObject(o, "bar", r->bar);
-		if (r->problems[0])
-			cJSON_AddStringToObject(o, "problems", r->problems);
-		if (r->json)
-			cJSON_AddItemToObject(o, "result", cJSON_Duplicate(r->json, 1));
-		else
-			bg_json_add_bytes(o, "raw", r->raw, strlen(r->raw));
-		cli_print_json(o);
-		cJSON_Delete(o);
-		return;
+	if (v->last.raw) {
+		if (v->n_earlier < RUN_EARLIER_MAX) {
+			v->earlier[v->n_earlier++] = v->last;
+			memset(&v->last, 0, sizeof(v->last));
+		} else {
+			v->n_omitted++;
+		}
 	}
+	keep_last(v, r);
+}
+
+/* The JSON event of one result line: "verdict" is the invocation's final one
+ * (null when there is none), "line_verdict" the line's own judgement. */
+static void print_result_event(const struct run_view *v, const gate_result *r, gate_verdict final)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "box", v->ga->box->name);
+	cJSON_AddStringToObject(o, "event", "result");
+	if (final == VERDICT_NONE)
+		cJSON_AddNullToObject(o, "verdict");
+	else
+		cJSON_AddStringToObject(o, "verdict", gate_verdict_name(final));
+	cJSON_AddStringToObject(o, "line_verdict", gate_verdict_name(r->verdict));
+	cJSON_AddStringToObject(o, "stated_verdict", gate_verdict_name(r->stated));
+	cJSON_AddBoolToObject(o, "disagrees", r->disagrees);
+	cJSON_AddStringToObject(o, "from", r->source == GATE_FROM_AGENT ? "agent" : "gate");
+	if (r->forged)
+		cJSON_AddBoolToObject(o, "forged", 1);
+	if (r->bar > 0)
+		cJSON_AddNumberToObject(o, "bar", r->bar);
+	if (r->problems[0])
+		cJSON_AddStringToObject(o, "problems", r->problems);
+	if (r->json)
+		cJSON_AddItemToObject(o, "result", cJSON_Duplicate(r->json, 1));
+	else
+		bg_json_add_bytes(o, "raw", r->raw, strlen(r->raw));
+	cli_print_json(o);
+	cJSON_Delete(o);
+}
+
+/* The human line of one result line (its own judgement). */
+static void print_result_line(const struct run_view *v, const gate_result *r)
+{
 	const char *col = "", *end = v->color_err ? "\033[0m" : "";
 	if (v->color_err)
 		col = r->verdict == VERDICT_PASS_GATE ? "\033[1;32m" : "\033[1;31m";
@@ -272,6 +302,55 @@ static void print_result(void *arg, const gate_result *r)
 	else
 		cli_printf(stderr, "boxgate: %s%s%s%s%s%s\n", col, gate_verdict_name(r->verdict),
 			   end, r->problems[0] ? ": " : "", r->problems, on);
+}
+
+/* The invocation's result lines, once its verdict is known. JSON: every kept
+ * line, each carrying the final verdict. Human: an earlier line only when it
+ * is no PASS (a later line and the end decide), the last one only when the
+ * final verdict is its own (`said`); otherwise the reason line says it. */
+static void show_results(struct run_view *v, gate_verdict final, bool said)
+{
+	if (v->ga->json) {
+		for (size_t i = 0; i < v->n_earlier; i++)
+			print_result_event(v, &v->earlier[i], final);
+		if (v->n_omitted) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "box", v->ga->box->name);
+			cJSON_AddStringToObject(o, "event", "results_omitted");
+			cJSON_AddNumberToObject(o, "n", (double)v->n_omitted);
+			cli_print_json(o);
+			cJSON_Delete(o);
+		}
+		if (v->last.raw)
+			print_result_event(v, &v->last, final);
+		return;
+	}
+	for (size_t i = 0; i < v->n_earlier; i++)
+		if (v->earlier[i].verdict != VERDICT_PASS_GATE)
+			print_result_line(v, &v->earlier[i]);
+	if (v->n_omitted)
+		cli_printf(stderr,
+			   "boxgate: %zu more result lines, judged but not shown one by one\n",
+			   v->n_omitted);
+	if (v->last.raw && said)
+		print_result_line(v, &v->last);
+}
+
+/* The last JSON event of an invocation: its final verdict and exit code. */
+static void print_end_event(const gate_args *ga, gate_verdict final, int code, const char *why)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "box", ga->box->name);
+	cJSON_AddStringToObject(o, "event", "end");
+	if (final == VERDICT_NONE)
+		cJSON_AddNullToObject(o, "verdict");
+	else
+		cJSON_AddStringToObject(o, "verdict", gate_verdict_name(final));
+	cJSON_AddNumberToObject(o, "exit", code);
+	if (code)
+		cJSON_AddStringToObject(o, "why", why);
+	cli_print_json(o);
+	cJSON_Delete(o);
 }
 
 /* Appends the invocation's record; says where it went, or why it did not. */
@@ -449,10 +528,11 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 	char why[700];
 	gate_policy policy = GATE_POLICY_DEFAULT;
 	policy.bar = ga->bar; /* 0 without --bar */
+	policy.run_limit_s = ga->spec.timeout_s + (int)((ga->spec.grace_ms + 999) / 1000);
 	view.ga = ga;
 	view.color_out = !ga->json && cli_color(stdout);
 	view.color_err = !ga->json && cli_color(stderr);
-	gate_callbacks cb = {print_line, print_result, NULL, &view,
+	gate_callbacks cb = {print_line, on_result, NULL, &view,
 			     GATE_HEARTBEAT_EVERY_MS(ga->spec.heartbeat_ms)};
 	if (st->line) {
 		cb.on_locked = leave_line;
@@ -467,7 +547,9 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 		cli_slurm_cancel(ga->box, cmdline, st->accept_new);
 	bool said;
 	int code = gate_outcome_judge(&out, why, sizeof(why), &said);
-	/* A judged result already said why; anything else is said here. */
+	gate_verdict final = results_verdict_of(code, &out);
+	show_results(&view, final, said);
+	/* A judged result has said why; anything else is said here. */
 	if (code && (!said || ga->json))
 		cli_error("%s: %s", ga->box->name, why);
 	if (!baseline && !p->checked) {
@@ -509,7 +591,11 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 				code = BG_EXIT_FAIL;
 		}
 	}
+	if (ga->json)
+		print_end_event(ga, final, code, why);
 	gate_result_release(&view.last);
+	for (size_t i = 0; i < view.n_earlier; i++)
+		gate_result_release(&view.earlier[i]);
 	*stop = rc < 0 || out.interrupted || stop_requested;
 	return code;
 }

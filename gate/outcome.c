@@ -43,6 +43,12 @@ int gate_outcome_judge(const gate_outcome *o, char *why, size_t n, bool *from_re
 	if (o->interrupted)
 		return say(why, n, GATE_EXIT_INTERRUPTED,
 			   "stopped on request; the gate was killed on the box");
+	if (o->agent_stalled)
+		return say(why, n, BG_EXIT_INVALID,
+			   "INVALID: the agent did not end within its timeout and grace plus %d s "
+			   "(stopped or stuck: a gate can SIGSTOP its agent); the gate may still "
+			   "run on the box and hold the slot",
+			   GATE_END_SLACK_S);
 	if (st->how == REMOTE_LOST)
 		return say(why, n, BG_EXIT_CONNECT,
 			   "connection lost; the agent kills the gate when the heartbeat stops");

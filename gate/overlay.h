@@ -2,8 +2,11 @@
  * symlinks, except the overlaid files, which are real copies of the candidate's.
  * The gate runs in it, so the production tree is never written. Shadow trees are
  * content-addressed under ~/.cache/boxgate/shadow/ID, ID the SHA-256 of the repo
- * path and the overlaid (path, SHA-256) pairs, so a second run with the same
- * candidate reuses the tree. */
+ * path, the overlaid (path, SHA-256) pairs and the repo's state on the box (every
+ * path with its type, mode and link target), so a second run with the same
+ * candidate reuses the tree while the repo has the same paths; a tree is reused
+ * only while it is exactly what the repo implies (checked against the repo, not
+ * against anything a gate could write in the tree). */
 #ifndef BG_GATE_OVERLAY_H
 #define BG_GATE_OVERLAY_H
 
@@ -36,7 +39,7 @@ int overlay_add(overlay *o, const char *local, const char *rel, bg_err *err);
 /* Makes (or finds) the shadow tree for `repo` on the box: symlinks to every file
  * of the repo, the overlaid files uploaded over SFTP (created exclusively, so
  * never written through a link) and checked with sha256sum, then renamed into
- * place. Fills o->id, o->root and o->reused. */
+ * place. Fills o->id (the box computes it), o->root and o->reused. */
 int overlay_prepare(remote_conn *c, const char *repo, overlay *o, bg_err *err);
 /* {"id","root","reused","files":[{"path","sha256","local"}]} (owned). */
 struct cJSON *overlay_json(const overlay *o);

@@ -44,12 +44,16 @@ typedef struct gate_policy {
 	 * bar, else GATE_DEFAULT_BAR. */
 	double bar;
 	double sum_tolerance; /* anti-sloughing: sumCTA may rise this fraction; 0.10 */
+	/* The agent's --timeout plus --grace (0: not known). gate_run gives up on an
+	 * agent whose end report has not come GATE_END_SLACK_S after that, counted
+	 * from the slot's lock: a gate of the same user can SIGSTOP its agent. */
+	int run_limit_s;
 } gate_policy;
 
 #define GATE_DEFAULT_BAR 1.0
 #define GATE_POLICY_DEFAULT                                                                        \
 	{                                                                                          \
-		0.99, 0, 0.10                                                                      \
+		0.99, 0, 0.10, 0                                                                   \
 	}
 
 /* Who printed a line: the gate (anything on the channel), or the agent (a line

@@ -292,6 +292,12 @@ struct run_state {
 	bool midline;        /* the last stdout piece was LINE_PARTIAL */
 	enum line_class cls; /* of the stdout line being received */
 	strbuf pending;      /* a result or agent line arriving in pieces (bounded) */
+	/* The agent's verdict line (TIMEOUT_HANG, INVALID), framed, and its parse: held
+	 * back until the end report agrees with it. */
+	strbuf held_line;
+	gate_result held;
+	bool has_held;
+	int64_t locked_ms; /* when the agent said it holds the slot, 0 before */
 };
 
 /* Heartbeat and Ctrl-C, between waits: remote_exec_wait returns at its
@@ -345,7 +351,7 @@ static void cuda_check(struct run_state *rs, const char *line, size_t len)
 	excerpt(rs->out->cuda_line, sizeof(rs->out->cuda_line), line, len);
 }
 
-static void record_result(struct run_state *rs, gate_result *r)
+static void record_result(struct run_state *rs, gate_result *r, bool hold)
 {
 	gate_outcome *o = rs->out;
 	o->n_results++;
@@ -361,7 +367,40 @@ static void record_result(struct run_state *rs, gate_result *r)
 	} else if (r->stated == VERDICT_INVALID) {
 		o->agent_invalid = true;
 	}
-	evq_push_result(&rs->q, r);
+	if (hold)
+		rs->held = *r; /* ownership moves to rs */
+	else
+		evq_push_result(&rs->q, r);
+}
+
+/* The held agent verdict is the watchdog's only when the agent's end report,
+ * matching the box's exit status, says the same. */
+static bool end_agrees(const gate_outcome *o, const gate_result *r)
+{
+	if (!o->agent_end || o->status.code != o->agent_rc ||
+	    (o->status.how != REMOTE_EXITED && o->status.how != REMOTE_SIGNALED))
+		return false;
+	if (r->verdict == VERDICT_TIMEOUT_HANG)
+		return strcmp(o->agent_why, AGENT_WHY_TIMEOUT) == 0;
+	return r->stated == VERDICT_INVALID && strcmp(o->agent_why, AGENT_WHY_INVALID) == 0;
+}
+
+/* At the end: the held line goes out unframed as the agent's, or, when the end
+ * disagrees, framed as it came, as output that speaks for nobody. */
+static void release_held(struct run_state *rs)
+{
+	if (!rs->has_held)
+		return;
+	if (end_agrees(rs->out, &rs->held)) {
+		size_t skip = rs->frame_len;
+		evq_push_line(&rs->q, REMOTE_STDOUT, rs->held_line.buf + skip,
+			      rs->held_line.len - skip, 0);
+		evq_push_result(&rs->q, &rs->held);
+	} else {
+		evq_push_line(&rs->q, REMOTE_STDOUT, rs->held_line.buf, rs->held_line.len, 0);
+		gate_result_release(&rs->held);
+	}
+	rs->has_held = false;
 }
 
 /* `end {"rc":N,"why":"WORD",...}`: the agent's last line. */
@@ -418,14 +457,26 @@ static void agent_line(struct run_state *rs, const char *line, size_t len)
 	size_t n = len - rs->frame_len;
 	if (gate_is_result_line(in, n)) {
 		gate_result r;
-		evq_push_line(&rs->q, REMOTE_STDOUT, in, n,
-			      0); /* the user sees the line unframed */
 		gate_result_parse_from(&r, in, n, rs->policy, GATE_FROM_AGENT);
-		record_result(rs, &r);
+		if (rs->has_held) {
+			/* the agent prints one verdict line: another is someone else's */
+			char ex[100];
+			excerpt(ex, sizeof(ex), in, n);
+			forged(rs, "forged: a second agent verdict line: %s", ex);
+			gate_result_release(&r);
+			evq_push_line(&rs->q, REMOTE_STDOUT, line, len, 0);
+			return;
+		}
+		rs->has_held = true;
+		strbuf_reset(&rs->held_line);
+		strbuf_add(&rs->held_line, line, len);
+		record_result(rs, &r, true);
 	} else if (n > strlen(AGENT_END) && memcmp(in, AGENT_END, strlen(AGENT_END)) == 0) {
 		agent_end(rs, in + strlen(AGENT_END), n - strlen(AGENT_END));
 	} else if (n >= strlen(AGENT_LOCKED) &&
 		   memcmp(in, AGENT_LOCKED, strlen(AGENT_LOCKED)) == 0) {
+		if (!rs->locked_ms)
+			rs->locked_ms = bg_now_ms();
 		if (rs->cb && rs->cb->on_locked)
 			rs->cb->on_locked(rs->cb->ctx);
 	}
@@ -485,7 +536,7 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 	} else {
 		gate_result r;
 		gate_result_parse_from(&r, line, len, rs->policy, GATE_FROM_GATE);
-		record_result(rs, &r);
+		record_result(rs, &r, false);
 	}
 	strbuf_reset(&rs->pending);
 }
@@ -493,8 +544,12 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err)
 {
-	struct run_state rs = {
-		.cb = cb, .policy = policy, .out = out, .stop = stop, .pending = STRBUF_INIT};
+	struct run_state rs = {.cb = cb,
+			       .policy = policy,
+			       .out = out,
+			       .stop = stop,
+			       .pending = STRBUF_INIT,
+			       .held_line = STRBUF_INIT};
 	remote_exec_opts o = {.on_line = on_line, .ctx = &rs, .max_line = 0};
 	remote_exec *e = NULL;
 	char hex[2 * 16 + 1], nonce_line[64]; /* a 128-bit nonce */
@@ -521,13 +576,23 @@ int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 		rc = remote_exec_wait(e, tick, &out->status, err);
 		if (rc != 0)
 			break;
+		if (policy->run_limit_s > 0 && rs.locked_ms && !out->agent_end &&
+		    bg_now_ms() > rs.locked_ms + 1000 * ((int64_t)policy->run_limit_s +
+							 GATE_END_SLACK_S)) {
+			/* a stopped agent enforces nothing: the channel is closed */
+			out->agent_stalled = true;
+			rc = 0;
+			break;
+		}
 	}
 	if (rc > 0)
 		rc = 0;
 out:
 	if (e)
 		remote_exec_free(e);
+	release_held(&rs);
 	evq_close(&rs.q);
 	strbuf_release(&rs.pending);
+	strbuf_release(&rs.held_line);
 	return rc;
 }

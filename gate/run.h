@@ -8,8 +8,10 @@
  * may report TIMEOUT_HANG or the agent's INVALID reasons, and the agent's last
  * framed line ("end") says what its exit status means: a gate that prints an
  * agent verdict, or exits 124 itself, is judged INVALID, never taken for the
- * agent. The framed FAITHFUL_RESULT lines are passed to on_line unframed, so
- * the user sees the same lines as before.
+ * agent. The agent's framed FAITHFUL_RESULT line is held until the run ends:
+ * passed to on_line unframed (and on_result) only when the end report, matching
+ * the box's exit status, says the same verdict; otherwise passed on as it came,
+ * framed, as output that speaks for nobody.
  *
  * Back-pressure. The callbacks run on a writer thread fed by a queue, so a
  * caller whose own stdout blocks never stops the channel being read or the
@@ -88,11 +90,15 @@ typedef struct gate_outcome {
 	bool agent_invalid; /* the agent's framed INVALID line (gpu_busy, no_gpu) arrived */
 	bool forged;        /* the gate imitated the agent (frame or verdict) */
 	char forged_why[200];
+	bool agent_stalled;  /* no end report within the policy's run limit: given up on */
 	bool cuda_error;     /* a line of the gate reported a CUDA error */
 	char cuda_line[160]; /* its start, printable ASCII */
 	char problems[512];  /* of the last result */
 } gate_outcome;
 
+/* Past the agent's timeout and grace, the time its reaping (up to 30 s of
+ * SIGKILL, 5 s of NVML polling) and final flush may take. */
+#define GATE_END_SLACK_S 60
 /* Heartbeat period: the agent is told to give up after spec->heartbeat_ms;
  * a shorter timeout gets heartbeats four times within it. */
 #define GATE_HEARTBEAT_MS 2000

@@ -70,7 +70,9 @@
  *   with N the agent's exit status and WORD one of exited (the gate's own status; then
  *   "gate_exit":N or "gate_signal":N follows), timeout, busy, invalid, client_gone, killed,
  *   terminated, syserr, usage, noexec. The gate's stdin is /dev/null and the nonce is in no
- *   argv or environment, so gate output cannot carry the frame: the client believes a
+ *   argv or environment, and the agent makes itself non-dumpable before it reads the
+ *   nonce (a traced agent stops: exit 71), so a gate of the same user cannot read it from
+ *   /proc/PPID/mem, fd or environ, nor ptrace the agent (root can). The client believes a
  *   TIMEOUT_HANG, gpu_busy or an exit code 75/124/125/129/130 only with the framed lines.
  *   Gate lines pass unframed and unchanged.
  *
@@ -149,6 +151,31 @@ static int cmd_version(void)
 	return 0;
 }
 
+/* The run's nonce is about to be read: from here on no process of the same user
+ * (the gate first of all) may open this process's memory, fds or environment
+ * through /proc, nor ptrace it; only root (CAP_SYS_PTRACE) still can. A tracer
+ * attached before this point would stay attached, so a traced agent stops. */
+static void guard_memory(void)
+{
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		msg("cannot make the agent non-dumpable: %s", strerror(errno));
+		agent_exit(AGENT_EXIT_SYSERR);
+	}
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long tracer = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "TracerPid:", 10))
+			tracer = strtol(line + 10, NULL, 10);
+	if (f)
+		fclose(f);
+	if (tracer != 0) {
+		msg("the agent is being traced (by pid %ld): its nonce would not be secret",
+		    tracer);
+		agent_exit(AGENT_EXIT_SYSERR);
+	}
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static struct run r; /* zeroed; lives until exit */
@@ -182,6 +209,7 @@ static int cmd_run(int argc, char **argv)
 		msg("cannot become a child subreaper: %s", strerror(errno));
 		agent_exit(AGENT_EXIT_SYSERR);
 	}
+	guard_memory();
 	r.hb_last_ms = g_alive_ms = bg_now_ms();
 	stdin_init(&r);
 	g_watch_stdin = r.stdin_open;

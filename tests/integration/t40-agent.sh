@@ -359,6 +359,27 @@ finish_fed
 check "stdin EOF before the nonce: exit 129 (got $FED_RC)" test "$FED_RC" = 129
 expect_rc 2 "--nonce-stdin with --no-stdin: usage" A --no-stdin --nonce-stdin -- true
 
+# A gate of the agent's own user (here both 'nobody') hunts the nonce in the agent's
+# memory (/proc/PPID/mem), environ, cmdline and fds, and prints a TIMEOUT_HANG line
+# framed with what it found: the agent is non-dumpable before it reads the nonce.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+  NB=$(mktemp -d /tmp/bgnobody.XXXXXX); chmod 755 "$NB"
+  cp "$AGENT" "$BG_ROOT/tests/integration/gates/nonce_thief.py" "$NB/"
+  mkdir "$NB/locks"; chown nobody "$NB/locks"
+  bash -c "$FEED" | setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+    "$NB/boxgate-agent" run --lock-dir "$NB/locks" --nonce-stdin --heartbeat 2 -- \
+    /usr/bin/python3 "$NB/nonce_thief.py" >"$BG_TMP/thief.out" 2>"$BG_TMP/thief.err"
+  check "the thief's agent ran as nobody and exited 0" test "${PIPESTATUS[1]}" = 0
+  for w in mem environ cmdline fd; do
+    has "$BG_TMP/thief.err" "^thief: $w: (Permission denied|nothing)$" "same user: the agent's $w gave the gate nothing"
+  done
+  hasnt "$BG_TMP/thief.out" "^@boxgate-agent $N FAITHFUL_RESULT" "no line framed with the run's nonce came of it"
+  has "$BG_TMP/thief.out" '^@boxgate-agent f{32} FAITHFUL_RESULT' "(the thief printed its made-up guess)"
+  rm -rf "$NB"
+else
+  ok "# SKIP the same-user nonce test needs root, setpriv and the user nobody"
+fi
+
 # A slow reader of the agent's stdout while the client still sends heartbeats: the final
 # flush waits for it (past the 10 s it gives a silent client), nothing is lost.
 fifo=$BG_TMP/fifo.slow; rm -f "$fifo"; mkfifo "$fifo"

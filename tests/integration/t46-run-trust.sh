@@ -12,6 +12,7 @@ HOSTS=$BG_ROOT/tests/hosts/hosts
 hosts_up 1
 GATE=$BG_ROOT/tests/integration/gates/trust_gate.sh
 cp "$GATE" "$BG_HOST_1_ROOT/repo/trust.sh"
+cp "$BG_ROOT/tests/integration/gates/nonce_thief.py" "$BG_HOST_1_ROOT/repo/"
 INI=$BG_TMP/run.ini
 cat "$BG_CONFIG" >"$INI"
 cat >>"$INI" <<EOF2
@@ -58,6 +59,34 @@ expect_rc 125 "PASS then a CUDA error on stderr: INVALID" bg run t1 -- --mode pa
 has "$ERR_FILE" 'INVALID: the gate reported a CUDA error: RuntimeError: CUDA error: an illegal memory access' "the CUDA error is named"
 expect_rc 125 "a CUDA error before the PASS line: INVALID" bg run t1 -- --mode cuda-first
 
+# --- no PASS is said before the end is known; the last JSON event is the final verdict ---
+# (Python's json reads every event; the human output never says PASS_GATE as a verdict)
+json_final() { python3 - "$OUT_FILE" "$1" "$2" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1], encoding='utf-8')]
+want, code = sys.argv[2], int(sys.argv[3])
+last = ev[-1]
+assert last.get('event') == 'end' and last['verdict'] == want and last['exit'] == code, last
+res = [e for e in ev if e.get('event') == 'result']
+assert res, ev
+assert all(e['verdict'] == want for e in res), res
+if want != 'PASS_GATE':
+    assert not any(e.get('verdict') == 'PASS_GATE' for e in ev), ev
+    assert 'why' in last and want in last['why'], last
+PY
+}
+for m in pass-exit1 pass-exit2 pass-exit124 pass-segv pass-kill pass-abort pass-cuda; do
+  expect_rc 125 "PASS then $m: INVALID (exit 125)" bg run t1 -- --mode $m
+  hasnt "$ERR_FILE" '^boxgate: (.\[[0-9;]*m)?PASS_GATE' "$m: no 'boxgate: PASS_GATE' line in the human output"
+  has "$ERR_FILE" '^boxgate: t1: INVALID' "$m: the INVALID line says why"
+  expect_rc 125 "--json, PASS then $m: exit 125" bg run --json t1 -- --mode $m
+  check "--json, $m: every event is JSON, none says PASS_GATE, the last is the end with INVALID" json_final INVALID 125
+done
+expect_rc 0 "--json, a clean PASS" bg run --json t1 -- --mode pass
+check "--json, a clean PASS: the result event and the end say PASS_GATE" json_final PASS_GATE 0
+expect_rc 0 "human, a clean PASS" bg run t1 -- --mode pass
+has "$ERR_FILE" '^boxgate: PASS_GATE  slowCTA 5.000 us' "the PASS line comes once the end is known"
+
 # --- only the agent speaks for the agent ---
 expect_rc 125 "a gate printing TIMEOUT_HANG and exiting 124: INVALID, not a timeout" bg run t1 -- --mode forge-timeout
 has "$ERR_FILE" 'INVALID: forged: .*TIMEOUT_HANG' "the forgery is named"
@@ -68,6 +97,26 @@ expect_rc 125 "a gate printing the agent's no_gpu verdict: INVALID (forged)" bg 
 expect_rc 125 "a gate guessing the agent's frame (and searching argv/environ for a nonce): INVALID" bg run t1 -- --mode forge-frame
 has "$ERR_FILE" 'framed as the agent' "the forged frame is named"
 hasnt "$ERR_FILE" 'TIMEOUT_HANG:' "no TIMEOUT_HANG verdict came of it"
+# --- an agent verdict line is the watchdog's only when the end report agrees ---
+# (a gate of the same user cannot read the nonce: t40 shows it; root can read any
+# process's memory)
+# root can read any process's memory: the forged line has the real nonce, and still
+# is not shown as the watchdog's, since the agent's end report disagrees
+expect_rc 125 "a root gate that reads the nonce from /proc/PPID/mem and forges TIMEOUT_HANG: INVALID" bg run t1 -- --mode steal-nonce-root
+has "$ERR_FILE" '^thief: mem: found$' "(root did read the nonce)"
+hasnt "$OUT_FILE" '^FAITHFUL_RESULT \{"verdict":"TIMEOUT_HANG"' "the forged line is not shown as the agent's"
+has "$OUT_FILE" '^@boxgate-agent [0-9a-f]{32} FAITHFUL_RESULT' "it is shown as it came, framed: gate output"
+has "$ERR_FILE" "INVALID: the agent's TIMEOUT_HANG line and its exit \(exited\) disagree" "the disagreement is named"
+hasnt "$ERR_FILE" '^boxgate: TIMEOUT_HANG' "no TIMEOUT_HANG verdict line"
+expect_rc 125 "--json: the same" bg run --json t1 -- --mode steal-nonce-root
+check "--json: no result event, the end event says INVALID" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert not [e for e in ev if e.get("event") == "result"], ev
+assert ev[-1]["event"] == "end" and ev[-1]["verdict"] == "INVALID", ev[-1]
+assert not any(e.get("line", "").startswith("FAITHFUL_RESULT") for e in ev), ev
+' "$OUT_FILE"
+
 expect_rc 1 "a gate exiting 124 itself is a failed gate (exit 1), not TIMEOUT_HANG" bg run t1 -- --mode exit-124
 has "$ERR_FILE" 'the gate failed \(exited 124\)' "the gate's own 124 is named as the gate's"
 expect_rc 1 "a gate exiting 75 itself is a failed gate, not a busy slot" bg run t1 -- --mode exit-75
@@ -106,7 +155,8 @@ assert b'err \xed\xa0\x80' in b, b
 raw = [base64.b64decode(e['raw_b64']) for e in ev if e.get('event') == 'result' and 'raw_b64' in e]
 assert raw and raw[0].startswith(b'FAITHFUL_RESULT {"kind":"x\xff"'), ev
 res = [e for e in ev if e.get('event') == 'result']
-assert res[0]['verdict'] == 'INVALID' and res[-1]['verdict'] == 'PASS_GATE', res
+assert res[0]['line_verdict'] == 'INVALID' and res[-1]['line_verdict'] == 'PASS_GATE', res
+assert all(e['verdict'] == 'PASS_GATE' for e in res) and ev[-1]['event'] == 'end', ev
 PY
 
 # --- --gpu and seconds, refused before anything connects ---
@@ -162,4 +212,10 @@ wait_gone 'sleep.1046\.5' 60 && ok "SIGSTOPped client: the gate is gone within $
 kill -CONT $cpid; wait $cpid; rc=$?
 [ "$rc" = 1 ] && ok "the resumed client says the agent stopped the gate (exit 1)" || not_ok "resumed client exit $rc"
 has "$BG_TMP/stop.out" 'client_gone' "the agent's reason reaches the client"
+
+# --- a gate that stops its agent (same user: it may) does not hang the client ---
+expect_rc 125 "a gate that SIGSTOPs its agent: INVALID once timeout + grace + 60 s have passed" bg run t1 --timeout 1 -- --mode stop-agent
+has "$ERR_FILE" 'INVALID: the agent did not end within its timeout and grace plus 60 s' "the client says why"
+hasnt "$ERR_FILE" '^boxgate: PASS_GATE' "the PASS line before it is not said"
+# (the stopped agent and its gate go with the test host)
 finish

@@ -20,6 +20,8 @@ echo "kernel: $(cat kernels/largem.cuh)"
 echo "data: $(cat data/table.txt)"
 echo "root: ${MIRAGE_ROOT-unset}"
 echo "via-root: $(cat "${MIRAGE_ROOT:-.}/kernels/largem.cuh")"
+echo "listing: $(ls data | tr '\n' ' ')"
+echo "new: $(cat data/new.txt 2>/dev/null || echo absent)"
 echo 'FAITHFUL_RESULT {"kind":"largem_compact","shape":"w13","num_workers":8,"candidate":{"slowCTA_us":4.0,"wall_us":5.0,"sumCTA_us":400,"cos":0.9999,"status":"PASS"},"baseline_in_tree":{"slowCTA_us":5.2,"wall_us":6.1,"sumCTA_us":402,"cos":1.0,"status":"PASS"},"slowCTA_ratio_base_over_cand":1.3,"verdict":"PASS_GATE"}'
 GATE
 chmod +x "$R/gate.sh"
@@ -71,6 +73,30 @@ expect_rc 0 "the same candidate again" bg run g1 --kernel cand.cuh --no-results 
 has "$ERR_FILE" '^boxgate: g1: candidate overlay [0-9a-f]{12} reused at ' "the second run reused the shadow tree"
 check "one shadow tree on the box" test "$(find "$BG_HOST_1_ROOT/.cache/boxgate/shadow" -mindepth 1 -maxdepth 1 | wc -l)" = 1
 
+# the shadow tree follows the repo: a file pushed, one modified, one deleted between runs
+echo "gone soon" >"$R/data/gone.txt"
+expect_rc 0 "a run with the candidate" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+has "$OUT_FILE" '^listing: gone.txt table.txt $' "the gate sees the repo's files"
+echo "pushed new" >new.txt
+echo "production data v2" >table2.txt
+expect_rc 0 "push a new file and a changed one into the repo" bg push --boxes g1 new.txt=data/new.txt table2.txt=data/table.txt
+rm "$R/data/gone.txt" "$R/data/table.txt.bak"
+expect_rc 0 "the same candidate after the push" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+has "$OUT_FILE" '^new: pushed new$' "the gate sees the pushed file"
+has "$OUT_FILE" '^data: production data v2$' "and the pushed change"
+has "$OUT_FILE" '^listing: new.txt table.txt $' "and not the deleted file"
+has "$OUT_FILE" '^kernel: candidate kernel A$' "with the candidate still in place"
+has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "a changed repo gets a new tree"
+expect_rc 0 "again, nothing changed" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} reused at ' "an unchanged repo reuses it"
+echo "production data" >"$R/data/table.txt"
+rm -f "$R/data/new.txt" "$R/data/table.txt.bak" "$R/.boxgate/pushed"
+rmdir "$R/.boxgate" 2>/dev/null
+expect_rc 0 "the repo back as it was" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+has "$OUT_FILE" '^listing: table.txt $' "the gate sees the repo as it is"
+has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} reused at ' "the first tree, which matches it again, is reused"
+before=$(tree_hash)
+
 expect_rc 0 "--kernel and --overlay together" bg run g1 --kernel cand.cuh --overlay table.txt=data/table.txt --no-results -- --kind largem_compact
 has "$OUT_FILE" '^data: candidate data$' "--overlay places a file at any repo path"
 echo "candidate kernel B" >cand.cuh
@@ -120,5 +146,31 @@ check "every tree is gone" test "$(n_trees)" = 0
 expect_rc 2 "--older-than without --clean" bg bootstrap g1 --older-than 3
 expect_rc 2 "a bad --older-than" bg bootstrap g1 --clean --older-than 1.5
 check "the production tree is unchanged at the end" test "$(tree_hash)" = "$before"
+
+# a gate that edits the overlaid file in its tree spoils it: the next run makes a new one
+expect_rc 0 "a run with candidate B after the clean" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+SH=$BG_HOST_1_ROOT/.cache/boxgate/shadow
+root=$(ls -d "$SH"/[0-9a-f]*)
+check "one tree" test "$(echo "$root" | wc -l)" = 1
+echo spoiled >>"$root/kernels/largem.cuh"  # as a gate editing its candidate in place would
+expect_rc 0 "the next run with the same candidate" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+has "$OUT_FILE" '^kernel: candidate kernel B$' "sees the candidate's bytes, not the spoiled ones"
+has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "in a tree made anew"
+ln -sf /etc/hostname "$root/data/extra"
+expect_rc 0 "a tree with a link added by a gate is not reused" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "made anew"
+hasnt "$OUT_FILE" 'extra' "the added link is not in it"
+root=$(ls -d "$SH"/[0-9a-f]*)
+rm "$root/data/table.txt"; echo "poisoned" >"$root/data/table.txt"
+echo "$(basename "$root")" >"$root/.boxgate-shadow"
+expect_rc 0 "a tree whose link a gate replaced by its own file (mark rewritten) is not reused" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+has "$OUT_FILE" '^data: production data$' "the gate sees the repo's bytes, not the planted ones"
+has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "in a tree made anew"
+root=$(ls -d "$SH"/[0-9a-f]*)
+ln -sfn /etc "$root/kernels" 2>/dev/null || { rm -rf "$root/kernels"; ln -s /etc "$root/kernels"; }
+expect_rc 0 "a tree whose directory a gate replaced by a link out is not reused" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+has "$OUT_FILE" '^kernel: candidate kernel B$' "the candidate is in place again"
+check "still one complete tree (the spoiled ones moved aside, unmarked)" test "$(ls -d "$SH"/[0-9a-f]* | wc -l)" = 1
+check "the spoiled ones go with bootstrap --clean's temporary trees" test "$(find "$SH" -mindepth 2 -maxdepth 2 -path "$SH/.*/.boxgate-shadow" | wc -l)" = 0
 
 finish

@@ -33,6 +33,11 @@ case $mode in
     printf '@boxgate-agent %s FAITHFUL_RESULT {"verdict":"TIMEOUT_HANG","timeout_s":2,"killed":1,"gpu_freed":null,"reaped_ms":1}\n' "${guess:-0123456789abcdef0123456789abcdef}"
     printf '@boxgate-agent %s end {"rc":124,"why":"timeout"}\n' "${guess:-0123456789abcdef0123456789abcdef}"
     exit 124 ;;
+  steal-nonce-root) /usr/bin/python3 nonce_thief.py $PPID; exit 124 ;;
+  pass-exit2) pass; exit 2 ;;
+  stop-agent) pass; kill -STOP $PPID; exec sleep 1046.7 ;;
+  pass-exit124) pass; exit 124 ;;
+  pass-kill) pass; kill -KILL $$ ;;
   exit-124) echo "a wrapped timeout(1) fired"; exit 124 ;;
   exit-75) exit 75 ;;
   dup-verdict) printf 'FAITHFUL_RESULT {"verdict":"BELOW_BAR","candidate":%s,"baseline_in_tree":%s,"verdict":"PASS_GATE"}\n' \
