@@ -420,6 +420,7 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	gate_policy policy = GATE_POLICY_DEFAULT;
 	policy.bar = b->ga[j->index].bar;
 	policy.sum_tolerance = s->spec->sum_tol / 100.0;
+	policy.run_limit_s = gate_run_limit_s(&spec);
 	struct job_view view = {.s = s, .sl = sl, .j = j, .attempt = ev.attempt};
 	gate_callbacks cb = {on_line, on_result, on_locked, &view,
 			     GATE_HEARTBEAT_EVERY_MS(b->ga[j->index].spec.heartbeat_ms)};

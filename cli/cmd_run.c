@@ -528,7 +528,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 	char why[700];
 	gate_policy policy = GATE_POLICY_DEFAULT;
 	policy.bar = ga->bar; /* 0 without --bar */
-	policy.run_limit_s = ga->spec.timeout_s + (int)((ga->spec.grace_ms + 999) / 1000);
+	policy.run_limit_s = gate_run_limit_s(&ga->spec);
 	view.ga = ga;
 	view.color_out = !ga->json && cli_color(stdout);
 	view.color_err = !ga->json && cli_color(stderr);

@@ -146,6 +146,7 @@ static int run_variant(remote_conn *c, variant *v, const char *agent_path, const
 		v->ga.spec.gpus = gpus;
 	char *cmdline = gate_command_line(&v->ga.spec);
 	gate_policy policy = GATE_POLICY_DEFAULT;
+	policy.run_limit_s = gate_run_limit_s(&v->ga.spec);
 	gate_callbacks cb = {on_line, on_result, NULL, v,
 			     GATE_HEARTBEAT_EVERY_MS(v->ga.spec.heartbeat_ms)};
 	int rc = gate_run(c, cmdline, &policy, &cb, &stop_requested, &v->out, &err);

@@ -57,6 +57,11 @@ void gate_slurm_env(strbuf *s, const conf_box *b)
 	}
 }
 
+int gate_run_limit_s(const gate_spec *spec)
+{
+	return spec->timeout_s + (int)((spec->grace_ms + 999) / 1000);
+}
+
 char *gate_command_line(const gate_spec *g)
 {
 	strbuf s = STRBUF_INIT;

@@ -46,6 +46,10 @@ typedef struct gate_spec {
 	const char *env; /* one more NAME=VALUE for the gate (the overlay's root), or NULL */
 } gate_spec;
 
+/* The run limit a policy gets for SPEC: the agent's timeout and its grace,
+ * whole seconds rounded up (the client adds GATE_END_SLACK_S). */
+int gate_run_limit_s(const gate_spec *spec);
+
 /* The remote command line (owned): AGENT run OPTIONS -- ENTRY ARGS, every
  * word through bg_quote; on a Slurm box prefixed by an srun step named
  * GATE_SLURM_JOB_PREFIX and 16 random hex digits. */
