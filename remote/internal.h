@@ -54,9 +54,10 @@ struct remote_exec {
 	char exec_id[33];
 	/* ssh */
 	LIBSSH2_CHANNEL *ch;
-	/* A stdin write or EOF that libssh2 holds part-sent: the transport
+	/* A stdin write that libssh2 holds part-sent: the transport
 	 * takes no other packet (a close, a keepalive) until it is finished. */
 	bool send_pending;
+	bool eof_pending; /* an EOF libssh2 part-sent: asked again until it is out */
 	/* The wrapper's status trailer on stderr (ssh_exec.c): its prefix, how
 	 * much of it is held back, the status text after it. */
 	char trailer[40];

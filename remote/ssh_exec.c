@@ -250,9 +250,10 @@ static int pump_stdin(remote_exec *e, bool ended)
 		if (r == LIBSSH2_ERROR_EAGAIN) {
 			/* libssh2 resends a part-sent EOF only when asked from the
 			 * same place: the next round here, never the close. */
-			e->send_pending = left_part_sent(e);
+			e->eof_pending = left_part_sent(e);
 			return 0;
 		}
+		e->eof_pending = false;
 		e->stdin_closed = true; /* a refused EOF means the channel is going away anyway */
 	}
 	return 0;
@@ -321,7 +322,7 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 		/* The close waits for a part-sent packet to go out whole: a
 		 * command that stopped reading and ended while input was still
 		 * on its way ends with its own status, not a lost connection. */
-		if (ended && a == 0 && b == 0 && !e->send_pending) {
+		if (ended && a == 0 && b == 0 && !e->send_pending && !e->eof_pending) {
 			int r = libssh2_channel_close(e->ch);
 			if (r == 0)
 				r = libssh2_channel_wait_closed(e->ch);
