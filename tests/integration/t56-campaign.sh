@@ -6,6 +6,7 @@
 # pushed first (a verifier's refusal stops the campaign before any job); a kernel file is
 # overlaid; Ctrl-C stops and says what is left; bad campaign files are FILE:LINE errors.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/campaign_boxes.sh"
 source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
@@ -14,22 +15,7 @@ W=$BG_TMP/w
 mkdir -p "$W/kernels" "$W/tests"
 INI=$W/boxgate.ini
 cat "$BG_CONFIG" >"$INI"
-for i in $(seq 1 8); do
-  install -m 755 "$BG_ROOT/tests/integration/gates/campaign_gate.sh" "$(eval echo "\$BG_HOST_${i}_ROOT")/repo/gate.sh"
-  cat >>"$INI" <<EOF2
-
-[box c$i]
-host = h$i
-repo = /root/repo
-gate = gate.sh
-require_gpu = no
-keepalive_s = 1
-heartbeat_timeout_s = 3
-kill_grace_s = 1
-allow = --kind --shape --configs --num-workers --speed --sleep --hang --baseline
-kernel_paths = fake:kernels/k.cuh
-EOF2
-done
+campaign_boxes 8
 cat >>"$INI" <<'EOF2'
 
 [pool p8]

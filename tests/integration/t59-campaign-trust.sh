@@ -6,28 +6,14 @@
 # after 2 boxes while every healthy box stays in service, and a box that fails every job is
 # still quarantined; hostile campaign files and results files are refused.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/campaign_boxes.sh"
 
 hosts_up 4
 W=$BG_TMP/w
 mkdir -p "$W"
 INI=$W/boxgate.ini
 cat "$BG_CONFIG" >"$INI"
-for i in 1 2 3 4; do
-  install -m 755 "$BG_ROOT/tests/integration/gates/campaign_gate.sh" "$(eval echo "\$BG_HOST_${i}_ROOT")/repo/gate.sh"
-  cat >>"$INI" <<EOF2
-
-[box c$i]
-host = h$i
-repo = /root/repo
-gate = gate.sh
-require_gpu = no
-keepalive_s = 1
-heartbeat_timeout_s = 3
-kill_grace_s = 1
-allow = --kind --shape --configs --num-workers --speed --sleep --hang --poison --baseline
-kernel_paths = fake:kernels/k.cuh
-EOF2
-done
+campaign_boxes 4
 printf '\n[pool p4]\nslots = c1, c2, c3, c4\n\n[pool p1]\nslots = c1\n' >>"$INI"
 cd "$W" || exit 1
 bg() { "$BOXGATE" --config "$INI" "$@"; }
