@@ -114,6 +114,8 @@ const char *cli_verifier_for(void *ctx, const char *rel, bool *builtin);
 const char *cli_local_python(const conf *c);
 /* sync_trace_cb: BOXGATE_TRACE's phase timings on stderr, through the locked writer. */
 void cli_sync_trace(void *ctx, const char *box, const char *phase);
+/* With BOXGATE_TRACE: the connection's round trips, on stderr as above. */
+void cli_trace_round_trips(const char *box, const remote_conn *c);
 /* The remote_log_cb that prints warnings as "boxgate: BOX: msg". */
 void cli_log_warning(void *ctx, const char *box, const char *msg);
 /* SIGINT, SIGTERM and SIGHUP go to `handler` (a gate run turns them into a

@@ -200,6 +200,7 @@ static void run_on_box(void *arg, size_t i)
 				   &r->err);
 	if (t)
 		exec_input_done(t);
+	cli_trace_round_trips(r->box->name, c);
 	remote_close(c);
 }
 

@@ -1125,6 +1125,29 @@ static int pick_slot(cli_ctx *ctx, gate_opts *g, const cli_args *args, int wait_
 	return 0;
 }
 
+/* The push manifest (for the records) read in the same command that checks
+ * the agent is there: one channel where ensure and read would take two. When
+ * the agent is there g->agent_path is set; else the caller installs it.
+ * True when the manifest was read (or its error noted). */
+static bool read_manifest_probing(run_state *st, remote_conn *c, gate_args *g)
+{
+	char *path = NULL;
+	char *guard = gate_agent_probe(c, &g->agent, &path);
+	if (!guard)
+		return false;
+	bool present = false;
+	bg_err e = {0};
+	int rc = sync_manifest_read_if(c, g->box, guard, &present, &st->pushed, &e);
+	free(guard);
+	if (present)
+		g->agent_path = path;
+	else
+		free(path);
+	if (rc < 0 && present)
+		st->pushed_error = xstrdup(e.msg);
+	return present;
+}
+
 static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 {
 	const run_opts *opts = opts_;
@@ -1140,6 +1163,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	gate_sweep sw;
 	remote_conn *c = NULL;
 	gate_agent_how how;
+	bool manifest_read = false;
 	bg_err err = {0};
 	int code = 0, repeat = 1;
 	double max_cv = ctx->conf.max_cv >= 0 ? ctx->conf.max_cv : RUN_MAX_CV_DEFAULT;
@@ -1209,7 +1233,9 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		pick.agent_path = NULL;
 	} else {
 		rc = cli_connect(g0->box, false, &c, &err);
-		if (rc == 0)
+		if (rc == 0 && st.results)
+			manifest_read = read_manifest_probing(&st, c, g0);
+		if (rc == 0 && !g0->agent_path)
 			rc = gate_agent_ensure(c, &g0->agent, false, &g0->agent_path, &how, &err);
 	}
 	if (rc < 0) {
@@ -1253,7 +1279,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	}
 
 	/* What push last placed on the box, for the records. */
-	if (st.results && sync_manifest_read(c, g0->box, &st.pushed, &err) < 0)
+	if (st.results && !manifest_read && sync_manifest_read(c, g0->box, &st.pushed, &err) < 0)
 		st.pushed_error = xstrdup(err.msg);
 
 	results_new_run_id(st.run_id);
@@ -1307,6 +1333,8 @@ out:
 	free((char *)st.results);
 	free(st.pushed);
 	free(st.pushed_error);
+	if (c)
+		cli_trace_round_trips(remote_target_of(c)->name, c);
 	remote_close(c);
 	broker_pick_release(&pick);
 	pool_line_free(st.line);

@@ -269,6 +269,17 @@ void cli_sync_trace(void *ctx, const char *box, const char *phase)
 	cli_print_line(stderr, NULL, line, n < (int)sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
+void cli_trace_round_trips(const char *box, const remote_conn *c)
+{
+	if (!c || !getenv("BOXGATE_TRACE") ||
+	    remote_target_of(c)->transport == REMOTE_TRANSPORT_LOCAL)
+		return;
+	char phase[64];
+	snprintf(phase, sizeof(phase), "round trips after the TCP connect: %u",
+		 remote_round_trips(c));
+	cli_sync_trace(NULL, box, phase);
+}
+
 int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err)
 {
 	remote_connect_opts co = {.log = cli_log_warning, .accept_new = accept_new};

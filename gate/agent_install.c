@@ -204,6 +204,21 @@ out:
 	return rc;
 }
 
+char *gate_agent_probe(remote_conn *c, const gate_agent *a, char **path)
+{
+	*path = NULL;
+	if (remote_target_of(c)->transport == REMOTE_TRANSPORT_LOCAL)
+		return NULL;
+	char rel[128];
+	strbuf p = STRBUF_INIT;
+	snprintf(rel, sizeof(rel), "~/.cache/boxgate/agent-%.16s", a->sha);
+	bg_quote_path(&p, rel);
+	char *guard =
+		xasprintf("test -x %s && %s " AGENT_CMD_VERSION " >/dev/null 2>&1", p.buf, p.buf);
+	*path = strbuf_detach(&p);
+	return guard;
+}
+
 /* The exit status that says "no agent of this version here" (not one of the agent's). */
 #define AGENT_ABSENT_EXIT 97
 

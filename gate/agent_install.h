@@ -30,6 +30,12 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 
 const char *gate_agent_how_name(gate_agent_how how);
 
+/* The shell condition "the right agent is on the box" (owned), for a caller
+ * that folds the check into a command it runs anyway (one channel, not two),
+ * and in *path the command word gate_agent_ensure would give when it holds
+ * (owned). NULL for the local box (nothing to check). */
+char *gate_agent_probe(remote_conn *c, const gate_agent *a, char **path);
+
 /* The agent's `args` (quoted words, e.g. "slots --gpus 0") on the box, stdout
  * captured into *out: when the right agent is there, one command does both the
  * presence check and the call (the round trip gate_agent_ensure would spend

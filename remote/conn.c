@@ -69,6 +69,11 @@ const remote_target *remote_target_of(const remote_conn *c)
 	return c->target;
 }
 
+unsigned remote_round_trips(const remote_conn *c)
+{
+	return c ? c->round_trips : 0;
+}
+
 const char *remote_host_fingerprint(const remote_conn *c)
 {
 	return c->fingerprint;

@@ -31,6 +31,11 @@ struct remote_conn {
 	bool dead;                    /* the peer is gone: never wait on it again */
 	struct ssh_block *ssh_blocks; /* what libssh2 allocated for the session */
 	struct remote_jump *jump;     /* the shared jump connection sock tunnels through */
+	/* Round trips, counted by the send and recv hooks: bytes that arrive
+	 * after a read found nothing, something having been sent since the last
+	 * bytes came, answer a request (what was already there answers none). */
+	unsigned round_trips;
+	bool sent_since_wait, waiting;
 };
 
 struct remote_exec {

@@ -45,6 +45,10 @@ int remote_connect(const remote_target *t, const remote_connect_opts *opts, remo
 void remote_close(remote_conn *c);
 /* The target this connection serves (borrowed). */
 const remote_target *remote_target_of(const remote_conn *c);
+/* How many times this connection waited for the box after sending since
+ * its TCP connect (the SSH round trips: key exchange, authentication,
+ * channels); 0 for the local box. For BOXGATE_TRACE and the tests. */
+unsigned remote_round_trips(const remote_conn *c);
 /* "SHA256:..." of the host key (ssh) or "" (local); borrowed. */
 const char *remote_host_fingerprint(const remote_conn *c);
 

@@ -30,10 +30,28 @@ static LIBSSH2_RECV_FUNC(stamped_recv)
 {
 	remote_conn *c = *abstract;
 	ssize_t n = recv(socket, buffer, length, flags);
+	if (n < 0) {
+		if (errno == EAGAIN && c->sent_since_wait)
+			c->waiting = true;
+		return -errno;
+	}
+	if (n > 0) {
+		c->last_rx_ms = bg_now_ms();
+		if (c->waiting)
+			c->round_trips++;
+		c->waiting = c->sent_since_wait = false;
+	}
+	return n;
+}
+
+static LIBSSH2_SEND_FUNC(counted_send)
+{
+	remote_conn *c = *abstract;
+	ssize_t n = send(socket, buffer, length, flags);
 	if (n < 0)
 		return -errno;
 	if (n > 0)
-		c->last_rx_ms = bg_now_ms();
+		c->sent_since_wait = true;
 	return n;
 }
 
@@ -116,6 +134,7 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	if (!c->session)
 		return bg_fail(err, BG_ECONNECT, "%s: cannot create an SSH session", b->name);
 	libssh2_session_callback_set(c->session, LIBSSH2_CALLBACK_RECV, (void *)stamped_recv);
+	libssh2_session_callback_set(c->session, LIBSSH2_CALLBACK_SEND, (void *)counted_send);
 	libssh2_session_set_blocking(c->session, 1);
 	libssh2_session_set_timeout(c->session, (long)b->connect_timeout_s * 1000);
 	remote_known_hosts kh;

@@ -44,28 +44,49 @@ static void on_line(void *ctx, remote_stream s, const char *line, size_t len, in
 		strbuf_addch(sb, s == REMOTE_STDOUT ? '\n' : ' ');
 }
 
-int sync_manifest_read(remote_conn *c, const conf_box *box, char **text, bg_err *err)
+/* The status the manifest command exits with when its guard fails: none
+ * of its own (0, 1, cat's 1). */
+#define GUARD_FAILED_EXIT 97
+
+int sync_manifest_read_if(remote_conn *c, const conf_box *box, const char *guard, bool *guard_ok,
+			  char **text, bg_err *err)
 {
 	*text = NULL;
-	if (!box->repo || !*box->repo) {
+	if (guard_ok)
+		*guard_ok = false;
+	bool no_repo = !box->repo || !*box->repo;
+	if (no_repo && !guard) {
 		*text = xstrdup("");
 		return 0;
 	}
 	strbuf cmd = STRBUF_INIT;
-	char *path = xasprintf("%s/.boxgate/pushed", box->repo);
-	strbuf_addstr(&cmd, "f=");
-	bg_quote_path(&cmd, path);
-	strbuf_addf(&cmd,
-		    "; [ -e \"$f\" ] || exit 0; n=$(wc -c < \"$f\") || exit 1; "
-		    "[ \"$n\" -le %u ] || { echo \"larger than %u bytes ($n)\" >&2; exit 1; }; "
-		    "exec cat -- \"$f\"",
-		    SYNC_MANIFEST_MAX, SYNC_MANIFEST_MAX);
+	char *path = xasprintf("%s/.boxgate/pushed", no_repo ? "" : box->repo);
+	if (guard)
+		strbuf_addf(&cmd, "{ %s; } || exit %d; ", guard, GUARD_FAILED_EXIT);
+	if (no_repo) {
+		strbuf_addstr(&cmd, "exit 0");
+	} else {
+		strbuf_addstr(&cmd, "f=");
+		bg_quote_path(&cmd, path);
+		strbuf_addf(&cmd,
+			    "; [ -e \"$f\" ] || exit 0; n=$(wc -c < \"$f\") || exit 1; "
+			    "[ \"$n\" -le %u ] || { echo \"larger than %u bytes ($n)\" >&2; exit "
+			    "1; }; "
+			    "exec cat -- \"$f\"",
+			    SYNC_MANIFEST_MAX, SYNC_MANIFEST_MAX);
+	}
 	struct manifest_read m = {STRBUF_INIT, STRBUF_INIT, false};
 	remote_status st;
 	bg_err rerr = {0};
 	int rc = remote_run(c, strbuf_str(&cmd), on_line, &m, 30000, &st, &rerr);
 	strbuf_release(&cmd);
-	if (rc == 0 && !(st.how == REMOTE_EXITED && st.code == 0)) {
+	bool held = rc == 0 && st.how == REMOTE_EXITED && !(guard && st.code == GUARD_FAILED_EXIT);
+	if (guard_ok)
+		*guard_ok = held;
+	if (guard && rc == 0 && !held) {
+		/* the guard failed, or no status came back: nothing was read */
+		rc = 0;
+	} else if (rc == 0 && !(st.how == REMOTE_EXITED && st.code == 0)) {
 		char how[96];
 		remote_status_describe(&st, how, sizeof(how));
 		while (m.err.len && m.err.buf[m.err.len - 1] == ' ')
@@ -84,6 +105,11 @@ int sync_manifest_read(remote_conn *c, const conf_box *box, char **text, bg_err 
 	strbuf_release(&m.out);
 	strbuf_release(&m.err);
 	return rc < 0 ? rc : 0;
+}
+
+int sync_manifest_read(remote_conn *c, const conf_box *box, char **text, bg_err *err)
+{
+	return sync_manifest_read_if(c, box, NULL, NULL, text, err);
 }
 
 /* 9999-12-31T23:59:59Z: a time any reader can print in four digits. */

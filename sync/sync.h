@@ -375,6 +375,13 @@ char *sync_manifest_warning(const sync_box *b);
  * *text owned, "" when there is none. */
 #define SYNC_MANIFEST_MAX (1u << 20)
 int sync_manifest_read(remote_conn *c, const conf_box *box, char **text, bg_err *err);
+/* sync_manifest_read in the same command as `guard` (a shell condition run
+ * first, e.g. "the agent is there"), so both cost one channel: *guard_ok says
+ * whether it held. When it does not, or the command's status never came
+ * back, *guard_ok is false and nothing was read (*text NULL, 0 returned
+ * unless the transport failed). */
+int sync_manifest_read_if(remote_conn *c, const conf_box *box, const char *guard, bool *guard_ok,
+			  char **text, bg_err *err);
 /* One well-formed manifest line, "SHA256 TAB EPOCH TAB PATH" (lowercase
  * hex, 1 to 12 digits up to the end of year 9999, a path): path points
  * into the line (not NUL-terminated). */
