@@ -36,6 +36,7 @@ struct remote_conn {
 	 * bytes came, answer a request (what was already there answers none). */
 	unsigned round_trips;
 	bool sent_since_wait, waiting;
+	int64_t tcp_ms; /* how long the TCP connect took: about one round trip */
 };
 
 struct remote_exec {

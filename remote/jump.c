@@ -8,8 +8,19 @@
  * channel and one end of a socketpair. The box's own session uses the other
  * end as its socket, so its handshake, poll, keepalive and dead-peer code
  * are the same as over TCP. When the jump connection dies every tunnel's
- * socket is closed: each box behind it sees its peer go at once. */
+ * socket is closed: each box behind it sees its peer go at once.
+ *
+ * libssh2 opens one channel at a time per session, and a direct-tcpip open
+ * waits a round trip to the jump host plus that host's TCP connect to the
+ * box: boxes through one session wait their opens one after the other. So
+ * boxes behind one jump host may spread over a few connections to it
+ * ("lanes"): a box whose place in the best lane's queue of opens would cost
+ * more than a new connection to the jump host (both measured on the first
+ * lane) starts a new lane, whose handshake then overlaps the other lanes'
+ * opens. At 0 ms an open costs next to nothing and one lane serves all; far
+ * away, 8 boxes take a few. */
 #include "remote/internal.h"
+#include "remote/jump_lanes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +38,9 @@
 #include "base/xmalloc.h"
 
 #define TUN_BUF (64 * 1024)
+/* Connections to one jump host at most: sshd's MaxStartups (10 by default)
+ * refuses a burst of more unauthenticated ones. */
+#define JUMP_LANES_MAX 4
 
 enum tun_state { TUN_OPENING, TUN_OPEN, TUN_CLOSING, TUN_DONE };
 
@@ -47,7 +61,8 @@ struct tunnel {
 	bool open_done;
 	int open_rc;
 	char open_err[256];
-	bool abandoned; /* the opener gave up waiting */
+	bool abandoned;          /* the opener gave up waiting */
+	int64_t open_started_ms; /* when the pump sent the open: 0 before */
 };
 
 struct remote_jump {
@@ -64,6 +79,11 @@ struct remote_jump {
 	bool pump_started;
 	int wake[2];
 	struct tunnel *tunnels; /* in open order */
+	/* Lanes, under jump_mu: boxes that chose this connection and whose channel
+	 * is not open yet; when its connect started and what it took; what an
+	 * open takes (measured, at first twice the TCP connect). */
+	int pending;
+	int64_t started_ms, connect_ms, open_ms;
 };
 
 /* One lock for the registry and every jump's shared state: the pump holds
@@ -139,9 +159,14 @@ static void tunnel_drop_locked(struct remote_jump *j, struct tunnel *t)
 	pthread_mutex_unlock(&jump_mu);
 }
 
-static void open_result(struct tunnel *t, int rc, const char *msg)
+static void open_result(struct remote_jump *j, struct tunnel *t, int rc, const char *msg)
 {
 	pthread_mutex_lock(&jump_mu);
+	j->pending--;
+	if (rc == 0 && t->open_started_ms) {
+		int64_t took = bg_now_ms() - t->open_started_ms;
+		j->open_ms = (3 * j->open_ms + took + 3) / 4;
+	}
 	t->open_done = true;
 	t->open_rc = rc;
 	snprintf(t->open_err, sizeof(t->open_err), "%s", msg ? msg : "");
@@ -243,6 +268,8 @@ static int pump_pass(struct remote_jump *j)
 		if (st == TUN_OPENING && !opening_seen) {
 			/* libssh2 opens one channel at a time per session */
 			opening_seen = true;
+			if (!t->open_started_ms)
+				t->open_started_ms = bg_now_ms();
 			LIBSSH2_CHANNEL *ch = libssh2_channel_direct_tcpip_ex(s, t->host, t->port,
 									      "127.0.0.1", 22);
 			if (ch) {
@@ -250,11 +277,11 @@ static int pump_pass(struct remote_jump *j)
 				pthread_mutex_lock(&jump_mu);
 				t->state = abandoned ? TUN_CLOSING : TUN_OPEN;
 				pthread_mutex_unlock(&jump_mu);
-				open_result(t, 0, NULL);
+				open_result(j, t, 0, NULL);
 				progress = 1;
 			} else if (libssh2_session_last_errno(s) != LIBSSH2_ERROR_EAGAIN) {
 				int rc = libssh2_session_last_errno(s);
-				open_result(t, rc, remote_ssh_errmsg(s));
+				open_result(j, t, rc, remote_ssh_errmsg(s));
 				tunnel_drop_locked(j, t);
 				if (session_fatal(rc))
 					return -1;
@@ -303,6 +330,7 @@ static void jump_fail(struct remote_jump *j, const char *why)
 	while (j->tunnels) {
 		struct tunnel *t = j->tunnels;
 		if (!t->open_done) {
+			j->pending--;
 			t->open_done = true;
 			t->open_rc = LIBSSH2_ERROR_SOCKET_DISCONNECT;
 			snprintf(t->open_err, sizeof(t->open_err), "%s", why);
@@ -429,19 +457,69 @@ void remote_jump_release(struct remote_jump *j)
 		jump_free(j);
 }
 
-/* The shared connection to the target's jump chain, connected by the first
- * caller; later callers wait for it. */
+/* Under jump_mu: the lane a box behind `key` should join
+ * (remote_jump_lane_choose); NULL when a new lane would be sooner or there is
+ * none yet. *blind is a lane still connecting when none has connected yet:
+ * nothing is known of the costs then. */
+static struct remote_jump *lane_pick(const char *key, struct remote_jump **blind)
+{
+	struct remote_jump *ref = NULL, *v[JUMP_LANES_MAX];
+	remote_jump_lane lanes[JUMP_LANES_MAX];
+	int n = 0;
+	int64_t now = bg_now_ms();
+	*blind = NULL;
+	for (struct remote_jump *j = registry; j && n < JUMP_LANES_MAX; j = j->next) {
+		if (j->dead || strcmp(j->key, key) != 0)
+			continue;
+		if (!j->connecting && !ref)
+			ref = j;
+		if (j->connecting && !*blind)
+			*blind = j;
+		lanes[n] = (remote_jump_lane){j->pending, j->connecting, now - j->started_ms,
+					      j->open_ms};
+		v[n++] = j;
+	}
+	if (!ref)
+		return NULL;
+	*blind = NULL;
+	int i = remote_jump_lane_choose(lanes, n, ref->connect_ms, ref->open_ms, JUMP_LANES_MAX);
+	return i < 0 ? NULL : v[i];
+}
+
+/* A connection to the target's jump chain: a lane already there (lane_pick)
+ * or a new one this caller connects; callers that join a lane still
+ * connecting wait for it. The caller counts in the lane's pending opens. */
 static int jump_get(const remote_target *t, const remote_connect_opts *opts,
 		    struct remote_jump **out, bg_err *err)
 {
 	strbuf key = STRBUF_INIT;
 	chain_key(t->jump, &key);
 	pthread_mutex_lock(&jump_mu);
-	struct remote_jump *j = registry;
-	while (j && (j->dead || strcmp(j->key, key.buf) != 0))
-		j = j->next;
+	struct remote_jump *j, *blind;
+	for (;;) {
+		j = lane_pick(key.buf, &blind);
+		if (j || !blind)
+			break;
+		/* Every lane is still connecting: wait for one, to learn what a
+		 * connection and an open cost here, then choose. */
+		blind->refs++;
+		while (blind->connecting)
+			pthread_cond_wait(&jump_cv, &jump_mu);
+		bool dead = blind->dead;
+		int code = blind->dead_code;
+		char msg[sizeof(blind->dead_msg)];
+		snprintf(msg, sizeof(msg), "%s", blind->dead_msg);
+		pthread_mutex_unlock(&jump_mu);
+		remote_jump_release(blind);
+		if (dead) {
+			strbuf_release(&key);
+			return bg_fail(err, code, "%s: %s", t->name, msg);
+		}
+		pthread_mutex_lock(&jump_mu);
+	}
 	if (j) {
 		j->refs++;
+		j->pending++;
 		while (j->connecting)
 			pthread_cond_wait(&jump_cv, &jump_mu);
 		bool dead = j->dead;
@@ -460,7 +538,9 @@ static int jump_get(const remote_target *t, const remote_connect_opts *opts,
 	j = xcalloc(1, sizeof(*j));
 	j->key = strbuf_detach(&key);
 	j->refs = 1;
+	j->pending = 1;
 	j->connecting = true;
+	j->started_ms = bg_now_ms();
 	j->wake[0] = j->wake[1] = -1;
 	j->next = registry;
 	registry = j;
@@ -477,6 +557,10 @@ static int jump_get(const remote_target *t, const remote_connect_opts *opts,
 		j->pump_started = true;
 	pthread_mutex_lock(&jump_mu);
 	j->connecting = false;
+	if (rc == 0) {
+		j->connect_ms = bg_now_ms() - j->started_ms;
+		j->open_ms = 2 * j->conn->tcp_ms + 1;
+	}
 	if (rc < 0) {
 		j->dead = true;
 		j->dead_code = e.code;
@@ -507,6 +591,9 @@ int remote_jump_connect(remote_conn *c, const remote_connect_opts *opts, bg_err 
 		return rc;
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		pthread_mutex_lock(&jump_mu);
+		j->pending--;
+		pthread_mutex_unlock(&jump_mu);
 		remote_jump_release(j);
 		return bg_fail(err, BG_ECONNECT, "%s: cannot make a socketpair: %s", b->name,
 			       strerror(errno));
@@ -524,6 +611,8 @@ int remote_jump_connect(remote_conn *c, const remote_connect_opts *opts, bg_err 
 	until.tv_sec += b->connect_timeout_s;
 	pthread_mutex_lock(&jump_mu);
 	bool dead = j->dead;
+	if (dead)
+		j->pending--;
 	if (!dead) {
 		struct tunnel **p = &j->tunnels;
 		while (*p)

@@ -109,8 +109,11 @@ static int tcp_connect(remote_conn *c, bg_err *err)
 	int64_t deadline = bg_deadline_ms((int64_t)b->connect_timeout_s * 1000);
 	int last = 0;
 	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		if (connect_one(ai, deadline, &c->sock, &last) == 0)
+		int64_t t0 = bg_now_ms();
+		if (connect_one(ai, deadline, &c->sock, &last) == 0) {
+			c->tcp_ms = bg_now_ms() - t0;
 			break;
+		}
 		if (last == ETIMEDOUT)
 			break;
 	}
