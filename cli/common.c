@@ -274,9 +274,11 @@ void cli_trace_round_trips(const char *box, const remote_conn *c)
 	if (!c || !getenv("BOXGATE_TRACE") ||
 	    remote_target_of(c)->transport == REMOTE_TRANSPORT_LOCAL)
 		return;
-	char phase[64];
-	snprintf(phase, sizeof(phase), "round trips after the TCP connect: %u",
-		 remote_round_trips(c));
+	char phase[96];
+	unsigned auth = 0, all = remote_round_trips(c, &auth);
+	snprintf(phase, sizeof(phase),
+		 "round trips after the TCP connect: %u (%u to authenticate, %u for channels)", all,
+		 auth, all - auth);
 	cli_sync_trace(NULL, box, phase);
 }
 

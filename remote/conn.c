@@ -69,8 +69,10 @@ const remote_target *remote_target_of(const remote_conn *c)
 	return c->target;
 }
 
-unsigned remote_round_trips(const remote_conn *c)
+unsigned remote_round_trips(const remote_conn *c, unsigned *to_auth)
 {
+	if (to_auth)
+		*to_auth = c ? c->auth_round_trips : 0;
 	return c ? c->round_trips : 0;
 }
 

@@ -34,7 +34,7 @@ struct remote_conn {
 	/* Round trips, counted by the send and recv hooks: bytes that arrive
 	 * after a read found nothing, something having been sent since the last
 	 * bytes came, answer a request (what was already there answers none). */
-	unsigned round_trips;
+	unsigned round_trips, auth_round_trips; /* all; those up to authenticated */
 	bool sent_since_wait, waiting;
 	int64_t tcp_ms; /* how long the TCP connect took: about one round trip */
 };

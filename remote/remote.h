@@ -47,8 +47,10 @@ void remote_close(remote_conn *c);
 const remote_target *remote_target_of(const remote_conn *c);
 /* How many times this connection waited for the box after sending since
  * its TCP connect (the SSH round trips: key exchange, authentication,
- * channels); 0 for the local box. For BOXGATE_TRACE and the tests. */
-unsigned remote_round_trips(const remote_conn *c);
+ * channels; an EOF, which asks for no answer, opens none); *to_auth (may be
+ * NULL) gets those up to authenticated. 0 for the local box. For
+ * BOXGATE_TRACE and the tests. */
+unsigned remote_round_trips(const remote_conn *c, unsigned *to_auth);
 /* "SHA256:..." of the host key (ssh) or "" (local); borrowed. */
 const char *remote_host_fingerprint(const remote_conn *c);
 

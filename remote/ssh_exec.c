@@ -246,7 +246,10 @@ static int pump_stdin(remote_exec *e, bool ended)
 		e->stdin_off = 0;
 	}
 	if (e->stdin_close && !e->stdin_closed && e->stdin_q.len == 0 && !e->send_pending) {
+		/* an EOF asks for no answer: what comes next answers the exec */
+		bool sent = e->conn->sent_since_wait;
 		int r = libssh2_channel_send_eof(e->ch);
+		e->conn->sent_since_wait = sent;
 		if (r == LIBSSH2_ERROR_EAGAIN) {
 			/* libssh2 resends a part-sent EOF only when asked from the
 			 * same place: the next round here, never the close. */

@@ -155,6 +155,7 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	rc = remote_auth(c, err);
 	if (rc < 0)
 		return rc;
+	c->auth_round_trips = c->round_trips;
 	c->keepalive_s = b->keepalive_s > 0 ? b->keepalive_s : 0;
 	if (c->keepalive_s)
 		libssh2_keepalive_config(c->session, 1, (unsigned)c->keepalive_s);
