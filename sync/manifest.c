@@ -68,12 +68,14 @@ int sync_manifest_read_if(remote_conn *c, const conf_box *box, const char *guard
 	} else {
 		strbuf_addstr(&cmd, "f=");
 		bg_quote_path(&cmd, path);
-		strbuf_addf(&cmd,
-			    "; [ -e \"$f\" ] || exit 0; n=$(wc -c < \"$f\") || exit 1; "
-			    "[ \"$n\" -le %u ] || { echo \"larger than %u bytes ($n)\" >&2; exit "
-			    "1; }; "
-			    "exec cat -- \"$f\"",
-			    SYNC_MANIFEST_MAX, SYNC_MANIFEST_MAX);
+		strbuf_addf(
+			&cmd,
+			"; [ -e \"$f\" ] || exit 0; [ -f \"$f\" ] || { echo \"not a regular file\" "
+			">&2; exit 1; }; n=$(wc -c < \"$f\") || exit 1; "
+			"[ \"$n\" -le %u ] || { echo \"larger than %u bytes ($n)\" >&2; exit "
+			"1; }; "
+			"exec cat -- \"$f\"",
+			SYNC_MANIFEST_MAX, SYNC_MANIFEST_MAX);
 	}
 	struct manifest_read m = {STRBUF_INIT, STRBUF_INIT, false};
 	remote_status st;

@@ -36,7 +36,7 @@ the client has.
 """
 import argparse
 import heapq
-import json
+import math
 import sys
 
 
@@ -106,8 +106,14 @@ def gate_log(path):
         w = line.split()
         if len(w) < 4 or w[1] not in ("start", "end"):
             continue
+        try:
+            t = float(w[-1])
+        except ValueError:
+            continue
+        if not math.isfinite(t):
+            continue
         key = (w[0], w[-2])
-        runs.setdefault(key, []).append((float(w[-1]), w[1]))
+        runs.setdefault(key, []).append((t, w[1]))
     out = {}
     for key, ev in runs.items():
         ev.sort()
@@ -132,6 +138,8 @@ def calibrate(log, launch, cpu_s, conn_cpu):
     one gate's end and the next one's start (from the gates' log), the first gate's start
     after launch, the client's CPU per job beyond its connections (two per slot)."""
     slots = gate_log(log)
+    if not any(slots.values()):
+        raise SystemExit("sched_model.py: %s: no gate ran (no start/end pair)" % log)
     gates = [e - s for v in slots.values() for s, e in v]
     gaps = [b[0] - a[1] for v in slots.values() for a, b in zip(v, v[1:])]
     first = min(s for v in slots.values() for s, _ in v)
@@ -168,6 +176,10 @@ def main():
         else:
             print(" ".join("--%s %.4f" % (k, m[k]) for k in ("start_s", "gap_s", "job_cpu")))
         return 0
+    if a.slots < 1 or a.jobs < 1 or a.cores < 1 or (a.boxes is not None and not 1 <= a.boxes <= a.slots):
+        ap.error("--slots, --jobs and --cores must be at least 1, --boxes from 1 to --slots")
+    if min(a.start_s, a.conn_cpu, a.gate_s, a.gap_s, a.job_cpu) < 0:
+        ap.error("times must not be negative")
     span, util, first = simulate(a.slots, a.jobs, a.start_s, a.conn_cpu, a.gate_s, a.gap_s,
                                  a.job_cpu, a.cores, a.boxes, a.start_scale)
     rounds = -(-a.jobs // a.slots)

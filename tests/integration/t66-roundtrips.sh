@@ -56,4 +56,22 @@ import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 assert recs[-1]["pushed"] is None and "larger than" in recs[-1]["pushed_error"], recs[-1]
 ' "$BG_TMP/r.jsonl"
+# A fifo (or a device) in the manifest's place is refused at once: reading it would
+# block the run until the read's timeout.
+rm -f "$BG_HOST_1_ROOT/repo/.boxgate/pushed"
+mkfifo "$BG_HOST_1_ROOT/repo/.boxgate/pushed"
+t0=$(date +%s)
+expect_rc 0 "run with a fifo as the manifest still runs" bg run g1 --results "$BG_TMP/r.jsonl" -- --kind x
+took=$(($(date +%s) - t0))
+[ "$took" -lt 25 ] && ok "... without waiting on the fifo (${took} s)" || not_ok "the run waited ${took} s on the fifo"
+pycheck "the record says the manifest is not a regular file" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][-1]
+assert r["pushed"] is None and "not a regular file" in r["pushed_error"], r
+' "$BG_TMP/r.jsonl"
+rm -f "$BG_HOST_1_ROOT/repo/.boxgate/pushed"
+# An agent that lost its execute bit fails the check: installed again.
+chmod -x "$BG_HOST_1_ROOT"/.cache/boxgate/agent-*
+expect_rc 0 "run with a non-executable agent" bg run g1 --results "$BG_TMP/r.jsonl" -- --kind x
+has "$ERR_FILE" "agent installed" "the non-executable agent is installed again"
 finish
