@@ -58,6 +58,9 @@ for d in $DELAYS; do
   bench_up_delayed "$N" "$d"
   bench_ansible_inventory
   bench_measure "$key" "$BENCH_RUNS" $TOOLS
+  rt=$(BOXGATE_TRACE=1 "$BOXGATE" --config "$BG_CONFIG" exec --boxes h1 -- true 2>&1 >/dev/null |
+    sed -n 's/.*round trips after the TCP connect: //p')
+  bench_note "$key: boxgate exec true on 1 host: round trips after the TCP connect: ${rt:-?}"
   bench_down
 done
 
