@@ -81,9 +81,13 @@ struct remote_jump {
 	struct tunnel *tunnels; /* in open order */
 	/* Lanes, under jump_mu: boxes that chose this connection and whose channel
 	 * is not open yet; when its connect started and what it took; what an
-	 * open takes (measured, at first twice the TCP connect). */
+	 * open takes (measured, at most twice the TCP connect). */
 	int pending;
 	int64_t started_ms, connect_ms, open_ms;
+	/* An open is taken to cost at most two round trips (to the jump host,
+	 * and its connect to the box, as far again at most): a jump host slow
+	 * to answer (CPU, load) is no reason for more connections to it. */
+	int64_t open_cap_ms;
 };
 
 /* One lock for the registry and every jump's shared state: the pump holds
@@ -166,6 +170,8 @@ static void open_result(struct remote_jump *j, struct tunnel *t, int rc, const c
 	if (rc == 0 && t->open_started_ms) {
 		int64_t took = bg_now_ms() - t->open_started_ms;
 		j->open_ms = (3 * j->open_ms + took + 3) / 4;
+		if (j->open_ms > j->open_cap_ms)
+			j->open_ms = j->open_cap_ms;
 	}
 	t->open_done = true;
 	t->open_rc = rc;
@@ -559,7 +565,7 @@ static int jump_get(const remote_target *t, const remote_connect_opts *opts,
 	j->connecting = false;
 	if (rc == 0) {
 		j->connect_ms = bg_now_ms() - j->started_ms;
-		j->open_ms = 2 * j->conn->tcp_ms + 1;
+		j->open_ms = j->open_cap_ms = 2 * j->conn->tcp_ms + 1;
 	}
 	if (rc < 0) {
 		j->dead = true;

@@ -228,8 +228,13 @@ static bool left_part_sent(remote_exec *e)
 static int pump_stdin(remote_exec *e, bool ended)
 {
 	while (e->stdin_off < e->stdin_q.len && (!ended || e->send_pending)) {
+		/* input asks for no answer (a heartbeat, a file): the round trip
+		 * count leaves it out, as it does the EOF */
+		bool sent = e->conn->sent_since_wait;
 		ssize_t n = libssh2_channel_write(e->ch, e->stdin_q.buf + e->stdin_off,
 						  e->stdin_q.len - e->stdin_off);
+		if (e->conn->sent_since_wait)
+			e->conn->sent_since_wait = sent;
 		if (n == LIBSSH2_ERROR_EAGAIN) {
 			e->send_pending = left_part_sent(e);
 			return 0;
@@ -249,7 +254,8 @@ static int pump_stdin(remote_exec *e, bool ended)
 		/* an EOF asks for no answer: what comes next answers the exec */
 		bool sent = e->conn->sent_since_wait;
 		int r = libssh2_channel_send_eof(e->ch);
-		e->conn->sent_since_wait = sent;
+		if (e->conn->sent_since_wait)
+			e->conn->sent_since_wait = sent;
 		if (r == LIBSSH2_ERROR_EAGAIN) {
 			/* libssh2 resends a part-sent EOF only when asked from the
 			 * same place: the next round here, never the close. */
