@@ -32,7 +32,8 @@ the client has.
   sched_model.py calibrate GATE_LOG LAUNCH_EPOCH CPU_S CONN_CPU_S
       prints the costs (as --name value pairs) measured from one campaign run
   sched_model.py measured GATE_LOG LAUNCH_EPOCH
-      prints "MAKESPAN GATE_S": the last gate's end after launch, the median gate
+      prints "MAKESPAN GATE_S FIRST_S": the last gate's end after launch, the median
+      gate, the first gate's start after launch
 """
 import argparse
 import heapq
@@ -172,7 +173,7 @@ def main():
     if a.cmd in ("calibrate", "measured"):
         m = calibrate(a.log, a.launch, getattr(a, "cpu_s", 0.0), getattr(a, "conn_cpu", 0.0))
         if a.cmd == "measured":
-            print("%.3f %.4f" % (m["last_end"] - a.launch, m["gate_s"]))
+            print("%.3f %.4f %.3f" % (m["last_end"] - a.launch, m["gate_s"], m["start_s"]))
         else:
             print(" ".join("--%s %.4f" % (k, m[k]) for k in ("start_s", "gap_s", "job_cpu")))
         return 0
