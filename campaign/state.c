@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "base/strbuf.h"
-#include "base/timer.h"
 #include "base/xmalloc.h"
 
 static int make_private_dir(const char *path, bg_err *err)
@@ -133,6 +132,14 @@ struct campaign_state {
 	int64_t started_ms;
 };
 
+/* Wall-clock milliseconds: the state file's times are read by other processes. */
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 campaign_state *campaign_state_new(const char *dir, const char *name, const char *file,
 				   const char *results, const char *log)
 {
@@ -145,7 +152,7 @@ campaign_state *campaign_state_new(const char *dir, const char *name, const char
 	st->log = xstrdup(log);
 	st->how = xstrdup("starting");
 	st->code = -1;
-	st->started_ms = bg_now_ms();
+	st->started_ms = wall_ms();
 	return st;
 }
 
@@ -155,14 +162,6 @@ static void iso_time(int64_t ms, char out[32])
 	struct tm tm;
 	gmtime_r(&t, &tm);
 	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-/* Wall-clock milliseconds: the state file's times are read by other processes. */
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static cJSON *to_json(const campaign_state *st)

@@ -22,16 +22,17 @@ cd "$W" || exit 1
 bg() { "$BOXGATE" --config "$INI" "$@"; }
 LOGS() { for i in 1 2; do cat "$(eval echo "\$BG_HOST_${i}_ROOT")/campaign.log" 2>/dev/null; done; }
 
-# campaign FILE NAME SLEEP: 2 shapes x 2 worker counts x 2 candidates = 8 jobs
+# campaign FILE NAME SLEEP [GATE FLAGS]: 2 shapes x 2 worker counts x 2 candidates = 8 jobs
 campaign() {
-  printf '[campaign %s]\npool = p2\ngate_args = --kind fake --sleep %s\nshapes = q_b kv_a\nnum_workers = 8 64\ncandidates = baseline fast\ncandidate.fast = --speed 1.25\n' "$2" "$3" >"$1"
+  printf '[campaign %s]\npool = p2\ngate_args = --kind fake --sleep %s %s\nshapes = q_b kv_a\nnum_workers = 8 64\ncandidates = baseline fast\ncandidate.fast = --speed 1.25\n' "$2" "$3" "${4:-}" >"$1"
 }
 state_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' "$XDG_STATE_HOME/boxgate/campaigns/$1.json" 2>/dev/null; }
 running() { bg campaign status "$1" --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["state"] != "running")'; }
 ended() { ! running "$1"; }
 
 # --- detached from a real terminal that then closes ---
-campaign d.ini d 0.4
+# Its gates wait for ~/go on their box: the campaign runs until the test lets it end.
+campaign d.ini d 0.1 "--until go"
 script -qec "$BOXGATE --config $INI campaign d.ini --detach >$BG_TMP/d.out 2>$BG_TMP/d.err" /dev/null >/dev/null 2>&1
 rc=$?
 [ "$rc" = 0 ] && ok "campaign --detach returns at once (exit 0)" || not_ok "campaign --detach: exit $rc"
@@ -54,6 +55,7 @@ has "$OUT_FILE" 'running +c[12]:cpu[0-9]* +d/(q_b|kv_a)/(8|64)/(baseline|fast)@[
 expect_rc 0 "campaign list" bg campaign list
 has "$OUT_FILE" '^d +running +[0-9]+/8 ' "list shows it running"
 # logs -f follows until the campaign ends, and then returns
+touch "$BG_HOST_1_ROOT/go" "$BG_HOST_2_ROOT/go"
 expect_rc 0 "campaign logs d -f returns once the campaign has ended" timeout 120 "$BOXGATE" --config "$INI" campaign logs d -f
 has "$OUT_FILE" '\[8/8\] ' "the log holds every job's line"
 has "$OUT_FILE" 'campaign d: 8 of 8 jobs recorded \(8 this run, 0 before\)' "and the run's summary"
