@@ -572,7 +572,8 @@ void sched_run(sched *s)
 	s->failed_on = xcalloc((s->n_jobs ? s->n_jobs : 1) * (s->n_boxes ? s->n_boxes : 1), 1);
 	s->job_failures = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(int));
 	s->failed_why = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(char *));
-	results_new_run_id(s->run_id);
+	if (!s->run_id[0]) /* a caller may have named the run already */
+		results_new_run_id(s->run_id);
 	for (size_t i = 0; i < s->n_slots; i++)
 		s->slots[i].b->live++;
 	for (size_t i = 0; i < s->n_slots; i++) {

@@ -16,14 +16,20 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "campaign/points.h"
+#include "cli/campaign_detach.h"
 #include "cli/campaign_sched.h"
 #include "cli/campaign_view.h"
 #include "cli/slot_probe.h"
+#include "results/record.h"
 #include "results/store.h"
 
 static const char campaign_help[] =
 	"usage: boxgate campaign FILE|NAME [--name NAME] [--dry-run] [--plain] [--json]\n"
-	"                        [--results FILE] [--accept-new]\n"
+	"                        [--results FILE] [--accept-new] [--detach]\n"
+	"       boxgate campaign status [NAME] [--json]\n"
+	"       boxgate campaign logs NAME [-f]\n"
+	"       boxgate campaign cancel NAME\n"
+	"       boxgate campaign list [--json]\n"
 	"\n"
 	"Runs (or continues) the campaign a [campaign NAME] section describes: in FILE, or in\n"
 	"boxgate.ini when the operand is no file but a campaign's name. Its keys:\n"
@@ -80,6 +86,20 @@ static const char campaign_help[] =
 	"  --json         one JSON event per line on stdout (job_end, job_cut, quarantined,\n"
 	"                 slot_left, summary)\n"
 	"  --results FILE records go here instead of the campaign's results file\n"
+	"  --detach       run in the background, in a session of its own (closing the\n"
+	"                 terminal does not stop it): prints the campaign's name and returns;\n"
+	"                 its output goes to a log and its state to a file, both under\n"
+	"                 $XDG_STATE_HOME/boxgate/campaigns (~/.local/state/...); a second\n"
+	"                 detached run of the same campaign is refused while one runs\n"
+	"\n"
+	"Detached campaigns (status, logs, cancel and list are words, not campaign names):\n"
+	"  status [NAME]  progress, the job running on each slot, ETA, cut attempts,\n"
+	"                 quarantined boxes, how it ended (\"died\" when it was killed)\n"
+	"  logs NAME [-f] its output; -f/--follow keeps reading until it ends\n"
+	"  cancel NAME    stops it as Ctrl-C does (scheduling, then the running gates on\n"
+	"                 every box; the cut attempts are recorded \"final\": false) and\n"
+	"                 waits until it has ended\n"
+	"  list           every detached campaign with its state\n"
 	"\n"
 	"Ctrl-C stops scheduling, stops the running gates on every box cleanly and says what\n"
 	"is done and left. At the end: the summary per shape x num_workers (see 'boxgate\n"
@@ -91,6 +111,8 @@ typedef struct campaign_opts {
 	const char *name;
 	bool dry_run;
 	bool plain;
+	bool detach;
+	bool follow;
 	const char *results;
 } campaign_opts;
 
@@ -98,6 +120,8 @@ static const cli_opt campaign_options[] = {
 	CLI_OPT_STRING("name", campaign_opts, name),
 	CLI_OPT_FLAG("dry-run", campaign_opts, dry_run),
 	CLI_OPT_FLAG("plain", campaign_opts, plain),
+	CLI_OPT_FLAG("detach", campaign_opts, detach),
+	{"follow", 'f', CLI_FLAG, false, offsetof(campaign_opts, follow), 0, 0},
 	CLI_OPT_STRING("results", campaign_opts, results),
 	CLI_OPT_JSON,
 	CLI_OPT_ACCEPT_NEW,
@@ -626,6 +650,28 @@ static int lock_results(const campaign_spec *sp, int *fd)
 	return 0;
 }
 
+/* A detached run feeds its state file beside the log. */
+struct detached_view {
+	campaign_view *view;
+	campaign_state *st;
+	bool have_run_id;
+};
+
+static void detached_event(void *ctx, const sched_event *ev)
+{
+	struct detached_view *d = ctx;
+	campaign_view_event(d->view, ev);
+	switch (ev->kind) {
+	case SCHED_JOB_START: campaign_state_job_start(d->st, ev->slot->label, ev->job->key); break;
+	case SCHED_JOB_END:
+	case SCHED_JOB_CUT:
+		campaign_state_job_end(d->st, ev->job->key, ev->kind == SCHED_JOB_END, ev->secs);
+		break;
+	case SCHED_QUARANTINED: campaign_state_quarantined(d->st, ev->slot->b->box->name); break;
+	case SCHED_SLOT_LEFT: break;
+	}
+}
+
 static void print_summary(const campaign_spec *sp, bool json)
 {
 	campaign_points pts;
@@ -663,8 +709,28 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	size_t *by_key = NULL;
 	char **why = NULL;
 	campaign_view *view = NULL;
+	campaign_state *state = NULL;
+	struct detached_view dv = {0};
 	bg_err err = {0};
 	int code, lock_fd = -1;
+	if (args->n >= 1 && campaign_is_subcommand(args->v[0])) {
+		if (args->n > 2 || o->detach || o->dry_run || o->results || o->name) {
+			cli_error("campaign %s: takes only [NAME]%s", args->v[0],
+				  strcmp(args->v[0], "logs") == 0 ? " and -f/--follow" : "");
+			return BG_EXIT_USAGE;
+		}
+		return campaign_subcommand(args->v[0], args->n == 2 ? args->v[1] : NULL, o->follow,
+					   ctx->opt.json);
+	}
+	if (o->follow) {
+		cli_error("campaign: -f/--follow is for 'campaign logs NAME'");
+		return BG_EXIT_USAGE;
+	}
+	if (o->detach && o->dry_run) {
+		cli_error("campaign: --detach and --dry-run do not go together (a dry run "
+			  "connects nowhere)");
+		return BG_EXIT_USAGE;
+	}
 	if (args->n != 1) {
 		cli_error("campaign: give one campaign file (or the name of a campaign in %s)",
 			  ctx->conf.path ? ctx->conf.path : "boxgate.ini");
@@ -685,8 +751,18 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	/* Two runs of one campaign at once would both run its open jobs: a run holds
 	 * a lock on the results file from before it reads what is recorded until it
 	 * ends, so a second run reads the file only once the first is over. */
+	if (o->detach) {
+		code = campaign_detach(sp.name, sp.file, sp.results, ctx->opt.json, &state);
+		if (code < 0)
+			code = 0; /* the first process: the detached one runs the campaign */
+		if (code || !state)
+			goto out;
+	}
 	if (!o->dry_run) {
 		cli_catch_stop_signals(on_signal);
+		/* detached: no terminal to hang up, and a stray SIGHUP must not stop it */
+		if (state)
+			signal(SIGHUP, SIG_IGN);
 		if ((code = lock_results(&sp, &lock_fd)))
 			goto out;
 	}
@@ -772,6 +848,13 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	view = campaign_view_new(&s, mode, s.n_jobs, ds.count);
 	s.on_event = campaign_view_event;
 	s.ctx = view;
+	if (state) {
+		dv = (struct detached_view){view, state, false};
+		s.on_event = detached_event;
+		s.ctx = &dv;
+		results_new_run_id(s.run_id);
+		campaign_state_begin(state, s.run_id, s.n_jobs, ds.count, s.n_groups);
+	}
 	sched_run(&s);
 	size_t ended, cut;
 	campaign_view_end(view, &ended, &cut);
@@ -848,6 +931,16 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 summary:
 	print_summary(&sp, ctx->opt.json);
 out:
+	if (state) {
+		size_t not_done = done ? 0 : s.n_jobs;
+		for (size_t i = 0; done && i < s.n_jobs; i++)
+			not_done += !done[i] && !(s.finished && s.finished[i]);
+		const char *how = stop_requested     ? "cancelled"
+				  : not_done || code ? "stopped"
+						     : "finished";
+		campaign_state_end(state, how, code, not_done, s.stop_why);
+		campaign_state_free(state);
+	}
 	campaign_view_free(view);
 	for (size_t i = 0; i < s.n_slots; i++) {
 		remote_close(s.slots[i].conn);

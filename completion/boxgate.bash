@@ -147,6 +147,14 @@ _boxgate() {
     help) [ "$nth" = 0 ] && _boxgate_offer commands ;;
     config) item=$cur; [ "$nth" = 0 ] && _boxgate_add "" check ;;
     results) item=$cur; [ "$nth" = 0 ] && _boxgate_add "" show export compare; _boxgate_files ;;
+    campaign)
+      item=$cur
+      if [ "$nth" = 0 ]; then _boxgate_add "" status logs cancel list; _boxgate_files
+      elif [ "$nth" = 1 ]; then
+        # a detached campaign's name: its state file's
+        local f d=${XDG_STATE_HOME:-$HOME/.local/state}/boxgate/campaigns
+        for f in "$d"/*.json; do [ -f "$f" ] && _boxgate_add "" "$(basename "$f" .json)"; done
+      fi ;;
     slots)
       item=$cur; [ "$nth" = 0 ] && _boxgate_add "" disable enable
       [ -z "$selected" ] && _boxgate_selection ;;

@@ -14,7 +14,7 @@ require_gpu = no
 keepalive_s = 1
 heartbeat_timeout_s = 3
 kill_grace_s = 1
-allow = --kind --shape --configs --num-workers --speed --sleep --hang --poison --baseline
+allow = --kind --shape --configs --num-workers --speed --sleep --hang --poison --baseline --until
 kernel_paths = fake:kernels/k.cuh
 EOF2
   done

@@ -6,9 +6,9 @@
 # kernel_paths, kernels/k.cuh, may hold "speed F" instead); --baseline measures the
 # in-tree kernel as the candidate. --hang SHAPE:NW hangs that point only; --poison
 # SHAPE:NW kills the gate's agent (its parent) at that point, and so does every run on a
-# box whose ~/poison_box exists. Each run logs "start|end SHAPE NW SPEED SLOT EPOCH" to
+# box whose ~/poison_box exists; --until NAME waits, after its sleep, until ~/NAME exists. Each run logs "start|end SHAPE NW SPEED SLOT EPOCH" to
 # ~/campaign.log (a poisoned run "poison SHAPE NW SLOT EPOCH").
-shape=q_b nw=8 speed=1 sleep_s=0.5 hang=- poison=- baseline=0
+shape=q_b nw=8 speed=1 sleep_s=0.5 hang=- poison=- baseline=0 until=
 while [ $# -gt 0 ]; do
   case $1 in
     --shape) shape=$2; shift ;;
@@ -17,6 +17,7 @@ while [ $# -gt 0 ]; do
     --sleep) sleep_s=$2; shift ;;
     --hang) hang=$2; shift ;;
     --poison) poison=$2; shift ;;
+    --until) until=$2; shift ;;
     --baseline) baseline=1 ;;
     --configs|--kind) shift ;;
   esac
@@ -37,6 +38,9 @@ if [ "$hang" = "$shape:$nw" ]; then
   exec sleep 3600.25
 fi
 sleep "$sleep_s"
+if [ -n "$until" ]; then
+  while [ ! -e "$HOME/$until" ]; do sleep 0.05; done
+fi
 SHAPES=${SHAPES:-"q_b kv_a o_proj w13 w2"}
 awk -v shape="$shape" -v nw="$nw" -v speed="$speed" -v shapes="$SHAPES" 'BEGIN {
   n = split(shapes, s, " "); k = 0
