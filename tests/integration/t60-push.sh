@@ -171,8 +171,8 @@ expect_rc 0 "push r1" bg push --root "$L" --boxes h1,h2 scripts/r.py
 printf 'print("r2")\n' >scripts/r.py
 expect_rc 0 "push r2" bg push --root "$L" --boxes h1,h2 scripts/r.py
 expect_rc 0 "rollback BOX PATH" bg rollback --root "$L" h1 scripts/r.py
-[ "$(cat "$(rfile 1 scripts/r.py)")" = 'print("r1")' ] && [ "$(cat "$(rfile 1 scripts/r.py.bak)")" = 'print("r2")' ] &&
-  ok "rollback swapped the .bak back in (the replaced file is the new .bak)" || not_ok "rollback result"
+[ "$(cat "$(rfile 1 scripts/r.py)")" = 'print("r1")' ] && [ "$(cat "$(rfile 1 scripts/r.py.bak)")" = 'print("r1")' ] &&
+  ok "rollback put the .bak back in (the .bak stays)" || not_ok "rollback result"
 [ "$(cat "$(rfile 2 scripts/r.py)")" = 'print("r2")' ] && ok "rollback touched only the named box" || not_ok "other box rolled back"
 has "$OUT_FILE" 'h1: scripts/r.py: rolled back' "rollback reports"
 printf 'def bad(:\n' >"$(rfile 2 scripts/r.py.bak)"
