@@ -26,6 +26,7 @@ static const char rollback_help[] =
 	"  --force             roll back over a target changed on the box since push, keeping\n"
 	"                      that version as TARGET.boxgate-rollback-<UTC time>\n"
 	"  --root DIR          the local repo root (default: the directory of boxgate.ini)\n"
+	"  --no-fold           one line per box and file, not folded node sets (h[1-8]: ...)\n"
 	"  --json              one JSON object per file and box (state: rolled_back,\n"
 	"                      would_roll_back, already_rolled_back or failed), then a summary\n"
 	"                      object (dry_run, already_rolled_back,\n"
