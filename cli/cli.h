@@ -156,6 +156,11 @@ void cli_print_json(struct cJSON *obj);
 /* Whether to colour what goes to `to`: it is a terminal and NO_COLOR is unset. */
 bool cli_color(FILE *to);
 
+/* True for an agent note about the box itself ("no GPU check: ...") that
+ * this process already printed once: a run's repeats and sweep points each
+ * start an agent that says it again. */
+bool cli_repeated_note(const char *line, size_t len);
+
 /* Folds box names into node sets: h1 h2 h3 h5 -> "h[1-3,5]". Owned. */
 char *cli_fold_names(const char *const *names, size_t n);
 /* Per-box lines folded into node sets: lines are collected with the box

@@ -188,6 +188,8 @@ static void print_line(void *arg, remote_stream s, const char *line, size_t len,
 		cJSON_Delete(o);
 		return;
 	}
+	if (s == REMOTE_STDERR && cli_repeated_note(line, len))
+		return; /* said once per run */
 	bool result = s == REMOTE_STDOUT && gate_is_result_line(line, len);
 	if (result && v->color_out) {
 		strbuf b = STRBUF_INIT;
@@ -693,10 +695,10 @@ static void point_source(const run_point *p, char *buf, size_t n)
 	device_label(p->device, p->device_name, dev, sizeof(dev));
 	int len = snprintf(buf, n, "%s", dev[0] ? dev : "device not reported");
 	if (w >= 0 && len >= 0 && (size_t)len < n)
-		len += snprintf(buf + len, n - (size_t)len, ", %d workers", w);
+		len += snprintf(buf + len, n - (size_t)len, ", %d worker%s", w, w == 1 ? "" : "s");
 	if (cpu && p->cpus > 0 && len >= 0 && (size_t)len < n)
-		snprintf(buf + len, n - (size_t)len, " on %d cpus%s", p->cpus,
-			 w > p->cpus ? ", oversubscribed" : "");
+		snprintf(buf + len, n - (size_t)len, " on %d cpu%s%s", p->cpus,
+			 p->cpus == 1 ? "" : "s", w > p->cpus ? ", oversubscribed" : "");
 }
 
 static void add_stat(cJSON *o, const char *key, const double *x, size_t n)
