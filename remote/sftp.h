@@ -104,6 +104,7 @@ int remote_fs_realpath(remote_conn *c, const char *path, char **out, int64_t dea
 typedef struct remote_dirent {
 	char *name;          /* owned; any bytes but '/' and NUL */
 	remote_fs_type type; /* lstat's (a symlink is REMOTE_FS_LINK) */
+	unsigned mode;       /* permission bits (07777) */
 	uint64_t size;
 } remote_dirent;
 

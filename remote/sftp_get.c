@@ -119,7 +119,7 @@ void remote_dirents_free(remote_dirent *v, size_t n)
 }
 
 static void add_entry(remote_dirent **v, size_t *n, size_t *cap, const char *name, size_t len,
-		      remote_fs_type t, uint64_t size)
+		      remote_fs_type t, unsigned mode, uint64_t size)
 {
 	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
 		return;
@@ -129,7 +129,7 @@ static void add_entry(remote_dirent **v, size_t *n, size_t *cap, const char *nam
 		*cap = *cap ? *cap * 2 : 16;
 		*v = xrealloc(*v, *cap * sizeof(**v));
 	}
-	(*v)[*n] = (remote_dirent){xstrndup(name, len), t, size};
+	(*v)[*n] = (remote_dirent){xstrndup(name, len), t, mode & 07777, size};
 	(*n)++;
 }
 
@@ -151,11 +151,13 @@ static int local_readdir(remote_conn *c, const char *path, remote_dirent **out, 
 		struct stat sb;
 		remote_fs_type t = REMOTE_FS_OTHER;
 		uint64_t size = 0;
+		unsigned mode = 0;
 		if (fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
 			t = type_of(sb.st_mode);
 			size = (uint64_t)sb.st_size;
+			mode = sb.st_mode;
 		}
-		add_entry(out, n, &cap, de->d_name, strlen(de->d_name), t, size);
+		add_entry(out, n, &cap, de->d_name, strlen(de->d_name), t, mode, size);
 	}
 	closedir(d);
 	return 0;
@@ -203,7 +205,7 @@ int remote_fs_readdir(remote_conn *c, const char *path, remote_dirent **out, siz
 		remote_fs_type t = (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS)
 					   ? type_of(a.permissions)
 					   : REMOTE_FS_OTHER;
-		add_entry(out, n, &cap, name, (size_t)rc, t,
+		add_entry(out, n, &cap, name, (size_t)rc, t, (unsigned)a.permissions,
 			  (a.flags & LIBSSH2_SFTP_ATTR_SIZE) ? a.filesize : 0);
 	}
 	rc = 0;

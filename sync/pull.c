@@ -198,7 +198,8 @@ static int check_real(sync_pull_box *b, const char *rel, const char *abs, bool *
 	return out;
 }
 
-static int visit(sync_pull_box *b, const char *rel, bool explicit, int depth);
+static int visit(sync_pull_box *b, const char *rel, bool explicit, int depth,
+		 const remote_dirent *known);
 
 /* Every entry of directory `rel` (already checked). */
 static int walk_dir(sync_pull_box *b, const char *rel, int depth)
@@ -221,20 +222,26 @@ static int walk_dir(sync_pull_box *b, const char *rel, int depth)
 	}
 	for (size_t i = 0; i < n && rc == 0 && !full(b); i++) {
 		char *child = join_rel(rel, ents[i].name);
-		rc = visit(b, child, false, depth + 1);
+		rc = visit(b, child, false, depth + 1, &ents[i]);
 		free(child);
 	}
 	remote_dirents_free(ents, n);
 	return rc;
 }
 
-/* Adds what `rel` is: a file, the files under a directory, or why not. */
-static int visit(sync_pull_box *b, const char *rel, bool explicit, int depth)
+/* Adds what `rel` is: a file, the files under a directory, or why not.
+ * `known`: its directory entry, when a listing gave one (no lstat then). */
+static int visit(sync_pull_box *b, const char *rel, bool explicit, int depth,
+		 const remote_dirent *known)
 {
 	char *abs = abs_of(b, rel);
-	remote_fs_stat st;
+	remote_fs_stat st = {0};
 	bg_err err = {0};
-	int rc = remote_fs_lstat(b->conn, abs, &st, bg_deadline_ms(PULL_OP_MS), &err);
+	int rc = 0;
+	if (known && known->type != REMOTE_FS_OTHER)
+		st = (remote_fs_stat){known->type, known->mode, known->size};
+	else
+		rc = remote_fs_lstat(b->conn, abs, &st, bg_deadline_ms(PULL_OP_MS), &err);
 	if (rc < 0) {
 		if (rc == BG_ECONNECT || rc == BG_ETIMEOUT) {
 			b->rc = rc;
@@ -332,7 +339,7 @@ static int expand(sync_pull_box *b, const char *dir, const char *pattern, size_t
 		int rc;
 		if (!wild) {
 			(*matched)++;
-			rc = visit(b, rel, true, 0);
+			rc = visit(b, rel, true, 0, NULL);
 			free(rel);
 			return rc < 0 ? rc : 0;
 		}
@@ -371,7 +378,7 @@ static int expand(sync_pull_box *b, const char *dir, const char *pattern, size_t
 		char *child = join_rel(dir, ents[i].name);
 		if (!rest) {
 			(*matched)++;
-			rc = visit(b, child, false, 0);
+			rc = visit(b, child, false, 0, &ents[i]);
 		} else if (ents[i].type == REMOTE_FS_DIR ||
 			   (ents[i].type == REMOTE_FS_LINK && b->opts->follow_links)) {
 			rc = expand(b, child, rest, matched);
