@@ -156,6 +156,14 @@ void cli_print_json(struct cJSON *obj);
 /* Whether to colour what goes to `to`: it is a terminal and NO_COLOR is unset. */
 bool cli_color(FILE *to);
 
+/* run --pull: fetches the files the patterns `globs` match in the box's repo
+ * through `c` into DIR/pulled/RUN_ID-SEQ (DIR: the results file's
+ * directory), says how many on stderr and warns about each one not pulled.
+ * Returns the files pulled, [{path, local, size, sha256}] (owned), NULL when
+ * no pattern was given. */
+struct cJSON *cli_run_pull(remote_conn *c, const conf_box *box, const cli_list *globs,
+			   const char *results, const char *run_id, int seq);
+
 /* True for an agent note about the box itself ("no GPU check: ...") that
  * this process already printed once: a run's repeats and sweep points each
  * start an agent that says it again. */

@@ -539,6 +539,16 @@ static int open_dest_dir(const char *to, const char *sub, const char **why, char
 {
 	*why = NULL;
 	*where = NULL;
+	/* `to` itself is the user's: made with its parents, as mkdir -p. */
+	char *parents = xstrdup(to);
+	for (char *p = parents + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(parents, 0777);
+		*p = '/';
+	}
+	free(parents);
 	if (mkdir(to, 0777) < 0 && errno != EEXIST) {
 		*why = strerror(errno);
 		*where = xstrdup(to);
