@@ -195,8 +195,8 @@ char *sync_file_describe(const sync_box *b, size_t i)
 		}
 		break;
 	case SYNC_ALREADY_ROLLED_BACK:
-		NOTE("the target already is its .bak: nothing done (a second rollback never "
-		     "swaps back)");
+		NOTE("the target already is its .bak: nothing done, a second rollback never "
+		     "swaps back");
 		break;
 	case SYNC_UNCHANGED:
 	case SYNC_SAME: NOTE("sha256 %.12s", it->sha); break;
