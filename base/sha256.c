@@ -4,8 +4,11 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "base/xmalloc.h"
 
 static void to_hex(const unsigned char *md, char out[BG_SHA256_HEX_LEN + 1])
 {
@@ -53,4 +56,40 @@ out:
 	EVP_MD_CTX_free(ctx);
 	close(fd);
 	return rc;
+}
+
+struct bg_sha256 {
+	EVP_MD_CTX *ctx;
+};
+
+bg_sha256 *bg_sha256_init(void)
+{
+	bg_sha256 *h = xcalloc(1, sizeof(*h));
+	h->ctx = EVP_MD_CTX_new();
+	if (!h->ctx)
+		abort();
+	EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL);
+	return h;
+}
+
+void bg_sha256_update(bg_sha256 *h, const void *data, size_t n)
+{
+	EVP_DigestUpdate(h->ctx, data, n);
+}
+
+void bg_sha256_final(bg_sha256 *h, char out[BG_SHA256_HEX_LEN + 1])
+{
+	unsigned char md[32];
+	unsigned int len = 0;
+	EVP_DigestFinal_ex(h->ctx, md, &len);
+	to_hex(md, out);
+	bg_sha256_release(h);
+}
+
+void bg_sha256_release(bg_sha256 *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->ctx);
+	free(h);
 }

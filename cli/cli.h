@@ -73,7 +73,7 @@ typedef struct cli_cmd {
 extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help, cli_cmd_version;
 extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status,
 	cli_cmd_campaign, cli_cmd_rollback, cli_cmd_results, cli_cmd_validate, cli_cmd_slots;
-extern const cli_cmd cli_cmd_report, cli_cmd_brief, cli_cmd_init;
+extern const cli_cmd cli_cmd_report, cli_cmd_brief, cli_cmd_init, cli_cmd_pull;
 extern const cli_cmd cli_cmd_complete;
 /* The table (cli/commands.c), NULL-terminated, in `boxgate help` order. */
 extern const cli_cmd *const cli_commands[];
@@ -158,8 +158,38 @@ void cli_print_json(struct cJSON *obj);
 /* Whether to colour what goes to `to`: it is a terminal and NO_COLOR is unset. */
 bool cli_color(FILE *to);
 
+/* run --pull: fetches the files the patterns `globs` match in the box's repo
+ * through `c` into DIR/pulled/RUN_ID-SEQ (DIR: the results file's
+ * directory), says how many on stderr and warns about each one not pulled.
+ * Returns the files pulled, [{path, local, size, sha256}] (owned), NULL when
+ * no pattern was given. */
+struct cJSON *cli_run_pull(remote_conn *c, const conf_box *box, const cli_list *globs,
+			   const char *results, const char *run_id, int seq);
+
+/* True for an agent note about the box itself ("no GPU check: ...") that
+ * this process already printed once: a run's repeats and sweep points each
+ * start an agent that says it again. */
+bool cli_repeated_note(const char *line, size_t len);
+
 /* Folds box names into node sets: h1 h2 h3 h5 -> "h[1-3,5]". Owned. */
 char *cli_fold_names(const char *const *names, size_t n);
+/* Per-box lines folded into node sets: lines are collected with the box
+ * they are about, then printed in box-name order, each distinct text once,
+ * led by the set of boxes that had it ("h[1-3]: a.py: unchanged"); with
+ * fold off, one line per box. A box's own lines keep their order. */
+typedef enum { CLI_FOLD_OUT, CLI_FOLD_ERROR, CLI_FOLD_WARN } cli_fold_kind;
+typedef struct cli_folder {
+	struct cli_fold_entry *v;
+	size_t n, cap;
+} cli_folder;
+/* `box` is borrowed (it must outlive the print); `text` is copied. A
+ * leading "BOX: " in text is dropped (messages that name their box). */
+void cli_folder_add(cli_folder *f, cli_fold_kind kind, const char *box, const char *text);
+/* Prints and empties the folder: OUT lines on stdout as "SET: text",
+ * ERROR and WARN lines through cli_error/cli_warn as "SET: text". */
+void cli_folder_print(cli_folder *f, bool fold);
+void cli_folder_release(cli_folder *f);
+
 /* Box-name order as node sets read: h2 before h10, then by stem; for qsort
  * comparators (strcmp's sign convention). */
 int cli_box_name_cmp(const char *a, const char *b);

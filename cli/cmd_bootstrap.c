@@ -12,7 +12,7 @@
 
 static const char bootstrap_help[] =
 	"usage: boxgate bootstrap [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"
-	"                         [--force] [--json] [--clean [--older-than DAYS]]\n"
+	"                         [--force] [--json] [--no-fold] [--clean [--older-than DAYS]]\n"
 	"\n"
 	"Installs boxgate-agent on each box, content-addressed under\n"
 	"~/.cache/boxgate/agent-<sha>: the prebuilt binary when it runs there, else compiled on\n"
@@ -25,6 +25,9 @@ static const char bootstrap_help[] =
 	"                   under ~/.cache/boxgate/shadow) no run has used for DAYS days,\n"
 	"                   and temporary ones an interrupted run left over an hour ago\n"
 	"  --older-than D   the age for --clean, whole days (default 7; 0: every tree)\n"
+	"  --no-fold        one line per box; by default identical lines of several boxes\n"
+	"                   are one, led by their node set (h[1-8]: agent present: ...),\n"
+	"                   boxes in name order\n"
 	"  --json           one JSON object per box, in name order: box, ok, agent\n"
 	"                   (present, installed, compiled or local), path, sha256 (the\n"
 	"                   agent's source, its content address), error, and with --clean\n"
@@ -38,6 +41,7 @@ struct boot_opts {
 static const cli_opt bootstrap_options[] = {
 	CLI_OPT_SELECT,
 	CLI_OPT_JSON,
+	CLI_OPT_NO_FOLD,
 	CLI_OPT_FLAG("force", struct boot_opts, force),
 	CLI_OPT_FLAG("clean", struct boot_opts, clean),
 	CLI_OPT_STRING("older-than", struct boot_opts, older_than),
@@ -52,6 +56,9 @@ struct boot_result {
 	char *path;   /* owned */
 	char *error;  /* owned; NULL: none */
 	long removed; /* shadow trees removed by --clean; -1: not cleaned */
+	/* What to print for the box, once every box is done (folded). */
+	char *lines[2], *errors[2];
+	int n_lines, n_errors;
 };
 
 struct boot {
@@ -76,7 +83,8 @@ static const char *how_key(gate_agent_how how)
 
 static void fail_box(struct boot_result *r, int rc, const bg_err *err)
 {
-	cli_error("%s", err->msg);
+	if (r->n_errors < 2)
+		r->errors[r->n_errors++] = xstrdup(err->msg);
 	r->code = bg_exit_code(rc);
 	if (!r->error)
 		r->error = xstrdup(err->msg);
@@ -101,7 +109,7 @@ static void boot_box(void *arg, size_t i)
 		int n = snprintf(line, sizeof(line), "agent %s: %s", gate_agent_how_name(r->how),
 				 r->path);
 		if (!b->json)
-			cli_print_line(stdout, box->name, line, (size_t)n);
+			r->lines[r->n_lines++] = xstrndup(line, (size_t)n);
 	}
 	if (rc == 0 && b->clean_days >= 0) {
 		char *cmd = overlay_clean_command(b->clean_days), *out = NULL;
@@ -117,7 +125,7 @@ static void boot_box(void *arg, size_t i)
 			if (strncmp(out, "removed ", 8) == 0)
 				r->removed = strtol(out + 8, NULL, 10);
 			if (!b->json)
-				cli_print_line(stdout, box->name, line, (size_t)n);
+				r->lines[r->n_lines++] = xstrndup(line, (size_t)n);
 		}
 		free(out);
 		free(cmd);
@@ -201,10 +209,24 @@ static int run_bootstrap(cli_ctx *ctx, void *opts, const cli_args *args)
 	for (size_t k = 0; k < n && b.json; k++)
 		print_json(&b, rows[k].i);
 	free(rows);
+	/* Boxes in name order, identical lines folded into node sets. */
+	cli_folder fold = {0};
+	for (size_t i = 0; i < n; i++) {
+		struct boot_result *r = &b.res[i];
+		for (int k = 0; k < r->n_errors; k++)
+			cli_folder_add(&fold, CLI_FOLD_ERROR, ctx->boxes[i]->name, r->errors[k]);
+		for (int k = 0; k < r->n_lines; k++)
+			cli_folder_add(&fold, CLI_FOLD_OUT, ctx->boxes[i]->name, r->lines[k]);
+	}
+	cli_folder_print(&fold, !ctx->opt.no_fold);
 	for (size_t i = 0; i < n; i++) {
 		code = bg_exit_merge(code, b.res[i].code);
 		free(b.res[i].path);
 		free(b.res[i].error);
+		for (int k = 0; k < b.res[i].n_lines; k++)
+			free(b.res[i].lines[k]);
+		for (int k = 0; k < b.res[i].n_errors; k++)
+			free(b.res[i].errors[k]);
 	}
 	free(b.res);
 	gate_agent_release(&agent);

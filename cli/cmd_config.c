@@ -107,14 +107,18 @@ static int run_config(cli_ctx *ctx, void *opts, const cli_args *args)
 	else
 		conf_dump(&ctx->conf, print_line, NULL);
 	const conf *c = &ctx->conf;
+	const char *boxes = c->n_boxes == 1 ? "box" : "boxes",
+		   *pools = c->n_pools == 1 ? "pool" : "pools";
 	if (c->path)
-		cli_printf(stderr, "boxgate: configuration OK: %s (%s; %zu boxes, %zu pools)\n",
-			   c->path, c->found_by ? c->found_by : "given", c->n_boxes, c->n_pools);
+		cli_printf(stderr, "boxgate: configuration OK: %s (%s; %zu %s, %zu %s)\n", c->path,
+			   c->found_by ? c->found_by : "given", c->n_boxes, boxes, c->n_pools,
+			   pools);
 	else
 		cli_printf(stderr,
-			   "boxgate: configuration OK: no file (%s), built-in defaults (%zu boxes, "
-			   "%zu pools)\n",
-			   c->not_found ? c->not_found : "none found", c->n_boxes, c->n_pools);
+			   "boxgate: configuration OK: no file (%s), built-in defaults (%zu %s, "
+			   "%zu %s)\n",
+			   c->not_found ? c->not_found : "none found", c->n_boxes, boxes,
+			   c->n_pools, pools);
 	return BG_EXIT_OK;
 }
 

@@ -1,7 +1,11 @@
 /* boxgate exec: one command on many boxes at once, output prefixed by box. */
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/exit.h"
@@ -17,7 +21,8 @@
 
 static const char exec_help[] =
 	"usage: boxgate exec [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"
-	"                    [--timeout S] [-b] [-n] [--json] [--accept-new] -- CMD [ARGS...]\n"
+	"                    [--timeout S] [-b] [-n] [--out-dir DIR]\n"
+	"                    [--json] [--accept-new] -- CMD [ARGS...]\n"
 	"\n"
 	"Runs CMD on every selected box at once over one SSH connection per box (the local\n"
 	"box runs it with /bin/sh). CMD and ARGS are joined with spaces and run by the box's\n"
@@ -53,6 +58,9 @@ static const char exec_help[] =
 	"                 with the same stdout bytes and the same exit (\"signal\":\"KILL\" or\n"
 	"                 \"lost\":true instead of status); stderr lines and each box's closing\n"
 	"                 event come as without -b\n"
+	"  --out-dir DIR  write each box's stdout and stderr, byte for byte, to DIR/BOX.out\n"
+	"                 and DIR/BOX.err (created or emptied; DIR is created) instead of\n"
+	"                 printing them (as parallel-ssh's -o/-e); -b still gathers stdout\n"
 	"  --accept-new   record unknown host keys (changed keys are still refused)\n"
 	"\n"
 	"Lines longer than 1 MiB arrive in pieces, each but the last marked\n"
@@ -76,9 +84,13 @@ struct box_run {
 	bg_err err;
 	remote_status st;
 	strbuf out; /* gathered stdout (-b) */
+	int fd[2];  /* --out-dir: BOX.out, BOX.err (-1: none) */
+	int write_errno;
+	bool not_run; /* --out-dir: its files could not be opened */
 };
 
 struct exec_opts {
+	const char *out_dir;
 	int timeout_s;
 	bool gather, no_stdin;
 };
@@ -88,6 +100,7 @@ static const cli_opt exec_options[] = {
 	CLI_OPT_SECONDS("timeout", struct exec_opts, timeout_s, 1, 7 * 86400),
 	{"gather", 'b', CLI_FLAG, false, offsetof(struct exec_opts, gather), 0, 0},
 	{"no-stdin", 'n', CLI_FLAG, false, offsetof(struct exec_opts, no_stdin), 0, 0},
+	CLI_OPT_STRING("out-dir", struct exec_opts, out_dir),
 	CLI_OPT_JSON,
 	CLI_OPT_ACCEPT_NEW,
 	CLI_OPT_END,
@@ -96,6 +109,7 @@ static const cli_opt exec_options[] = {
 struct exec_job {
 	const conf_box *const *boxes;
 	char *cmdline;
+	const char *out_dir; /* NULL: print the lines */
 	int timeout_s;
 	bool gather, json, accept_new;
 	exec_input *input; /* NULL: the command's stdin is empty */
@@ -118,11 +132,33 @@ static void gather_line(struct box_run *r, const char *line, size_t len, int fla
 		strbuf_addstr(&r->out, flags & LINE_PARTIAL ? CONTINUES "\n" : "\n");
 }
 
+/* --out-dir: the line's bytes as they came (its newline back unless it had
+ * none or continues). */
+static void write_line(struct box_run *r, remote_stream s, const char *line, size_t len, int flags)
+{
+	int fd = r->fd[s == REMOTE_STDOUT ? 0 : 1];
+	bool nl = !(flags & (LINE_PARTIAL | LINE_NO_EOL));
+	for (size_t off = 0; fd >= 0 && !r->write_errno && off < len + nl;) {
+		ssize_t w = off < len ? write(fd, line + off, len - off) : write(fd, "\n", 1);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			r->write_errno = errno;
+		else
+			off += (size_t)w;
+	}
+}
+
 static void on_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
 {
 	struct box_run *r = arg;
 	struct exec_job *job = r->job;
 	bool partial = flags & LINE_PARTIAL;
+	if (job->out_dir) {
+		write_line(r, s, line, len, flags);
+		if (!job->gather || s != REMOTE_STDOUT)
+			return;
+	}
 	if (job->gather && s == REMOTE_STDOUT) {
 		gather_line(r, line, len, flags);
 		return;
@@ -190,6 +226,14 @@ static void run_on_box(void *arg, size_t i)
 	exec_input_tap *t = NULL;
 	remote_conn *c = NULL;
 	r->rc = job->input ? exec_input_tap_open(job->input, i, &t, &r->err) : 0;
+	for (int k = 0; k < 2 && job->out_dir && r->rc == 0; k++) {
+		char *path = xasprintf("%s/%s.%s", job->out_dir, r->box->name, k ? "err" : "out");
+		r->fd[k] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (r->fd[k] < 0 && (r->not_run = true))
+			r->rc = bg_fail(&r->err, BG_EIO, "%s: cannot write %s: %s", r->box->name,
+					path, strerror(errno));
+		free(path);
+	}
 	if (r->rc == 0)
 		r->rc = cli_connect(r->box, job->accept_new, &c, &r->err);
 	if (r->rc == 0 && t)
@@ -202,6 +246,9 @@ static void run_on_box(void *arg, size_t i)
 		exec_input_done(t);
 	cli_trace_round_trips(r->box->name, c);
 	remote_close(c);
+	for (int k = 0; k < 2; k++)
+		if (r->fd[k] >= 0 && close(r->fd[k]) < 0 && !r->write_errno)
+			r->write_errno = errno;
 }
 
 static const char *failure_kind(int rc)
@@ -315,6 +362,9 @@ static int summarise(struct exec_job *job, struct box_run **runs, size_t n)
 				 "no exit status: the channel closed before the command "
 				 "ended; it may still run on the box");
 			box_code = BG_EXIT_CONNECT;
+		} else if (r->not_run) {
+			snprintf(how, sizeof(how), "not run: %s", r->err.msg);
+			box_code = BG_EXIT_FAIL;
 		} else if (r->rc < 0 && r->rc != BG_ETIMEOUT) {
 			snprintf(how, sizeof(how), "%s error", failure_kind(r->rc));
 			box_code = BG_EXIT_CONNECT;
@@ -322,6 +372,10 @@ static int summarise(struct exec_job *job, struct box_run **runs, size_t n)
 		} else if (r->rc == BG_ETIMEOUT || r->st.how == REMOTE_TIMEDOUT) {
 			snprintf(how, sizeof(how), "timed out after %d s", job->timeout_s);
 			box_code = BG_EXIT_TIMEOUT;
+		} else if (r->write_errno) {
+			snprintf(how, sizeof(how), "writing its output to %s failed: %s",
+				 job->out_dir, strerror(r->write_errno));
+			box_code = BG_EXIT_FAIL;
 		} else if (r->st.how == REMOTE_EXITED && r->st.code == 0) {
 			;
 		} else {
@@ -384,10 +438,15 @@ static int run_exec(cli_ctx *ctx, void *opts, const cli_args *args)
 		.boxes = ctx->boxes,
 		.timeout_s = eo->timeout_s,
 		.gather = eo->gather,
+		.out_dir = eo->out_dir && *eo->out_dir ? eo->out_dir : NULL,
 		.json = ctx->opt.json,
 		.accept_new = ctx->opt.accept_new,
 	};
 	size_t n = ctx->n_boxes;
+	if (job.out_dir && mkdir(job.out_dir, 0777) < 0 && errno != EEXIST) {
+		cli_error("exec: --out-dir %s: %s", job.out_dir, strerror(errno));
+		return BG_EXIT_USAGE;
+	}
 	int code = open_input(eo, n, &job.input);
 	if (code)
 		return code;
@@ -402,6 +461,7 @@ static int run_exec(cli_ctx *ctx, void *opts, const cli_args *args)
 	for (size_t i = 0; i < n; i++) {
 		job.runs[i].job = &job;
 		job.runs[i].box = job.boxes[i];
+		job.runs[i].fd[0] = job.runs[i].fd[1] = -1;
 	}
 	bg_fanout(n, 0, run_on_box, &job);
 	struct box_run **runs = sorted_runs(&job, n);

@@ -4,13 +4,18 @@
 
 static const char rollback_help[] =
 	"usage: boxgate rollback [--boxes SPEC | --pool POOL | --all | BOX] [--exclude SPEC]\n"
-	"                        [--dry-run] [--root DIR]\n"
+	"                        [--dry-run] [--force] [--root DIR]\n"
 	"                        [--json] [--verify-timeout S] [--accept-new] [--] PATH...\n"
 	"\n"
-	"Swaps TARGET.bak back in on the selected boxes: the .bak is checked with the target's\n"
-	"verifier on the box first (a refused .bak leaves the box as it was), then the current\n"
-	"target becomes the new TARGET.bak and the old one is renamed into place (atomic), so a\n"
-	"second rollback undoes the first. Without --boxes, --pool or --all, the first argument\n"
+	"Puts TARGET.bak back in place on the selected boxes: the .bak is checked with the\n"
+	"target's verifier on the box first (a refused .bak leaves the box as it was), then a\n"
+	"copy of it is renamed over the target (atomic); TARGET.bak stays. Rollback never\n"
+	"destroys what it cannot get back: a target changed on the box since push placed it\n"
+	"(status says \"changed on the box since push\") is refused, naming it, unless --force,\n"
+	"which first keeps that version as TARGET.boxgate-rollback-<UTC time>. The version push\n"
+	"placed is dropped (push it again to restore it). A second rollback finds the target\n"
+	"already equal to its .bak and does nothing (already rolled back): it never swaps\n"
+	"back. Without --boxes, --pool or --all, the first argument\n"
 	"names the boxes (a name, node set or @pool; -w SPEC is --boxes, -x SPEC --exclude).\n"
 	"PATH names the target as for push (the local file need not exist; LOCAL=REMOTE\n"
 	"uses REMOTE). A file push created has no TARGET.bak: rollback leaves it as it is\n"
@@ -18,15 +23,20 @@ static const char rollback_help[] =
 	"(h2 before h10) once all are done.\n"
 	"\n"
 	"  --dry-run           show what would be rolled back; write nothing\n"
+	"  --force             roll back over a target changed on the box since push, keeping\n"
+	"                      that version as TARGET.boxgate-rollback-<UTC time>\n"
 	"  --root DIR          the local repo root (default: the directory of boxgate.ini)\n"
+	"  --no-fold           one line per box and file, not folded node sets (h[1-8]: ...)\n"
 	"  --json              one JSON object per file and box (state: rolled_back,\n"
-	"                      would_roll_back or failed), then a summary object (dry_run,\n"
+	"                      would_roll_back, already_rolled_back or failed), then a summary\n"
+	"                      object (dry_run, already_rolled_back,\n"
 	"                      rolled_back or would_roll_back, failed, exit)\n"
 	"  --verify-timeout S  give up on a box's verify step after S seconds (default 300)\n"
 	"  --accept-new        record unknown host keys\n"
 	"\n"
-	"Exit: 0 when every file was rolled back; 4 when a verifier refused a .bak; 3 when a box\n"
-	"could not be reached; 2 for bad usage; 1 for other failures (no .bak on the box).\n";
+	"Exit: 0 when every file was rolled back (or already was); 4 when a verifier refused a\n"
+	".bak; 3 when a box could not be reached; 2 for bad usage; 1 for other failures (no .bak\n"
+	"on the box, a target changed on the box without --force).\n";
 
 struct rollback_opts {
 	sync_opts sync; /* --dry-run, --verify-timeout land here */
@@ -35,6 +45,7 @@ struct rollback_opts {
 static const cli_opt rollback_options[] = {
 	CLI_SYNC_OPTIONS,
 	CLI_OPT_FLAG("dry-run", struct rollback_opts, sync.dry_run),
+	CLI_OPT_FLAG("force", struct rollback_opts, sync.force),
 	CLI_OPT_SECONDS("verify-timeout", struct rollback_opts, sync.verify_timeout_s, 0, 86400),
 	CLI_OPT_END,
 };
@@ -63,6 +74,8 @@ static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 		cJSON_AddNumberToObject(
 			o, sync_state_key(dry ? SYNC_WOULD_ROLL_BACK : SYNC_ROLLED_BACK),
 			(double)cnt[dry ? SYNC_WOULD_ROLL_BACK : SYNC_ROLLED_BACK]);
+		cJSON_AddNumberToObject(o, sync_state_key(SYNC_ALREADY_ROLLED_BACK),
+					(double)cnt[SYNC_ALREADY_ROLLED_BACK]);
 		cJSON_AddNumberToObject(o, "failed",
 					(double)(cnt[SYNC_FAILED] + cnt[SYNC_VERIFY_FAILED]));
 		cJSON_AddNumberToObject(o, "exit", code);
@@ -70,11 +83,12 @@ static int summarise(cli_sync_job *job, int code, const size_t *cnt)
 		cJSON_Delete(o);
 		return code;
 	}
-	cli_printf(stdout, "rollback%s: %zu box%s: %zu %s, %zu failed\n", dry ? " --dry-run" : "",
-		   job->n, job->n == 1 ? "" : "es",
-		   cnt[SYNC_ROLLED_BACK] + cnt[SYNC_WOULD_ROLL_BACK],
-		   dry ? "would roll back" : "rolled back",
-		   cnt[SYNC_FAILED] + cnt[SYNC_VERIFY_FAILED]);
+	cli_printf(stdout, "rollback%s: %zu box%s: %zu %s, ", dry ? " --dry-run" : "", job->n,
+		   job->n == 1 ? "" : "es", cnt[SYNC_ROLLED_BACK] + cnt[SYNC_WOULD_ROLL_BACK],
+		   dry ? "would roll back" : "rolled back");
+	if (cnt[SYNC_ALREADY_ROLLED_BACK])
+		cli_printf(stdout, "%zu already rolled back, ", cnt[SYNC_ALREADY_ROLLED_BACK]);
+	cli_printf(stdout, "%zu failed\n", cnt[SYNC_FAILED] + cnt[SYNC_VERIFY_FAILED]);
 	return code;
 }
 

@@ -76,6 +76,10 @@ static const char run_help[] =
 	"                 The same candidate reuses its tree while the repo's paths are\n"
 	"                 unchanged; records carry its SHA-256\n"
 	"  --overlay LOCAL=REPO_PATH  any file at any repo path of the shadow tree (repeatable)\n"
+	"  --pull GLOB    after each invocation, fetch the files GLOB matches in the box's repo\n"
+	"                 ('profiles/*.ncu-rep'; repeatable; as boxgate pull fetches them) into\n"
+	"                 DIR/pulled/RUN_ID-SEQ beside the results file; the record lists\n"
+	"                 them as \"pulled\": [{path, local, size, sha256}]\n"
 	"  --json         one JSON object per line on stdout: gate lines and judged results\n"
 	"                 (a line that is not valid UTF-8 comes as line_b64); the results\n"
 	"                 come once the end is known, \"verdict\" the final one, and an\n"
@@ -144,6 +148,7 @@ typedef struct run_opts {
 	int wait;           /* --wait S (with --pool) */
 	const char *kernel; /* --kernel FILE */
 	cli_list overlay;   /* --overlay LOCAL=REPO_PATH ... */
+	cli_list pull;      /* --pull GLOB ... */
 } run_opts;
 
 static const cli_opt run_options[] = {
@@ -154,6 +159,7 @@ static const cli_opt run_options[] = {
 	CLI_OPT_SECONDS("wait", run_opts, wait, 0, GATE_SECONDS_MAX),
 	CLI_OPT_STRING("kernel", run_opts, kernel),
 	CLI_OPT_LIST("overlay", run_opts, overlay),
+	CLI_OPT_LIST("pull", run_opts, pull),
 	CLI_OPT_STRING("results", run_opts, results),
 	CLI_OPT_FLAG("no-results", run_opts, no_results),
 	CLI_OPT_STRING("repeat", run_opts, repeat),
@@ -188,6 +194,8 @@ static void print_line(void *arg, remote_stream s, const char *line, size_t len,
 		cJSON_Delete(o);
 		return;
 	}
+	if (s == REMOTE_STDERR && cli_repeated_note(line, len))
+		return; /* said once per run */
 	bool result = s == REMOTE_STDOUT && gate_is_result_line(line, len);
 	if (result && v->color_out) {
 		strbuf b = STRBUF_INIT;
@@ -435,7 +443,8 @@ typedef struct run_state {
 	int repeat, repeat_n; /* repeat_n: recorded "repeat" n, 0 without --repeat */
 	char *pushed;         /* the box's push manifest, NULL when unread (pushed_error) */
 	char *pushed_error;
-	bool accept_new; /* --accept-new: also for a reconnect that cancels a Slurm step */
+	bool accept_new;      /* --accept-new: also for a reconnect that cancels a Slurm step */
+	const cli_list *pull; /* --pull GLOB ...: fetched after each invocation */
 } run_state;
 
 static void copy_str(char *dst, size_t n, const cJSON *obj, const char *key)
@@ -543,6 +552,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 	int64_t end_ms = results_now_ms();
 	if (rc < 0)
 		cli_error("%s", err.msg);
+	cJSON *pulled = cli_run_pull(c, ga->box, st->pull, st->results, st->run_id, st->seq);
 	if (rc < 0 && !out.agent_end)
 		cli_slurm_cancel(ga->box, cmdline, st->accept_new);
 	bool said;
@@ -584,6 +594,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 			.pushed = st->pushed,
 			.pushed_error = st->pushed_error,
 			.overlay = baseline ? NULL : st->overlay,
+			.pulled = pulled,
 		};
 		if (record_run(ga, st->results, &in)) {
 			p->record_failed = true;
@@ -591,6 +602,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 				code = BG_EXIT_FAIL;
 		}
 	}
+	cJSON_Delete(pulled);
 	if (ga->json)
 		print_end_event(ga, final, code, why);
 	gate_result_release(&view.last);
@@ -693,10 +705,10 @@ static void point_source(const run_point *p, char *buf, size_t n)
 	device_label(p->device, p->device_name, dev, sizeof(dev));
 	int len = snprintf(buf, n, "%s", dev[0] ? dev : "device not reported");
 	if (w >= 0 && len >= 0 && (size_t)len < n)
-		len += snprintf(buf + len, n - (size_t)len, ", %d workers", w);
+		len += snprintf(buf + len, n - (size_t)len, ", %d worker%s", w, w == 1 ? "" : "s");
 	if (cpu && p->cpus > 0 && len >= 0 && (size_t)len < n)
-		snprintf(buf + len, n - (size_t)len, " on %d cpus%s", p->cpus,
-			 w > p->cpus ? ", oversubscribed" : "");
+		snprintf(buf + len, n - (size_t)len, " on %d cpu%s%s", p->cpus,
+			 p->cpus == 1 ? "" : "s", w > p->cpus ? ", oversubscribed" : "");
 }
 
 static void add_stat(cJSON *o, const char *key, const double *x, size_t n)
@@ -1158,6 +1170,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	char *overlay_env = NULL; /* NAME=ROOT of the box's overlay_env */
 	run_state st = {0};
 	st.accept_new = ctx->opt.accept_new;
+	st.pull = &opts->pull;
 	run_point *pts = NULL;
 	size_t npts = 0;
 	gate_sweep sw;

@@ -19,7 +19,7 @@
 
 static const char slots_help[] =
 	"usage: boxgate slots [--boxes SPEC | --pool POOL | --all | BOX...] [--exclude SPEC]\n"
-	"                     [--json]\n"
+	"                     [--no-fold] [--json]\n"
 	"       boxgate slots disable BOX:GPUS --why TEXT\n"
 	"       boxgate slots enable BOX:GPUS\n"
 	"\n"
@@ -42,6 +42,9 @@ static const char slots_help[] =
 	"\n"
 	"  --boxes SPEC   the boxes (-w SPEC; repeatable); BOX... names them too\n"
 	"  --exclude SPEC leave these boxes out (-x SPEC; repeatable)\n"
+	"  --no-fold  one row per box and slot; by default the boxes whose row reads the\n"
+	"             same are one row led by their node set (h[1-8]  gpu0  free), boxes in\n"
+	"             name order\n"
 	"  --json     one JSON object per slot, \"box\" added, then none else\n"
 	"  --why TEXT the reason shown to everyone refused (disable; required)\n"
 	"Exit: 0 every box answered, else the worst of the boxes' errors (3 connect, 4 host\n"
@@ -52,9 +55,8 @@ struct slots_opts {
 };
 
 static const cli_opt slots_options[] = {
-	CLI_OPT_SELECT,
-	CLI_OPT_JSON,
-	CLI_OPT_STRING("why", struct slots_opts, why),
+	CLI_OPT_SELECT,  CLI_OPT_JSON,
+	CLI_OPT_NO_FOLD, CLI_OPT_STRING("why", struct slots_opts, why),
 	CLI_OPT_END,
 };
 
@@ -99,39 +101,90 @@ static void detail_of(const cJSON *row, strbuf *d)
 		}
 }
 
-static void print_table(const slot_probe *jobs, size_t n)
+/* One table row: the box it is about and its other columns. */
+struct slot_row {
+	const char *box;
+	size_t seq;
+	char *slot, *state, *detail;
+	bool done;
+};
+
+static int cmp_row(const void *a, const void *b)
 {
-	size_t wbox = 3, wslot = 4;
-	for (size_t i = 0; i < n; i++) {
-		const cJSON *row;
-		cJSON_ArrayForEach(row, jobs[i].rows)
-		{
-			const char *s = str_of(row, "slot");
-			if (strlen(jobs[i].box->name) > wbox)
-				wbox = strlen(jobs[i].box->name);
-			if (s && strlen(s) > wslot)
-				wslot = strlen(s);
-		}
-	}
-	cli_printf(stdout, "%-*s  %-*s  %-8s  %s\n", (int)wbox, "BOX", (int)wslot, "SLOT", "STATE",
-		   "DETAIL");
+	const struct slot_row *x = a, *y = b;
+	int c = cli_box_name_cmp(x->box, y->box);
+	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static bool same_row(const struct slot_row *a, const struct slot_row *b)
+{
+	return strcmp(a->slot, b->slot) == 0 && strcmp(a->state, b->state) == 0 &&
+	       strcmp(a->detail, b->detail) == 0;
+}
+
+/* Boxes in name order; with `fold`, the boxes whose row reads the same are
+ * one row led by their node set (h[1-8]  gpu0  free). */
+static void print_table(const slot_probe *jobs, size_t n, bool fold)
+{
+	size_t nr = 0, cap = 0;
+	struct slot_row *rows = NULL;
 	for (size_t i = 0; i < n; i++) {
 		const cJSON *row;
 		cJSON_ArrayForEach(row, jobs[i].rows)
 		{
 			strbuf d = STRBUF_INIT;
 			detail_of(row, &d);
-			const char *s = str_of(row, "slot"), *st = str_of(row, "state");
-			if (d.len)
-				cli_printf(stdout, "%-*s  %-*s  %-8s  %s\n", (int)wbox,
-					   jobs[i].box->name, (int)wslot, s ? s : "?",
-					   st ? st : "?", d.buf);
-			else
-				cli_printf(stdout, "%-*s  %-*s  %s\n", (int)wbox, jobs[i].box->name,
-					   (int)wslot, s ? s : "?", st ? st : "?");
-			strbuf_release(&d);
+			const char *sl = str_of(row, "slot"), *st = str_of(row, "state");
+			if (nr == cap) {
+				cap = cap ? cap * 2 : 16;
+				rows = xrealloc(rows, cap * sizeof(*rows));
+			}
+			rows[nr] = (struct slot_row){jobs[i].box->name,      nr,
+						     xstrdup(sl ? sl : "?"), xstrdup(st ? st : "?"),
+						     strbuf_detach(&d),      false};
+			nr++;
 		}
 	}
+	qsort(rows, nr, sizeof(*rows), cmp_row);
+	/* The first column: a box name or a node set per printed row. */
+	char **lead = xcalloc(nr ? nr : 1, sizeof(*lead));
+	const char **names = xcalloc(nr ? nr : 1, sizeof(*names));
+	size_t wbox = 3, wslot = 4;
+	for (size_t i = 0; i < nr; i++) {
+		if (rows[i].done)
+			continue;
+		size_t k = 0;
+		for (size_t j = i; j < nr && fold; j++) {
+			if (rows[j].done || !same_row(&rows[i], &rows[j]))
+				continue;
+			if (j > i)
+				rows[j].done = true;
+			if (!k || strcmp(names[k - 1], rows[j].box) != 0)
+				names[k++] = rows[j].box;
+		}
+		lead[i] = k ? cli_fold_names(names, k) : xstrdup(rows[i].box);
+		if (strlen(lead[i]) > wbox)
+			wbox = strlen(lead[i]);
+		if (strlen(rows[i].slot) > wslot)
+			wslot = strlen(rows[i].slot);
+	}
+	cli_printf(stdout, "%-*s  %-*s  %-8s  %s\n", (int)wbox, "BOX", (int)wslot, "SLOT", "STATE",
+		   "DETAIL");
+	for (size_t i = 0; i < nr; i++) {
+		if (lead[i] && rows[i].detail[0])
+			cli_printf(stdout, "%-*s  %-*s  %-8s  %s\n", (int)wbox, lead[i], (int)wslot,
+				   rows[i].slot, rows[i].state, rows[i].detail);
+		else if (lead[i])
+			cli_printf(stdout, "%-*s  %-*s  %s\n", (int)wbox, lead[i], (int)wslot,
+				   rows[i].slot, rows[i].state);
+		free(lead[i]);
+		free(rows[i].slot);
+		free(rows[i].state);
+		free(rows[i].detail);
+	}
+	free(lead);
+	free(names);
+	free(rows);
 }
 
 /* The jobs of a listing: a pool's slots by box, else the selected boxes. */
@@ -309,7 +362,7 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 			}
 		}
 	} else {
-		print_table(jobs, n);
+		print_table(jobs, n, !ctx->opt.no_fold);
 	}
 	slot_probe_release(jobs, n);
 	gate_agent_release(&agent);

@@ -5,11 +5,12 @@
 
 #include "base/exit.h"
 #include "base/strbuf.h"
+#include "base/xmalloc.h"
 #include "cli/sync_driver.h"
 
 static const char status_help[] =
 	"usage: boxgate status [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"
-	"                      [--root DIR] [--json]\n"
+	"                      [--root DIR] [--json] [--no-fold]\n"
 	"                      [--no-clean] [--exit-code] [--accept-new] [--] "
 	"[PATH|LOCAL=REMOTE...]\n"
 	"\n"
@@ -33,6 +34,8 @@ static const char status_help[] =
 	"                 pushed_sha256 and pushed_at when pushed), then a summary object\n"
 	"                 (a count per state, created_by_push_count, exit)\n"
 	"  --no-clean     leave stale temporary files where they are\n"
+	"  --no-fold      one line per box and file; by default identical lines of several\n"
+	"                 boxes are one, led by their node set (h[1-8]: a.py: same ...)\n"
 	"  --exit-code    exit 1 when any file differs or is missing\n"
 	"  --accept-new   record unknown host keys\n"
 	"\n"
@@ -52,8 +55,9 @@ static const cli_opt status_options[] = {
 
 static void report_box(cli_sync_job *job, const sync_box *b)
 {
+	const char *box = b->box->name;
 	if (b->rc < 0 && !job->json)
-		cli_error("%s", b->err.msg);
+		cli_folder_add(&job->fold, CLI_FOLD_ERROR, box, b->err.msg);
 	if (b->rc < 0 && job->json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "box", b->box->name);
@@ -70,17 +74,22 @@ static void report_box(cli_sync_job *job, const sync_box *b)
 			continue;
 		}
 		char *line = sync_file_describe(b, i);
-		cli_print_line(stdout, b->box->name, line, strlen(line));
+		cli_folder_add(&job->fold, CLI_FOLD_OUT, box, line);
 		free(line);
 	}
-	if (b->rc == 0 && b->manifest_unread)
-		cli_warn("%s: .boxgate/pushed is over %u bytes: not read, so no file is shown as "
-			 "placed or created by push",
-			 b->box->name, SYNC_MANIFEST_MAX);
-	if (b->rc == 0 && b->plan->n == 0 && !job->json) {
-		const char *none = "no file pushed, with a .bak or a temporary file under the repo";
-		cli_print_line(stdout, b->box->name, none, strlen(none));
+	if (b->rc == 0 && b->manifest_unread) {
+		char *w = xasprintf(".boxgate/pushed is over %u bytes: not read, so no file is "
+				    "shown as placed or created by push",
+				    SYNC_MANIFEST_MAX);
+		if (job->json)
+			cli_warn("%s: %s", box, w);
+		else
+			cli_folder_add(&job->fold, CLI_FOLD_WARN, box, w);
+		free(w);
 	}
+	if (b->rc == 0 && b->plan->n == 0 && !job->json)
+		cli_folder_add(&job->fold, CLI_FOLD_OUT, box,
+			       "no file pushed, with a .bak or a temporary file under the repo");
 }
 
 /* Reported later, with the others, in box-name order. */

@@ -22,6 +22,7 @@ const cli_cmd *const cli_commands[] = {
 	&cli_cmd_check,
 	&cli_cmd_bootstrap,
 	&cli_cmd_push,
+	&cli_cmd_pull,
 	&cli_cmd_status,
 	&cli_cmd_rollback,
 	&cli_cmd_results,

@@ -96,3 +96,83 @@ char *cli_fold_names(const char *const *names, size_t n)
 	free(s);
 	return strbuf_detach(&out);
 }
+
+struct cli_fold_entry {
+	cli_fold_kind kind;
+	const char *box;
+	char *text;
+	size_t seq;
+	bool done;
+};
+
+void cli_folder_add(cli_folder *f, cli_fold_kind kind, const char *box, const char *text)
+{
+	size_t bl = strlen(box);
+	if (strncmp(text, box, bl) == 0 && text[bl] == ':' && text[bl + 1] == ' ')
+		text += bl + 2;
+	if (f->n == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 16;
+		f->v = xrealloc(f->v, f->cap * sizeof(*f->v));
+	}
+	f->v[f->n] = (struct cli_fold_entry){kind, box, xstrdup(text), f->n, false};
+	f->n++;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct cli_fold_entry *x = a, *y = b;
+	int c = cli_box_name_cmp(x->box, y->box);
+	if (c)
+		return c;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static void print_entry(cli_fold_kind kind, const char *set, const char *text)
+{
+	if (kind == CLI_FOLD_OUT)
+		cli_print_line(stdout, set, text, strlen(text));
+	else if (kind == CLI_FOLD_ERROR)
+		cli_error("%s: %s", set, text);
+	else
+		cli_warn("%s: %s", set, text);
+}
+
+void cli_folder_print(cli_folder *f, bool fold)
+{
+	qsort(f->v, f->n, sizeof(*f->v), cmp_entry);
+	const char **names = xcalloc(f->n ? f->n : 1, sizeof(*names));
+	for (size_t i = 0; i < f->n; i++) {
+		struct cli_fold_entry *e = &f->v[i];
+		if (e->done)
+			continue;
+		if (!fold) {
+			print_entry(e->kind, e->box, e->text);
+			continue;
+		}
+		size_t k = 0;
+		const char *last = NULL;
+		for (size_t j = i; j < f->n; j++) {
+			struct cli_fold_entry *o = &f->v[j];
+			if (o->done || o->kind != e->kind || strcmp(o->text, e->text) != 0)
+				continue;
+			o->done = true;
+			/* a box with the same line twice counts once */
+			if (!last || strcmp(last, o->box) != 0)
+				names[k++] = last = o->box;
+		}
+		char *set = cli_fold_names(names, k);
+		print_entry(e->kind, set, e->text);
+		free(set);
+	}
+	free(names);
+	cli_folder_release(f);
+}
+
+void cli_folder_release(cli_folder *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i].text);
+	free(f->v);
+	f->v = NULL;
+	f->n = f->cap = 0;
+}

@@ -25,6 +25,7 @@ typedef struct cli_common {
 	bool json;        /* --json */
 	const char *root; /* --root DIR */
 	bool accept_new;  /* --accept-new */
+	bool no_fold;     /* --no-fold: one line per box, not folded node sets */
 	/* Every command takes these, so main's own may also follow the command. */
 	const char *config; /* --config FILE */
 	bool help;          /* -h, --help: the parse stopped there */
@@ -69,6 +70,7 @@ typedef struct cli_opt {
 #define CLI_OPT_JSON       CLI_COMMON_OPT("json", CLI_FLAG, json)
 #define CLI_OPT_ROOT       CLI_COMMON_OPT("root", CLI_STRING, root)
 #define CLI_OPT_ACCEPT_NEW CLI_COMMON_OPT("accept-new", CLI_FLAG, accept_new)
+#define CLI_OPT_NO_FOLD    CLI_COMMON_OPT("no-fold", CLI_FLAG, no_fold)
 /* clang-format on */
 
 typedef enum cli_parse_order {

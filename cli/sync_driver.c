@@ -148,8 +148,9 @@ void cli_sync_print_verify_output(cli_sync_job *job)
 
 void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not_done)
 {
+	const char *box = b->box->name;
 	if (b->rc < 0 && !job->json)
-		cli_error("%s", b->err.msg);
+		cli_folder_add(&job->fold, CLI_FOLD_ERROR, box, b->err.msg);
 	for (size_t i = 0; i < b->plan->n; i++) {
 		const sync_file *f = &b->files[i];
 		if (job->json) {
@@ -160,23 +161,27 @@ void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not
 		}
 		if (!sync_state_failed(f->state)) {
 			char *line = sync_file_describe(b, i);
-			cli_print_line(stdout, b->box->name, line, strlen(line));
+			cli_folder_add(&job->fold, CLI_FOLD_OUT, box, line);
 			free(line);
 			if (f->warn)
-				cli_warn("%s", f->warn);
+				cli_folder_add(&job->fold, CLI_FOLD_WARN, box, f->warn);
 			continue;
 		}
 		if (f->msg) {
-			cli_error("%s", f->msg);
+			cli_folder_add(&job->fold, CLI_FOLD_ERROR, box, f->msg);
 		} else {
 			char *shown = sync_path_display(b->plan->items[i].rel);
-			cli_error("%s: %s: %s%s", b->box->name, shown, not_done,
-				  b->rc < 0 ? " (see above)" : "");
+			char *line = xasprintf("%s: %s%s", shown, not_done,
+					       b->rc < 0 ? " (see above)" : "");
+			cli_folder_add(&job->fold, CLI_FOLD_ERROR, box, line);
+			free(line);
 			free(shown);
 		}
 	}
 	char *mw = sync_manifest_warning(b);
-	if (mw)
+	if (mw && !job->json)
+		cli_folder_add(&job->fold, CLI_FOLD_WARN, box, mw);
+	else if (mw)
 		cli_warn("%s", mw);
 	free(mw);
 }
@@ -208,6 +213,7 @@ int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const c
 	cli_sync_each(&job, cmd->box);
 	if (cmd->after)
 		code = cmd->after(&job);
+	cli_folder_print(&job.fold, !ctx->opt.no_fold);
 	cli_sync_print_verify_output(&job);
 	if (code)
 		goto out;
@@ -220,6 +226,7 @@ out:
 	if (job.boxes)
 		pthread_mutex_destroy(&job.mu);
 	free(job.boxes);
+	cli_folder_release(&job.fold);
 	sync_plan_release(&job.plan);
 	return code;
 }

@@ -10,7 +10,8 @@
 #include "sync/sync.h"
 
 /* The options push, status and rollback all take (their tables start with it). */
-#define CLI_SYNC_OPTIONS CLI_OPT_SELECT, CLI_OPT_ROOT, CLI_OPT_JSON, CLI_OPT_ACCEPT_NEW
+#define CLI_SYNC_OPTIONS                                                                           \
+	CLI_OPT_SELECT, CLI_OPT_ROOT, CLI_OPT_JSON, CLI_OPT_ACCEPT_NEW, CLI_OPT_NO_FOLD
 
 typedef struct cli_sync_job cli_sync_job;
 
@@ -40,7 +41,10 @@ struct cli_sync_job {
 	size_t n;
 	bool json;
 	pthread_mutex_t mu; /* serialises reports (and push's progress display) */
-	void *state;        /* the command's own */
+	/* The per-box lines, printed folded in box-name order once every box
+	 * is done (before the verifier output and the summary). */
+	cli_folder fold;
+	void *state; /* the command's own */
 };
 
 /* Runs the pipeline on ctx->boxes with the plan from args; opts gets the
@@ -51,8 +55,8 @@ int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const c
 /* Reports box b under job->mu, once its plan's hashes are done. */
 void cli_sync_report(cli_sync_job *job, const sync_box *b);
 
-/* What push and rollback report per file: a line per file on stdout, or
- * JSON; a failed file as an error ("BOX: PATH: NOT_DONE"). The verifier's
+/* What push and rollback report per file: a line per file (into job->fold),
+ * or JSON; a failed file as an error ("BOX: PATH: NOT_DONE"). The verifier's
  * output waits for cli_sync_print_verify_output (JSON: in the file's
  * object). */
 void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not_done);

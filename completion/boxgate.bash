@@ -68,6 +68,27 @@ _boxgate_files() {
   return 0
 }
 
+# _boxgate_box CMD NCMD UPTO: the box a run, explain or validate line names: the
+# --boxes/-w value, else its first operand (the values of valued options skipped).
+_boxgate_box() {
+  local i w v box="" skip
+  local -a valued
+  mapfile -t valued < <(_boxgate_words valued "$1")
+  for ((i = $2 + 1; i < $3; i++)); do
+    w=${COMP_WORDS[i]}
+    case $w in
+      --) break ;;
+      --boxes | -w) box=${COMP_WORDS[i + 1]}; i=$((i + 1)) ;;
+      --boxes=*) box=${w#--boxes=} ;;
+      --*=*) ;;
+      -*) skip=""; for v in "${valued[@]}"; do [ "$w" = "$v" ] && skip=1; done
+        [ -n "$skip" ] && i=$((i + 1)) ;;
+      *) [ -z "$box" ] && box=$w ;;
+    esac
+  done
+  printf '%s' "$box"
+}
+
 _boxgate() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
   local i w cmd="" ncmd=0 selected="" item
@@ -93,8 +114,14 @@ _boxgate() {
       continue
     fi
     case $w in
-      # gate arguments and exec's command are not boxgate's
-      --) _boxgate_files; return ;;
+      # gate arguments and exec's command are not boxgate's; a gate's
+      # flags are the box's allowlist
+      --)
+        case $cmd in
+          run | explain | validate)
+            if [[ $cur == -* ]]; then _boxgate_offer allow "$(_boxgate_box "$cmd" "$ncmd" "$i")"; return; fi ;;
+        esac
+        _boxgate_files; return ;;
       --boxes | -w | --pool | --all | --boxes=* | --pool=*) selected=yes ;;
     esac
   done
@@ -103,6 +130,7 @@ _boxgate() {
     --boxes | -w | --exclude | -x) _boxgate_selection; return ;;
     --pool) _boxgate_offer pools; return ;;
     --config) _boxgate_files; return ;;
+    --gpu) [ -n "$cmd" ] && { _boxgate_offer gpus "$(_boxgate_box "$cmd" "$ncmd" "$COMP_CWORD")"; return; } ;;
   esac
 
   if [ -z "$cmd" ]; then

@@ -38,6 +38,7 @@ void conf_box_bind(conf_box *b, const char *agent_socket)
 		.builtin = b->builtin,
 		.allow = b->allow,
 		.n_allow = b->n_allow,
+		.allow_line = b->allow_line,
 		.env = b->env,
 		.n_env = b->n_env,
 		.num_workers_env = b->num_workers_env,

@@ -83,6 +83,7 @@ typedef struct conf_box {
 	int lock_wait_s;                /* default 0: refuse at once when the slot is held */
 	char **allow;                   /* flags the entry point accepts */
 	size_t n_allow;
+	int allow_line;     /* the line of the `allow =` in use, 0 when built in or unset */
 	conf_env_rule *env; /* flag -> environment translations */
 	size_t n_env;
 	char *num_workers_env; /* e.g. "MPK_TEST_NUM_WORKERS": also export --num-workers */

@@ -426,8 +426,10 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 		b->gpu_policy = truthy(v) ? CONF_GPU_REQUIRED : CONF_GPU_OPTIONAL;
 	else
 		b->gpu_policy = ssh ? CONF_GPU_REQUIRED : CONF_GPU_OPTIONAL;
-	if ((v = pick_str(L, D, K_ALLOW))) {
-		conf_split_list(v, &b->allow, &b->n_allow);
+	const conf_kv *ak = pick(L, D, K_ALLOW);
+	if (ak) {
+		conf_split_list(ak->value, &b->allow, &b->n_allow);
+		b->allow_line = ak->line;
 	} else if (!ssh && !b->gate) {
 		/* A local box without its own gate runs the demo gate: its flags. */
 		conf_split_list(

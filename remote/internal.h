@@ -138,4 +138,12 @@ void remote_ssh_exec_free(remote_exec *e);
  * ready or the deadline passed, -1 when the peer is gone. */
 int remote_ssh_wait_socket(remote_conn *c, int64_t deadline, int wake_fd);
 
+/* sftp.c's helpers for sftp_get.c: wait for the socket after EAGAIN (the
+ * deadline, a silent peer), turn a failed libssh2 SFTP call into BG_EREMOTE
+ * (*fx: the server's status) or BG_ECONNECT, and whether c is the local box. */
+int remote_sftp_wait(remote_conn *c, int64_t deadline, const char *what, bg_err *err);
+int remote_sftp_fail(remote_conn *c, int rc, const char *what, const char *path, unsigned long *fx,
+		     bg_err *err);
+bool remote_is_local(const remote_conn *c);
+
 #endif

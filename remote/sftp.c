@@ -559,3 +559,19 @@ out:
 	}
 	return rc;
 }
+
+int remote_sftp_wait(remote_conn *c, int64_t deadline, const char *what, bg_err *err)
+{
+	return wait_io(c, deadline, what, err);
+}
+
+int remote_sftp_fail(remote_conn *c, int rc, const char *what, const char *path, unsigned long *fx,
+		     bg_err *err)
+{
+	return sftp_error(c, rc, what, path, fx, err);
+}
+
+bool remote_is_local(const remote_conn *c)
+{
+	return is_local(c);
+}

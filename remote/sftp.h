@@ -93,4 +93,42 @@ typedef struct remote_put_opts {
 int remote_put_file(remote_conn *c, int fd, uint64_t size, const char *path,
 		    const remote_put_opts *opts, bool *exists, bg_err *err);
 
+/* ---- reading from the box (sftp_get.c) ---- */
+
+/* stat(2) on the box: like remote_fs_lstat, following symlinks. */
+int remote_fs_follow(remote_conn *c, const char *path, remote_fs_stat *st, int64_t deadline,
+		     bg_err *err);
+/* realpath(3) on the box: *out owned; a missing path is BG_EREMOTE. */
+int remote_fs_realpath(remote_conn *c, const char *path, char **out, int64_t deadline, bg_err *err);
+
+typedef struct remote_dirent {
+	char *name;          /* owned; any bytes but '/' and NUL */
+	remote_fs_type type; /* lstat's (a symlink is REMOTE_FS_LINK) */
+	unsigned mode;       /* permission bits (07777) */
+	uint64_t size;
+} remote_dirent;
+
+/* The entries of a directory on the box, "." and ".." left out, in the
+ * order the box gave them: *out owned (remote_dirents_free). */
+int remote_fs_readdir(remote_conn *c, const char *path, remote_dirent **out, size_t *n,
+		      int64_t deadline, bg_err *err);
+void remote_dirents_free(remote_dirent *v, size_t n);
+
+typedef struct remote_get_opts {
+	/* Each piece of the file, in order; a negative return stops the copy
+	 * and is returned (the caller's error in its own bg_err). */
+	int (*data)(void *ctx, const void *buf, size_t n);
+	void *data_ctx;
+	remote_progress_cb progress; /* bytes received so far of `size` */
+	void *progress_ctx;
+	/* Give up when the box sends nothing for this long; 0: 60 s. */
+	int stall_ms;
+} remote_get_opts;
+
+/* Reads the file `path` on the box from its start to its end, handing the
+ * bytes to opts->data as they come (libssh2 keeps reads in flight). `size`
+ * is what the caller expects (progress only). *got: the bytes delivered. */
+int remote_get_file(remote_conn *c, const char *path, uint64_t size, const remote_get_opts *opts,
+		    uint64_t *got, bg_err *err);
+
 #endif

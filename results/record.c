@@ -204,6 +204,8 @@ cJSON *results_record_build(const results_record_in *in)
 	add_str_or_null(r, "stated", st == VERDICT_NONE ? NULL : gate_verdict_name(st));
 	add_str_or_null(r, "why", in->why && in->why[0] ? in->why : NULL);
 	cJSON_AddItemToObject(r, "point", point_of(in, res));
+	if (in->pulled)
+		cJSON_AddItemToObject(r, "pulled", cJSON_Duplicate(in->pulled, 1));
 	if (in->overlay)
 		cJSON_AddItemToObject(r, "overlay", cJSON_Duplicate(in->overlay, 1));
 	else

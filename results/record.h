@@ -36,6 +36,9 @@ typedef struct results_record_in {
 	/* run --kernel/--overlay: overlay_json()'s object, copied as "overlay";
 	 * NULL: "overlay": null. */
 	const struct cJSON *overlay;
+	/* run --pull: the files fetched after the invocation, copied as "pulled";
+	 * NULL: no such key. */
+	const struct cJSON *pulled;
 	/* boxgate campaign: campaign_job_json()'s object, copied as "campaign";
 	 * NULL: no such key. */
 	const struct cJSON *campaign;

@@ -28,6 +28,7 @@ typedef struct shim_rules {
 	bool builtin;
 	char *const *allow; /* flags the entry point accepts */
 	size_t n_allow;
+	int allow_line;           /* where `allow =` was written in `file`; 0: nowhere */
 	const shim_env_rule *env; /* flag -> environment translations */
 	size_t n_env;
 	const char *num_workers_env; /* e.g. "MPK_TEST_NUM_WORKERS": also export --num-workers */

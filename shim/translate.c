@@ -258,7 +258,8 @@ static int unknown_flag(tr *t, const char *name)
 	if (rules->file && !rules->builtin && rules->line > 0)
 		where = xasprintf("%s:%d", rules->file, rules->line);
 	else
-		where = xstrdup(rules->file ? rules->file : "(built-in)");
+		where = xstrdup(rules->file && strcmp(rules->file, "(built-in)") != 0 ? rules->file
+										      : "built in");
 	if (rules->file && !rules->builtin)
 		section = xasprintf("under [box %s] in %s", bn, rules->file);
 	else
@@ -266,12 +267,19 @@ static int unknown_flag(tr *t, const char *name)
 	const char *near = did_you_mean(rules, name);
 	char *hint = near ? xasprintf(" (did you mean %s?)", near) : xstrdup("");
 	char *var = suggest_env_name(name);
+	/* Where the flag would go if the gate takes it as it is. */
+	char *allow = NULL;
+	if (rules->file && !rules->builtin && rules->allow_line > 0)
+		allow = xasprintf("add it to  allow =  at %s:%d", rules->file, rules->allow_line);
+	else
+		allow = xasprintf("add  allow = %s  %s", name, section);
 	bg_fail(t->err, BG_EUSAGE,
 		"box %s: flag %s is not in the allowlist of %s (%s) and has no env "
-		"translation%s; to forward it as an environment variable add e.g.  "
-		"env %s = %s=1  (or %s={} for a flag with a value) %s",
-		bn, name, rules->gate ? rules->gate : "the box's gate", where, hint, name, var, var,
-		section);
+		"translation%s; if the gate takes it, %s; to forward it as an environment "
+		"variable instead add e.g.  env %s = %s=1  (or %s={} for a flag with a value) %s",
+		bn, name, rules->gate ? rules->gate : "the box's gate", where, hint, allow, name,
+		var, var, section);
+	free(allow);
 	free(where);
 	free(section);
 	free(hint);

@@ -59,6 +59,9 @@ static void step_failed(sync_box *b, size_t i)
 		what = "cannot copy the .bak";
 		outcome = "";
 		break;
+	case SYNC_STEP_KEEP:
+		what = "cannot keep the version on the box (link and copy failed)";
+		break;
 	default: break;
 	}
 	sync_file_fail(b, i, BG_EREMOTE, "%s%s%s%s", what, b->errtail.len ? ": " : "",
@@ -95,6 +98,7 @@ int sync_apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_upload
 		a->big = (what & SYNC_DO_ROLLBACK) ? f->rsize >= SYNC_BIG_FILE : sync_item_big(it);
 		a->prehashed = f->prehashed && !(what & SYNC_DO_ROLLBACK);
 		a->keep_owner = !(what & SYNC_DO_ROLLBACK);
+		a->keep = f->keep;
 		if (it->verifier && (what & (SYNC_DO_VERIFY | SYNC_DO_ROLLBACK))) {
 			set_vpath(f);
 			verifiers[i] =
@@ -190,6 +194,12 @@ int sync_apply(sync_box *b, unsigned what, sync_state sel_state, bool sel_upload
 				break;
 			case SYNC_DONE_STEP_FAILED:
 				f->uploaded = false;
+				if (f->failed_step == SYNC_STEP_SAME) {
+					f->state = SYNC_ALREADY_ROLLED_BACK;
+					free(f->keep);
+					f->keep = NULL;
+					break;
+				}
 				step_failed(b, i);
 				break;
 			default:

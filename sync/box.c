@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/timer.h"
 #include "base/xmalloc.h"
@@ -36,6 +37,7 @@ static void files_release(sync_file *files, size_t n)
 		free(files[i].vpath);
 		free(files[i].vlink);
 		free(files[i].warn);
+		free(files[i].keep);
 	}
 	free(files);
 }
@@ -235,6 +237,26 @@ int sync_rollback_box(sync_box *b)
 			sync_file_fail(b, i, BG_EUSAGE,
 				       "its directory on the box leads out of the repo");
 			continue;
+		}
+		/* What push placed was changed on the box since (a hot fix by
+		 * hand): rolling back would lose it. */
+		if (f->pushed && f->rsha[0] && f->rtype == SYNC_FT_FILE &&
+		    strcmp(f->rsha, f->pushed_sha) != 0) {
+			if (!o->force) {
+				sync_file_fail(b, i, BG_EUSAGE,
+					       "changed on the box since push placed %.12s (now "
+					       "%.12s): not rolled back, that version would be "
+					       "lost (--force keeps it as "
+					       "FILE.boxgate-rollback-TIME and rolls back)",
+					       f->pushed_sha, f->rsha);
+				continue;
+			}
+			char when[32];
+			time_t now = time(NULL);
+			struct tm tm;
+			gmtime_r(&now, &tm);
+			strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
+			f->keep = xasprintf("%s.boxgate-rollback-%s", it->rel, when);
 		}
 		if (o->dry_run) {
 			f->state = SYNC_WOULD_ROLL_BACK;

@@ -81,12 +81,13 @@ typedef struct sync_apply_file {
 	 * (safe, in the repo's top) to that directory `vdir`, made for the
 	 * verifier and removed after it. NULL: none. */
 	const char *vlink, *vdir;
-	bool keep_owner; /* the swap gives temp the replaced target's owner and group */
+	bool keep_owner;  /* the swap gives temp the replaced target's owner and group */
+	const char *keep; /* rollback: keep the replaced target under this name; NULL: no */
 } sync_apply_file;
 
 /* Verify and/or swap (or roll back) files. Lines:
  *   h I HASH              the temporary file's SHA-256
- *   x I hash|bak|mv|nobak|copy|vlink   a step failed; the temporary file is gone
+ *   x I hash|bak|mv|nobak|copy|vlink|same|keep   a step failed; the temporary file is gone
  *   v I RC + the verifier's output + vend I
  *   vok I                 verified
  *   w I UID:GID UID:GID   the replaced target's owner could not be given to

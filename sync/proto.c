@@ -156,7 +156,8 @@ static sync_step step_of(const char *s)
 		sync_step step;
 	} steps[] = {{"hash", SYNC_STEP_HASH},   {"bak", SYNC_STEP_BAK},
 		     {"nobak", SYNC_STEP_NOBAK}, {"copy", SYNC_STEP_COPY},
-		     {"vlink", SYNC_STEP_VLINK}, {"mv", SYNC_STEP_MV}};
+		     {"vlink", SYNC_STEP_VLINK}, {"mv", SYNC_STEP_MV},
+		     {"same", SYNC_STEP_SAME},   {"keep", SYNC_STEP_KEEP}};
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++)
 		if (strcmp(s, steps[k].name) == 0)
 			return steps[k].step;

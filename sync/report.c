@@ -31,6 +31,7 @@ const char *sync_state_name(sync_state s)
 	case SYNC_DIFFERS: return "differs";
 	case SYNC_MISSING: return "missing";
 	case SYNC_NO_LOCAL: return "no local file";
+	case SYNC_ALREADY_ROLLED_BACK: return "already rolled back";
 	}
 	return "?";
 }
@@ -54,6 +55,7 @@ const char *sync_state_key(sync_state s)
 	case SYNC_DIFFERS: return "differs";
 	case SYNC_MISSING: return "missing";
 	case SYNC_NO_LOCAL: return "no_local_file";
+	case SYNC_ALREADY_ROLLED_BACK: return "already_rolled_back";
 	}
 	return "unknown";
 }
@@ -182,9 +184,19 @@ char *sync_file_describe(const sync_box *b, size_t i)
 	case SYNC_ROLLED_BACK:
 		if (f->nsha[0])
 			NOTE("sha256 %.12s confirmed on the box", f->nsha);
-		if (f->bak_after)
-			NOTE("%s", f->state == SYNC_ROLLED_BACK ? "the replaced file is the .bak"
-								: "old one kept as .bak");
+		if (f->state == SYNC_ROLLED_BACK && f->keep) {
+			char *k = sync_path_display(f->keep);
+			NOTE("the version changed on the box kept as %s", k);
+			free(k);
+		} else if (f->state == SYNC_ROLLED_BACK) {
+			NOTE("the version push placed dropped: push it again to restore it");
+		} else if (f->bak_after) {
+			NOTE("old one kept as .bak");
+		}
+		break;
+	case SYNC_ALREADY_ROLLED_BACK:
+		NOTE("the target already is its .bak: nothing done, a second rollback never "
+		     "swaps back");
 		break;
 	case SYNC_UNCHANGED:
 	case SYNC_SAME: NOTE("sha256 %.12s", it->sha); break;

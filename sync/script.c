@@ -235,7 +235,15 @@ char *sync_script_apply(const char *repo, const char *nonce, const char *box,
 		}
 		/* The hash the manifest gets: the local one the verify step
 		 * confirmed, or (rollback) the one bgv just took of the .bak. */
-		if (what & (SYNC_DO_SWAP | SYNC_DO_ROLLBACK))
+		if (what & SYNC_DO_ROLLBACK) {
+			strbuf_addf(&sb, " && bgrs %zu %s %s ", a->index, strbuf_str(&x),
+				    strbuf_str(&t));
+			if (a->keep)
+				qdot(&sb, a->keep);
+			else
+				strbuf_addstr(&sb, "''");
+			strbuf_addstr(&sb, " \"$h\"");
+		} else if (what & SYNC_DO_SWAP)
 			strbuf_addf(&sb, "%sbgs %zu %s %s %s %d %s", first ? "" : " && ", a->index,
 				    strbuf_str(&x), strbuf_str(&t), strbuf_str(&xb),
 				    a->keep_owner ? 1 : 0, a->sha && *a->sha ? a->sha : "\"$h\"");

@@ -144,12 +144,13 @@ typedef enum sync_state {
 	SYNC_FAILED,        /* anything else (code, msg) */
 	SYNC_ROLLED_BACK,   /* rollback: the .bak is the target again */
 	SYNC_WOULD_ROLL_BACK,
-	SYNC_SAME,     /* status: the box has the local content */
-	SYNC_DIFFERS,  /* status */
-	SYNC_MISSING,  /* status: no such target on the box */
-	SYNC_NO_LOCAL, /* status: on the box, but no local file to compare */
+	SYNC_SAME,                /* status: the box has the local content */
+	SYNC_DIFFERS,             /* status */
+	SYNC_MISSING,             /* status: no such target on the box */
+	SYNC_NO_LOCAL,            /* status: on the box, but no local file to compare */
+	SYNC_ALREADY_ROLLED_BACK, /* rollback: the target already is its .bak (nothing done) */
 } sync_state;
-#define SYNC_STATE_COUNT (SYNC_NO_LOCAL + 1)
+#define SYNC_STATE_COUNT (SYNC_ALREADY_ROLLED_BACK + 1)
 
 /* What a path is on the box, as the probe saw it. */
 typedef enum sync_ftype {
@@ -188,6 +189,8 @@ typedef enum sync_step {
 	SYNC_STEP_NOBAK, /* rollback: no .bak */
 	SYNC_STEP_COPY,  /* rollback: the .bak could not be copied */
 	SYNC_STEP_VLINK, /* the verifier's link could not be made */
+	SYNC_STEP_SAME,  /* rollback: the target already is its .bak */
+	SYNC_STEP_KEEP,  /* rollback --force: the box's version could not be kept */
 } sync_step;
 
 /* The box's push lock, as the probe found it. */
@@ -226,6 +229,9 @@ typedef struct sync_file {
 	bool pushed;
 	char pushed_sha[BG_SHA256_HEX_LEN + 1];
 	int64_t pushed_at; /* seconds since the epoch */
+	/* rollback --force: the box's changed version is kept under this name
+	 * (relative to the repo; owned), NULL: none */
+	char *keep;
 	/* private to sync/ */
 	sync_parent parent;
 	bool dir_exists, writable;
@@ -260,6 +266,7 @@ typedef struct sync_opts {
 	bool accept_new;      /* record unknown host keys */
 	bool clean;           /* status: remove stale temporary files (push always does) */
 	bool fsync;           /* fsync uploads before the rename (default on) */
+	bool force;           /* rollback: over a target changed on the box since push */
 	int verify_timeout_s; /* the verify (and swap) step on one box; 0: 300 */
 	int lock_wait_s;      /* wait this long for another push on the box; 0: 30 */
 	remote_log_cb log;
@@ -338,8 +345,12 @@ void sync_push_abort(sync_box *b);
  * scans the box's repo for targets with a .bak or a temporary file beside
  * them (b->plan then points to the box's own plan). */
 int sync_status_box(sync_box *b);
-/* Rollback: verify TARGET.bak with the target's verifier, then make it the
- * target again; the replaced target becomes the new TARGET.bak. */
+/* Rollback: verify TARGET.bak with the target's verifier, then make a copy
+ * of it the target again; TARGET.bak stays. A target that already has the
+ * .bak's content is left alone (SYNC_ALREADY_ROLLED_BACK): a second rollback
+ * never swaps back. A target changed on the box since push placed it is
+ * refused, unless opts->force: then it is kept as
+ * TARGET.boxgate-rollback-<UTC time> first. */
 int sync_rollback_box(sync_box *b);
 
 /* ---- reporting helpers (no printing) ---- */

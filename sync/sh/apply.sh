@@ -105,8 +105,22 @@ bgs() {
 	if mv -f -- "$2" "$3"; then echo "@$BGN ok $1 $w"; bgma "$6" "$3"; else rm -f -- "$2"; echo "@$BGN x $1 mv"; return 1; fi
 }
 
-# bgr INDEX TARGET TEMP: TEMP becomes a second name of TARGET.bak.
+# bgr INDEX TARGET TEMP: TEMP becomes a copy of TARGET.bak (a copy: an edit
+# in place of the rolled-back target must not reach the .bak); "same" when
+# TARGET already has the .bak's content (a second rollback does nothing).
 bgr() {
 	if [ ! -f "$2.bak" ] || [ -L "$2.bak" ]; then echo "@$BGN x $1 nobak"; return 1; fi
-	ln -- "$2.bak" "$3" 2>/dev/null || cp -p -- "$2.bak" "$3" || { rm -f -- "$3"; echo "@$BGN x $1 copy"; return 1; }
+	if [ -f "$2" ] && [ ! -L "$2" ] && cmp -s -- "$2" "$2.bak"; then echo "@$BGN x $1 same"; return 1; fi
+	cp -p -- "$2.bak" "$3" || { rm -f -- "$3"; echo "@$BGN x $1 copy"; return 1; }
+}
+
+# bgrs INDEX TEMP TARGET KEEP SHA256: with KEEP, TARGET gets KEEP as a
+# second name first (or a copy), never overwriting one; then TEMP replaces
+# TARGET by rename(2).
+bgrs() {
+	if [ -n "$4" ] && [ -e "$3" ]; then
+		if [ -e "$4" ] || [ -L "$4" ]; then rm -f -- "$2"; echo "@$BGN x $1 keep"; return 1; fi
+		ln -- "$3" "$4" 2>/dev/null || { cp -p -- "$3" "$4.tmp$$" && mv -- "$4.tmp$$" "$4"; } || { rm -f -- "$2" "$4.tmp$$"; echo "@$BGN x $1 keep"; return 1; }
+	fi
+	if mv -f -- "$2" "$3"; then echo "@$BGN ok $1 replaced"; bgma "$5" "$3"; else rm -f -- "$2"; echo "@$BGN x $1 mv"; return 1; fi
 }

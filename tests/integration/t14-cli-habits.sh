@@ -82,7 +82,7 @@ has "$ERR_FILE" "^boxgate: option '--config' needs a value$" "... before the com
 
 # --- --config after the command, -V ---
 expect_rc 0 "--config FILE after the command" "$BOXGATE" config check --config "$BG_TMP/c.ini"
-has "$ERR_FILE" "configuration OK: $BG_TMP/c.ini \(--config; 10 boxes, 1 pools\)" "... loads that file"
+has "$ERR_FILE" "configuration OK: $BG_TMP/c.ini \(--config; 10 boxes, 1 pool\)" "... loads that file"
 expect_rc 0 "--config=FILE among exec's options" "$BOXGATE" exec --config="$BG_TMP/c.ini" -w local -- echo ok
 has "$OUT_FILE" '^local: ok$' "... runs"
 expect_rc 3 "--config FILE after check's option" "$BOXGATE" check --json --config "$BG_TMP/c.ini" h1

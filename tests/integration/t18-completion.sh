@@ -22,6 +22,12 @@ port = 1
 host = 127.0.0.1
 port = 1
 
+[box tuned]
+host = 127.0.0.1
+port = 1
+gpus = 0-2
+allow = --kind --shape
+
 [pool fleet]
 slots = gpu-a1:0, gpu-a2:0
 EOF
@@ -90,7 +96,7 @@ bcomp "boxgate --config $BG_TMP/c.ini exec --boxes gpu-a1!o"; words_are "gpu-a1!
 bcomp "boxgate --config $BG_TMP/c.ini exec --all -x gpu-a"; words_are "gpu-a1 gpu-a2" "bash: a box name after -x"
 bcomp "boxgate exec --config $BG_TMP/c.ini -w oth"; words_are "other" "bash: --config after the command, a box after -w"
 bcomp "boxgate run --config $BG_TMP/c.ini oth"; words_are "other" "bash: --config's value is not the box operand"
-bcomp "boxgate status --no"; words_are "--no-clean" "bash: an option prefix after the command"
+bcomp "boxgate status --no"; words_are "--no-clean --no-fold" "bash: an option prefix after the command"
 bcomp "boxgate status --con"; words_are "--config" "bash: --config after the command"
 bcomp "boxgate --config $BG_TMP/c.ini exec --pool f"; words_are "fleet" "bash: a pool name after --pool"
 bcomp "boxgate --config $BG_TMP/c.ini check gpu-a1 oth"; words_are "other" "bash: check takes many boxes"
@@ -99,6 +105,14 @@ bcomp "boxgate --config $BG_TMP/c.ini run other oth"; words_are "" "bash: run ta
 bcomp "boxgate --config $BG_TMP/broken.ini run o"; words_are "" "bash: a broken config completes nothing"
 if [ -s "$ERR_FILE" ]; then not_ok "... and prints nothing under the line"; diag "$(cat "$ERR_FILE")"; else ok "... and prints nothing under the line"; fi
 bcomp "boxgate help sta"; words_are "status" "bash: help completes a command"
+bcomp "boxgate --config $BG_TMP/c.ini run tuned -- --"; words_are "--kind --shape" "bash: after --, the box's allowlist"
+bcomp "boxgate --config $BG_TMP/c.ini explain -w tuned --gpu 1 -- --sh"; words_are "--shape" "bash: the allowlist of the box --boxes names"
+bcomp "boxgate --config $BG_TMP/c.ini run tuned --gpu "; words_are "0 1 2" "bash: after --gpu, the box's gpus"
+bcomp "boxgate --config $BG_TMP/c.ini run other --gpu "; words_are "" "bash: a box without gpus offers none (no file names)"
+expect_rc 0 "__complete allow BOX" bg __complete allow tuned
+[ "$(paste -sd' ' "$OUT_FILE")" = "--kind --shape" ] && ok "__complete allow lists the allowlist" || not_ok "__complete allow: $(cat "$OUT_FILE")"
+expect_rc 0 "__complete gpus BOX" bg __complete gpus tuned
+[ "$(paste -sd' ' "$OUT_FILE")" = "0 1 2" ] && ok "__complete gpus lists the gpus one by one" || not_ok "__complete gpus: $(cat "$OUT_FILE")"
 # As an interactive bash splits them (COMP_WORDBREAKS holds '='): --flag=VALUE is three words.
 cat >>drive.bash <<'EOF'
 # compw WORD...: completes the last WORD, the words given as bash splits them.

@@ -54,7 +54,9 @@ PY
 slots_are "a fresh pool: every slot free, in the pool's order" g1:gpu0:free g1:gpu1:free g2:gpu0:free
 expect_rc 0 "the table" bg slots --pool p
 has "$OUT_FILE" '^BOX +SLOT +STATE +DETAIL$' "the table has its header"
-has "$OUT_FILE" '^g2 +gpu0 +free$' "a free slot is one row with no detail"
+has "$OUT_FILE" '^g\[1-2\] +gpu0 +free$' "a free slot is one row with no detail, the boxes alike folded"
+expect_rc 0 "the table, --no-fold" bg slots --pool p --no-fold
+has "$OUT_FILE" '^g2 +gpu0 +free$' "--no-fold: a row per box"
 
 expect_rc 0 "slots disable g1:1 --why" bg slots disable g1:1 --why "KDA job until Friday"
 has "$OUT_FILE" '^g1: disabled gpu1$' "the box says it disabled gpu1"

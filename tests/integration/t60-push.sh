@@ -46,13 +46,13 @@ chmod 755 scripts/a.py
 expect_rc 0 "push creates a new file on 4 boxes" bg push --root "$L" --all scripts/a.py
 same_all scripts/a.py scripts/a.py && ok "every box has the pushed content" || not_ok "content on the boxes"
 [ "$(mode_of "$(rfile 1 scripts/a.py)")" = 755 ] && ok "the new file has the local file's mode (755)" || not_ok "mode: $(mode_of "$(rfile 1 scripts/a.py)")"
-has "$OUT_FILE" '^h3: scripts/a.py: created' "each box reports created"
+has "$OUT_FILE" '^h\[1-4\]: scripts/a.py: created' "the 4 boxes' identical lines fold into one (h[1-4])"
 [ ! -e "$(rfile 1 scripts/a.py.bak)" ] && ok "no .bak for a file that did not exist" || not_ok "unexpected .bak"
 
 # --- unchanged: one connection and one command per box, no SFTP ---
 c0=$(count 2 'Accepted publickey'); x0=$(count 2 'Starting session: command'); s0=$(count 2 "subsystem 'sftp'")
 expect_rc 0 "pushing the same content again" bg push --root "$L" --all scripts/a.py
-has "$OUT_FILE" '^h2: scripts/a.py: unchanged' "unchanged files are reported unchanged"
+has "$OUT_FILE" '^h\[1-4\]: scripts/a.py: unchanged' "unchanged files are reported unchanged"
 sleep 0.2
 c1=$(count 2 'Accepted publickey'); x1=$(count 2 'Starting session: command'); s1=$(count 2 "subsystem 'sftp'")
 [ $((c1 - c0)) = 1 ] && [ $((x1 - x0)) = 1 ] && [ $((s1 - s0)) = 0 ] &&
@@ -92,7 +92,7 @@ hasnt "$OUT_FILE" '^h[0-9]: ' "no box reports anything after a local refusal"
 has "$ERR_FILE" 'SyntaxError' "the local check shows the verifier's own error"
 expect_rc 4 "the same error refused on the boxes (--no-local-check)" bg push --root "$L" --all --no-local-check scripts/a.py
 has "$ERR_FILE" '^h\[1-4\]: .*SyntaxError' "the boxes' identical verifier output is shown once, led by their box set"
-has "$ERR_FILE" 'h1: scripts/a.py: refused by the verifier on the box' "the refusal names box and path"
+has "$ERR_FILE" 'h\[1-4\]: scripts/a.py: refused by the verifier on the box' "the refusal names boxes and path"
 has "$ERR_FILE" 'File "scripts/a.py", line 1' "the output names the target, not the temporary file"
 ident=1; for i in 1 2 3 4; do cmp -s "$BG_TMP/before" "$(rfile "$i" scripts/a.py)" || ident=0; done
 [ $ident = 1 ] && ok "every target is byte-identical to before" || not_ok "a target changed"
@@ -171,8 +171,8 @@ expect_rc 0 "push r1" bg push --root "$L" --boxes h1,h2 scripts/r.py
 printf 'print("r2")\n' >scripts/r.py
 expect_rc 0 "push r2" bg push --root "$L" --boxes h1,h2 scripts/r.py
 expect_rc 0 "rollback BOX PATH" bg rollback --root "$L" h1 scripts/r.py
-[ "$(cat "$(rfile 1 scripts/r.py)")" = 'print("r1")' ] && [ "$(cat "$(rfile 1 scripts/r.py.bak)")" = 'print("r2")' ] &&
-  ok "rollback swapped the .bak back in (the replaced file is the new .bak)" || not_ok "rollback result"
+[ "$(cat "$(rfile 1 scripts/r.py)")" = 'print("r1")' ] && [ "$(cat "$(rfile 1 scripts/r.py.bak)")" = 'print("r1")' ] &&
+  ok "rollback put the .bak back in (the .bak stays)" || not_ok "rollback result"
 [ "$(cat "$(rfile 2 scripts/r.py)")" = 'print("r2")' ] && ok "rollback touched only the named box" || not_ok "other box rolled back"
 has "$OUT_FILE" 'h1: scripts/r.py: rolled back' "rollback reports"
 printf 'def bad(:\n' >"$(rfile 2 scripts/r.py.bak)"
@@ -190,7 +190,10 @@ has "$OUT_FILE" '1 temporary file of an interrupted' "status reports a stale tem
 expect_rc 0 "status on 4 boxes" bg status --root "$L" --all scripts/r.py scripts/a.py
 has "$OUT_FILE" '^h1: scripts/r.py: differs .*\.bak present.*1 stale temporary file removed' "status: differs, .bak present, stale temp removed"
 has "$OUT_FILE" '^h2: scripts/r.py: same' "status: same"
-has "$OUT_FILE" '^h3: scripts/r.py: missing' "status: missing"
+has "$OUT_FILE" '^h\[3-4\]: scripts/r.py: missing' "status: missing (h3 and h4 folded)"
+[ "$(grep -o '^h[^:]*' "$OUT_FILE" | paste -sd' ')" = 'h1 h[1-4] h2 h[3-4]' ] && ok "status lines in box-name order, folded" || { not_ok "status order"; diag "$(cat "$OUT_FILE")"; }
+expect_rc 0 "status --no-fold" bg status --root "$L" --all --no-fold scripts/r.py
+[ "$(grep -o '^h[^:]*' "$OUT_FILE" | paste -sd' ')" = 'h1 h2 h3 h4' ] && ok "status --no-fold: one line per box, in name order" || { not_ok "status --no-fold"; diag "$(cat "$OUT_FILE")"; }
 [ ! -e "$(rfile 1 scripts/.r.py.boxgate-0123456789abcdef.tmp.py)" ] && ok "status removed the stale temporary file" || not_ok "stale temp kept"
 expect_rc 1 "status --exit-code with drift exits 1" bg status --root "$L" --all --exit-code scripts/r.py
 expect_rc 0 "status --json" bg status --root "$L" --boxes h1,h3 --json scripts/r.py
@@ -287,7 +290,7 @@ fi
 head -c 20000000 /dev/urandom >huge.bin
 expect_rc 0 "a 20 MB file" bg push --root "$L" --boxes h1,h2 huge.bin
 cmp -s huge.bin "$(rfile 1 huge.bin)" && cmp -s huge.bin "$(rfile 2 huge.bin)" && ok "the big file landed whole" || not_ok "big file content"
-has "$OUT_FILE" 'h1: huge.bin: created \(sha256 [0-9a-f]{12} confirmed' "the big file's SHA-256 is confirmed"
+has "$OUT_FILE" 'h\[1-2\]: huge.bin: created \(sha256 [0-9a-f]{12} confirmed' "the big file's SHA-256 is confirmed"
 sleep 0.3
 left=0; for p in $("$HOSTS" pids "$D" 1) $("$HOSTS" pids "$D" 2); do
   { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q hashlib && left=$((left + 1))

@@ -151,9 +151,9 @@ mkdir -p "$BG_HOST_1_ROOT/repo/scripts" && cp "$BG_TMP/old.py" "$BG_HOST_1_ROOT/
 expect_rc 0 "push a new file and a replacement to b10 and b2" bg push --root "$L" --boxes b10,b2 scripts/new.py scripts/a.py
 [ ! -e "$BG_HOST_1_ROOT/repo/scripts/new.py.bak" ] && ok "the created file has no .bak" || not_ok "new.py.bak exists"
 expect_rc 0 "status without paths" bg status --root "$L" --boxes b10,b2
-has "$OUT_FILE" '^b10: scripts/new.py: same \(.*created by push, no \.bak' "status lists the created file (no .bak) as created by push"
+has "$OUT_FILE" '^b\[2,10\]: scripts/new.py: same \(.*created by push, no \.bak' "status lists the created file (no .bak) as created by push"
 has "$OUT_FILE" '^b10: scripts/a.py: same \(.*placed by push, \.bak present' "the replaced one as placed by push, with its .bak"
-has "$OUT_FILE" '^b2: scripts/new.py: same \(.*created by push' "on the other box too"
+has "$OUT_FILE" '^b2: scripts/a.py: same \(.*created by push' "on the other box, a.py too (b2 had none)"
 hasnt "$OUT_FILE" 'no file pushed' "no box says it found nothing"
 has "$OUT_FILE" '; 3 created by push \(no \.bak\)$' "the summary counts the files push created"
 [ "$(grep -oE '^b[0-9]+' "$OUT_FILE" | uniq | paste -sd' ')" = "b2 b10" ] && ok "boxes in name order: b2 before b10 (given b10,b2)" \

@@ -228,9 +228,17 @@ static void test_unknown_flag(void **state)
 			    "scripts/faithful_eval.sh (" INI ":10)");
 	expect_has(err.msg, "env --frobnicate = FROBNICATE=1");
 	expect_has(err.msg, "under [box b200-a] in " INI);
+	/* No `allow =` line known: where one would go. */
+	expect_has(err.msg, "if the gate takes it, add  allow = --frobnicate  under [box b200-a]");
 	assert_null(strstr(err.msg, "did you mean"));
 	assert_int_equal(r.n_argv, 0);
 	assert_null(r.words);
+
+	/* With the line of `allow =`: the file and that line. */
+	box.allow_line = 14;
+	assert_int_equal(tr(&box, &r, &err, "--frobnicate", NULL), BG_EUSAGE);
+	expect_has(err.msg, "if the gate takes it, add it to  allow =  at " INI ":14");
+	box.allow_line = 0;
 
 	assert_int_equal(tr(&box, &r, &err, "--num-worker", "128", NULL), BG_EUSAGE);
 	expect_has(err.msg, "flag --num-worker is not");
@@ -251,7 +259,8 @@ static void test_unknown_flag(void **state)
 	local.gate = NULL;
 	assert_int_equal(tr(&local, &r, &err, "--zz", NULL), BG_EUSAGE);
 	expect_has(err.msg, "box local: flag --zz");
-	expect_has(err.msg, "(built-in)");
+	expect_has(err.msg, "gate (built in)");
+	assert_null(strstr(err.msg, "((built-in))"));
 	expect_has(err.msg, "[box local]");
 }
 

@@ -446,15 +446,24 @@ static void test_rollback(void **state)
 		expect_hash_line(out, "previous\n");
 		expect_line(out, M "ok 0 replaced");
 		expect_file("t.py", "previous\n");
-		expect_file("t.py.bak", "current\n");
+		expect_file("t.py.bak", "previous\n");
 		assert_false(exists(".t.py.boxgate-4444444444444444.tmp.py"));
 		free(out);
+		/* A second rollback finds the target equal to its .bak: nothing
+		 * done, never a swap back. */
+		out = apply_one(shells[s], "t.py", ".t.py.boxgate-7777777777777777.tmp.py", NULL,
+				"test -s {}", SYNC_DO_ROLLBACK);
+		expect_line(out, M "x 0 same");
+		expect_file("t.py", "previous\n");
+		assert_false(exists(".t.py.boxgate-7777777777777777.tmp.py"));
+		free(out);
 		/* A refused .bak changes nothing. */
+		put("t.py.bak", "older\n");
 		out = apply_one(shells[s], "t.py", ".t.py.boxgate-5555555555555555.tmp.py", NULL,
 				"false", SYNC_DO_ROLLBACK);
 		expect_line(out, M "v 0 1");
 		expect_file("t.py", "previous\n");
-		expect_file("t.py.bak", "current\n");
+		expect_file("t.py.bak", "older\n");
 		assert_false(exists(".t.py.boxgate-5555555555555555.tmp.py"));
 		free(out);
 		/* No .bak. */

@@ -1,0 +1,314 @@
+/* Reading from a box: stat, realpath, directory listings and whole files,
+ * over SFTP (ssh boxes) or plain file I/O (the local box).
+ *
+ * libssh2_sftp_read() keeps read requests in flight on its own (up to a few
+ * times the buffer it is given), so one large buffer is the pipeline. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/timer.h"
+#include "base/xmalloc.h"
+#include "remote/internal.h"
+#include "remote/sftp.h"
+
+#define READ_BUF (1u << 20)
+
+static remote_fs_type type_of(unsigned long m)
+{
+	if (S_ISREG(m))
+		return REMOTE_FS_FILE;
+	if (S_ISDIR(m))
+		return REMOTE_FS_DIR;
+	if (S_ISLNK(m))
+		return REMOTE_FS_LINK;
+	return REMOTE_FS_OTHER;
+}
+
+static bool fx_missing(unsigned long fx)
+{
+	return fx == LIBSSH2_FX_NO_SUCH_FILE || fx == LIBSSH2_FX_NO_SUCH_PATH;
+}
+
+int remote_fs_follow(remote_conn *c, const char *path, remote_fs_stat *st, int64_t deadline,
+		     bg_err *err)
+{
+	memset(st, 0, sizeof(*st));
+	if (remote_is_local(c)) {
+		struct stat sb;
+		if (stat(path, &sb) < 0) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				return 0;
+			return bg_fail(err, BG_EREMOTE, "%s: stat %s: %s", c->target->name, path,
+				       strerror(errno));
+		}
+		st->type = type_of(sb.st_mode);
+		st->mode = sb.st_mode & 07777;
+		st->size = (uint64_t)sb.st_size;
+		return 0;
+	}
+	int rc = remote_sftp_open(c, deadline, err);
+	if (rc < 0)
+		return rc;
+	LIBSSH2_SFTP_ATTRIBUTES a;
+	memset(&a, 0, sizeof(a));
+	while ((rc = libssh2_sftp_stat_ex(c->sftp, path, (unsigned)strlen(path), LIBSSH2_SFTP_STAT,
+					  &a)) == LIBSSH2_ERROR_EAGAIN)
+		if ((rc = remote_sftp_wait(c, deadline, "stat", err)) < 0)
+			return rc;
+	if (rc < 0) {
+		unsigned long fx = 0;
+		bg_err tmp = {0};
+		rc = remote_sftp_fail(c, rc, "stat", path, &fx, &tmp);
+		if (fx_missing(fx))
+			return 0;
+		if (err)
+			*err = tmp;
+		return rc;
+	}
+	st->type = (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) ? type_of(a.permissions)
+							     : REMOTE_FS_OTHER;
+	st->mode = (unsigned)(a.permissions & 07777);
+	if (a.flags & LIBSSH2_SFTP_ATTR_SIZE)
+		st->size = a.filesize;
+	return 0;
+}
+
+int remote_fs_realpath(remote_conn *c, const char *path, char **out, int64_t deadline, bg_err *err)
+{
+	*out = NULL;
+	if (remote_is_local(c)) {
+		char *r = realpath(path, NULL);
+		if (!r)
+			return bg_fail(err, BG_EREMOTE, "%s: realpath %s: %s", c->target->name,
+				       path, strerror(errno));
+		*out = r;
+		return 0;
+	}
+	int rc = remote_sftp_open(c, deadline, err);
+	if (rc < 0)
+		return rc;
+	char *buf = xmalloc(PATH_MAX + 1);
+	while ((rc = libssh2_sftp_symlink_ex(c->sftp, path, (unsigned)strlen(path), buf, PATH_MAX,
+					     LIBSSH2_SFTP_REALPATH)) == LIBSSH2_ERROR_EAGAIN)
+		if ((rc = remote_sftp_wait(c, deadline, "realpath", err)) < 0)
+			goto out;
+	if (rc < 0) {
+		rc = remote_sftp_fail(c, rc, "realpath", path, NULL, err);
+		goto out;
+	}
+	buf[rc] = '\0';
+	*out = buf;
+	buf = NULL;
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
+void remote_dirents_free(remote_dirent *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+static void add_entry(remote_dirent **v, size_t *n, size_t *cap, const char *name, size_t len,
+		      remote_fs_type t, unsigned mode, uint64_t size)
+{
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return;
+	if (memchr(name, '/', len) || memchr(name, '\0', len))
+		return; /* no file system hands these out: a confused server */
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		*v = xrealloc(*v, *cap * sizeof(**v));
+	}
+	(*v)[*n] = (remote_dirent){xstrndup(name, len), t, mode & 07777, size};
+	(*n)++;
+}
+
+static int local_readdir(remote_conn *c, const char *path, remote_dirent **out, size_t *n,
+			 bg_err *err)
+{
+	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+	if (!d) {
+		int e = errno;
+		if (dfd >= 0)
+			close(dfd);
+		return bg_fail(err, BG_EREMOTE, "%s: reading the directory %s: %s", c->target->name,
+			       path, strerror(e));
+	}
+	size_t cap = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		struct stat sb;
+		remote_fs_type t = REMOTE_FS_OTHER;
+		uint64_t size = 0;
+		unsigned mode = 0;
+		if (fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+			t = type_of(sb.st_mode);
+			size = (uint64_t)sb.st_size;
+			mode = sb.st_mode;
+		}
+		add_entry(out, n, &cap, de->d_name, strlen(de->d_name), t, mode, size);
+	}
+	closedir(d);
+	return 0;
+}
+
+int remote_fs_readdir(remote_conn *c, const char *path, remote_dirent **out, size_t *n,
+		      int64_t deadline, bg_err *err)
+{
+	*out = NULL;
+	*n = 0;
+	if (remote_is_local(c))
+		return local_readdir(c, path, out, n, err);
+	int rc = remote_sftp_open(c, deadline, err);
+	if (rc < 0)
+		return rc;
+	LIBSSH2_SFTP_HANDLE *h = NULL;
+	for (;;) {
+		h = libssh2_sftp_open_ex(c->sftp, path, (unsigned)strlen(path), 0, 0,
+					 LIBSSH2_SFTP_OPENDIR);
+		if (h)
+			break;
+		int e = libssh2_session_last_errno(c->session);
+		if (e != LIBSSH2_ERROR_EAGAIN)
+			return remote_sftp_fail(c, e, "reading the directory", path, NULL, err);
+		if ((rc = remote_sftp_wait(c, deadline, "opendir", err)) < 0)
+			return rc;
+	}
+	char *name = xmalloc(PATH_MAX + 1);
+	size_t cap = 0;
+	for (;;) {
+		LIBSSH2_SFTP_ATTRIBUTES a;
+		memset(&a, 0, sizeof(a));
+		rc = libssh2_sftp_readdir_ex(h, name, PATH_MAX, NULL, 0, &a);
+		if (rc == LIBSSH2_ERROR_EAGAIN) {
+			if ((rc = remote_sftp_wait(c, deadline, "readdir", err)) < 0)
+				goto out;
+			continue;
+		}
+		if (rc < 0) {
+			rc = remote_sftp_fail(c, rc, "reading the directory", path, NULL, err);
+			goto out;
+		}
+		if (rc == 0)
+			break;
+		remote_fs_type t = (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS)
+					   ? type_of(a.permissions)
+					   : REMOTE_FS_OTHER;
+		add_entry(out, n, &cap, name, (size_t)rc, t, (unsigned)a.permissions,
+			  (a.flags & LIBSSH2_SFTP_ATTR_SIZE) ? a.filesize : 0);
+	}
+	rc = 0;
+out:
+	free(name);
+	bg_err ignored = {0};
+	int64_t close_by = bg_deadline_ms(5000);
+	while (libssh2_sftp_close_handle(h) == LIBSSH2_ERROR_EAGAIN)
+		if (remote_sftp_wait(c, close_by, "close", &ignored) < 0)
+			break;
+	if (rc < 0) {
+		remote_dirents_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+static int local_get(remote_conn *c, const char *path, uint64_t size, const remote_get_opts *o,
+		     uint64_t *got, bg_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bg_fail(err, BG_EREMOTE, "%s: cannot open %s: %s", c->target->name, path,
+			       strerror(errno));
+	char *buf = xmalloc(READ_BUF);
+	int rc = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf, READ_BUF);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = bg_fail(err, BG_EREMOTE, "%s: reading %s: %s", c->target->name, path,
+				     strerror(errno));
+			break;
+		}
+		if (r == 0)
+			break;
+		if ((rc = o->data(o->data_ctx, buf, (size_t)r)) < 0)
+			break;
+		*got += (uint64_t)r;
+		if (o->progress)
+			o->progress(o->progress_ctx, *got, size);
+	}
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int remote_get_file(remote_conn *c, const char *path, uint64_t size, const remote_get_opts *o,
+		    uint64_t *got, bg_err *err)
+{
+	*got = 0;
+	if (remote_is_local(c))
+		return local_get(c, path, size, o, got, err);
+	int stall = o->stall_ms > 0 ? o->stall_ms : 60000;
+	int64_t deadline = bg_deadline_ms(stall);
+	int rc = remote_sftp_open(c, deadline, err);
+	if (rc < 0)
+		return rc;
+	LIBSSH2_SFTP_HANDLE *h = NULL;
+	for (;;) {
+		h = libssh2_sftp_open_ex(c->sftp, path, (unsigned)strlen(path), LIBSSH2_FXF_READ, 0,
+					 LIBSSH2_SFTP_OPENFILE);
+		if (h)
+			break;
+		int e = libssh2_session_last_errno(c->session);
+		if (e != LIBSSH2_ERROR_EAGAIN)
+			return remote_sftp_fail(c, e, "cannot open", path, NULL, err);
+		if ((rc = remote_sftp_wait(c, deadline, "opening a file", err)) < 0)
+			return rc;
+	}
+	char *buf = xmalloc(READ_BUF);
+	for (;;) {
+		ssize_t r = libssh2_sftp_read(h, buf, READ_BUF);
+		if (r == LIBSSH2_ERROR_EAGAIN) {
+			if ((rc = remote_sftp_wait(c, deadline, "reading", err)) < 0)
+				goto out;
+			continue;
+		}
+		if (r < 0) {
+			rc = remote_sftp_fail(c, (int)r, "reading", path, NULL, err);
+			goto out;
+		}
+		if (r == 0)
+			break;
+		deadline = bg_deadline_ms(stall);
+		if ((rc = o->data(o->data_ctx, buf, (size_t)r)) < 0)
+			goto out;
+		*got += (uint64_t)r;
+		if (o->progress)
+			o->progress(o->progress_ctx, *got, size);
+	}
+	rc = 0;
+out:
+	free(buf);
+	{
+		bg_err ignored = {0};
+		int64_t close_by = bg_deadline_ms(rc == BG_ECONNECT ? 0 : 5000);
+		if (rc != BG_ECONNECT)
+			while (libssh2_sftp_close_handle(h) == LIBSSH2_ERROR_EAGAIN)
+				if (remote_sftp_wait(c, close_by, "close", &ignored) < 0)
+					break;
+	}
+	return rc;
+}
