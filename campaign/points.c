@@ -10,6 +10,8 @@
 #include "base/xmalloc.h"
 #include "campaign/spec.h"
 #include "gate/result.h"
+#include "results/points.h"
+#include "results/select.h"
 #include "results/stats.h"
 #include "results/store.h"
 
@@ -111,25 +113,76 @@ typedef struct held {
 	bool own_key;                   /* job is key */
 	char def[CAMPAIGN_DEF_LEN + 1]; /* "" when the record does not say it whole */
 	size_t order;
+	bool run; /* a record of a run, not of a campaign (read_any) */
 } held;
 
 typedef struct reader {
 	held *v;
 	size_t n, cap;
 	campaign_names names; /* every campaign in the file */
+	const results_selector *sel; /* the records read; NULL: all */
+	bool any;                    /* records of runs too */
+	size_t runs;                 /* records of runs kept */
 } reader;
+
+/* A run's record (no campaign) as a campaign record: its point's shape, worker
+ * count and candidate under "campaign", final. NULL when it is no gate record
+ * (neither a point nor a result). Owned. */
+static cJSON *run_record(const cJSON *rec)
+{
+	const cJSON *pt = get(rec, "point"), *res = get(rec, "result");
+	if (!cJSON_IsObject(pt) && !cJSON_IsObject(res))
+		return NULL;
+	cJSON *dup = cJSON_Duplicate(rec, 1);
+	cJSON_DeleteItemFromObjectCaseSensitive(dup, "campaign");
+	cJSON *c = cJSON_AddObjectToObject(dup, "campaign");
+	const char *shape = str_of(pt, "shape");
+	if (shape || (shape = str_of(res, "shape")))
+		cJSON_AddStringToObject(c, "shape", shape);
+	const cJSON *nw = get(pt, "num_workers");
+	if (!cJSON_IsNumber(nw))
+		nw = get(res, "num_workers");
+	if (cJSON_IsNumber(nw))
+		cJSON_AddNumberToObject(c, "num_workers", nw->valuedouble);
+	const char *cand = str_of(pt, "candidate");
+	if (!cand)
+		cand = str_of(get(res, "candidate"), "variant");
+	/* the other gate arguments make another cell: fp8 is never pooled with bf16 */
+	char *args = results_record_other_args(rec);
+	char *name = xasprintf("%s%s%s", cand ? cand : "candidate", *args ? " " : "", args);
+	cJSON_AddStringToObject(c, "candidate", name);
+	free(name);
+	free(args);
+	cJSON_AddBoolToObject(c, "final", true);
+	return dup;
+}
 
 static int keep_campaign_record(void *ctx, const cJSON *rec, size_t line)
 {
 	(void)line;
 	reader *r = ctx;
+	if (r->sel && !results_selector_match(r->sel, rec))
+		return 0;
 	const cJSON *c = get(rec, "campaign");
 	const char *name = str_of(c, "name");
-	if (!cJSON_IsObject(c) || !name)
-		return 0;
-	names_add(&r->names, name, false);
+	cJSON *run = NULL;
+	if (!cJSON_IsObject(c) || !name) {
+		if (!r->any || !(run = run_record(rec)))
+			return 0;
+	} else {
+		names_add(&r->names, name, false);
+	}
 	r->v = xgrow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
 	held *h = &r->v[r->n];
+	memset(h, 0, sizeof(*h));
+	if (run) {
+		h->rec = run;
+		h->run = true;
+		h->name = "";
+		h->order = r->n++;
+		r->runs++;
+		return 0;
+	}
 	h->rec = cJSON_Duplicate(rec, 1);
 	const cJSON *hc = get(h->rec, "campaign");
 	h->name = str_of(hc, "name");
@@ -142,6 +195,44 @@ static int keep_campaign_record(void *ctx, const cJSON *rec, size_t line)
 		h->def[0] = '\0';
 	h->order = r->n++;
 	return 0;
+}
+
+/* The device of a record: its GPU's name, else "cpu" on the CPU twin, else its box. */
+static const char *device_of(const cJSON *rec)
+{
+	const char *d = str_of(rec, "gpu_name");
+	if (!d && str_of(rec, "device") && strcmp(str_of(rec, "device"), "cpu") == 0)
+		d = "cpu";
+	return d ? d : str_of(rec, "box");
+}
+
+/* Records of runs on more than one device: each shape names its device
+ * ("q_a on NVIDIA H200"), so that an H100's numbers are never pooled with an
+ * H200's and a candidate is judged against the baseline of its own device. */
+static void name_devices(held *const *kept, size_t n)
+{
+	const char *first = NULL;
+	bool several = false;
+	for (size_t i = 0; i < n; i++) {
+		const char *d = kept[i]->run ? device_of(kept[i]->rec) : NULL;
+		if (d && first && strcmp(d, first) != 0)
+			several = true;
+		if (d && !first)
+			first = d;
+	}
+	for (size_t i = 0; i < n && several; i++) {
+		if (!kept[i]->run)
+			continue;
+		cJSON *c = cJSON_GetObjectItemCaseSensitive(kept[i]->rec, "campaign");
+		const char *d = device_of(kept[i]->rec);
+		const char *shape = str_of(c, "shape");
+		char *name = xasprintf("%s on %s", shape ? shape : "-", d ? d : "-");
+		if (shape)
+			cJSON_ReplaceItemInObjectCaseSensitive(c, "shape", cJSON_CreateString(name));
+		else
+			cJSON_AddStringToObject(c, "shape", name);
+		free(name);
+	}
 }
 
 static int by_job_then_order(const void *a, const void *b)
@@ -473,6 +564,10 @@ static void current_defs(held *const *kept, size_t n, const campaign_current *cu
 	}
 }
 
+static int read_points(const char *results_path, const char *name, const campaign_current *cur,
+		       size_t n_cur, const results_selector *sel, bool any, campaign_points *out,
+		       bg_err *err);
+
 int campaign_points_read(const char *results_path, const char *name, campaign_points *out,
 			 bg_err *err)
 {
@@ -483,12 +578,37 @@ int campaign_points_read_current(const char *results_path, const char *name,
 				 const campaign_current *cur, size_t n_cur, campaign_points *out,
 				 bg_err *err)
 {
+	return read_points(results_path, name, cur, n_cur, NULL, false, out, err);
+}
+
+int campaign_points_read_any(const char *results_path, const char *name,
+			     const results_selector *sel, campaign_points *out, bg_err *err)
+{
+	return read_points(results_path, name, NULL, 0, sel, true, out, err);
+}
+
+/* The base name of a path without ".jsonl", for a report of runs. Owned. */
+static char *file_stem(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	if (n > 6 && strcmp(base + n - 6, ".jsonl") == 0)
+		n -= 6;
+	return xstrndup(base, n);
+}
+
+static int read_points(const char *results_path, const char *name, const campaign_current *cur,
+		       size_t n_cur, const results_selector *sel, bool any, campaign_points *out,
+		       bg_err *err)
+{
 	memset(out, 0, sizeof(*out));
 	out->bar = DEFAULT_BAR;
 	out->max_cv = DEFAULT_MAX_CV;
 	out->sum_tolerance = DEFAULT_SUM_TOLERANCE;
-	reader r = {0};
+	reader r = {.sel = sel, .any = any};
 	results_read_stats st = {0};
+	bool named = name != NULL;
 	held **kept = NULL;
 	size_t n_kept = 0;
 	strbuf names = STRBUF_INIT;
@@ -503,7 +623,14 @@ int campaign_points_read_current(const char *results_path, const char *name,
 	out->torn = st.torn != 0;
 	list_names(&names, &r.names);
 	if (!r.n) {
-		rc = bg_fail(err, BG_ENOTFOUND, "%s holds no campaign records", results_path);
+		char *what = sel ? results_selector_text(sel) : NULL;
+		if (what && *what)
+			rc = bg_fail(err, BG_ENOTFOUND, "no record of %s matches --select '%s'",
+				     results_path, what);
+		else
+			rc = bg_fail(err, BG_ENOTFOUND, "%s holds no campaign records%s",
+				     results_path, any ? " and no gate records" : "");
+		free(what);
 		goto out;
 	}
 	if (!name && r.names.n > 1) {
@@ -512,19 +639,28 @@ int campaign_points_read_current(const char *results_path, const char *name,
 			     results_path, r.names.n, names.buf);
 		goto out;
 	}
-	if (!name)
+	if (!name && r.names.n)
 		name = r.names.v[0];
-	if (names_find(&r.names, name) < 0) {
+	if (name && names_find(&r.names, name) < 0) {
 		rc = bg_fail(err, BG_EUSAGE, "%s holds no campaign '%s' (campaigns in it: %s)",
 			     results_path, name, names.buf);
 		goto out;
 	}
-	out->name = xstrdup(name);
+	out->no_campaign = !name;
+	out->name = name ? xstrdup(name) : file_stem(results_path);
 
 	/* The final records of the campaign; a job recorded twice keeps its last. */
 	kept = xcalloc(r.n, sizeof(*kept));
 	size_t n_job = 0;
 	for (size_t i = 0; i < r.n; i++) {
+		if (r.v[i].run) {
+			/* a named campaign is that campaign's records alone */
+			if (!named) {
+				kept[n_kept++] = &r.v[i];
+				out->run_records++;
+			}
+			continue;
+		}
 		if (strcmp(r.v[i].name, name) != 0)
 			continue;
 		if (!cJSON_IsTrue(get(get(r.v[i].rec, "campaign"), "final"))) {
@@ -572,6 +708,7 @@ int campaign_points_read_current(const char *results_path, const char *name,
 	n_kept = w;
 	names_release(&cnames);
 	free(cdefs);
+	name_devices(kept, n_kept);
 	out->jobs_recorded = n_kept;
 	for (size_t i = 0; i < n_kept; i++)
 		add_record(out, kept[i]->rec);

@@ -117,6 +117,10 @@ typedef struct campaign_points {
 	campaign_names superseded_candidates; /* whose they are */
 	size_t bad_lines, first_bad;          /* lines of the file that were not records */
 	bool torn;                            /* the file's last line was torn */
+	/* campaign_points_read_any: records of runs (not of a campaign) counted, and
+	 * whether no campaign is among them (name is then the file's stem) */
+	size_t run_records;
+	bool no_campaign;
 } campaign_points;
 
 /* Reads the campaign `name` (NULL: the file's only campaign) from the
@@ -140,6 +144,18 @@ typedef struct campaign_current {
 int campaign_points_read_current(const char *results_path, const char *name,
 				 const campaign_current *cur, size_t n_cur, campaign_points *out,
 				 bg_err *err);
+
+struct results_selector;
+
+/* As campaign_points_read, for any results file: the records `sel` picks
+ * (NULL: all), those of runs too: a run's record is a final record of its
+ * point's shape, worker count and candidate. Without `name`, a file holding one
+ * campaign and records of runs reports them together; several campaigns need
+ * `name` (or a selector that picks one), which then counts its records alone.
+ * BG_ENOTFOUND when nothing is left to report. */
+int campaign_points_read_any(const char *results_path, const char *name,
+			     const struct results_selector *sel, campaign_points *out,
+			     bg_err *err);
 
 /* The best cell of point `pt`, NULL when none. Borrowed. */
 const campaign_cell *campaign_point_best(const campaign_point *pt);

@@ -145,7 +145,7 @@ static void md_row(strbuf *b, const campaign_points *p, const campaign_point *pt
 void campaign_report_markdown(const campaign_points *p, const char *results_path,
 			      char *const *svg_shapes, const char *svg_ratio, strbuf *out)
 {
-	strbuf_addstr(out, "# Campaign ");
+	strbuf_addstr(out, p->no_campaign ? "# Results " : "# Campaign ");
 	md(out, p->name);
 	strbuf_addstr(out, "\n\n- results file: ");
 	md(out, results_path);
@@ -157,7 +157,8 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 		strbuf_addstr(out, "\n- pool: ");
 		md(out, p->pool);
 	}
-	strbuf_addf(out, "\n- jobs recorded: %zu", p->jobs_recorded);
+	strbuf_addf(out, "\n- %s recorded: %zu", p->no_campaign ? "records" : "jobs",
+		    p->jobs_recorded);
 	if (p->jobs_expected)
 		strbuf_addf(out, " of %zu", p->jobs_expected);
 	strbuf_addstr(out, "\n- boxes: ");
@@ -216,6 +217,14 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 	url(out, svg_ratio);
 	strbuf_addstr(out, ")\n\n## Notes\n\n");
 	size_t notes = 0;
+	if (p->run_records) {
+		strbuf_addf(out,
+			    "- %zu record%s of runs (not of a campaign): each is a final record of "
+			    "its point; other gate arguments make another candidate, another "
+			    "device another shape\n",
+			    p->run_records, p->run_records == 1 ? "" : "s");
+		notes++;
+	}
 	if (p->jobs_expected > p->jobs_recorded) {
 		strbuf_addf(out, "- %zu of %zu jobs not recorded (missing)\n",
 			    p->jobs_expected - p->jobs_recorded, p->jobs_expected);

@@ -64,7 +64,7 @@ static int run_brief(cli_ctx *ctx, void *opts_, const cli_args *args)
 		}
 	}
 	campaign_points p;
-	int code = cli_campaign_read("brief", args, opts->campaign, &p);
+	int code = cli_campaign_read("brief", args, opts->campaign, NULL, &p);
 	if (!code) {
 		bg_err err = {0};
 		strbuf out = STRBUF_INIT;

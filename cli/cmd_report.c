@@ -10,6 +10,7 @@
 #include "campaign/report.h"
 #include "cli/cli.h"
 #include "cli/report_read.h"
+#include "results/select.h"
 
 static const char report_help[] =
 	"usage: boxgate report FILE [--campaign NAME] [--out DIR] [--json]\n"
@@ -43,12 +44,14 @@ static const char report_help[] =
 
 struct report_opts {
 	const char *campaign, *out;
+	cli_list select;
 };
 
 static const cli_opt report_options[] = {
 	CLI_OPT_JSON,
 	CLI_OPT_STRING("campaign", struct report_opts, campaign),
 	CLI_OPT_STRING("out", struct report_opts, out),
+	CLI_OPT_LIST("select", struct report_opts, select),
 	CLI_OPT_END,
 };
 
@@ -64,7 +67,8 @@ static int one_file(const char *cmd, const cli_args *args)
 	return 0;
 }
 
-int cli_campaign_read(const char *cmd, const cli_args *args, const char *name, campaign_points *p)
+int cli_campaign_read(const char *cmd, const cli_args *args, const char *name,
+		      const cli_list *select, campaign_points *p)
 {
 	memset(p, 0, sizeof(*p));
 	int code = one_file(cmd, args);
@@ -72,7 +76,15 @@ int cli_campaign_read(const char *cmd, const cli_args *args, const char *name, c
 		return code;
 	const char *path = args->v[0];
 	bg_err err = {0};
-	int rc = campaign_points_read(path, name, p, &err);
+	results_selector sel = RESULTS_SELECTOR_INIT;
+	for (size_t i = 0; select && i < select->n; i++)
+		if (results_selector_add(&sel, select->v[i], &err) < 0) {
+			cli_error("%s: --select: %s", cmd, err.msg);
+			results_selector_release(&sel);
+			return BG_EXIT_USAGE;
+		}
+	int rc = campaign_points_read_any(path, name, sel.n ? &sel : NULL, p, &err);
+	results_selector_release(&sel);
 	if (rc < 0) {
 		cli_error("%s: %s", cmd, err.msg);
 		return rc == BG_EUSAGE ? BG_EXIT_USAGE : BG_EXIT_FAIL;
@@ -90,7 +102,7 @@ static int run_report(cli_ctx *ctx, void *opts_, const cli_args *args)
 	const struct report_opts *opts = opts_;
 	campaign_points p;
 	campaign_names written = {0};
-	int code = cli_campaign_read("report", args, opts->campaign, &p);
+	int code = cli_campaign_read("report", args, opts->campaign, &opts->select, &p);
 	if (!code) {
 		bg_err err = {0};
 		if (campaign_report_write(&p, args->v[0], opts->out, &written, &err) < 0) {

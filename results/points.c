@@ -217,6 +217,26 @@ char *results_point_label(const results_point *p, const char *skip)
 	return s ? s : xstrdup("");
 }
 
+char *results_record_other_args(const cJSON *rec)
+{
+	size_t n = 0;
+	results_field *f = key_of(rec, &n);
+	strbuf b = STRBUF_INIT;
+	for (size_t i = RESULTS_FIXED_FIELDS; i < n; i++) {
+		if (b.len)
+			strbuf_addch(&b, ' ');
+		if (!*f[i].name)
+			strbuf_addstr(&b, f[i].value);
+		else if (strcmp(f[i].value, "-") == 0)
+			strbuf_addf(&b, "--%s", f[i].name);
+		else
+			strbuf_addf(&b, "--%s %s", f[i].name, f[i].value);
+	}
+	free_fields(f, n);
+	char *s = strbuf_detach(&b);
+	return s ? s : xstrdup("");
+}
+
 const char *results_point_field(const results_point *p, const char *name)
 {
 	for (size_t i = 0; i < p->n_fields; i++)

@@ -58,6 +58,11 @@ void results_points_release(results_points *ps);
  * (NULL: none). Owned. */
 char *results_point_label(const results_point *p, const char *skip);
 
+/* A record's gate arguments other than the point's own (--kind, --shape,
+ * --configs, --num-workers, --kernel, --candidate, --baseline), as
+ * "--dtype fp8 --variant nosplit"; "" when none. Owned. */
+char *results_record_other_args(const struct cJSON *rec);
+
 /* The value of field `name` (NULL when the point has none). Borrowed. */
 const char *results_point_field(const results_point *p, const char *name);
 
