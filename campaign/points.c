@@ -147,11 +147,11 @@ static cJSON *run_record(const cJSON *rec)
 	const char *cand = str_of(pt, "candidate");
 	if (!cand)
 		cand = str_of(get(res, "candidate"), "variant");
-	/* the other gate arguments make another cell: fp8 is never pooled with bf16 */
+	/* the other gate arguments make another cell (fp8 is never pooled with bf16):
+	 * name_runs adds those that differ between the records to the name */
 	char *args = results_record_other_args(rec);
-	char *name = xasprintf("%s%s%s", cand ? cand : "candidate", *args ? " " : "", args);
-	cJSON_AddStringToObject(c, "candidate", name);
-	free(name);
+	cJSON_AddStringToObject(c, "candidate", cand ? cand : "candidate");
+	cJSON_AddStringToObject(c, "run_args", args);
 	free(args);
 	cJSON_AddBoolToObject(c, "final", true);
 	return dup;
@@ -204,6 +204,64 @@ static const char *device_of(const cJSON *rec)
 	if (!d && str_of(rec, "device") && strcmp(str_of(rec, "device"), "cpu") == 0)
 		d = "cpu";
 	return d ? d : str_of(rec, "box");
+}
+
+/* Whether `unit` ("--flag value" or a word) is in `o` as whole words. */
+static bool has_unit(const char *o, const char *unit)
+{
+	size_t ul = strlen(unit);
+	for (const char *q = o ? strstr(o, unit) : NULL; q; q = strstr(q + 1, unit))
+		if ((q == o || q[-1] == ' ') && (q[ul] == ' ' || !q[ul]))
+			return true;
+	return false;
+}
+
+/* The units of `args` (a --flag with its value, or a word) that not every run
+ * record's run_args holds, space-joined. Owned. */
+static char *differing_args(held *const *kept, size_t n, const char *args)
+{
+	strbuf out = STRBUF_INIT;
+	const char *p = args;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *e = p + strcspn(p, " ");
+		if (strncmp(p, "--", 2) == 0 && *e == ' ' && strncmp(e + 1, "--", 2) != 0)
+			e = e + 1 + strcspn(e + 1, " "); /* the flag's value */
+		char *unit = xstrndup(p, (size_t)(e - p));
+		bool everywhere = true;
+		for (size_t i = 0; i < n && everywhere; i++)
+			if (kept[i]->run)
+				everywhere = has_unit(str_of(get(kept[i]->rec, "campaign"), "run_args"),
+						      unit);
+		if (!everywhere)
+			strbuf_addf(&out, "%s%s", out.len ? " " : "", unit);
+		free(unit);
+		p = e;
+	}
+	return strbuf_detach(&out);
+}
+
+/* Each run record's candidate named with the gate arguments that set it apart
+ * from the other run records ("candidate --variant nosplit"). */
+static void name_runs(held *const *kept, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!kept[i]->run)
+			continue;
+		cJSON *c = cJSON_GetObjectItemCaseSensitive(kept[i]->rec, "campaign");
+		const char *args = str_of(c, "run_args");
+		char *diff = differing_args(kept, n, args ? args : "");
+		if (*diff) {
+			char *name = xasprintf("%s %s", str_of(c, "candidate"), diff);
+			cJSON_ReplaceItemInObjectCaseSensitive(c, "candidate",
+							       cJSON_CreateString(name));
+			free(name);
+		}
+		free(diff);
+	}
 }
 
 /* Records of runs on more than one device: each shape names its device
@@ -709,6 +767,7 @@ static int read_points(const char *results_path, const char *name, const campaig
 	names_release(&cnames);
 	free(cdefs);
 	name_devices(kept, n_kept);
+	name_runs(kept, n_kept);
 	out->jobs_recorded = n_kept;
 	for (size_t i = 0; i < n_kept; i++)
 		add_record(out, kept[i]->rec);

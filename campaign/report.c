@@ -157,7 +157,7 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 		strbuf_addstr(out, "\n- pool: ");
 		md(out, p->pool);
 	}
-	strbuf_addf(out, "\n- %s recorded: %zu", p->no_campaign ? "records" : "jobs",
+	strbuf_addf(out, "\n- %s: %zu", p->no_campaign ? "records" : "jobs recorded",
 		    p->jobs_recorded);
 	if (p->jobs_expected)
 		strbuf_addf(out, " of %zu", p->jobs_expected);

@@ -43,11 +43,17 @@ char *cli_num_text(double v)
 {
 	if (!isfinite(v))
 		return xstrdup("");
-	char buf[64];
-	for (int prec = 1; prec <= 17; prec++) {
+	char buf[400];
+	int prec = 1;
+	for (; prec <= 17; prec++) {
 		snprintf(buf, sizeof(buf), "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
 			break;
+	}
+	/* 110, not 1.1e+02: plain digits where they are few */
+	if (strchr(buf, 'e') && fabs(v) >= 1 && fabs(v) < 1e15) {
+		int d = prec - 1 - (int)floor(log10(fabs(v)));
+		snprintf(buf, sizeof(buf), "%.*f", d > 0 ? d : 0, v);
 	}
 	return xstrdup(buf);
 }

@@ -243,9 +243,9 @@ static void decide_row(row *r)
 		r->call = STATS_AMBIGUOUS; /* samples are finite and above 0: not reached */
 	else
 		r->call = (int)r->d.call;
-	/* a side whose every record was bad has no sample: it is listed as missing */
+	/* no sample on either side (every record bad): nothing to decide */
 	if ((!b || !b->n) && (!a || !a->n))
-		r->call = a ? ONLY_BEFORE : ONLY_AFTER;
+		r->call = a && b ? STATS_AMBIGUOUS : a ? ONLY_BEFORE : ONLY_AFTER;
 }
 
 static void add_num_or_null(cJSON *o, const char *key, double v)

@@ -216,7 +216,7 @@ static void csv(void **state)
 		double v;
 		const char *want;
 	} nums[] = {{28709.151, "28709.151"}, {0.1, "0.1"}, {64, "64"}, {1.0 / 3, "0.3333333333333333"},
-		    {-2.5e-7, "-2.5e-07"}, {NAN, ""}};
+		    {-2.5e-7, "-2.5e-07"}, {110, "110"}, {1.5e14, "150000000000000"}, {2e20, "2e+20"}, {NAN, ""}};
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		char *t = cli_num_text(nums[i].v);
 		unit_expect_str(t, nums[i].want, "cli_num_text", nums[i].want);
