@@ -119,7 +119,7 @@ typedef struct held {
 typedef struct reader {
 	held *v;
 	size_t n, cap;
-	campaign_names names; /* every campaign in the file */
+	campaign_names names;        /* every campaign in the file */
 	const results_selector *sel; /* the records read; NULL: all */
 	bool any;                    /* records of runs too */
 	size_t runs;                 /* records of runs kept */
@@ -234,8 +234,8 @@ static char *differing_args(held *const *kept, size_t n, const char *args)
 		bool everywhere = true;
 		for (size_t i = 0; i < n && everywhere; i++)
 			if (kept[i]->run)
-				everywhere = has_unit(str_of(get(kept[i]->rec, "campaign"), "run_args"),
-						      unit);
+				everywhere = has_unit(
+					str_of(get(kept[i]->rec, "campaign"), "run_args"), unit);
 		if (!everywhere)
 			strbuf_addf(&out, "%s%s", out.len ? " " : "", unit);
 		free(unit);
@@ -286,7 +286,8 @@ static void name_devices(held *const *kept, size_t n)
 		const char *shape = str_of(c, "shape");
 		char *name = xasprintf("%s on %s", shape ? shape : "-", d ? d : "-");
 		if (shape)
-			cJSON_ReplaceItemInObjectCaseSensitive(c, "shape", cJSON_CreateString(name));
+			cJSON_ReplaceItemInObjectCaseSensitive(c, "shape",
+							       cJSON_CreateString(name));
 		else
 			cJSON_AddStringToObject(c, "shape", name);
 		free(name);

@@ -154,8 +154,7 @@ struct results_selector;
  * `name` (or a selector that picks one), which then counts its records alone.
  * BG_ENOTFOUND when nothing is left to report. */
 int campaign_points_read_any(const char *results_path, const char *name,
-			     const struct results_selector *sel, campaign_points *out,
-			     bg_err *err);
+			     const struct results_selector *sel, campaign_points *out, bg_err *err);
 
 /* The best cell of point `pt`, NULL when none. Borrowed. */
 const campaign_cell *campaign_point_best(const campaign_point *pt);

@@ -88,7 +88,7 @@ static void print_json(const results_point *p)
 }
 
 enum { B_POINT, B_N, B_SLOW, B_RATIO, B_CI, B_VERDICT, B_RUN, B_N_COLS };
-static const char *const b_head[B_N_COLS] = {"POINT", "N",       "SLOWCTA_US", "RATIO",
+static const char *const b_head[B_N_COLS] = {"POINT",    "N",       "SLOWCTA_US", "RATIO",
 					     "INTERVAL", "VERDICT", "RUN"};
 static const bool b_right[B_N_COLS] = {[B_N] = true, [B_SLOW] = true, [B_RATIO] = true};
 

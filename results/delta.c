@@ -89,8 +89,7 @@ static long signed_rank_critical(size_t n, double tail)
 	return crit;
 }
 
-int results_delta_decide(const double *a, size_t na, const double *b, size_t nb,
-			 results_delta *out)
+int results_delta_decide(const double *a, size_t na, const double *b, size_t nb, results_delta *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->lo = out->hi = NAN;
@@ -123,7 +122,9 @@ int results_delta_decide(const double *a, size_t na, const double *b, size_t nb,
 
 const char *results_point_call_name(results_point_call c)
 {
-	return c == RESULTS_POINT_PASS ? "PASS_GATE" : c == RESULTS_POINT_BELOW ? "BELOW_BAR" : "NOISY";
+	return c == RESULTS_POINT_PASS    ? "PASS_GATE"
+	       : c == RESULTS_POINT_BELOW ? "BELOW_BAR"
+					  : "NOISY";
 }
 
 int results_point_decide(const double *r, size_t n, double bar, results_point_decision *out)

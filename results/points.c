@@ -43,7 +43,8 @@ static results_field *key_of(const cJSON *rec, size_t *n_out)
 {
 	results_field *f = NULL;
 	size_t n = 0, cap = 0;
-	const cJSON *pt = get(rec, "point"), *camp = get(rec, "campaign"), *res = get(rec, "result");
+	const cJSON *pt = get(rec, "point"), *camp = get(rec, "campaign"),
+		    *res = get(rec, "result");
 	const char *device = str_of(rec, "gpu_name");
 	if (!device)
 		device = str_of(rec, "box");

@@ -34,10 +34,10 @@ typedef struct results_point {
 	size_t n, cap;
 	double *ratio; /* the gate's own ratios baseline/candidate */
 	size_t n_ratio, cap_ratio;
-	size_t n_bad;      /* INVALID, TIMEOUT_HANG or no usable sample */
-	bool hang;         /* some record was TIMEOUT_HANG */
-	double bar;        /* the last bar a record states, NAN when none */
-	char **runs;       /* distinct run ids, in order of first sight (owned) */
+	size_t n_bad; /* INVALID, TIMEOUT_HANG or no usable sample */
+	bool hang;    /* some record was TIMEOUT_HANG */
+	double bar;   /* the last bar a record states, NAN when none */
+	char **runs;  /* distinct run ids, in order of first sight (owned) */
 	size_t n_runs, cap_runs;
 	char *first_start, *last_start; /* owned, NULL when not recorded */
 } results_point;
@@ -47,7 +47,10 @@ typedef struct results_points {
 	size_t n, cap;
 } results_points;
 
-#define RESULTS_POINTS_INIT {NULL, 0, 0}
+#define RESULTS_POINTS_INIT                                                                        \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /* Adds `rec` to its point (made when new). */
 void results_points_add(results_points *ps, const struct cJSON *rec);

@@ -114,8 +114,10 @@ static int add_term(results_selector *s, const char *term, size_t len, bg_err *e
 	const char *value = t + kl;
 	for (const char *c = value; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-			rc = bg_fail(err, BG_EUSAGE, "selector '%.*s...': a control character in "
-						     "the value", (int)kl, t);
+			rc = bg_fail(err, BG_EUSAGE,
+				     "selector '%.*s...': a control character in "
+				     "the value",
+				     (int)kl, t);
 			goto out;
 		}
 	if (!*value) {

@@ -42,7 +42,10 @@ typedef struct results_selector {
 	size_t n, cap;
 } results_selector;
 
-#define RESULTS_SELECTOR_INIT {NULL, 0, 0}
+#define RESULTS_SELECTOR_INIT                                                                      \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /* Adds the terms of `text` to *s. BG_EUSAGE for a term that is not KEY=VALUE
  * with a KEY of [a-z0-9_-] and a VALUE without control characters, an empty

@@ -49,22 +49,36 @@ static void selectors(void **state)
 	(void)state;
 	cJSON *r = rec_of(rec1);
 	static const char *const yes[] = {
-		"run=ab12",        "run=ab12cd34ef567890", "campaign=w13",
-		"candidate=k1",    "kind=demo",            "shape=q_a",
-		"num-workers=64",  "num_workers=64",       "box=h200-a",
-		"device=h200",     "device=NVIDIA H200",   "device=cuda",
-		"verdict=PASS_GATE", "since=2026-12-03",   "until=2026-12-03",
-		"since=2026-12-03T14:50", "until=2026-12-03T14:50:01", "variant=nosplit",
-		"configs=a,b",     "variant=nosplit,shape=q_a", "since=2026-12-03T14:50:01.123Z",
+		"run=ab12",
+		"run=ab12cd34ef567890",
+		"campaign=w13",
+		"candidate=k1",
+		"kind=demo",
+		"shape=q_a",
+		"num-workers=64",
+		"num_workers=64",
+		"box=h200-a",
+		"device=h200",
+		"device=NVIDIA H200",
+		"device=cuda",
+		"verdict=PASS_GATE",
+		"since=2026-12-03",
+		"until=2026-12-03",
+		"since=2026-12-03T14:50",
+		"until=2026-12-03T14:50:01",
+		"variant=nosplit",
+		"configs=a,b",
+		"variant=nosplit,shape=q_a",
+		"since=2026-12-03T14:50:01.123Z",
 	};
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
 		if (!sel_matches(yes[i], r))
 			fail_msg("%s should match", yes[i]);
 	static const char *const no[] = {
-		"run=ab13",        "campaign=w1",          "candidate=baseline",
-		"num-workers=6",   "box=h200",             "device=h100",
-		"since=2026-12-04", "until=2026-12-02",    "until=2026-12-03T14:49",
-		"variant=split",   "dtype=fp8",            "variant=nosplit,shape=q_b",
+		"run=ab13",         "campaign=w1",      "candidate=baseline",
+		"num-workers=6",    "box=h200",         "device=h100",
+		"since=2026-12-04", "until=2026-12-02", "until=2026-12-03T14:49",
+		"variant=split",    "dtype=fp8",        "variant=nosplit,shape=q_b",
 	};
 	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
 		if (sel_matches(no[i], r))
@@ -215,8 +229,9 @@ static void csv(void **state)
 	static const struct {
 		double v;
 		const char *want;
-	} nums[] = {{28709.151, "28709.151"}, {0.1, "0.1"}, {64, "64"}, {1.0 / 3, "0.3333333333333333"},
-		    {-2.5e-7, "-2.5e-07"}, {110, "110"}, {1.5e14, "150000000000000"}, {2e20, "2e+20"}, {NAN, ""}};
+	} nums[] = {{28709.151, "28709.151"},        {0.1, "0.1"},          {64, "64"},
+		    {1.0 / 3, "0.3333333333333333"}, {-2.5e-7, "-2.5e-07"}, {110, "110"},
+		    {1.5e14, "150000000000000"},     {2e20, "2e+20"},       {NAN, ""}};
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		char *t = cli_num_text(nums[i].v);
 		unit_expect_str(t, nums[i].want, "cli_num_text", nums[i].want);
