@@ -102,14 +102,15 @@ static void title_name(strbuf *b, const campaign_points *p)
 
 /* The line under a plot's title: the devices and the time span, so a plot
  * read alone still says what it measured and when. */
-static void subtitle(strbuf *b, const campaign_points *p, double x, double y, const char *anchor)
+static void subtitle(strbuf *b, const campaign_points *p, const campaign_names *devs, double x,
+		     double y, const char *anchor)
 {
 	strbuf t = STRBUF_INIT;
-	strbuf_addstr(&t, p->gpu_names.n ? "" : "device not recorded");
-	for (size_t i = 0; i < p->gpu_names.n && i < 3; i++)
-		strbuf_addf(&t, "%s%s", i ? ", " : "", p->gpu_names.v[i]);
-	if (p->gpu_names.n > 3)
-		strbuf_addf(&t, " +%zu", p->gpu_names.n - 3);
+	strbuf_addstr(&t, devs->n ? "" : "device not recorded");
+	for (size_t i = 0; i < devs->n && i < 3; i++)
+		strbuf_addf(&t, "%s%s", i ? ", " : "", devs->v[i]);
+	if (devs->n > 3)
+		strbuf_addf(&t, " +%zu", devs->n - 3);
 	const char *from = p->first_start, *to = p->last_end ? p->last_end : p->first_start;
 	if (from) {
 		/* 2026-12-03T14:50:01.123Z -> 2026-12-03 14:50 */
@@ -277,7 +278,15 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 	strbuf_addstr(out, ": slowCTA, shape ");
 	campaign_svg_escape(out, shape, 40);
 	strbuf_addstr(out, "</text>\n");
-	subtitle(out, p, 325, 44, "middle");
+	/* the devices of this shape's cells */
+	campaign_names devs = {0};
+	for (size_t i = 0; i < p->n_points; i++)
+		for (size_t k = 0;
+		     strcmp(p->points[i].shape, shape) == 0 && k < p->points[i].n_cells; k++)
+			for (size_t g = 0; g < p->points[i].cells[k].gpu_names.n; g++)
+				campaign_names_add(&devs, p->points[i].cells[k].gpu_names.v[g]);
+	subtitle(out, p, &devs, 325, 44, "middle");
+	campaign_names_release(&devs);
 
 	/* Grid, ticks and labels: 1, 2 and 5 of each decade on a log axis. */
 	for (int i = 0; i < MAX_TICKS; i++) {
@@ -517,7 +526,7 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	strbuf_addf(out, "<text x=\"20.0\" y=\"26.0\" font-size=\"15\" font-weight=\"bold\">");
 	title_name(out, p);
 	strbuf_addf(out, ": ratio baseline/candidate, bar %.2f</text>\n", p->bar);
-	subtitle(out, p, 20, 44, "start");
+	subtitle(out, p, &p->gpu_names, 20, 44, "start");
 	if (too_many) {
 		strbuf t = STRBUF_INIT;
 		strbuf_addf(&t,

@@ -63,8 +63,9 @@ static int read_side(side *s, int which)
 	if (st.torn)
 		cli_warn("%s: a torn last line skipped", s->path);
 	if (s->sel.n && !s->matched) {
-		cli_error("results compare: --%s '%s' matches no record of %s", side_name[which],
-			  s->sel_text, s->path);
+		size_t len = strlen(s->sel_text);
+		cli_error("results compare: --%s '%.200s%s' matches no record of %s",
+			  side_name[which], s->sel_text, len > 200 ? "..." : "", s->path);
 		return BG_EXIT_USAGE;
 	}
 	return 0;

@@ -13,6 +13,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "campaign/points.h"
+#include "results/select.h"
 #include "campaign/report.h"
 #include "campaign/svg.h"
 #include "tests/xml_check.h"
@@ -504,6 +505,86 @@ static void many_points(void **state)
 	strbuf_release(&f);
 }
 
+/* A run's record (no campaign): what run writes for one invocation. */
+static void run_rec(strbuf *f, const char *gpu, const char *shape, int nw, const char *variant,
+		    double slow)
+{
+	strbuf_addf(
+		f,
+		"{\"schema\":1,\"run_id\":\"00000000000000a1\",\"box\":\"b\","
+		"\"gpu_name\":\"%s\",\"verdict\":\"PASS_GATE\",\"start\":\"2026-12-0%dT10:00Z\","
+		"\"gate_args\":[\"--kind\",\"k\",\"--dir\",\"d\",\"--variant\",\"%s\"],"
+		"\"point\":{\"kind\":\"k\",\"shape\":\"%s\",\"num_workers\":%d,"
+		"\"candidate\":null},\"result\":{\"candidate\":{\"slowCTA_us\":%g},"
+		"\"slowCTA_ratio_base_over_cand\":%g}}\n",
+		gpu, nw % 9 + 1, variant, shape, nw, slow, 130 / slow);
+}
+
+static void any_results_file(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	for (int i = 0; i < 3; i++) {
+		run_rec(&f, "H200", "q_a", 8, "split", 100 + i);
+		run_rec(&f, "H200", "q_a", 8, "nosplit", 120 + i);
+		run_rec(&f, "H100", "q_a", 8, "split", 200 + i);
+	}
+	char *path = unit_file("runs", ".jsonl", f.buf);
+	campaign_points p;
+	bg_err err = {0};
+	/* the campaign readers see no records of runs */
+	assert_int_equal(campaign_points_read(path, NULL, &p, &err), BG_ENOTFOUND);
+	campaign_points_release(&p);
+	assert_int_equal(campaign_points_read_any(path, NULL, NULL, &p, &err), 0);
+	assert_true(p.no_campaign);
+	assert_int_equal(strncmp(p.name, "runs", 4), 0); /* the file's stem */
+	assert_int_equal(p.run_records, 9);
+	/* two devices: a shape each; the variant, the one argument that differs, names the cell */
+	assert_int_equal(p.shapes.n, 2);
+	assert_string_equal(p.shapes.v[0], "q_a on H200");
+	assert_string_equal(p.shapes.v[1], "q_a on H100");
+	const campaign_cell *c = cell_of(&p, "q_a on H200", 8, "candidate --variant nosplit");
+	assert_int_equal(c->n, 3);
+	assert_true(fabs(c->slow_median - 121) < 1e-12);
+	assert_int_equal(c->ratio_source, CAMPAIGN_RATIO_IN_GATE);
+	c = cell_of(&p, "q_a on H100", 8, "candidate --variant split");
+	assert_int_equal(c->n, 3);
+	campaign_points_release(&p);
+
+	/* a selector picks; one that picks nothing is BG_ENOTFOUND naming it */
+	results_selector sel = RESULTS_SELECTOR_INIT;
+	assert_int_equal(results_selector_add(&sel, "device=h200,variant=split", &err), 0);
+	assert_int_equal(campaign_points_read_any(path, NULL, &sel, &p, &err), 0);
+	assert_int_equal(p.shapes.n, 1);
+	assert_string_equal(p.shapes.v[0], "q_a"); /* one device: the shape as it is */
+	assert_int_equal(p.points[0].n_cells, 1);
+	assert_string_equal(p.points[0].cells[0].candidate, "candidate"); /* nothing differs */
+	campaign_points_release(&p);
+	results_selector_release(&sel);
+	assert_int_equal(results_selector_add(&sel, "run=ff", &err), 0);
+	assert_int_equal(campaign_points_read_any(path, NULL, &sel, &p, &err), BG_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "matches --select 'run=ff'"));
+	campaign_points_release(&p);
+	results_selector_release(&sel);
+
+	/* a campaign beside the runs: together without a name; a name is the campaign alone */
+	three(&f, "q_a", 8, "baseline", 100, 101, 102, 1000);
+	free(path);
+	path = unit_file("mix", ".jsonl", f.buf);
+	assert_int_equal(campaign_points_read_any(path, NULL, NULL, &p, &err), 0);
+	assert_false(p.no_campaign);
+	assert_string_equal(p.name, "c1");
+	assert_int_equal(p.run_records, 9);
+	assert_int_equal(p.jobs_recorded, 12);
+	campaign_points_release(&p);
+	assert_int_equal(campaign_points_read_any(path, "c1", NULL, &p, &err), 0);
+	assert_int_equal(p.run_records, 0);
+	assert_int_equal(p.jobs_recorded, 3);
+	campaign_points_release(&p);
+	free(path);
+	strbuf_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +598,7 @@ int main(void)
 		cmocka_unit_test(hostile_names),
 		cmocka_unit_test(many_points),
 		cmocka_unit_test(edited_definitions),
+		cmocka_unit_test(any_results_file),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
