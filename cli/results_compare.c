@@ -231,6 +231,12 @@ static int pair_rows(const side *s, const pairing *pr, row **out, size_t *n_out)
 	return rc;
 }
 
+/* Both sides have samples: the row has a change, an interval and p. */
+static bool has_both(const row *r)
+{
+	return r->p[BEFORE] && r->p[AFTER] && r->p[BEFORE]->n && r->p[AFTER]->n;
+}
+
 static void decide_row(row *r)
 {
 	const results_point *a = r->p[BEFORE], *b = r->p[AFTER];
@@ -288,7 +294,7 @@ static size_t side_n(const results_point *p)
 static void print_json_row(const row *r)
 {
 	const results_point *any = r->p[BEFORE] ? r->p[BEFORE] : r->p[AFTER];
-	bool both = r->call < ONLY_BEFORE;
+	bool both = has_both(r);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "point", r->label);
 	for (int s = 0; s < 2; s++) {
@@ -359,7 +365,7 @@ static const bool c_right[C_N] = {
 
 static void table_cells(const row *r, char **c)
 {
-	bool both = r->call < ONLY_BEFORE;
+	bool both = has_both(r);
 	c[C_POINT] = xstrdup(r->label);
 	c[C_BEFORE] = median_cell(r->p[BEFORE]);
 	c[C_AFTER] = median_cell(r->p[AFTER]);
@@ -462,8 +468,14 @@ static void print_csv(const row *rows, size_t n)
 			  "cv_after_pct,n_after,ratio,change_pct,ratio_low,ratio_high,p,call\r\n");
 	for (size_t i = 0; i < n; i++) {
 		const row *r = &rows[i];
-		bool both = r->call < ONLY_BEFORE;
-		cli_csv_field(&b, r->label);
+		bool both = has_both(r);
+		/* one line of printable text, as in the table */
+		char *label = xstrdup(r->label);
+		for (char *c = label; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		cli_csv_field(&b, label);
+		free(label);
 		for (int s = 0; s < 2; s++) {
 			csv_num(&b, side_median(r->p[s]));
 			csv_num(&b, round_sig(100 * side_cv(r->p[s]), 3));

@@ -9,6 +9,7 @@
 
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
+#include "gate/result.h"
 
 static const char *const fixed_names[RESULTS_FIXED_FIELDS] = {"device", "kind", "shape",
 							      "num-workers", "candidate"};
@@ -163,8 +164,9 @@ void results_points_add(results_points *ps, const cJSON *rec)
 	const cJSON *slow = get(get(res, "candidate"), "slowCTA_us");
 	bool hang = verdict && strcmp(verdict, "TIMEOUT_HANG") == 0;
 	p->hang = p->hang || hang;
+	/* a span no clock measures (an old or edited record) is no sample either */
 	if (hang || (verdict && strcmp(verdict, "INVALID") == 0) || !cJSON_IsNumber(slow) ||
-	    !isfinite(slow->valuedouble) || !(slow->valuedouble > 0)) {
+	    !(slow->valuedouble >= GATE_SPAN_MIN_US && slow->valuedouble <= GATE_SPAN_MAX_US)) {
 		p->n_bad++;
 		return;
 	}

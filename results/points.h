@@ -7,8 +7,9 @@
  * without its dashes ("variant" for --variant X).
  *
  * A record gives a sample when its verdict is neither INVALID nor
- * TIMEOUT_HANG and its candidate slowCTA is finite and above 0; others are
- * counted as bad. Pure: never prints. */
+ * TIMEOUT_HANG and its candidate slowCTA is a span a clock can measure
+ * (gate/result.h: GATE_SPAN_MIN_US to GATE_SPAN_MAX_US); others are counted
+ * as bad. Pure: never prints. */
 #ifndef BG_RESULTS_POINTS_H
 #define BG_RESULTS_POINTS_H
 

@@ -47,7 +47,8 @@ static const struct {
 
 static bool key_char(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-';
 }
 
 /* The length of a KEY= at `s` (KEY and '='), 0 when `s` does not start with one. */

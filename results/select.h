@@ -48,7 +48,7 @@ typedef struct results_selector {
 	}
 
 /* Adds the terms of `text` to *s. BG_EUSAGE for a term that is not KEY=VALUE
- * with a KEY of [a-z0-9_-] and a VALUE without control characters, an empty
+ * with a KEY of [A-Za-z0-9_-] and a VALUE without control characters, an empty
  * VALUE, a date that is not ISO 8601, a run id that is not hex or a
  * num-workers that is not a whole number; err->msg names the term. Terms
  * added before the bad one stay. */

@@ -142,6 +142,23 @@ has "$OUT_FILE" ',"'"'"'=HYPERLINK\(' "the device cell starts with ' (inside its
 has "$OUT_FILE" ',28709\.151,' "28709.151, not 28709.151000000002"
 hasnt "$OUT_FILE" '28709\.15[0-2]0000' "no binary tail"
 
+# Spans no clock measures (1e308 us) are no samples: a pair with none on either side is
+# ambiguous, never "only in before" and never a number; an upper-case gate flag selects.
+python3 - <<'PY'
+import json
+def rec(run, slow):
+    return {"schema": 1, "run_id": run, "box": "b", "gpu_name": "G\u001b[31m", "verdict": "PASS_GATE",
+            "gate_args": ["--kind", "k", "--M", "4096"], "point": {"kind": "k", "shape": "s", "num_workers": 8},
+            "result": {"candidate": {"slowCTA_us": slow}}}
+open("huge.jsonl", "w").write("".join(json.dumps(rec(r, s)) + "\n" for r in ("aa", "bb")
+                                     for s in (1e308, 1.7e308, 1.5e308)))
+PY
+expect_rc 0 "impossible spans on both sides" bg results compare huge.jsonl --before run=aa,M=4096 --after run=bb
+has "$OUT_FILE" '^G\?\[31m k s nw8 - --M 4096 +- +0 +- +0 +- +- +- +ambiguous$' \
+  "no sample either side: ambiguous, the escape byte shown as ?"
+has "$OUT_FILE" 'skipped: 3 before, 3 after' "the records are counted as skipped"
+hasnt "$OUT_FILE" 'inf|nan' "no inf or nan printed"
+
 # --- bad selectors and operands name what is wrong ---
 bad() {
   local desc=$1 want=$2; shift 2

@@ -28,7 +28,7 @@ static const char rec1[] =
 	"{\"run_id\":\"ab12cd34ef567890\",\"box\":\"h200-a\",\"gpu_name\":\"NVIDIA H200\","
 	"\"device\":\"cuda\",\"start\":\"2026-12-03T14:50:01.123Z\",\"verdict\":\"PASS_GATE\","
 	"\"gate_args\":[\"--kind\",\"demo\",\"--shape\",\"q_a\",\"--num-workers\",\"64\","
-	"\"--variant\",\"nosplit\",\"--configs=a,b\"],"
+	"\"--variant\",\"nosplit\",\"--configs=a,b\",\"--M\",\"4096\"],"
 	"\"point\":{\"kind\":\"demo\",\"shape\":\"q_a\",\"num_workers\":64,\"candidate\":\"k1\"},"
 	"\"campaign\":{\"name\":\"w13\"},"
 	"\"result\":{\"candidate\":{\"slowCTA_us\":10.5},\"slowCTA_ratio_base_over_cand\":1.5}}";
@@ -88,7 +88,7 @@ static void selectors(void **state)
 		{"", "empty selector"},
 		{"run", "'run': not KEY=VALUE"},
 		{"=x", "'=x': not KEY=VALUE"},
-		{"Run=ab", "'Run=ab': not KEY=VALUE"},
+		{"r un=ab", "'r un=ab': not KEY=VALUE"},
 		{"run=", "'run=': an empty value"},
 		{"run=XYZ", "'run=XYZ': a run id is lowercase hex"},
 		{"since=yesterday", "'since=yesterday': not an ISO 8601 date"},
@@ -143,10 +143,10 @@ static void points_and_pairs(void **state)
 	assert_int_equal(ps.v[2].n, 0);
 	assert_int_equal(ps.v[2].n_bad, 1);
 	char *l = results_point_label(&ps.v[0], NULL);
-	assert_string_equal(l, "NVIDIA H200 demo q_a nw64 k1 --variant nosplit");
+	assert_string_equal(l, "NVIDIA H200 demo q_a nw64 k1 --variant nosplit --M 4096");
 	free(l);
 	l = results_point_label(&ps.v[1], "variant");
-	assert_string_equal(l, "NVIDIA H200 demo q_a nw64 k1");
+	assert_string_equal(l, "NVIDIA H200 demo q_a nw64 k1 --M 4096");
 	free(l);
 	l = results_point_label(&ps.v[2], NULL);
 	assert_string_equal(l, "- - q_a - -");
