@@ -4,7 +4,7 @@
  * a fixed seed. The table of rates is printed as TAP comments (# ...).
  * Expected values of the known cases were counted by hand or with Python's
  * itertools over every sign choice / arrangement, independently of this code
- * (tests/integration/t66-decide-scipy.sh checks many more against SciPy). */
+ * (tests/integration/t76-decide-scipy.sh checks many more against SciPy). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -221,8 +221,8 @@ static void simulation(void **state)
 	static const double cvs[] = {0.02, 0.05, 0.10, 0.20, 0.30};
 	static const size_t ns[] = {3, 5, 10};
 	rng_state = 20261205;
-	printf("# error rates over %d points per setting, bar %.1f, log-normal noise\n",
-	       SIM_POINTS, SIM_BAR);
+	printf("# error rates over %d points per setting, bar %.1f, log-normal noise\n", SIM_POINTS,
+	       SIM_BAR);
 	printf("# false PASS: true ratio at the bar (the boundary: at most 5%% in theory,\n"
 	       "# +-0.5 points of sampling noise here), at 0.95 x and 0.9 x bar;\n"
 	       "# false BELOW: true ratio at the bar; decided: true ratio 1.5 x bar\n");
@@ -257,8 +257,8 @@ static void simulation(void **state)
 					printf("# %-7s %3zu %3.0f%% %-7s %9.2f%% %8.2f%% %8.2f%% "
 					       "%10.2f%% %7.1f%%\n",
 					       paired ? "pairs" : "samples", ns[in], 100 * cvs[ic],
-					       out ? "yes" : "no", 100 * rfp, 100 * rfp95, 100 * rfp9,
-					       100 * rfb, 100 * rdec);
+					       out ? "yes" : "no", 100 * rfp, 100 * rfp95,
+					       100 * rfp9, 100 * rfb, 100 * rdec);
 					worst_false = fmax(worst_false, fmax(rfp, rfb));
 					/* the error rate: 5%, with 2,000 draws' binomial slack
 					 * (3 standard errors of a 5% rate, 1.5 points) */
@@ -270,7 +270,8 @@ static void simulation(void **state)
 							 paired ? "pairs" : "samples", ns[in],
 							 100 * cvs[ic], out, rfp, rfb);
 					if (ns[in] == 5 && cvs[ic] == 0.10 && !out && rdec < 0.95)
-						fail_msg("n 5, CV 10%%, 1.5 x bar: decided only %.4f",
+						fail_msg("n 5, CV 10%%, 1.5 x bar: decided only "
+							 "%.4f",
 							 rdec);
 				}
 	printf("# worst false decision rate: %.2f%%\n", 100 * worst_false);
@@ -279,9 +280,12 @@ static void simulation(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(null_distributions), cmocka_unit_test(pairs_decide),
-		cmocka_unit_test(samples_decide),     cmocka_unit_test(odd_inputs),
-		cmocka_unit_test(text),               cmocka_unit_test(simulation),
+		cmocka_unit_test(null_distributions),
+		cmocka_unit_test(pairs_decide),
+		cmocka_unit_test(samples_decide),
+		cmocka_unit_test(odd_inputs),
+		cmocka_unit_test(text),
+		cmocka_unit_test(simulation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
