@@ -19,6 +19,7 @@
 #include "cli/campaign_sched.h"
 #include "cli/campaign_view.h"
 #include "cli/slot_probe.h"
+#include "measure/kernel.h"
 #include "results/store.h"
 
 static const char campaign_help[] =
@@ -110,18 +111,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-static const char *gate_kind(const campaign_spec *sp)
-{
-	const char *kind = NULL;
-	for (size_t i = 0; i < sp->n_gate_args; i++) {
-		if (strcmp(sp->gate_args[i], "--kind") == 0 && i + 1 < sp->n_gate_args)
-			kind = sp->gate_args[++i];
-		else if (strncmp(sp->gate_args[i], "--kind=", 7) == 0)
-			kind = sp->gate_args[i] + 7;
-	}
-	return kind;
 }
 
 /* The jobs the results file already holds final: 1 in done[] for each; and
@@ -321,7 +310,7 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
 	}
 	char *tag = xasprintf("campaign:%s", sp->name);
 	g.holder = tag;
-	const char *kind = gate_kind(sp);
+	const char *kind = measure_gate_kind(sp->gate_args, sp->n_gate_args);
 	int code = 0;
 	for (size_t b = 0; b < s->n_boxes && !code; b++) {
 		sched_box *sb = &s->boxes[b];

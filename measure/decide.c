@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/xmalloc.h"
 
 /* The largest n (pairs) and m x n (two samples) with exact distributions. */
@@ -351,20 +353,35 @@ void measure_decide_ratios(const double *ratio, size_t n, double bar, measure_de
 	free(d);
 }
 
+/* Pairs below this many are judged as two samples: the signed-rank test has
+ * no interval under 5 pairs, the rank-sum one has from 3 + 3. */
+#define PAIRS_SIGNRANK_MIN 5
+
 void measure_decide_pairs(const double *base, const double *cand, size_t n, double bar,
 			  measure_decision *out)
 {
 	double *r = xmalloc((n ? n : 1) * sizeof(*r));
+	double *b = xmalloc((n ? n : 1) * sizeof(*b)), *c = xmalloc((n ? n : 1) * sizeof(*c));
 	size_t k = 0, dropped = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (isfinite(base[i]) && base[i] > 0 && isfinite(cand[i]) && cand[i] > 0)
+		if (isfinite(base[i]) && base[i] > 0 && isfinite(cand[i]) && cand[i] > 0) {
+			b[k] = base[i];
+			c[k] = cand[i];
 			r[k++] = base[i] / cand[i];
-		else
+		} else {
 			dropped++;
+		}
 	}
-	measure_decide_ratios(r, k, bar, out);
+	if (k < PAIRS_SIGNRANK_MIN) {
+		measure_decide_samples(b, k, c, k, bar, out);
+		out->pairs_as_samples = true;
+	} else {
+		measure_decide_ratios(r, k, bar, out);
+	}
 	out->dropped += dropped;
 	free(r);
+	free(b);
+	free(c);
 }
 
 void measure_decide_samples(const double *base, size_t nb, const double *cand, size_t nc,
@@ -431,7 +448,9 @@ void measure_decide_samples(const double *base, size_t nb, const double *cand, s
 void measure_decision_text(const measure_decision *d, double bar, strbuf *out)
 {
 	char what[96];
-	if (d->paired)
+	if (d->pairs_as_samples)
+		snprintf(what, sizeof(what), "rank-sum, %zu pairs as two samples", d->n_a);
+	else if (d->paired)
 		snprintf(what, sizeof(what), "signed-rank, %zu pair%s", d->n_a,
 			 d->n_a == 1 ? "" : "s");
 	else
@@ -441,7 +460,7 @@ void measure_decision_text(const measure_decision *d, double bar, strbuf *out)
 		strbuf_addf(out, "no ratio (%s)", what);
 		return;
 	}
-	strbuf_addf(out, "ratio %.3f", d->ratio);
+	strbuf_addf(out, "estimated ratio %.3f", d->ratio);
 	if (d->interval)
 		strbuf_addf(out, ", %.1f%% interval %.3f-%.3f (%s)", 100 * d->level, d->lo, d->hi,
 			    what);
@@ -453,7 +472,10 @@ void measure_decision_text(const measure_decision *d, double bar, strbuf *out)
 		return;
 	if (d->interval)
 		strbuf_addf(out, " straddles the bar %.2f", bar);
-	strbuf_addf(out, "; leans %s", d->lean > 0 ? "above the bar" : d->lean < 0 ? "below the bar" : "nowhere (at the bar)");
+	strbuf_addf(out, "; leans %s",
+		    d->lean > 0   ? "above the bar"
+		    : d->lean < 0 ? "below the bar"
+				  : "nowhere (at the bar)");
 	if (d->more > 0)
 		strbuf_addf(out, "; %s %d more %s would likely decide it",
 			    d->at_least ? "at least" : "about", d->more,
@@ -462,4 +484,41 @@ void measure_decision_text(const measure_decision *d, double bar, strbuf *out)
 	else if (d->lean)
 		strbuf_addf(out, "; more repeats are unlikely to decide it soon (over %d)",
 			    MEASURE_MORE_MAX);
+}
+
+static void json_num(cJSON *o, const char *key, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+cJSON *measure_decision_json(const measure_decision *d)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "call", measure_call_name(d->call));
+	cJSON_AddStringToObject(o, "method", d->paired ? "signed-rank" : "rank-sum");
+	cJSON_AddNumberToObject(o, "n_baseline", (double)d->n_a);
+	cJSON_AddNumberToObject(o, "n_candidate", (double)d->n_b);
+	if (d->dropped)
+		cJSON_AddNumberToObject(o, "dropped", (double)d->dropped);
+	json_num(o, "ratio", d->ratio);
+	json_num(o, "lo", d->lo);
+	json_num(o, "hi", d->hi);
+	json_num(o, "level", d->level);
+	json_num(o, "p_above", d->p_above);
+	json_num(o, "p_below", d->p_below);
+	if (d->call == MEASURE_NOISY) {
+		cJSON_AddStringToObject(o, "lean",
+					d->lean > 0   ? "above"
+					: d->lean < 0 ? "below"
+						      : "none");
+		if (d->more > 0)
+			cJSON_AddNumberToObject(o, "more", d->more);
+		else
+			cJSON_AddNullToObject(o, "more");
+		cJSON_AddBoolToObject(o, "more_at_least", d->at_least);
+	}
+	return o;
 }

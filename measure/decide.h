@@ -40,6 +40,8 @@
 
 #include "base/strbuf.h"
 
+struct cJSON;
+
 #define MEASURE_ALPHA 0.05
 /* More repeats than this is said as "more than MEASURE_MORE_MAX". */
 #define MEASURE_MORE_MAX 100
@@ -48,25 +50,29 @@ typedef enum measure_call { MEASURE_PASS, MEASURE_BELOW, MEASURE_NOISY } measure
 
 typedef struct measure_decision {
 	measure_call call;
-	bool paired;     /* pairs (signed-rank) or two samples (Mann-Whitney) */
-	size_t n_a, n_b; /* samples used: pairs (n_a == n_b), or baseline and candidate */
-	size_t dropped;  /* samples left out: not finite or not above 0 */
-	bool interval;   /* an interval exists at this n */
-	double ratio;    /* the Hodges-Lehmann estimate of baseline / candidate; NAN: none */
-	double lo, hi;   /* the interval of the ratio; NAN when !interval */
-	double level;    /* its two-sided confidence (>= 1 - 2 alpha), NAN when !interval */
-	double stat;     /* W+ of d_i - log(bar), or U of the baseline against bar x candidate */
-	double p_above;  /* one-sided p-value against "ratio <= bar" */
-	double p_below;  /* one-sided p-value against "ratio >= bar" */
-	bool exact;      /* the critical values and p-values are exact */
-	int lean;        /* NOISY: +1 the estimate is above the bar, -1 below, 0 at it */
-	size_t need;     /* the smallest n (pairs, or per side) that can have an interval */
-	int more;        /* NOISY: further repeats likely to decide it (pairs, or per side);
-			    -1: more than MEASURE_MORE_MAX, or never (the estimate is at the bar) */
-	bool at_least;   /* `more` is only the least (no spread yet to go by) */
+	bool paired;           /* pairs (signed-rank) or two samples (Mann-Whitney) */
+	bool pairs_as_samples; /* under 5 pairs, judged as their two samples */
+	size_t n_a, n_b;       /* samples used: pairs (n_a == n_b), or baseline and candidate */
+	size_t dropped;        /* samples left out: not finite or not above 0 */
+	bool interval;         /* an interval exists at this n */
+	double ratio;          /* the Hodges-Lehmann estimate of baseline / candidate; NAN: none */
+	double lo, hi;         /* the interval of the ratio; NAN when !interval */
+	double level;          /* its two-sided confidence (>= 1 - 2 alpha), NAN when !interval */
+	double stat;    /* W+ of d_i - log(bar), or U of the baseline against bar x candidate */
+	double p_above; /* one-sided p-value against "ratio <= bar" */
+	double p_below; /* one-sided p-value against "ratio >= bar" */
+	bool exact;     /* the critical values and p-values are exact */
+	int lean;       /* NOISY: +1 the estimate is above the bar, -1 below, 0 at it */
+	size_t need;    /* the smallest n (pairs, or per side) that can have an interval */
+	int more;       /* NOISY: further repeats likely to decide it (pairs, or per side);
+			   -1: more than MEASURE_MORE_MAX, or never (the estimate is at the bar) */
+	bool at_least;  /* `more` is only the least (no spread yet to go by) */
 } measure_decision;
 
-/* Pairs: base[i] and cand[i] measured together (n pairs). */
+/* Pairs: base[i] and cand[i] measured together (n pairs). From 5 pairs on,
+ * the signed-rank interval of their ratios; fewer pairs are judged as their
+ * two samples (rank-sum: 3 + 3 can decide, 3 pairs cannot); 1 or 2 pairs have
+ * no interval. */
 void measure_decide_pairs(const double *base, const double *cand, size_t n, double bar,
 			  measure_decision *out);
 
@@ -85,6 +91,11 @@ const char *measure_call_name(measure_call c);
  * "ratio 1.18, 90% interval 1.02-1.37 straddles the bar 1.20: leans below;
  * about 6 more repeats would likely decide it". */
 void measure_decision_text(const measure_decision *d, double bar, strbuf *out);
+
+/* The decision as one JSON object (owned by the caller): call, method
+ * ("signed-rank" or "rank-sum"), n, ratio, lo, hi, level, p_above, p_below,
+ * lean and more (null where not known). */
+struct cJSON *measure_decision_json(const measure_decision *d);
 
 /* Exact null distributions, exposed for tests: P(T <= t) of the Wilcoxon
  * signed-rank statistic for n pairs (n <= 100), and P(U <= u) of the

@@ -79,7 +79,16 @@ static void pairs_decide(void **state)
 	const double b[] = {150, 160, 155, 145, 170}, c[] = {100, 100, 100, 100, 100};
 	measure_decide_pairs(b, c, 5, 1.2, &d);
 	assert_int_equal(d.call, MEASURE_PASS);
+	assert_true(d.paired);
 	assert_near(d.ratio, 1.55, 1e-3);
+	/* three pairs: judged as two samples, which can decide from 3 + 3 */
+	measure_decide_pairs(b, c, 3, 1.2, &d);
+	assert_int_equal(d.call, MEASURE_PASS);
+	assert_true(d.pairs_as_samples && !d.paired);
+	/* two pairs: no interval */
+	measure_decide_pairs(b, c, 2, 1.2, &d);
+	assert_int_equal(d.call, MEASURE_NOISY);
+	assert_false(d.interval);
 }
 
 static void samples_decide(void **state)
@@ -121,7 +130,8 @@ static void odd_inputs(void **state)
 	measure_decide_pairs(pb, pc, 6, 1.2, &d);
 	assert_int_equal(d.dropped, 2);
 	assert_int_equal(d.n_a, 4);
-	assert_int_equal(d.call, MEASURE_NOISY);
+	assert_true(d.pairs_as_samples);
+	assert_int_equal(d.call, MEASURE_PASS);
 	/* nothing at all */
 	measure_decide_samples(b, 0, c, 0, 1.2, &d);
 	assert_int_equal(d.call, MEASURE_NOISY);
