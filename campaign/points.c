@@ -459,6 +459,9 @@ static void judge(const campaign_points *p, campaign_point *pt)
 			c->verdict = CAMPAIGN_PASS_GATE;
 		else
 			c->verdict = CAMPAIGN_BELOW_BAR;
+		/* a failed cell is not decided on its samples */
+		if (c->verdict == CAMPAIGN_TIMEOUT_HANG || c->verdict == CAMPAIGN_INVALID)
+			c->decided = c->single = false;
 	}
 	pick_best(pt);
 }

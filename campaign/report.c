@@ -145,7 +145,8 @@ static void md_row(strbuf *b, const campaign_points *p, const campaign_point *pt
 		strbuf_addstr(b, campaign_verdict_name(c->verdict));
 		if (c->single && !c->baseline)
 			strbuf_addstr(b, " (1 run a side: no interval)");
-		else if (c->decided)
+		else if (c->decided && c->dec.interval &&
+			 (c->verdict == CAMPAIGN_PASS_GATE || c->verdict == CAMPAIGN_BELOW_BAR))
 			strbuf_addf(b, " (90%% interval %.3f-%.3f)", c->dec.lo, c->dec.hi);
 		if (c->cv_warn)
 			strbuf_addf(b, " (CV %.1f%% > %.1f%%: a warning)", c->slow_cv, p->max_cv);
