@@ -208,6 +208,23 @@ static size_t dist_k(const null_dist *d, double alpha)
 	return t < 0 ? 0 : (size_t)t + 1;
 }
 
+/* The most samples a side (or ratios) the interval is computed over: the
+ * Walsh averages and pairwise differences grow as n^2. Beyond it, evenly
+ * spaced order statistics of the sorted sample stand for it (its quantiles),
+ * so a results file of many thousand runs takes milliseconds, not gigabytes. */
+#define SAMPLES_MAX 1000
+
+/* Thins sorted-or-not x[0..n) to SAMPLES_MAX quantiles in place; returns the new n. */
+static size_t thin(double *x, size_t n)
+{
+	if (n <= SAMPLES_MAX)
+		return n;
+	qsort(x, n, sizeof(*x), cmp_double);
+	for (size_t i = 0; i < SAMPLES_MAX; i++)
+		x[i] = x[(size_t)(((double)i + 0.5) * (double)n / SAMPLES_MAX)];
+	return SAMPLES_MAX;
+}
+
 /* Keeps the finite values above 0, as logs; counts the others. */
 static size_t logs_of(const double *x, size_t n, double *out, size_t *dropped)
 {
@@ -285,6 +302,7 @@ void measure_decide_ratios(const double *ratio, size_t n, double bar, measure_de
 	double *d = xmalloc((n ? n : 1) * sizeof(*d));
 	n = logs_of(ratio, n, d, &out->dropped);
 	out->n_a = out->n_b = n;
+	n = thin(d, n);
 	double lbar = log(bar);
 	if (!n || !(bar > 0) || !isfinite(bar)) {
 		free(d);
@@ -394,6 +412,8 @@ void measure_decide_samples(const double *base, size_t nb, const double *cand, s
 	nc = logs_of(cand, nc, y, &out->dropped);
 	out->n_a = nb;
 	out->n_b = nc;
+	nb = thin(x, nb);
+	nc = thin(y, nc);
 	double lbar = log(bar);
 	if (!nb || !nc || !(bar > 0) || !isfinite(bar)) {
 		free(x);

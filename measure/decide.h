@@ -31,7 +31,8 @@
  *
  * The smallest n with an interval: 5 pairs (P(T = 0) = 1/32), 3 + 3 unpaired
  * samples (P(U = 0) = 1/20); fewer can never decide, which is said, not
- * hidden. Samples that are not finite and above 0 are left out and counted. */
+ * hidden. Samples that are not finite and above 0 are left out and counted;
+ * over 1000 a side, 1000 evenly spaced quantiles of the side stand for it. */
 #ifndef BG_MEASURE_DECIDE_H
 #define BG_MEASURE_DECIDE_H
 

@@ -37,8 +37,7 @@ bool measure_point_add(measure_point *p, gate_verdict v, const gate_result *last
 	if (last->base.present && last->cand.slowCTA_us > 0) {
 		p->ratio[p->n_ratio++] = last->base.slowCTA_us / last->cand.slowCTA_us;
 		p->base_slow[p->n_base_slow++] = last->base.slowCTA_us;
-	}
-	else if (last->ratio > 0)
+	} else if (last->ratio > 0)
 		p->ratio[p->n_ratio++] = last->ratio;
 	if (last->bar > 0)
 		p->bar = last->bar;

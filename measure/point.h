@@ -33,7 +33,7 @@ typedef struct measure_point {
 	/* The candidate's numbers of the invocations judged PASS_GATE or BELOW_BAR. */
 	double slow[MEASURE_REPEAT_MAX], wall[MEASURE_REPEAT_MAX], sum[MEASURE_REPEAT_MAX];
 	double ratio[MEASURE_REPEAT_MAX];
-	double base_sum[MEASURE_REPEAT_MAX]; /* the baseline's sumCTA, when measured */
+	double base_sum[MEASURE_REPEAT_MAX];  /* the baseline's sumCTA, when measured */
 	double base_slow[MEASURE_REPEAT_MAX]; /* the baseline's slowCTA, when measured */
 	size_t n_res, n_ratio, n_base, n_base_slow;
 	size_t n_pass; /* of them PASS_GATE */

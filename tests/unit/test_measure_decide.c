@@ -12,8 +12,10 @@
 #include <cmocka.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/xmalloc.h"
 #include "measure/decide.h"
 
 #define N(x) (sizeof(x) / sizeof((x)[0]))
@@ -158,6 +160,28 @@ static void odd_inputs(void **state)
 	assert_int_equal(d.call, MEASURE_NOISY);
 }
 
+/* Thousands of runs a side: quantiles stand for them, and it stays quick. */
+static void many_samples(void **state)
+{
+	(void)state;
+	size_t n = 20000;
+	double *b = xmalloc(n * sizeof(*b)), *c = xmalloc(n * sizeof(*c));
+	for (size_t i = 0; i < n; i++) {
+		b[i] = 100 + (double)(i % 97) / 10;
+		c[i] = 50 + (double)(i % 89) / 10;
+	}
+	measure_decision d;
+	measure_decide_samples(b, n, c, n, 1.2, &d);
+	assert_int_equal(d.call, MEASURE_PASS);
+	assert_int_equal(d.n_a, n);
+	assert_false(d.exact);
+	measure_decide_pairs(b, c, n, 1.2, &d);
+	assert_int_equal(d.call, MEASURE_PASS);
+	assert_true(d.paired);
+	free(b);
+	free(c);
+}
+
 static void text(void **state)
 {
 	(void)state;
@@ -295,6 +319,7 @@ int main(void)
 		cmocka_unit_test(samples_decide),
 		cmocka_unit_test(odd_inputs),
 		cmocka_unit_test(text),
+		cmocka_unit_test(many_samples),
 		cmocka_unit_test(simulation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
