@@ -384,6 +384,7 @@ static void add_record(campaign_points *p, const cJSON *rec)
 		p->max_cv = v;
 	if (isfinite(v = num_in(c, "sum_tolerance", 0, 1e6)))
 		p->sum_tolerance = v;
+	p->strict_noise = cJSON_IsTrue(get(c, "strict_noise"));
 	/* a count a campaign can have (its cast to size_t must be defined) */
 	if (isfinite(v = num_in(c, "jobs", 0, 1e9)))
 		p->jobs_expected = (size_t)v;
@@ -509,6 +510,65 @@ static void summarise(campaign_cell *c)
 	c->cos_min = finite_min(c->cos, c->n);
 }
 
+/* The decision on a cell's ratio: its samples against the baseline's, else the
+ * gate's own ratios as pairs; one sample a side is single (no interval). */
+static void decide(const campaign_points *p, campaign_cell *c, const campaign_cell *base)
+{
+	c->single = c->decided = false;
+	if (c->ratio_source == CAMPAIGN_RATIO_JOBS) {
+		c->single = c->n == 1 && base->n == 1;
+		if (!c->single)
+			measure_decide_samples(base->slow, base->n, c->slow, c->n, p->bar, &c->dec);
+	} else if (c->ratio_source == CAMPAIGN_RATIO_IN_GATE) {
+		c->single = c->n_gate_ratio == 1;
+		if (!c->single)
+			measure_decide_ratios(c->gate_ratio, c->n_gate_ratio, p->bar, &c->dec);
+	} else {
+		return;
+	}
+	c->decided = !c->single;
+}
+
+static campaign_verdict verdict_of(measure_call call)
+{
+	return call == MEASURE_PASS    ? CAMPAIGN_PASS_GATE
+	       : call == MEASURE_BELOW ? CAMPAIGN_BELOW_BAR
+				       : CAMPAIGN_NOISY;
+}
+
+/* The best cell (the lowest median slowCTA that qualifies), the next one, and
+ * whether the best is measurably faster than it. */
+static void pick_best(campaign_point *pt)
+{
+	pt->best = pt->runner_up = -1;
+	pt->best_provisional = false;
+	for (size_t i = 0; i < pt->n_cells; i++) {
+		const campaign_cell *c = &pt->cells[i];
+		/* a faster slowest CTA bought with more total CTA time is no winner */
+		if ((c->verdict != CAMPAIGN_PASS_GATE && c->verdict != CAMPAIGN_BELOW_BAR &&
+		     c->verdict != CAMPAIGN_BASELINE && c->verdict != CAMPAIGN_NOISY) ||
+		    c->sloughed || !c->n)
+			continue;
+		if (pt->best < 0 || c->slow_median < pt->cells[pt->best].slow_median) {
+			pt->runner_up = pt->best;
+			pt->best = (long)i;
+		} else if (pt->runner_up < 0 ||
+			   c->slow_median < pt->cells[pt->runner_up].slow_median) {
+			pt->runner_up = (long)i;
+		}
+	}
+	if (pt->best < 0 || pt->runner_up < 0)
+		return;
+	const campaign_cell *b = &pt->cells[pt->best], *r = &pt->cells[pt->runner_up];
+	if (b->n == 1 && r->n == 1) {
+		pt->best_provisional = true;
+		return;
+	}
+	measure_decision d;
+	measure_decide_samples(r->slow, r->n, b->slow, b->n, 1.0, &d);
+	pt->best_provisional = d.call != MEASURE_PASS;
+}
+
 static void judge(const campaign_points *p, campaign_point *pt)
 {
 	const campaign_cell *base = NULL;
@@ -528,11 +588,14 @@ static void judge(const campaign_points *p, campaign_point *pt)
 		}
 		double base_sum = base ? base->sum_median
 				       : finite_median(c->gate_base_sum, c->n_gate_base_sum);
+		c->cv_warn = c->n >= 2 && !(c->slow_cv <= p->max_cv);
+		if (!c->baseline && c->n)
+			decide(p, c, base);
 		if (c->worst_bad && strcmp(c->worst_bad, "TIMEOUT_HANG") == 0)
 			c->verdict = CAMPAIGN_TIMEOUT_HANG;
 		else if (c->n_bad || !c->n)
 			c->verdict = CAMPAIGN_INVALID;
-		else if (c->n >= 2 && !(c->slow_cv <= p->max_cv))
+		else if (p->strict_noise && c->cv_warn)
 			c->verdict = CAMPAIGN_NOISY;
 		else if (c->baseline)
 			c->verdict = CAMPAIGN_BASELINE;
@@ -540,22 +603,17 @@ static void judge(const campaign_points *p, campaign_point *pt)
 			 c->sum_median > base_sum * (1 + p->sum_tolerance / 100)) {
 			c->verdict = CAMPAIGN_BELOW_BAR;
 			c->sloughed = true;
-		} else if (c->ratio >= p->bar)
+		} else if (c->decided)
+			c->verdict = verdict_of(c->dec.call);
+		else if (c->ratio >= p->bar)
 			c->verdict = CAMPAIGN_PASS_GATE;
 		else
 			c->verdict = CAMPAIGN_BELOW_BAR;
+		/* a failed cell is not decided on its samples */
+		if (c->verdict == CAMPAIGN_TIMEOUT_HANG || c->verdict == CAMPAIGN_INVALID)
+			c->decided = c->single = false;
 	}
-	pt->best = -1;
-	for (size_t i = 0; i < pt->n_cells; i++) {
-		const campaign_cell *c = &pt->cells[i];
-		/* a faster slowest CTA bought with more total CTA time is no winner */
-		if ((c->verdict != CAMPAIGN_PASS_GATE && c->verdict != CAMPAIGN_BELOW_BAR &&
-		     c->verdict != CAMPAIGN_BASELINE) ||
-		    c->sloughed)
-			continue;
-		if (pt->best < 0 || c->slow_median < pt->cells[pt->best].slow_median)
-			pt->best = (long)i;
-	}
+	pick_best(pt);
 }
 
 /* The order of points: shape by first appearance, then without num_workers
@@ -903,7 +961,10 @@ static void summary_row(const campaign_point *pt, size_t k, char **c)
 	strbuf b = STRBUF_INIT;
 	add_nw(&b, pt);
 	c[S_NW] = printable(&b);
-	strbuf_addf(&b, "%s%s", cell->candidate, pt->best == (long)k ? " *" : "");
+	strbuf_addf(&b, "%s%s", cell->candidate,
+		    pt->best != (long)k    ? ""
+		    : pt->best_provisional ? " *?"
+					   : " *");
 	c[S_CAND] = printable(&b);
 	add_num(&b, cell->slow_median, 2);
 	c[S_SLOW] = printable(&b);
@@ -928,6 +989,12 @@ static void summary_row(const campaign_point *pt, size_t k, char **c)
 	strbuf_addstr(&b, campaign_verdict_name(cell->verdict));
 	if (cell->sloughed)
 		strbuf_addstr(&b, " (sumCTA)");
+	else if (cell->single && !cell->baseline)
+		strbuf_addstr(&b, " (1 run)");
+	else if (cell->verdict == CAMPAIGN_NOISY && cell->decided)
+		strbuf_addstr(&b, cell->dec.lean > 0 ? " (leans above)" : " (leans below)");
+	if (cell->cv_warn && cell->verdict != CAMPAIGN_NOISY)
+		strbuf_addstr(&b, " (CV!)");
 	c[S_VERDICT] = printable(&b);
 	strbuf_addf(&b, "%zu", cell->n);
 	if (cell->n_bad)
@@ -978,14 +1045,19 @@ static void summary_table(const campaign_points *p, const char *shape, strbuf *o
 
 void campaign_summary_text(const campaign_points *p, strbuf *out)
 {
-	strbuf_addf(out, "campaign %s: bar %.2f, max CV %.1f%%, sumCTA tolerance %.1f%%\n", p->name,
-		    p->bar, p->max_cv, p->sum_tolerance);
+	strbuf_addf(out, "campaign %s: bar %.2f, max CV %.1f%%%s, sumCTA tolerance %.1f%%\n",
+		    p->name, p->bar, p->max_cv, p->strict_noise ? " (strict)" : "",
+		    p->sum_tolerance);
 	for (size_t s = 0; s < p->shapes.n; s++) {
 		strbuf_addf(out, "\nshape %s\n", p->shapes.v[s]);
 		summary_table(p, p->shapes.v[s], out);
 	}
-	strbuf_addstr(out, "\n* the best of its point (lowest median slowCTA among PASS_GATE, "
-			   "BELOW_BAR not sloughed, and the baseline)\n\nwinners:\n");
+	strbuf_addstr(out,
+		      "\n* the best of its point (lowest median slowCTA among PASS_GATE, "
+		      "BELOW_BAR not sloughed, NOISY and the baseline); *? provisional: not "
+		      "measurably faster than the next\nverdicts: the ratio's 90% interval "
+		      "against the bar; NOISY: it straddles the bar or no interval exists yet; "
+		      "CV!: CV over max CV\n\nwinners:\n");
 	for (size_t s = 0; s < p->shapes.n; s++) {
 		strbuf_addstr(out, "  ");
 		campaign_flips_text(p, p->shapes.v[s], out);
@@ -1046,6 +1118,12 @@ static cJSON *cell_json(const campaign_cell *c, bool best)
 	cJSON_AddStringToObject(o, "ratio_source", campaign_ratio_source_name(c->ratio_source));
 	cJSON_AddStringToObject(o, "verdict", campaign_verdict_name(c->verdict));
 	cJSON_AddBoolToObject(o, "sloughed", c->sloughed);
+	cJSON_AddBoolToObject(o, "cv_warning", c->cv_warn);
+	cJSON_AddBoolToObject(o, "single", c->single);
+	if (c->decided)
+		cJSON_AddItemToObject(o, "decision", measure_decision_json(&c->dec));
+	else
+		cJSON_AddNullToObject(o, "decision");
 	cJSON_AddNumberToObject(o, "n_bad", (double)c->n_bad);
 	json_str_or_null(o, "worst_bad", c->worst_bad);
 	cJSON_AddBoolToObject(o, "best", best);
@@ -1064,6 +1142,7 @@ cJSON *campaign_points_json(const campaign_points *p)
 	cJSON_AddNumberToObject(o, "bar", p->bar);
 	cJSON_AddNumberToObject(o, "max_cv", p->max_cv);
 	cJSON_AddNumberToObject(o, "sum_tolerance", p->sum_tolerance);
+	cJSON_AddBoolToObject(o, "strict_noise", p->strict_noise);
 	cJSON_AddNumberToObject(o, "jobs_recorded", (double)p->jobs_recorded);
 	cJSON_AddNumberToObject(o, "jobs_expected", (double)p->jobs_expected);
 	cJSON_AddNumberToObject(o, "duplicates", (double)p->duplicates);
@@ -1086,6 +1165,7 @@ cJSON *campaign_points_json(const campaign_points *p)
 			cJSON_AddNullToObject(jp, "num_workers");
 		const campaign_cell *b = campaign_point_best(pt);
 		json_str_or_null(jp, "best", b ? b->candidate : NULL);
+		cJSON_AddBoolToObject(jp, "best_provisional", pt->best_provisional);
 		cJSON *cells = cJSON_AddArrayToObject(jp, "cells");
 		for (size_t k = 0; k < pt->n_cells; k++)
 			cJSON_AddItemToArray(cells, cell_json(&pt->cells[k], pt->best == (long)k));

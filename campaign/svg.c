@@ -337,7 +337,7 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 
 	/* One series per candidate, in the campaign's candidate order. */
 	double ly = PY0 + 10;
-	bool any_noisy = false;
+	bool any_noisy = false, any_prov = false;
 	for (size_t ci = 0; ci < p->candidates.n; ci++) {
 		const char *cand = p->candidates.v[ci], *col = campaign_svg_colour(ci);
 		strbuf pts = STRBUF_INIT, marks = STRBUF_INIT;
@@ -380,6 +380,21 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 						    col);
 				else
 					strbuf_addf(&marks, "\" r=\"4.5\" fill=\"%s\"/>\n", col);
+				/* the best of its point has a ring, dashed while provisional */
+				if (pt->best == (long)k) {
+					any_prov = any_prov || pt->best_provisional;
+					strbuf_addstr(&marks, "<circle cx=\"");
+					num(&marks, x, 1);
+					strbuf_addstr(&marks, "\" cy=\"");
+					num(&marks, y, 1);
+					strbuf_addf(&marks,
+						    "\" r=\"9\" fill=\"none\" stroke=\"#000000\" "
+						    "stroke-width=\"1.5\"%s/>\n",
+						    pt->best_provisional
+							    ? " stroke-dasharray=\"3,2\" "
+							      "class=\"provisional\""
+							    : " class=\"best\"");
+				}
 			}
 		}
 		if (!in_shape) {
@@ -411,6 +426,20 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 			    "stroke=\"#404040\" stroke-width=\"2.5\"/>\n",
 			    ly - 3);
 		text(out, 612, ly + 2, "start", NULL, "NOISY (not decided)", 0);
+		ly += 22;
+	}
+	strbuf_addf(out,
+		    "<circle cx=\"597.0\" cy=\"%.1f\" r=\"7\" fill=\"none\" stroke=\"#000000\" "
+		    "stroke-width=\"1.5\"/>\n",
+		    ly - 3);
+	text(out, 612, ly + 2, "start", NULL, "best of its point", 0);
+	ly += 22;
+	if (any_prov) {
+		strbuf_addf(out,
+			    "<circle cx=\"597.0\" cy=\"%.1f\" r=\"7\" fill=\"none\" "
+			    "stroke=\"#000000\" stroke-width=\"1.5\" stroke-dasharray=\"3,2\"/>\n",
+			    ly - 3);
+		text(out, 612, ly + 2, "start", NULL, "provisional best", 0);
 	}
 	strbuf_addstr(out, "</svg>\n");
 	free(xs);
@@ -517,8 +546,8 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	int title_w = 40 + 9 * (int)(name_len + 45);
 	int w = grid_w + 40 + 190, panel_h = PANEL_HEAD + (int)nrow * CH + PANEL_GAP;
 	int h = TOP + (int)(panels ? panels : 1) * panel_h + 20;
-	if (h < TOP + 290)
-		h = TOP + 290;
+	if (h < TOP + 310)
+		h = TOP + 310;
 	if (w < title_w)
 		w = title_w;
 	svg_open(out, w, h);
@@ -541,6 +570,7 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	}
 
 	size_t panel = 0;
+	bool any_prov_cell = false;
 	for (size_t ci = 0; ci < p->candidates.n && !too_many; ci++) {
 		const char *cand = p->candidates.v[ci];
 		if (strcmp(cand, "baseline") == 0)
@@ -574,8 +604,10 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 				bool null_col = any_null && c == 0;
 				long nw = null_col ? 0 : cols[c - (any_null ? 1 : 0)];
 				const campaign_cell *cell = NULL;
+				const campaign_point *cell_pt = NULL;
 				for (size_t i = 0; i < p->n_points && !cell; i++) {
 					const campaign_point *pt = &p->points[i];
+					cell_pt = pt;
 					if (strcmp(pt->shape, shape) != 0 ||
 					    pt->has_num_workers == null_col ||
 					    (!null_col && pt->num_workers != nw))
@@ -601,18 +633,25 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 				num(out, x, 1);
 				strbuf_addstr(out, "\" y=\"");
 				num(out, ry, 1);
+				bool prov = cell && cell_pt && cell_pt->best >= 0 &&
+					    &cell_pt->cells[cell_pt->best] == cell &&
+					    cell_pt->best_provisional;
+				any_prov_cell = any_prov_cell || prov;
 				strbuf_addf(out,
 					    "\" width=\"%d\" height=\"%d\" fill=\"%s\" "
-					    "stroke=\"#ffffff\" stroke-width=\"1\"><title>",
-					    CW, CH, fill);
+					    "stroke=\"%s\" stroke-width=\"%s\"%s><title>",
+					    CW, CH, fill, prov ? "#000000" : "#ffffff",
+					    prov ? "2" : "1",
+					    prov ? " stroke-dasharray=\"4,3\" class=\"provisional\""
+						 : "");
 				campaign_svg_escape(out, shape, SVG_TITLE_CHARS);
 				strbuf_addf(out, " nw %s ", null_col ? "-" : "");
 				if (!null_col)
 					strbuf_addf(out, "%ld ", nw);
 				campaign_svg_escape(out, cand, SVG_TITLE_CHARS);
-				strbuf_addf(out, ": %s</title></rect>\n",
-					    cell ? campaign_verdict_name(cell->verdict)
-						 : "no data");
+				strbuf_addf(out, ": %s%s</title></rect>\n",
+					    cell ? campaign_verdict_name(cell->verdict) : "no data",
+					    prov ? ", provisional best" : "");
 				strbuf label = STRBUF_INIT;
 				if (!cell)
 					strbuf_addstr(&label, "");
@@ -675,6 +714,9 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	strbuf_addf(out, "\" width=\"28\" height=\"18\" fill=\"%s\"/>\n", grey);
 	text(out, lx + 36, gy + 13, "start", NULL, "no data, INVALID", 0);
 	text(out, lx, gy + 40, "start", "font-size=\"10\"", "~ NOISY (not decided)", 0);
+	if (any_prov_cell)
+		text(out, lx, gy + 56, "start", "font-size=\"10\"",
+		     "dashed border: provisional best", 0);
 	strbuf_addstr(out, "</svg>\n");
 	free(cols);
 }

@@ -74,8 +74,10 @@ static void print_json(const results_point *p)
 	json_num(o, "ratio_high", v.d.hi);
 	json_num(o, "bar", v.bar);
 	cJSON_AddStringToObject(o, "verdict", v.verdict);
-	if (v.noisy)
+	if (v.noisy) {
 		cJSON_AddStringToObject(o, "leans", v.leans_above ? "above" : "below");
+		cJSON_AddNumberToObject(o, "more_repeats", v.d.more);
+	}
 	cJSON *runs = cJSON_AddArrayToObject(o, "runs");
 	for (size_t i = 0; i < p->n_runs; i++)
 		cJSON_AddItemToArray(runs, cJSON_CreateString(p->runs[i]));
@@ -113,9 +115,14 @@ static void cells_of(const results_point *p, char **c)
 	c[B_CI] = isfinite(v.d.lo) ? xasprintf("[%.3f, %.3f]", v.d.lo, v.d.hi)
 		  : v.have_d       ? xstrdup("(too few)")
 				   : xstrdup("-");
-	c[B_VERDICT] = v.noisy ? xasprintf("NOISY (leans %s bar %.2f)",
-					   v.leans_above ? "above" : "below", v.bar)
-			       : xstrdup(v.verdict);
+	if (v.noisy && v.d.more > 0)
+		c[B_VERDICT] = xasprintf("NOISY (leans %s bar %.2f; about %d more repeats)",
+					 v.leans_above ? "above" : "below", v.bar, v.d.more);
+	else if (v.noisy)
+		c[B_VERDICT] = xasprintf("NOISY (leans %s bar %.2f)",
+					 v.leans_above ? "above" : "below", v.bar);
+	else
+		c[B_VERDICT] = xstrdup(v.verdict);
 	if (!p->n_runs)
 		c[B_RUN] = xstrdup("-");
 	else if (p->n_runs == 1)

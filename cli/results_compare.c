@@ -332,6 +332,7 @@ static void print_json_row(const row *r)
 	add_num_or_null(o, "change_pct", both ? (r->d.ratio - 1) * 100 : NAN);
 	add_num_or_null(o, "ratio_low", both ? r->d.lo : NAN);
 	add_num_or_null(o, "ratio_high", both ? r->d.hi : NAN);
+	add_num_or_null(o, "level", both ? r->d.level : NAN);
 	add_num_or_null(o, "p", both ? r->d.p : NAN);
 	if (both)
 		cJSON_AddBoolToObject(o, "p_exact", r->d.p_exact);
@@ -359,7 +360,7 @@ static char *pct(double ratio)
 
 enum { C_POINT, C_BEFORE, C_NB, C_AFTER, C_NA, C_DELTA, C_CI, C_P, C_CALL, C_N };
 static const char *const c_head[C_N] = {"point", "before us",      "n", "after us", "n",
-					"delta", "interval (95%)", "p", "call"};
+					"delta", "interval (90%)", "p", "call"};
 static const bool c_right[C_N] = {
 	[C_BEFORE] = true, [C_NB] = true, [C_AFTER] = true, [C_NA] = true, [C_DELTA] = true};
 
@@ -586,7 +587,9 @@ int cli_results_compare(cli_ctx *ctx, const cli_args *args, const cli_compare_op
 				   " (records without a slowCTA sample skipped: %zu before, %zu "
 				   "after; INVALID and TIMEOUT_HANG never count)",
 				   s[BEFORE].skipped, s[AFTER].skipped);
-		cli_printf(stdout, "\n~: not decided (the interval holds 0%%, or p >= 0.05)\n");
+		cli_printf(stdout,
+			   "\n~: not decided (the 90%% interval holds 0%%, or the change is "
+			   "under 1%%)\n");
 		if (!counts[STATS_SAME] && !counts[STATS_FASTER] && !counts[STATS_SLOWER] &&
 		    !counts[STATS_AMBIGUOUS] && n_rows && !pr.skip && !pr.from)
 			cli_warn("results compare: no point pairs; to pair points that differ in "

@@ -3,18 +3,22 @@
  *
  * THIN ADAPTER: everything that decides lives behind the two functions
  * below, so the rule can be swapped for another without touching the
- * callers. Today:
+ * callers. Both ask measure/decide.h, the rule `run`, `campaign`, `report`
+ * and `brief` decide with (a Hodges-Lehmann interval of the ratio at 90%
+ * two-sided, 5% a side, with exact critical values):
  *
  *   results_delta_decide  two independent samples (before A, after B): the
- *       call of results/stats.h (Mann-Whitney U, alpha 0.05, 1% smallest
- *       change) and the Hodges-Lehmann interval of the ratio after/before:
- *       the median of every log(b/a) and the order statistics the exact
- *       Mann-Whitney distribution (normal past 20 a side) puts at 95%.
+ *       interval of after/before is the inverse of measure_decide_samples'
+ *       before/after against a bar of 1. faster when it lies below 1 and the
+ *       median change is more than 1%, slower when it lies above 1 and the
+ *       change is more than +1%, same when it is decided smaller than that
+ *       or undecided within the noise (the larger CV), else ambiguous. The
+ *       two-sided Mann-Whitney U p-value (results/stats.h) is reported
+ *       beside it.
  *   results_point_decide  one sample of ratios baseline/candidate against the
- *       bar: the Hodges-Lehmann estimate over the Walsh averages of the log
- *       ratios and its Wilcoxon signed-rank interval at 90% two-sided (5% a
- *       side: a false PASS_GATE at most 5%); PASS_GATE when the interval lies
- *       at or above the bar, BELOW_BAR when it lies below, else NOISY.
+ *       bar: measure_decide_ratios (signed-rank); PASS_GATE when the interval
+ *       lies above the bar, BELOW_BAR when below, else NOISY, leaning to the
+ *       side of the estimate, with the repeats likely to decide it.
  *
  * Pure: no allocation visible to the caller, no printing. */
 #ifndef BG_RESULTS_DELTA_H
@@ -28,6 +32,7 @@
 typedef struct results_delta {
 	double ratio;  /* median(after) / median(before) */
 	double lo, hi; /* the interval of after/before, NAN when the samples are too few */
+	double level;  /* its two-sided confidence, NAN when none */
 	double p;      /* two-sided Mann-Whitney U p-value */
 	bool p_exact;
 	double cv_a, cv_b; /* each side's CV (a fraction) */
@@ -52,6 +57,7 @@ typedef struct results_point_decision {
 	double lo, hi;   /* its interval, NAN when the samples are too few for one */
 	results_point_call call;
 	bool leans_above; /* NOISY: the estimate is at or above the bar */
+	int more;         /* NOISY: further repeats likely to decide it, -1: many or never */
 } results_point_decision;
 
 /* "PASS_GATE", "BELOW_BAR", "NOISY". */

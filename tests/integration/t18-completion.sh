@@ -81,6 +81,7 @@ words_are() { # WANT DESC: $OUT_FILE holds exactly the words WANT (sorted)
 bcomp "boxgate ex"; words_are "exec explain" "bash: a command prefix"
 bcomp "boxgate exec --ga"; words_are "--gather" "bash: an option prefix"
 bcomp "boxgate push --dry"; words_are "--dry-run" "bash: another command's option"
+bcomp "boxgate run --str"; words_are "--strict-noise" "bash: run's --strict-noise"
 bcomp "boxgate --config $BG_TMP/c.ini exec --boxes gpu"; words_are "gpu-a1 gpu-a2" "bash: a box name prefix after --boxes, with --config on the line"
 bcomp "boxgate --config=$BG_TMP/c.ini run o"; words_are "other" "bash: run's box operand, --config=FILE"
 bcomp "boxgate run gpu-a" BOXGATE_CONFIG="$BG_TMP/c.ini"; words_are "gpu-a1 gpu-a2" "bash: a box name from \$BOXGATE_CONFIG"

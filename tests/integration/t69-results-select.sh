@@ -33,7 +33,7 @@ done
 expect_rc 1 "compare --before variant=candidate --after variant=nosplit: slower, exit 1" \
   bg results compare r.jsonl --before variant=candidate --after variant=nosplit
 has "$OUT_FILE" '^paired on everything but variant \(the key the selectors differ in\)$' "the pairing key is inferred and said"
-has "$OUT_FILE" '^vbox var q_b nw8 - --dir d +100\.00 ± 0\.8% +5 +110\.00 ± 0\.7% +5 +\+10\.00% +\[\+8\.46%, \+11\.56%\] +p=0\.0079 +slower$' \
+has "$OUT_FILE" '^vbox var q_b nw8 - --dir d +100\.00 ± 0\.8% +5 +110\.00 ± 0\.7% +5 +\+10\.00% +\[\+8\.96%, \+11\.06%\] +p=0\.0079 +slower$' \
   "nw8: medians ± CV, n, the change, its interval and p, slower"
 has "$OUT_FILE" '^vbox var q_b nw16 - --dir d .* slower$' "nw16 paired too"
 has "$OUT_FILE" '^2 points: 0 same, 0 faster, 2 slower' "the summary"
@@ -56,7 +56,7 @@ from scipy import stats
 rows = [json.loads(l) for l in open(sys.argv[1])]
 pts, summ = rows[:-1], rows[-1]
 A = [100, 101, 99, 100.5, 99.5]; B = [110, 111, 109, 110.5, 109.5]
-# the exact U distribution by counting every arrangement, its 2.5% critical value
+# the exact U distribution by counting every arrangement, its 5% critical value
 cnt = {}
 for comb in itertools.combinations(range(10), 5):
     u = sum(sum(1 for j in range(i) if j not in comb) for i in comb)
@@ -64,7 +64,7 @@ for comb in itertools.combinations(range(10), 5):
 k, below = -1, 0
 for u in sorted(cnt):
     below += cnt[u]
-    if below / 252 > 0.025 + 1e-12:
+    if below / 252 > 0.05 + 1e-12:  # 5% a side: the 90% interval
         break
     k = u
 d = sorted(math.log(b) - math.log(a) for a in A for b in B)
@@ -75,6 +75,7 @@ for o in pts:
     assert o["call"] == "slower" and o["decided"] is True, o
     assert abs(o["ratio"] - 1.1) < 1e-12
     assert abs(o["ratio_low"] - lo) < 1e-9 and abs(o["ratio_high"] - hi) < 1e-9, (o, lo, hi)
+    assert o["level"] >= 0.9, o
     assert abs(o["p"] - p) < 1e-12 and o["p_exact"] is True, (o["p"], p)
     assert o["point_before"].endswith("--variant candidate --dir d")
     assert o["point_after"].endswith("--variant nosplit --dir d")
@@ -215,7 +216,9 @@ has "$ERR_FILE" "matches --select 'variant=zzz'" "says so"
 expect_rc 2 "report --select with a bad selector" bg report r.jsonl --select since=x
 has "$ERR_FILE" "report: --select: selector 'since=x'" "names it"
 
-# A campaign and records of runs in one file, with a NOISY cell and ratios of 4x and 6x.
+# A campaign and records of runs in one file: ratios of 4x and 6x, a NOISY cell (its
+# interval straddles the bar) and a provisional best (fast6, not measurably faster than
+# close).
 python3 - <<'PY'
 import json
 def rec(cand, nw, slow, camp=True, gpu="NVIDIA H200"):
@@ -237,7 +240,9 @@ for nw in (8, 16):
         L.append(rec("fast4", nw, 15 * k))       # ratio 4
         L.append(rec("fast6", nw, 10 * k))       # ratio 6
     for k in (0.8, 1.0, 1.2):
-        L.append(rec("wobbly", nw, 40 * k))      # CV 20%: NOISY
+        L.append(rec("wobbly", nw, 50 * k))      # ratio 1.2 at the bar, CV 20%: NOISY
+    for k in (0.7, 1.0, 1.3):
+        L.append(rec("close", nw, 10.2 * k))     # as fast as fast6 for all we know
 L.append(rec("baseline", 32, 61, camp=False))    # a run's record beside the campaign
 open("mix.jsonl", "w").write("".join(json.dumps(r) + "\n" for r in L))
 PY
@@ -253,7 +258,8 @@ has mixrep/mix.ratio.svg 'class="axis-title"[^>]*>num_workers<' "the heat map's 
 has mixrep/mix.ratio.svg 'class="axis-title"[^>]*>shape<' "... and its y axis"
 has mixrep/mix.slowcta.kv.svg '>num_workers \(the sweep set\)<' "the slowCTA plot's x axis title"
 has mixrep/mix.slowcta.kv.svg '>slowCTA \(us.*median and min-max<' "... and its y axis title"
-# the heat map's cells by their rects: panels fast4, fast6, wobbly; one row; columns 8 16 32
+# the heat map's cells by their rects: panels fast4, fast6, wobbly, close; one row;
+# columns 8 16 32
 cellrgb() {
   python3 - "$1" "$2" <<'PY'
 import re, sys
@@ -269,7 +275,19 @@ check "6x is green" $PNG family mixrep/mix.ratio.png "$x6" "$y6" green
 check "4x and 6x look different (no saturation): colour distance above 40" \
   $PNG differ mixrep/mix.ratio.png "$x4" "$y4" "$x6" "$y6" 40
 has mixrep/mix.ratio.svg '>4\.00<' "the 4x cell says 4.00"
-has mixrep/mix.ratio.svg '>1\.50~<' "the NOISY cell is marked ~"
+has mixrep/mix.ratio.svg '>1\.20~<' "the NOISY cell is marked ~"
+has mixrep/mix.report.md '^Best per point: 8 fast6 \(provisional\), 16 fast6 \(provisional\), 32 baseline$' \
+  "fast6 is the provisional best"
+# a provisional best's cell has a dashed black border; a decided one none
+read -r px py < <(cellrgb mixrep/mix.ratio.svg cell-1-0-0)
+check "the provisional best's heat-map cell has a black (dashed) border" \
+  $PNG count mixrep/mix.ratio.png $((px - 6)) $((py - 6)) $((px + 52)) $((py - 3)) '#000000' 12
+read -r qx qy < <(cellrgb mixrep/mix.ratio.svg cell-0-0-0)
+check "fast4's cell (not a best) has none" \
+  sh -c "! $PNG count mixrep/mix.ratio.png $((qx - 6)) $((qy - 6)) $((qx + 52)) $((qy - 3)) '#000000' 1"
+has mixrep/mix.ratio.svg '>dashed border: provisional best<' "the heat map's legend says so"
+has mixrep/mix.slowcta.kv.svg 'stroke-dasharray="3,2" class="provisional"' "the slowCTA plot rings the provisional best, dashed"
+has mixrep/mix.slowcta.kv.svg '>provisional best<' "... and its legend says so"
 # NOISY points are hollow in the slowCTA plot: white inside a ring of the candidate's colour
 python3 - mixrep/mix.slowcta.kv.svg >noisy.xy <<'PY'
 import re, sys

@@ -1,8 +1,9 @@
 /* results/select (selectors), results/points (grouping and pairing),
- * results/delta (the decision adapter) and cli/csv. The intervals were
- * computed independently with Python: every arrangement of the pooled
- * samples enumerated for the Mann-Whitney critical value, every subset for
- * the signed-rank one, and SciPy's mannwhitneyu(method="exact") for p. */
+ * results/delta (the decision adapter over measure/decide.h) and cli/csv.
+ * The intervals were computed independently with Python: every arrangement
+ * of the pooled samples enumerated for the Mann-Whitney critical value, every
+ * subset for the signed-rank one, and SciPy's mannwhitneyu(method="exact")
+ * for p. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -175,13 +176,25 @@ static void delta(void **state)
 	assert_int_equal(d.call, STATS_SLOWER);
 	assert_true(d.decided);
 	assert_near(d.ratio, 1.1, 1e-12);
-	assert_near(d.lo, 1.084577114428, 1e-9);
-	assert_near(d.hi, 1.115577889447, 1e-9);
+	/* the 90% interval: every b/a, from the 5th smallest to the 5th largest */
+	assert_near(d.lo, 1.089552238806, 1e-9);
+	assert_near(d.hi, 1.110552763819, 1e-9);
+	assert_true(d.level >= 0.9);
 	assert_near(d.p, 0.007936507936507936, 1e-12);
-	/* 3 + 3: no interval at 95% exists */
+	/* 3 + 3: the fewest with an interval (P(U = 0) = 1/20), the whole range */
 	assert_int_equal(results_delta_decide(a, 3, b, 3, &d), 0);
+	assert_near(d.lo, 1.079207920792, 1e-9);
+	assert_near(d.hi, 1.121212121212, 1e-9);
+	assert_true(d.decided);
+	assert_int_equal(d.call, STATS_SLOWER);
+	/* 2 + 2: none */
+	assert_int_equal(results_delta_decide(a, 2, b, 2, &d), 0);
 	assert_true(isnan(d.lo) && isnan(d.hi));
 	assert_false(d.decided);
+	/* a decided change under 1% is the same */
+	const double c[] = {100.5, 101.5, 99.5, 101, 100};
+	assert_int_equal(results_delta_decide(a, 5, c, 5, &d), 0);
+	assert_int_equal(d.call, STATS_SAME);
 	const double zero[] = {1, 0};
 	assert_int_equal(results_delta_decide(zero, 2, b, 5, &d), BG_EUSAGE);
 
