@@ -577,7 +577,7 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	num(out, gy, 1);
 	strbuf_addf(out, "\" width=\"28\" height=\"18\" fill=\"%s\"/>\n", grey);
 	text(out, lx + 36, gy + 13, "start", NULL, "no data, INVALID", 0);
-	text(out, lx, gy + 40, "start", "font-size=\"10\"", "~ NOISY (CV above max)", 0);
+	text(out, lx, gy + 40, "start", "font-size=\"10\"", "~ NOISY (undecided)", 0);
 	strbuf_addstr(out, "</svg>\n");
 	free(cols);
 }
