@@ -8,8 +8,26 @@
 
 /* The command line of one gate invocation for the shape, at `nw` (NULL: the
  * shape takes no worker count). */
+static void gate_command_words(const campaign_points *p, const campaign_brief_opts *o,
+			       const char *nw, strbuf *out);
+
+/* The command as one line of printable text: names from the records may hold
+ * control bytes, which never reach the terminal (each becomes '?'). */
 static void gate_command(const campaign_points *p, const campaign_brief_opts *o, const char *nw,
 			 strbuf *out)
+{
+	strbuf line = STRBUF_INIT;
+	gate_command_words(p, o, nw, &line);
+	for (size_t i = 0; i < line.len; i++)
+		if (((unsigned char)line.buf[i] < 0x20 && line.buf[i] != '\n') ||
+		    line.buf[i] == 0x7f)
+			line.buf[i] = '?';
+	strbuf_add(out, line.buf, line.len);
+	strbuf_release(&line);
+}
+
+static void gate_command_words(const campaign_points *p, const campaign_brief_opts *o,
+			       const char *nw, strbuf *out)
 {
 	strbuf_addstr(out, "  boxgate run --pool ");
 	if (p->pool)
@@ -206,9 +224,31 @@ int campaign_brief_text(const campaign_points *p, const campaign_brief_opts *o, 
 		strbuf_addstr(out, ")\n");
 		any_best = true;
 	}
-	if (!any_best)
-		strbuf_addstr(out,
-			      "  none: the in-tree baseline is the best at every worker count\n");
+	if (!any_best) {
+		/* the baseline leads everywhere; where it is not measurably faster, say so */
+		strbuf prov = STRBUF_INIT;
+		for (size_t i = 0; i < p->n_points; i++) {
+			const campaign_point *pt = &p->points[i];
+			if (strcmp(pt->shape, o->shape) != 0 || !pt->best_provisional ||
+			    pt->runner_up < 0)
+				continue;
+			char nw[32];
+			nw_text(nw, sizeof(nw), pt);
+			strbuf_addf(&prov, "%s%s (%s)", prov.len ? ", " : "", nw,
+				    pt->cells[pt->runner_up].candidate);
+		}
+		if (prov.len)
+			strbuf_addf(out,
+				    "  none measurably faster: the in-tree baseline leads at every "
+				    "worker count, provisionally (not measurably faster than the "
+				    "next) at num_workers %s\n",
+				    prov.buf);
+		else
+			strbuf_addstr(
+				out,
+				"  none: the in-tree baseline is the best at every worker count\n");
+		strbuf_release(&prov);
+	}
 	strbuf_release(&sweep);
 
 	strbuf_addstr(

@@ -425,7 +425,7 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 			    "<circle cx=\"597.0\" cy=\"%.1f\" r=\"5\" fill=\"#ffffff\" "
 			    "stroke=\"#404040\" stroke-width=\"2.5\"/>\n",
 			    ly - 3);
-		text(out, 612, ly + 2, "start", NULL, "NOISY (not decided)", 0);
+		text(out, 612, ly + 2, "start", NULL, "NOISY (undecided)", 0);
 		ly += 22;
 	}
 	strbuf_addf(out,
@@ -713,7 +713,7 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	num(out, gy, 1);
 	strbuf_addf(out, "\" width=\"28\" height=\"18\" fill=\"%s\"/>\n", grey);
 	text(out, lx + 36, gy + 13, "start", NULL, "no data, INVALID", 0);
-	text(out, lx, gy + 40, "start", "font-size=\"10\"", "~ NOISY (not decided)", 0);
+	text(out, lx, gy + 40, "start", "font-size=\"10\"", "~ NOISY (undecided)", 0);
 	if (any_prov_cell)
 		text(out, lx, gy + 56, "start", "font-size=\"10\"",
 		     "dashed border: provisional best", 0);

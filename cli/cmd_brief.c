@@ -82,6 +82,10 @@ static void check_command(cli_ctx *ctx, const campaign_points *p, const char *sh
 					   : "the configuration (none was loaded)");
 	}
 	if (!cp) {
+		/* the pool's name comes from the records: no control byte reaches the terminal */
+		for (size_t i = 0; i < note->len; i++)
+			if ((unsigned char)note->buf[i] < 0x20 || note->buf[i] == 0x7f)
+				note->buf[i] = '?';
 		bo->note = note->buf;
 		return;
 	}

@@ -297,5 +297,5 @@ PY
 read -r nx ny ncol <noisy.xy
 check "a NOISY point is drawn hollow (white at its centre)" $PNG count mixrep/mix.slowcta.kv.png "$nx" "$ny" $((nx + 1)) $((ny + 1)) '#ffffff' 1
 check "... inside a ring of its colour" $PNG count mixrep/mix.slowcta.kv.png $((nx - 6)) $((ny - 6)) $((nx + 7)) $((ny + 7)) "$ncol" 8
-has mixrep/mix.slowcta.kv.svg '>NOISY \(not decided\)<' "the legend says what hollow means"
+has mixrep/mix.slowcta.kv.svg '>NOISY \(undecided\)<' "the legend says what hollow means"
 finish

@@ -116,5 +116,21 @@ expect_rc 0 "brief with a pool whose box refuses --shape" "$BOXGATE" --config kp
 hasnt "$OUT_FILE" "boxgate run" "no command is suggested where the box's shim refuses the arguments"
 has "$OUT_FILE" "^Gate command: none that works on this configuration: box strict of pool sp refuses the gate's arguments" "brief says the configuration refuses it"
 has "$ERR_FILE" "shape" "the refusal names the flag (as explain would)"
+# A tie (baseline and candidate alike): the baseline leads only provisionally, and says so.
+python3 - <<'PY'
+import json
+with open("tie.jsonl", "w") as f:
+    for i, cand in enumerate(["baseline"] * 4 + ["cand"] * 4):
+        f.write(json.dumps({"schema": 1, "box": "local", "verdict": "PASS_GATE",
+            "result": {"candidate": {"slowCTA_us": 100, "wall_us": 1, "sumCTA_us": 1, "cos": 1}},
+            "campaign": {"name": "tie", "pool": "p\u001b[31m'x", "gate_args": ["--kind"],
+                         "job": "tie/kv_a/8/%s/%d" % (cand, i), "shape": "kv_a", "num_workers": 8,
+                         "candidate": cand, "final": True, "bar": 1.0}}) + "\n")
+PY
+expect_rc 0 "brief on a tie" "$BOXGATE" --config boxgate.ini brief tie.jsonl --shape kv_a
+has "$OUT_FILE" "^  none measurably faster: the in-tree baseline leads at every worker count, provisionally \(not measurably faster than the next\) at num_workers 8 \(cand\)$" \
+  "a tie: the baseline leads only provisionally, and brief says so"
+if grep -q "$(printf '\033')" "$OUT_FILE"; then not_ok "a pool name from the records with an escape reaches the terminal raw"
+else ok "no escape byte from the records' pool name reaches the output"; fi
 expect_rc 2 "explain refuses the same arguments on that box" "$BOXGATE" --config kp.ini explain strict -- --kind demo --shape kv_a
 finish
