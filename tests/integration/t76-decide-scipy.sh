@@ -16,8 +16,8 @@ ORACLE=$BG_TMP/measure_oracle
 SAN=
 nm "$BUILD/libboxgate.a" 2>/dev/null | grep -q __asan_ && SAN="-fsanitize=address,undefined"
 # shellcheck disable=SC2086 # SAN is zero or one word
-if cc $SAN -std=c11 -D_GNU_SOURCE -I"$BG_ROOT" -o "$ORACLE" \
-    "$BG_ROOT/tests/integration/measure_oracle/measure_oracle.c" "$BUILD/libboxgate.a" -lm 2>"$BG_TMP/cc.err"; then
+if cc $SAN -std=c11 -D_GNU_SOURCE -I"$BG_ROOT" $(pkg-config --cflags libcjson 2>/dev/null) -o "$ORACLE" \
+    "$BG_ROOT/tests/integration/measure_oracle/measure_oracle.c" "$BUILD/libboxgate.a" -lcjson -lm 2>"$BG_TMP/cc.err"; then
   ok "the oracle driver builds against libboxgate.a"
 else not_ok "the oracle driver does not build"; diag "$(cat "$BG_TMP/cc.err")"; fi
 
