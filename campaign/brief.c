@@ -8,19 +8,39 @@
 
 /* The command line of one gate invocation for the shape, at `nw` (NULL: the
  * shape takes no worker count). */
+static void gate_command_words(const campaign_points *p, const campaign_brief_opts *o,
+			       const char *nw, strbuf *out);
+
+/* The command as one line of printable text: names from the records may hold
+ * control bytes, which never reach the terminal (each becomes '?'). */
 static void gate_command(const campaign_points *p, const campaign_brief_opts *o, const char *nw,
 			 strbuf *out)
+{
+	strbuf line = STRBUF_INIT;
+	gate_command_words(p, o, nw, &line);
+	for (size_t i = 0; i < line.len; i++)
+		if (((unsigned char)line.buf[i] < 0x20 && line.buf[i] != '\n') ||
+		    line.buf[i] == 0x7f)
+			line.buf[i] = '?';
+	strbuf_add(out, line.buf, line.len);
+	strbuf_release(&line);
+}
+
+static void gate_command_words(const campaign_points *p, const campaign_brief_opts *o,
+			       const char *nw, strbuf *out)
 {
 	strbuf_addstr(out, "  boxgate run --pool ");
 	if (p->pool)
 		bg_quote(out, p->pool);
 	else
 		strbuf_addstr(out, "POOL");
-	strbuf_addstr(out, " --kernel ");
-	if (o->kernel)
-		bg_quote(out, o->kernel);
-	else
-		strbuf_addstr(out, "CANDIDATE_FILE");
+	if (!o->no_kernel) {
+		strbuf_addstr(out, " --kernel ");
+		if (o->kernel)
+			bg_quote(out, o->kernel);
+		else
+			strbuf_addstr(out, "CANDIDATE_FILE");
+	}
 	strbuf_addstr(out, " --");
 	for (size_t i = 0; i < p->n_gate_args; i++) {
 		strbuf_addch(out, ' ');
@@ -100,7 +120,10 @@ int campaign_brief_text(const campaign_points *p, const campaign_brief_opts *o, 
 		if (strcmp(pt->shape, o->shape) == 0 && pt->has_num_workers)
 			strbuf_addf(&sweep, "%s%ld", sweep.len ? " " : "", pt->num_workers);
 	}
-	if (any_nw) {
+	if (o->no_command) {
+		strbuf_addf(out, "Gate command: none that works on this configuration: %s\n",
+			    o->note ? o->note : "it was refused");
+	} else if (any_nw) {
 		strbuf_addf(out, "Gate command, one run per worker count (N in %s):\n", sweep.buf);
 		gate_command(p, o, "N", out);
 		strbuf_addstr(out, "that is:\n");
@@ -115,8 +138,10 @@ int campaign_brief_text(const campaign_points *p, const campaign_brief_opts *o, 
 		strbuf_addstr(out, "Gate command (the shape takes no worker count):\n");
 		gate_command(p, o, NULL, out);
 	}
-	if (!o->kernel)
+	if (!o->no_command && !o->kernel && !o->no_kernel)
 		strbuf_addstr(out, "(CANDIDATE_FILE: the candidate kernel's file)\n");
+	if (!o->no_command && o->note)
+		strbuf_addf(out, "(%s)\n", o->note);
 
 	strbuf_addstr(out, "\nMeasured in-tree baseline slowCTA (us) per num_workers:\n"
 			   "  num_workers     median            min-max    CV%    n  GPU\n");
@@ -184,12 +209,46 @@ int campaign_brief_text(const campaign_points *p, const campaign_brief_opts *o, 
 		num(out, c->slow_median);
 		strbuf_addstr(out, " us, ratio ");
 		num(out, c->ratio);
-		strbuf_addf(out, " (%s)\n", campaign_verdict_name(c->verdict));
+		strbuf_addf(out, " (%s", campaign_verdict_name(c->verdict));
+		if (c->verdict == CAMPAIGN_NOISY && p->strict_noise && c->cv_warn)
+			strbuf_addf(out, ", CV %.1f%% > %.1f%% (strict)", c->slow_cv, p->max_cv);
+		if (c->decided && c->dec.interval)
+			strbuf_addf(out, ", 90%% interval %.3f-%.3f", c->dec.lo, c->dec.hi);
+		else if (c->single)
+			strbuf_addstr(out, ", 1 run a side");
+		if (pt->best_provisional && pt->runner_up >= 0)
+			strbuf_addf(out, "; provisional: not measurably faster than %s",
+				    pt->cells[pt->runner_up].candidate);
+		else if (pt->best_provisional)
+			strbuf_addstr(out, "; provisional");
+		strbuf_addstr(out, ")\n");
 		any_best = true;
 	}
-	if (!any_best)
-		strbuf_addstr(out,
-			      "  none: the in-tree baseline is the best at every worker count\n");
+	if (!any_best) {
+		/* the baseline leads everywhere; where it is not measurably faster, say so */
+		strbuf prov = STRBUF_INIT;
+		for (size_t i = 0; i < p->n_points; i++) {
+			const campaign_point *pt = &p->points[i];
+			if (strcmp(pt->shape, o->shape) != 0 || !pt->best_provisional ||
+			    pt->runner_up < 0)
+				continue;
+			char nw[32];
+			nw_text(nw, sizeof(nw), pt);
+			strbuf_addf(&prov, "%s%s (%s)", prov.len ? ", " : "", nw,
+				    pt->cells[pt->runner_up].candidate);
+		}
+		if (prov.len)
+			strbuf_addf(out,
+				    "  none measurably faster: the in-tree baseline leads at every "
+				    "worker count, provisionally (not measurably faster than the "
+				    "next) at num_workers %s\n",
+				    prov.buf);
+		else
+			strbuf_addstr(
+				out,
+				"  none: the in-tree baseline is the best at every worker count\n");
+		strbuf_release(&prov);
+	}
 	strbuf_release(&sweep);
 
 	strbuf_addstr(

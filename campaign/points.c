@@ -10,6 +10,8 @@
 #include "base/xmalloc.h"
 #include "campaign/spec.h"
 #include "gate/result.h"
+#include "results/points.h"
+#include "results/select.h"
 #include "results/stats.h"
 #include "results/store.h"
 
@@ -111,25 +113,76 @@ typedef struct held {
 	bool own_key;                   /* job is key */
 	char def[CAMPAIGN_DEF_LEN + 1]; /* "" when the record does not say it whole */
 	size_t order;
+	bool run; /* a record of a run, not of a campaign (read_any) */
 } held;
 
 typedef struct reader {
 	held *v;
 	size_t n, cap;
-	campaign_names names; /* every campaign in the file */
+	campaign_names names;        /* every campaign in the file */
+	const results_selector *sel; /* the records read; NULL: all */
+	bool any;                    /* records of runs too */
+	size_t runs;                 /* records of runs kept */
 } reader;
+
+/* A run's record (no campaign) as a campaign record: its point's shape, worker
+ * count and candidate under "campaign", final. NULL when it is no gate record
+ * (neither a point nor a result). Owned. */
+static cJSON *run_record(const cJSON *rec)
+{
+	const cJSON *pt = get(rec, "point"), *res = get(rec, "result");
+	if (!cJSON_IsObject(pt) && !cJSON_IsObject(res))
+		return NULL;
+	cJSON *dup = cJSON_Duplicate(rec, 1);
+	cJSON_DeleteItemFromObjectCaseSensitive(dup, "campaign");
+	cJSON *c = cJSON_AddObjectToObject(dup, "campaign");
+	const char *shape = str_of(pt, "shape");
+	if (shape || (shape = str_of(res, "shape")))
+		cJSON_AddStringToObject(c, "shape", shape);
+	const cJSON *nw = get(pt, "num_workers");
+	if (!cJSON_IsNumber(nw))
+		nw = get(res, "num_workers");
+	if (cJSON_IsNumber(nw))
+		cJSON_AddNumberToObject(c, "num_workers", nw->valuedouble);
+	const char *cand = str_of(pt, "candidate");
+	if (!cand)
+		cand = str_of(get(res, "candidate"), "variant");
+	/* the other gate arguments make another cell (fp8 is never pooled with bf16):
+	 * name_runs adds those that differ between the records to the name */
+	char *args = results_record_other_args(rec);
+	cJSON_AddStringToObject(c, "candidate", cand ? cand : "candidate");
+	cJSON_AddStringToObject(c, "run_args", args);
+	free(args);
+	cJSON_AddBoolToObject(c, "final", true);
+	return dup;
+}
 
 static int keep_campaign_record(void *ctx, const cJSON *rec, size_t line)
 {
 	(void)line;
 	reader *r = ctx;
+	if (r->sel && !results_selector_match(r->sel, rec))
+		return 0;
 	const cJSON *c = get(rec, "campaign");
 	const char *name = str_of(c, "name");
-	if (!cJSON_IsObject(c) || !name)
-		return 0;
-	names_add(&r->names, name, false);
+	cJSON *run = NULL;
+	if (!cJSON_IsObject(c) || !name) {
+		if (!r->any || !(run = run_record(rec)))
+			return 0;
+	} else {
+		names_add(&r->names, name, false);
+	}
 	r->v = xgrow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
 	held *h = &r->v[r->n];
+	memset(h, 0, sizeof(*h));
+	if (run) {
+		h->rec = run;
+		h->run = true;
+		h->name = "";
+		h->order = r->n++;
+		r->runs++;
+		return 0;
+	}
 	h->rec = cJSON_Duplicate(rec, 1);
 	const cJSON *hc = get(h->rec, "campaign");
 	h->name = str_of(hc, "name");
@@ -142,6 +195,103 @@ static int keep_campaign_record(void *ctx, const cJSON *rec, size_t line)
 		h->def[0] = '\0';
 	h->order = r->n++;
 	return 0;
+}
+
+/* The device of a record: its GPU's name, else "cpu" on the CPU twin, else its box. */
+static const char *device_of(const cJSON *rec)
+{
+	const char *d = str_of(rec, "gpu_name");
+	if (!d && str_of(rec, "device") && strcmp(str_of(rec, "device"), "cpu") == 0)
+		d = "cpu";
+	return d ? d : str_of(rec, "box");
+}
+
+/* Whether `unit` ("--flag value" or a word) is in `o` as whole words. */
+static bool has_unit(const char *o, const char *unit)
+{
+	size_t ul = strlen(unit);
+	for (const char *q = o ? strstr(o, unit) : NULL; q; q = strstr(q + 1, unit))
+		if ((q == o || q[-1] == ' ') && (q[ul] == ' ' || !q[ul]))
+			return true;
+	return false;
+}
+
+/* The units of `args` (a --flag with its value, or a word) that not every run
+ * record's run_args holds, space-joined. Owned. */
+static char *differing_args(held *const *kept, size_t n, const char *args)
+{
+	strbuf out = STRBUF_INIT;
+	const char *p = args;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *e = p + strcspn(p, " ");
+		if (strncmp(p, "--", 2) == 0 && *e == ' ' && strncmp(e + 1, "--", 2) != 0)
+			e = e + 1 + strcspn(e + 1, " "); /* the flag's value */
+		char *unit = xstrndup(p, (size_t)(e - p));
+		bool everywhere = true;
+		for (size_t i = 0; i < n && everywhere; i++)
+			if (kept[i]->run)
+				everywhere = has_unit(
+					str_of(get(kept[i]->rec, "campaign"), "run_args"), unit);
+		if (!everywhere)
+			strbuf_addf(&out, "%s%s", out.len ? " " : "", unit);
+		free(unit);
+		p = e;
+	}
+	return strbuf_detach(&out);
+}
+
+/* Each run record's candidate named with the gate arguments that set it apart
+ * from the other run records ("candidate --variant nosplit"). */
+static void name_runs(held *const *kept, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!kept[i]->run)
+			continue;
+		cJSON *c = cJSON_GetObjectItemCaseSensitive(kept[i]->rec, "campaign");
+		const char *args = str_of(c, "run_args");
+		char *diff = differing_args(kept, n, args ? args : "");
+		if (*diff) {
+			char *name = xasprintf("%s %s", str_of(c, "candidate"), diff);
+			cJSON_ReplaceItemInObjectCaseSensitive(c, "candidate",
+							       cJSON_CreateString(name));
+			free(name);
+		}
+		free(diff);
+	}
+}
+
+/* Records of runs on more than one device: each shape names its device
+ * ("q_a on NVIDIA H200"), so that an H100's numbers are never pooled with an
+ * H200's and a candidate is judged against the baseline of its own device. */
+static void name_devices(held *const *kept, size_t n)
+{
+	const char *first = NULL;
+	bool several = false;
+	for (size_t i = 0; i < n; i++) {
+		const char *d = kept[i]->run ? device_of(kept[i]->rec) : NULL;
+		if (d && first && strcmp(d, first) != 0)
+			several = true;
+		if (d && !first)
+			first = d;
+	}
+	for (size_t i = 0; i < n && several; i++) {
+		if (!kept[i]->run)
+			continue;
+		cJSON *c = cJSON_GetObjectItemCaseSensitive(kept[i]->rec, "campaign");
+		const char *d = device_of(kept[i]->rec);
+		const char *shape = str_of(c, "shape");
+		char *name = xasprintf("%s on %s", shape ? shape : "-", d ? d : "-");
+		if (shape)
+			cJSON_ReplaceItemInObjectCaseSensitive(c, "shape",
+							       cJSON_CreateString(name));
+		else
+			cJSON_AddStringToObject(c, "shape", name);
+		free(name);
+	}
 }
 
 static int by_job_then_order(const void *a, const void *b)
@@ -234,6 +384,7 @@ static void add_record(campaign_points *p, const cJSON *rec)
 		p->max_cv = v;
 	if (isfinite(v = num_in(c, "sum_tolerance", 0, 1e6)))
 		p->sum_tolerance = v;
+	p->strict_noise = cJSON_IsTrue(get(c, "strict_noise"));
 	/* a count a campaign can have (its cast to size_t must be defined) */
 	if (isfinite(v = num_in(c, "jobs", 0, 1e9)))
 		p->jobs_expected = (size_t)v;
@@ -359,6 +510,65 @@ static void summarise(campaign_cell *c)
 	c->cos_min = finite_min(c->cos, c->n);
 }
 
+/* The decision on a cell's ratio: its samples against the baseline's, else the
+ * gate's own ratios as pairs; one sample a side is single (no interval). */
+static void decide(const campaign_points *p, campaign_cell *c, const campaign_cell *base)
+{
+	c->single = c->decided = false;
+	if (c->ratio_source == CAMPAIGN_RATIO_JOBS) {
+		c->single = c->n == 1 && base->n == 1;
+		if (!c->single)
+			measure_decide_samples(base->slow, base->n, c->slow, c->n, p->bar, &c->dec);
+	} else if (c->ratio_source == CAMPAIGN_RATIO_IN_GATE) {
+		c->single = c->n_gate_ratio == 1;
+		if (!c->single)
+			measure_decide_ratios(c->gate_ratio, c->n_gate_ratio, p->bar, &c->dec);
+	} else {
+		return;
+	}
+	c->decided = !c->single;
+}
+
+static campaign_verdict verdict_of(measure_call call)
+{
+	return call == MEASURE_PASS    ? CAMPAIGN_PASS_GATE
+	       : call == MEASURE_BELOW ? CAMPAIGN_BELOW_BAR
+				       : CAMPAIGN_NOISY;
+}
+
+/* The best cell (the lowest median slowCTA that qualifies), the next one, and
+ * whether the best is measurably faster than it. */
+static void pick_best(campaign_point *pt)
+{
+	pt->best = pt->runner_up = -1;
+	pt->best_provisional = false;
+	for (size_t i = 0; i < pt->n_cells; i++) {
+		const campaign_cell *c = &pt->cells[i];
+		/* a faster slowest CTA bought with more total CTA time is no winner */
+		if ((c->verdict != CAMPAIGN_PASS_GATE && c->verdict != CAMPAIGN_BELOW_BAR &&
+		     c->verdict != CAMPAIGN_BASELINE && c->verdict != CAMPAIGN_NOISY) ||
+		    c->sloughed || !c->n)
+			continue;
+		if (pt->best < 0 || c->slow_median < pt->cells[pt->best].slow_median) {
+			pt->runner_up = pt->best;
+			pt->best = (long)i;
+		} else if (pt->runner_up < 0 ||
+			   c->slow_median < pt->cells[pt->runner_up].slow_median) {
+			pt->runner_up = (long)i;
+		}
+	}
+	if (pt->best < 0 || pt->runner_up < 0)
+		return;
+	const campaign_cell *b = &pt->cells[pt->best], *r = &pt->cells[pt->runner_up];
+	if (b->n == 1 && r->n == 1) {
+		pt->best_provisional = true;
+		return;
+	}
+	measure_decision d;
+	measure_decide_samples(r->slow, r->n, b->slow, b->n, 1.0, &d);
+	pt->best_provisional = d.call != MEASURE_PASS;
+}
+
 static void judge(const campaign_points *p, campaign_point *pt)
 {
 	const campaign_cell *base = NULL;
@@ -378,11 +588,14 @@ static void judge(const campaign_points *p, campaign_point *pt)
 		}
 		double base_sum = base ? base->sum_median
 				       : finite_median(c->gate_base_sum, c->n_gate_base_sum);
+		c->cv_warn = c->n >= 2 && !(c->slow_cv <= p->max_cv);
+		if (!c->baseline && c->n)
+			decide(p, c, base);
 		if (c->worst_bad && strcmp(c->worst_bad, "TIMEOUT_HANG") == 0)
 			c->verdict = CAMPAIGN_TIMEOUT_HANG;
 		else if (c->n_bad || !c->n)
 			c->verdict = CAMPAIGN_INVALID;
-		else if (c->n >= 2 && !(c->slow_cv <= p->max_cv))
+		else if (p->strict_noise && c->cv_warn)
 			c->verdict = CAMPAIGN_NOISY;
 		else if (c->baseline)
 			c->verdict = CAMPAIGN_BASELINE;
@@ -390,22 +603,17 @@ static void judge(const campaign_points *p, campaign_point *pt)
 			 c->sum_median > base_sum * (1 + p->sum_tolerance / 100)) {
 			c->verdict = CAMPAIGN_BELOW_BAR;
 			c->sloughed = true;
-		} else if (c->ratio >= p->bar)
+		} else if (c->decided)
+			c->verdict = verdict_of(c->dec.call);
+		else if (c->ratio >= p->bar)
 			c->verdict = CAMPAIGN_PASS_GATE;
 		else
 			c->verdict = CAMPAIGN_BELOW_BAR;
+		/* a failed cell is not decided on its samples */
+		if (c->verdict == CAMPAIGN_TIMEOUT_HANG || c->verdict == CAMPAIGN_INVALID)
+			c->decided = c->single = false;
 	}
-	pt->best = -1;
-	for (size_t i = 0; i < pt->n_cells; i++) {
-		const campaign_cell *c = &pt->cells[i];
-		/* a faster slowest CTA bought with more total CTA time is no winner */
-		if ((c->verdict != CAMPAIGN_PASS_GATE && c->verdict != CAMPAIGN_BELOW_BAR &&
-		     c->verdict != CAMPAIGN_BASELINE) ||
-		    c->sloughed)
-			continue;
-		if (pt->best < 0 || c->slow_median < pt->cells[pt->best].slow_median)
-			pt->best = (long)i;
-	}
+	pick_best(pt);
 }
 
 /* The order of points: shape by first appearance, then without num_workers
@@ -473,6 +681,10 @@ static void current_defs(held *const *kept, size_t n, const campaign_current *cu
 	}
 }
 
+static int read_points(const char *results_path, const char *name, const campaign_current *cur,
+		       size_t n_cur, const results_selector *sel, bool any, campaign_points *out,
+		       bg_err *err);
+
 int campaign_points_read(const char *results_path, const char *name, campaign_points *out,
 			 bg_err *err)
 {
@@ -483,12 +695,37 @@ int campaign_points_read_current(const char *results_path, const char *name,
 				 const campaign_current *cur, size_t n_cur, campaign_points *out,
 				 bg_err *err)
 {
+	return read_points(results_path, name, cur, n_cur, NULL, false, out, err);
+}
+
+int campaign_points_read_any(const char *results_path, const char *name,
+			     const results_selector *sel, campaign_points *out, bg_err *err)
+{
+	return read_points(results_path, name, NULL, 0, sel, true, out, err);
+}
+
+/* The base name of a path without ".jsonl", for a report of runs. Owned. */
+static char *file_stem(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	if (n > 6 && strcmp(base + n - 6, ".jsonl") == 0)
+		n -= 6;
+	return xstrndup(base, n);
+}
+
+static int read_points(const char *results_path, const char *name, const campaign_current *cur,
+		       size_t n_cur, const results_selector *sel, bool any, campaign_points *out,
+		       bg_err *err)
+{
 	memset(out, 0, sizeof(*out));
 	out->bar = DEFAULT_BAR;
 	out->max_cv = DEFAULT_MAX_CV;
 	out->sum_tolerance = DEFAULT_SUM_TOLERANCE;
-	reader r = {0};
+	reader r = {.sel = sel, .any = any};
 	results_read_stats st = {0};
+	bool named = name != NULL;
 	held **kept = NULL;
 	size_t n_kept = 0;
 	strbuf names = STRBUF_INIT;
@@ -503,7 +740,14 @@ int campaign_points_read_current(const char *results_path, const char *name,
 	out->torn = st.torn != 0;
 	list_names(&names, &r.names);
 	if (!r.n) {
-		rc = bg_fail(err, BG_ENOTFOUND, "%s holds no campaign records", results_path);
+		char *what = sel ? results_selector_text(sel) : NULL;
+		if (what && *what)
+			rc = bg_fail(err, BG_ENOTFOUND, "no record of %s matches --select '%s'",
+				     results_path, what);
+		else
+			rc = bg_fail(err, BG_ENOTFOUND, "%s holds no campaign records%s",
+				     results_path, any ? " and no gate records" : "");
+		free(what);
 		goto out;
 	}
 	if (!name && r.names.n > 1) {
@@ -512,19 +756,28 @@ int campaign_points_read_current(const char *results_path, const char *name,
 			     results_path, r.names.n, names.buf);
 		goto out;
 	}
-	if (!name)
+	if (!name && r.names.n)
 		name = r.names.v[0];
-	if (names_find(&r.names, name) < 0) {
+	if (name && names_find(&r.names, name) < 0) {
 		rc = bg_fail(err, BG_EUSAGE, "%s holds no campaign '%s' (campaigns in it: %s)",
 			     results_path, name, names.buf);
 		goto out;
 	}
-	out->name = xstrdup(name);
+	out->no_campaign = !name;
+	out->name = name ? xstrdup(name) : file_stem(results_path);
 
 	/* The final records of the campaign; a job recorded twice keeps its last. */
 	kept = xcalloc(r.n, sizeof(*kept));
 	size_t n_job = 0;
 	for (size_t i = 0; i < r.n; i++) {
+		if (r.v[i].run) {
+			/* a named campaign is that campaign's records alone */
+			if (!named) {
+				kept[n_kept++] = &r.v[i];
+				out->run_records++;
+			}
+			continue;
+		}
 		if (strcmp(r.v[i].name, name) != 0)
 			continue;
 		if (!cJSON_IsTrue(get(get(r.v[i].rec, "campaign"), "final"))) {
@@ -572,6 +825,8 @@ int campaign_points_read_current(const char *results_path, const char *name,
 	n_kept = w;
 	names_release(&cnames);
 	free(cdefs);
+	name_devices(kept, n_kept);
+	name_runs(kept, n_kept);
 	out->jobs_recorded = n_kept;
 	for (size_t i = 0; i < n_kept; i++)
 		add_record(out, kept[i]->rec);
@@ -706,7 +961,10 @@ static void summary_row(const campaign_point *pt, size_t k, char **c)
 	strbuf b = STRBUF_INIT;
 	add_nw(&b, pt);
 	c[S_NW] = printable(&b);
-	strbuf_addf(&b, "%s%s", cell->candidate, pt->best == (long)k ? " *" : "");
+	strbuf_addf(&b, "%s%s", cell->candidate,
+		    pt->best != (long)k    ? ""
+		    : pt->best_provisional ? " *?"
+					   : " *");
 	c[S_CAND] = printable(&b);
 	add_num(&b, cell->slow_median, 2);
 	c[S_SLOW] = printable(&b);
@@ -731,6 +989,12 @@ static void summary_row(const campaign_point *pt, size_t k, char **c)
 	strbuf_addstr(&b, campaign_verdict_name(cell->verdict));
 	if (cell->sloughed)
 		strbuf_addstr(&b, " (sumCTA)");
+	else if (cell->single && !cell->baseline)
+		strbuf_addstr(&b, " (1 run)");
+	else if (cell->verdict == CAMPAIGN_NOISY && cell->decided)
+		strbuf_addstr(&b, cell->dec.lean > 0 ? " (leans above)" : " (leans below)");
+	if (cell->cv_warn && cell->verdict != CAMPAIGN_NOISY)
+		strbuf_addstr(&b, " (CV!)");
 	c[S_VERDICT] = printable(&b);
 	strbuf_addf(&b, "%zu", cell->n);
 	if (cell->n_bad)
@@ -781,14 +1045,19 @@ static void summary_table(const campaign_points *p, const char *shape, strbuf *o
 
 void campaign_summary_text(const campaign_points *p, strbuf *out)
 {
-	strbuf_addf(out, "campaign %s: bar %.2f, max CV %.1f%%, sumCTA tolerance %.1f%%\n", p->name,
-		    p->bar, p->max_cv, p->sum_tolerance);
+	strbuf_addf(out, "campaign %s: bar %.2f, max CV %.1f%%%s, sumCTA tolerance %.1f%%\n",
+		    p->name, p->bar, p->max_cv, p->strict_noise ? " (strict)" : "",
+		    p->sum_tolerance);
 	for (size_t s = 0; s < p->shapes.n; s++) {
 		strbuf_addf(out, "\nshape %s\n", p->shapes.v[s]);
 		summary_table(p, p->shapes.v[s], out);
 	}
-	strbuf_addstr(out, "\n* the best of its point (lowest median slowCTA among PASS_GATE, "
-			   "BELOW_BAR not sloughed, and the baseline)\n\nwinners:\n");
+	strbuf_addstr(out,
+		      "\n* the best of its point (lowest median slowCTA among PASS_GATE, "
+		      "BELOW_BAR not sloughed, NOISY and the baseline); *? provisional: not "
+		      "measurably faster than the next\nverdicts: the ratio's 90% interval "
+		      "against the bar; NOISY: it straddles the bar or no interval exists yet; "
+		      "CV!: CV over max CV\n\nwinners:\n");
 	for (size_t s = 0; s < p->shapes.n; s++) {
 		strbuf_addstr(out, "  ");
 		campaign_flips_text(p, p->shapes.v[s], out);
@@ -849,6 +1118,12 @@ static cJSON *cell_json(const campaign_cell *c, bool best)
 	cJSON_AddStringToObject(o, "ratio_source", campaign_ratio_source_name(c->ratio_source));
 	cJSON_AddStringToObject(o, "verdict", campaign_verdict_name(c->verdict));
 	cJSON_AddBoolToObject(o, "sloughed", c->sloughed);
+	cJSON_AddBoolToObject(o, "cv_warning", c->cv_warn);
+	cJSON_AddBoolToObject(o, "single", c->single);
+	if (c->decided)
+		cJSON_AddItemToObject(o, "decision", measure_decision_json(&c->dec));
+	else
+		cJSON_AddNullToObject(o, "decision");
 	cJSON_AddNumberToObject(o, "n_bad", (double)c->n_bad);
 	json_str_or_null(o, "worst_bad", c->worst_bad);
 	cJSON_AddBoolToObject(o, "best", best);
@@ -867,6 +1142,7 @@ cJSON *campaign_points_json(const campaign_points *p)
 	cJSON_AddNumberToObject(o, "bar", p->bar);
 	cJSON_AddNumberToObject(o, "max_cv", p->max_cv);
 	cJSON_AddNumberToObject(o, "sum_tolerance", p->sum_tolerance);
+	cJSON_AddBoolToObject(o, "strict_noise", p->strict_noise);
 	cJSON_AddNumberToObject(o, "jobs_recorded", (double)p->jobs_recorded);
 	cJSON_AddNumberToObject(o, "jobs_expected", (double)p->jobs_expected);
 	cJSON_AddNumberToObject(o, "duplicates", (double)p->duplicates);
@@ -889,6 +1165,7 @@ cJSON *campaign_points_json(const campaign_points *p)
 			cJSON_AddNullToObject(jp, "num_workers");
 		const campaign_cell *b = campaign_point_best(pt);
 		json_str_or_null(jp, "best", b ? b->candidate : NULL);
+		cJSON_AddBoolToObject(jp, "best_provisional", pt->best_provisional);
 		cJSON *cells = cJSON_AddArrayToObject(jp, "cells");
 		for (size_t k = 0; k < pt->n_cells; k++)
 			cJSON_AddItemToArray(cells, cell_json(&pt->cells[k], pt->best == (long)k));

@@ -12,17 +12,26 @@
  *   any TIMEOUT_HANG                       TIMEOUT_HANG
  *   any INVALID, no verdict, or no sample  INVALID (a candidate that failed
  *                                          once is not promotable)
- *   n >= 2 and slowCTA CV% > max_cv        NOISY
+ *   strict_noise and n >= 2 and slowCTA CV% > max_cv
+ *                                          NOISY (without strict_noise the CV
+ *                                          is a warning, cv_warn)
  *   the baseline cell                      BASELINE
  *   median sumCTA > baseline median sumCTA x (1 + sum_tolerance/100)
  *                                          BELOW_BAR (sloughed work)
- *   ratio >= bar                           PASS_GATE, else BELOW_BAR
+ *   one sample a side                      ratio >= bar: PASS_GATE, else
+ *                                          BELOW_BAR (single: no interval)
+ *   otherwise                              the decision of measure/decide.h:
+ *                                          PASS_GATE, BELOW_BAR or NOISY
  *
  * ratio = median(baseline slowCTA) / median(cell slowCTA) when the point has
- * a baseline cell with samples (source "jobs"), else the median of the
- * gate's own ratio over the cell's records (source "in-gate"), else none.
+ * a baseline cell with samples (source "jobs"; decided on the two samples,
+ * unpaired), else the median of the gate's own ratio over the cell's records
+ * (source "in-gate"; decided on those ratios as pairs), else none (BELOW_BAR).
  * The best cell of a point has the lowest median slowCTA among the cells
- * judged PASS_GATE, BELOW_BAR or BASELINE: the baseline may win. */
+ * judged PASS_GATE, BELOW_BAR, NOISY or BASELINE and not sloughed: the
+ * baseline may win. It is provisional when it is not measurably faster than
+ * the next fastest (their ratio's interval does not lie above 1) or rests on
+ * single runs. */
 #ifndef BG_CAMPAIGN_POINTS_H
 #define BG_CAMPAIGN_POINTS_H
 
@@ -31,6 +40,7 @@
 
 #include "base/error.h"
 #include "base/strbuf.h"
+#include "measure/decide.h"
 
 struct cJSON;
 
@@ -82,6 +92,10 @@ typedef struct campaign_cell {
 	double ratio; /* baseline over candidate, NAN when none */
 	campaign_ratio_source ratio_source;
 	bool sloughed; /* BELOW_BAR because its sumCTA exceeds the baseline's by the tolerance */
+	bool cv_warn;  /* n >= 2 and its slowCTA CV exceeds max_cv */
+	bool single;   /* judged on one sample a side: no interval */
+	bool decided;  /* dec holds the decision of its ratio (n >= 2 on a side) */
+	measure_decision dec;
 	campaign_verdict verdict;
 	campaign_names boxes, slots, gpu_names; /* seen in its records: "box", "box:gpus" */
 	size_t cap_samples, cap_gate_ratio, cap_gate_base_sum;
@@ -93,7 +107,9 @@ typedef struct campaign_point {
 	long num_workers;
 	campaign_cell *cells; /* the baseline first, then in order of first appearance */
 	size_t n_cells, cap_cells;
-	long best; /* index into cells, -1 when no cell qualifies */
+	long best;             /* index into cells, -1 when no cell qualifies */
+	bool best_provisional; /* not measurably faster than the next, or single runs */
+	long runner_up;        /* the next fastest qualifying cell, -1 when none */
 } campaign_point;
 
 /* A campaign read from a results file. */
@@ -102,6 +118,7 @@ typedef struct campaign_points {
 	char **gate_args;         /* the campaign's own gate words (owned) */
 	size_t n_gate_args;
 	double bar, max_cv, sum_tolerance; /* the last record's, else 1.2, 2.0 and 10.0 */
+	bool strict_noise;                 /* the last record's, else false */
 	campaign_point *points; /* by shape (first appearance), then num_workers ascending,
 				   a point without num_workers first */
 	size_t n_points, cap_points;
@@ -117,6 +134,10 @@ typedef struct campaign_points {
 	campaign_names superseded_candidates; /* whose they are */
 	size_t bad_lines, first_bad;          /* lines of the file that were not records */
 	bool torn;                            /* the file's last line was torn */
+	/* campaign_points_read_any: records of runs (not of a campaign) counted, and
+	 * whether no campaign is among them (name is then the file's stem) */
+	size_t run_records;
+	bool no_campaign;
 } campaign_points;
 
 /* Reads the campaign `name` (NULL: the file's only campaign) from the
@@ -140,6 +161,17 @@ typedef struct campaign_current {
 int campaign_points_read_current(const char *results_path, const char *name,
 				 const campaign_current *cur, size_t n_cur, campaign_points *out,
 				 bg_err *err);
+
+struct results_selector;
+
+/* As campaign_points_read, for any results file: the records `sel` picks
+ * (NULL: all), those of runs too: a run's record is a final record of its
+ * point's shape, worker count and candidate. Without `name`, a file holding one
+ * campaign and records of runs reports them together; several campaigns need
+ * `name` (or a selector that picks one), which then counts its records alone.
+ * BG_ENOTFOUND when nothing is left to report. */
+int campaign_points_read_any(const char *results_path, const char *name,
+			     const struct results_selector *sel, campaign_points *out, bg_err *err);
 
 /* The best cell of point `pt`, NULL when none. Borrowed. */
 const campaign_cell *campaign_point_best(const campaign_point *pt);

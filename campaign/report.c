@@ -130,12 +130,27 @@ static void md_row(strbuf *b, const campaign_points *p, const campaign_point *pt
 	strbuf_addstr(b, " | ");
 	md_num(b, c->cos_min, 5);
 	strbuf_addstr(b, " | ");
-	if (c->verdict == CAMPAIGN_NOISY)
+	if (c->verdict == CAMPAIGN_NOISY && p->strict_noise && c->cv_warn) {
 		strbuf_addf(b, "**NOISY** (CV %.1f%% > %.1f%%)", c->slow_cv, p->max_cv);
-	else if (c->sloughed)
+	} else if (c->verdict == CAMPAIGN_NOISY) {
+		strbuf t = STRBUF_INIT;
+		measure_decision_text(&c->dec, p->bar, &t);
+		strbuf_addstr(b, "**NOISY** (");
+		md(b, t.buf);
+		strbuf_addch(b, ')');
+		strbuf_release(&t);
+	} else if (c->sloughed) {
 		strbuf_addstr(b, "BELOW_BAR (sumCTA above the baseline's tolerance)");
-	else
+	} else {
 		strbuf_addstr(b, campaign_verdict_name(c->verdict));
+		if (c->single && !c->baseline)
+			strbuf_addstr(b, " (1 run a side: no interval)");
+		else if (c->decided && c->dec.interval &&
+			 (c->verdict == CAMPAIGN_PASS_GATE || c->verdict == CAMPAIGN_BELOW_BAR))
+			strbuf_addf(b, " (90%% interval %.3f-%.3f)", c->dec.lo, c->dec.hi);
+		if (c->cv_warn)
+			strbuf_addf(b, " (CV %.1f%% > %.1f%%: a warning)", c->slow_cv, p->max_cv);
+	}
 	strbuf_addf(b, " | %zu", c->n);
 	if (c->n_bad)
 		strbuf_addf(b, " (+%zu %s)", c->n_bad, c->worst_bad);
@@ -145,7 +160,7 @@ static void md_row(strbuf *b, const campaign_points *p, const campaign_point *pt
 void campaign_report_markdown(const campaign_points *p, const char *results_path,
 			      char *const *svg_shapes, const char *svg_ratio, strbuf *out)
 {
-	strbuf_addstr(out, "# Campaign ");
+	strbuf_addstr(out, p->no_campaign ? "# Results " : "# Campaign ");
 	md(out, p->name);
 	strbuf_addstr(out, "\n\n- results file: ");
 	md(out, results_path);
@@ -157,7 +172,8 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 		strbuf_addstr(out, "\n- pool: ");
 		md(out, p->pool);
 	}
-	strbuf_addf(out, "\n- jobs recorded: %zu", p->jobs_recorded);
+	strbuf_addf(out, "\n- %s: %zu", p->no_campaign ? "records" : "jobs recorded",
+		    p->jobs_recorded);
 	if (p->jobs_expected)
 		strbuf_addf(out, " of %zu", p->jobs_expected);
 	strbuf_addstr(out, "\n- boxes: ");
@@ -172,8 +188,12 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 		    "\n- bar %.2f, max CV %.1f%%, sumCTA tolerance %.1f%%\n\n"
 		    "The ratio is the baseline's median slowCTA over the candidate's: from the "
 		    "baseline's own jobs at the same point (source jobs), else from the gate's "
-		    "in-tree measurement (in-gate). The best of each point (bold) has the lowest "
-		    "median slowCTA among PASS_GATE, BELOW_BAR (not sloughed) and the baseline.\n",
+		    "in-tree measurement (in-gate). A verdict is decided on the ratio's 90%% "
+		    "interval (Hodges-Lehmann): PASS_GATE when it lies above the bar, BELOW_BAR "
+		    "below, NOISY when it straddles the bar or no interval exists yet. The best of "
+		    "each point (bold) has the lowest median slowCTA among PASS_GATE, BELOW_BAR "
+		    "(not sloughed), NOISY and the baseline; provisional when it is not measurably "
+		    "faster than the next.\n",
 		    p->bar, p->max_cv, p->sum_tolerance);
 
 	for (size_t s = 0; s < p->shapes.n; s++) {
@@ -200,6 +220,8 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 			md_nw(out, pt);
 			strbuf_addstr(out, " ");
 			md(out, b ? b->candidate : "none");
+			if (b && pt->best_provisional)
+				strbuf_addstr(out, " (provisional)");
 		}
 		strbuf_addstr(out, "\n\nWinner flips: ");
 		strbuf flips = STRBUF_INIT;
@@ -216,6 +238,14 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 	url(out, svg_ratio);
 	strbuf_addstr(out, ")\n\n## Notes\n\n");
 	size_t notes = 0;
+	if (p->run_records) {
+		strbuf_addf(out,
+			    "- %zu record%s of runs (not of a campaign): each is a final record of "
+			    "its point; other gate arguments make another candidate, another "
+			    "device another shape\n",
+			    p->run_records, p->run_records == 1 ? "" : "s");
+		notes++;
+	}
 	if (p->jobs_expected > p->jobs_recorded) {
 		strbuf_addf(out, "- %zu of %zu jobs not recorded (missing)\n",
 			    p->jobs_expected - p->jobs_recorded, p->jobs_expected);

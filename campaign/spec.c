@@ -22,7 +22,7 @@
 static const char *const keys[] = {
 	"pool",    "gate_args",     "shapes",       "num_workers", "candidates",
 	"repeats", "timeout_s",     "bar",          "push",        "results",
-	"max_cv",  "sum_tolerance", "max_failures", "lock_wait_s",
+	"max_cv",  "sum_tolerance", "max_failures", "lock_wait_s", "strict_noise",
 };
 #define N_KEYS      (sizeof(keys) / sizeof(keys[0]))
 #define CAND_PREFIX "candidate."
@@ -426,6 +426,11 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 			return bg_fail(err, BG_ECONFIG,
 				       "%s:%d: %s: '%s' is not a percentage such as 2 or 0.5", f,
 				       ln, k, v);
+	} else if (strcmp(k, "strict_noise") == 0) {
+		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+			return bg_fail(err, BG_ECONFIG,
+				       "%s:%d: strict_noise: '%s' is not yes or no", f, ln, v);
+		s->strict_noise = strcmp(v, "yes") == 0;
 	} else if (strcmp(k, "push") == 0) {
 		conf_split_list(v, &w, &nw);
 		for (size_t i = 0; i < nw && !rc; i++) {
@@ -457,7 +462,7 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 			       "%s:%d: unknown key '%s' in [campaign %s] (expected pool, "
 			       "gate_args, shapes, num_workers, candidates, candidate.NAME, "
 			       "repeats, timeout_s, bar, push, results, max_cv, sum_tolerance, "
-			       "max_failures or lock_wait_s)",
+			       "strict_noise, max_failures or lock_wait_s)",
 			       f, ln, k, s->name);
 	}
 	conf_strv_free(w, nw);
@@ -686,6 +691,8 @@ cJSON *campaign_job_json(const campaign_spec *s, const campaign_job *job, size_t
 		cJSON_AddNullToObject(o, "bar");
 	cJSON_AddNumberToObject(o, "max_cv", s->max_cv >= 0 ? s->max_cv : 2.0);
 	cJSON_AddNumberToObject(o, "sum_tolerance", s->sum_tol);
+	if (s->strict_noise)
+		cJSON_AddBoolToObject(o, "strict_noise", 1);
 	return o;
 }
 

@@ -49,13 +49,14 @@ typedef struct campaign_spec {
 	campaign_candidate *cands;
 	size_t n_cands;
 	int repeats;
-	int timeout_s;    /* 0: the box's */
-	double bar;       /* 0: the gate's */
-	double max_cv;    /* percent; < 0: [defaults] max_cv, else 2 */
-	double sum_tol;   /* percent, anti-sloughing tolerance (default 10) */
-	int max_failures; /* a box failing this many times is quarantined (default 2) */
-	int lock_wait_s;  /* how long a job waits for its slot's lock (default 30) */
-	char **push;      /* local files pushed to every box first (absolute) */
+	int timeout_s;     /* 0: the box's */
+	double bar;        /* 0: the gate's */
+	double max_cv;     /* percent; < 0: [defaults] max_cv, else 2 */
+	double sum_tol;    /* percent, anti-sloughing tolerance (default 10) */
+	bool strict_noise; /* a CV over max_cv makes a point NOISY (else only a warning) */
+	int max_failures;  /* a box failing this many times is quarantined (default 2) */
+	int lock_wait_s;   /* how long a job waits for its slot's lock (default 30) */
+	char **push;       /* local files pushed to every box first (absolute) */
 	size_t n_push;
 	char *results; /* the results file (absolute) */
 } campaign_spec;

@@ -91,6 +91,41 @@ static void svg_open(strbuf *b, int w, int h)
 }
 
 static void text(strbuf *b, double x, double y, const char *anchor, const char *extra,
+		 const char *s, size_t max_chars);
+
+/* "campaign NAME" or "results NAME" (records of runs), escaped. */
+static void title_name(strbuf *b, const campaign_points *p)
+{
+	strbuf_addstr(b, p->no_campaign ? "results " : "campaign ");
+	campaign_svg_escape(b, p->name, 40);
+}
+
+/* The line under a plot's title: the devices and the time span, so a plot
+ * read alone still says what it measured and when. */
+static void subtitle(strbuf *b, const campaign_points *p, const campaign_names *devs, double x,
+		     double y, const char *anchor)
+{
+	strbuf t = STRBUF_INIT;
+	strbuf_addstr(&t, devs->n ? "" : "device not recorded");
+	for (size_t i = 0; i < devs->n && i < 3; i++)
+		strbuf_addf(&t, "%s%s", i ? ", " : "", devs->v[i]);
+	if (devs->n > 3)
+		strbuf_addf(&t, " +%zu", devs->n - 3);
+	const char *from = p->first_start, *to = p->last_end ? p->last_end : p->first_start;
+	if (from) {
+		/* 2026-12-03T14:50:01.123Z -> 2026-12-03 14:50 */
+		strbuf_addf(&t, ", %.10s %.5s", from, strlen(from) > 11 ? from + 11 : "");
+		if (to && strncmp(from, to, 16) != 0)
+			strbuf_addf(&t, " to %.10s %.5s", to, strlen(to) > 11 ? to + 11 : "");
+		strbuf_addstr(&t, " UTC");
+	} else {
+		strbuf_addstr(&t, ", date not recorded");
+	}
+	text(b, x, y, anchor, "font-size=\"11\" fill=\"#404040\" id=\"subtitle\"", t.buf, 110);
+	strbuf_release(&t);
+}
+
+static void text(strbuf *b, double x, double y, const char *anchor, const char *extra,
 		 const char *s, size_t max_chars)
 {
 	strbuf_addstr(b, "<text x=\"");
@@ -239,11 +274,19 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 	strbuf_addstr(out, "</title>\n");
 	strbuf_addstr(out, "<text x=\"325.0\" y=\"28.0\" text-anchor=\"middle\" font-size=\"15\" "
 			   "font-weight=\"bold\">");
-	strbuf_addf(out, "campaign ");
-	campaign_svg_escape(out, p->name, 40);
+	title_name(out, p);
 	strbuf_addstr(out, ": slowCTA, shape ");
 	campaign_svg_escape(out, shape, 40);
 	strbuf_addstr(out, "</text>\n");
+	/* the devices of this shape's cells */
+	campaign_names devs = {0};
+	for (size_t i = 0; i < p->n_points; i++)
+		for (size_t k = 0;
+		     strcmp(p->points[i].shape, shape) == 0 && k < p->points[i].n_cells; k++)
+			for (size_t g = 0; g < p->points[i].cells[k].gpu_names.n; g++)
+				campaign_names_add(&devs, p->points[i].cells[k].gpu_names.v[g]);
+	subtitle(out, p, &devs, 325, 44, "middle");
+	campaign_names_release(&devs);
 
 	/* Grid, ticks and labels: 1, 2 and 5 of each decade on a log axis. */
 	for (int i = 0; i < MAX_TICKS; i++) {
@@ -294,6 +337,7 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 
 	/* One series per candidate, in the campaign's candidate order. */
 	double ly = PY0 + 10;
+	bool any_noisy = false, any_prov = false;
 	for (size_t ci = 0; ci < p->candidates.n; ci++) {
 		const char *cand = p->candidates.v[ci], *col = campaign_svg_colour(ci);
 		strbuf pts = STRBUF_INIT, marks = STRBUF_INIT;
@@ -321,11 +365,36 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 				     col, 1.5);
 				line(&marks, x - 4, YPOS(c->slow_max), x + 4, YPOS(c->slow_max),
 				     col, 1.5);
+				/* a NOISY point is hollow: its median is not to be read as
+				 * decided */
+				bool noisy = c->verdict == CAMPAIGN_NOISY;
+				any_noisy = any_noisy || noisy;
 				strbuf_addstr(&marks, "<circle cx=\"");
 				num(&marks, x, 1);
 				strbuf_addstr(&marks, "\" cy=\"");
 				num(&marks, y, 1);
-				strbuf_addf(&marks, "\" r=\"4.5\" fill=\"%s\"/>\n", col);
+				if (noisy)
+					strbuf_addf(&marks,
+						    "\" r=\"5\" fill=\"#ffffff\" stroke=\"%s\" "
+						    "stroke-width=\"2.5\" class=\"noisy\"/>\n",
+						    col);
+				else
+					strbuf_addf(&marks, "\" r=\"4.5\" fill=\"%s\"/>\n", col);
+				/* the best of its point has a ring, dashed while provisional */
+				if (pt->best == (long)k) {
+					any_prov = any_prov || pt->best_provisional;
+					strbuf_addstr(&marks, "<circle cx=\"");
+					num(&marks, x, 1);
+					strbuf_addstr(&marks, "\" cy=\"");
+					num(&marks, y, 1);
+					strbuf_addf(&marks,
+						    "\" r=\"9\" fill=\"none\" stroke=\"#000000\" "
+						    "stroke-width=\"1.5\"%s/>\n",
+						    pt->best_provisional
+							    ? " stroke-dasharray=\"3,2\" "
+							      "class=\"provisional\""
+							    : " class=\"best\"");
+				}
 			}
 		}
 		if (!in_shape) {
@@ -351,6 +420,27 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 		strbuf_release(&pts);
 		strbuf_release(&marks);
 	}
+	if (any_noisy) {
+		strbuf_addf(out,
+			    "<circle cx=\"597.0\" cy=\"%.1f\" r=\"5\" fill=\"#ffffff\" "
+			    "stroke=\"#404040\" stroke-width=\"2.5\"/>\n",
+			    ly - 3);
+		text(out, 612, ly + 2, "start", NULL, "NOISY (undecided)", 0);
+		ly += 22;
+	}
+	strbuf_addf(out,
+		    "<circle cx=\"597.0\" cy=\"%.1f\" r=\"7\" fill=\"none\" stroke=\"#000000\" "
+		    "stroke-width=\"1.5\"/>\n",
+		    ly - 3);
+	text(out, 612, ly + 2, "start", NULL, "best of its point", 0);
+	ly += 22;
+	if (any_prov) {
+		strbuf_addf(out,
+			    "<circle cx=\"597.0\" cy=\"%.1f\" r=\"7\" fill=\"none\" "
+			    "stroke=\"#000000\" stroke-width=\"1.5\" stroke-dasharray=\"3,2\"/>\n",
+			    ly - 3);
+		text(out, 612, ly + 2, "start", NULL, "provisional best", 0);
+	}
 	strbuf_addstr(out, "</svg>\n");
 	free(xs);
 #undef XPOS
@@ -368,22 +458,44 @@ static rgb mix(rgb a, rgb b, double t)
 		     (int)lround(a.b + (b.b - a.b) * t)};
 }
 
-/* Diverging: red below 1.0 (full at 0.5), white-ish at 1.0, pale green up to
- * the bar, green at the bar and darker up to 1.5 x the bar. */
+/* A ramp through `n` stops at t in [0, 1]. */
+static rgb ramp(const rgb *stops, size_t n, double t)
+{
+	t = t < 0 ? 0 : t > 1 ? 1 : t;
+	double at = t * (double)(n - 1);
+	size_t k = (size_t)at;
+	if (k >= n - 1)
+		return stops[n - 1];
+	return mix(stops[k], stops[k + 1], at - (double)k);
+}
+
+/* The ratio's colour on a log scale around the bar, so that no ratio a kernel
+ * reaches saturates it (4x and 6x differ): below 1.0 reds, from a light red at
+ * 1.0 to a dark one at 1/8; from 1.0 to the bar white to pale green; from the
+ * bar greens darkening over four doublings (16 x the bar). */
+#define RATIO_RED_SPAN   8.0
+#define RATIO_GREEN_SPAN 16.0
 static rgb ratio_colour(double r, double bar)
 {
-	static const rgb red = {215, 48, 39}, white = {247, 247, 247}, pale = {217, 240, 211},
-			 green0 = {120, 198, 121}, green1 = {26, 152, 80};
+	static const rgb reds[] = {{252, 187, 161}, {239, 59, 44}, {165, 15, 21}},
+			 greens[] = {{161, 217, 155}, {65, 171, 93}, {0, 109, 44}, {0, 55, 30}};
+	static const rgb white = {247, 247, 247}, pale = {217, 240, 211};
 	if (r < 1)
-		return mix(white, red, (1 - r) / 0.5);
+		return ramp(reds, 3, log(1 / r) / log(RATIO_RED_SPAN));
 	if (r < bar)
-		return mix(white, pale, (r - 1) / (bar - 1));
-	return mix(green0, green1, (r - bar) / (0.5 * bar));
+		return mix(white, pale, log(r) / log(bar));
+	return ramp(greens, 4, log(r / bar) / log(RATIO_GREEN_SPAN));
+}
+
+/* Text on a cell: white on a dark fill, black on a light one. */
+static const char *ink(rgb k)
+{
+	return 0.299 * k.r + 0.587 * k.g + 0.114 * k.b < 120 ? "#ffffff" : "#000000";
 }
 
 static const char grey[] = "#bdbdbd";
 
-enum { CW = 58, CH = 32, TOP = 40, PANEL_HEAD = 44, PANEL_GAP = 16 };
+enum { CW = 58, CH = 32, TOP = 56, PANEL_HEAD = 58, PANEL_GAP = 16, AXIS_W = 22 };
 
 void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 {
@@ -415,7 +527,7 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 		size_t l = strlen(p->shapes.v[s]);
 		longest = l > longest ? l : longest;
 	}
-	int label_w = 20 + 7 * (int)(longest > 24 ? 24 : longest);
+	int label_w = AXIS_W + 20 + 7 * (int)(longest > 24 ? 24 : longest);
 	size_t panels = 0;
 	for (size_t ci = 0; ci < p->candidates.n; ci++)
 		if (strcmp(p->candidates.v[ci], "baseline") != 0)
@@ -434,16 +546,16 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	int title_w = 40 + 9 * (int)(name_len + 45);
 	int w = grid_w + 40 + 190, panel_h = PANEL_HEAD + (int)nrow * CH + PANEL_GAP;
 	int h = TOP + (int)(panels ? panels : 1) * panel_h + 20;
-	if (h < TOP + 260)
-		h = TOP + 260;
+	if (h < TOP + 310)
+		h = TOP + 310;
 	if (w < title_w)
 		w = title_w;
 	svg_open(out, w, h);
 	strbuf_addstr(out, "<title>ratio baseline over candidate (slowCTA medians)</title>\n");
 	strbuf_addf(out, "<text x=\"20.0\" y=\"26.0\" font-size=\"15\" font-weight=\"bold\">");
-	strbuf_addstr(out, "campaign ");
-	campaign_svg_escape(out, p->name, 40);
+	title_name(out, p);
 	strbuf_addf(out, ": ratio baseline/candidate, bar %.2f</text>\n", p->bar);
+	subtitle(out, p, &p->gpu_names, 20, 44, "start");
 	if (too_many) {
 		strbuf t = STRBUF_INIT;
 		strbuf_addf(&t,
@@ -458,6 +570,7 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	}
 
 	size_t panel = 0;
+	bool any_prov_cell = false;
 	for (size_t ci = 0; ci < p->candidates.n && !too_many; ci++) {
 		const char *cand = p->candidates.v[ci];
 		if (strcmp(cand, "baseline") == 0)
@@ -467,6 +580,15 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 		strbuf_addf(&t, "candidate %s", cand);
 		text(out, 20, y0 + 18, "start", "font-weight=\"bold\"", t.buf, 50);
 		strbuf_release(&t);
+		/* the axis titles: worker counts across, shapes down */
+		text(out, label_w + (double)ncol * CW / 2.0, y0 + 36, "middle",
+		     "font-style=\"italic\" class=\"axis-title\"", "num_workers", 0);
+		double mid = y0 + PANEL_HEAD + (double)nrow * CH / 2.0;
+		strbuf_addf(out,
+			    "<text x=\"14.0\" y=\"%.1f\" text-anchor=\"middle\" "
+			    "font-style=\"italic\" class=\"axis-title\" "
+			    "transform=\"rotate(-90 14.0 %.1f)\">shape</text>\n",
+			    mid, mid);
 		for (size_t c = 0; c < ncol; c++) {
 			char lab[32] = "-";
 			if (!any_null || c > 0)
@@ -482,8 +604,10 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 				bool null_col = any_null && c == 0;
 				long nw = null_col ? 0 : cols[c - (any_null ? 1 : 0)];
 				const campaign_cell *cell = NULL;
+				const campaign_point *cell_pt = NULL;
 				for (size_t i = 0; i < p->n_points && !cell; i++) {
 					const campaign_point *pt = &p->points[i];
+					cell_pt = pt;
 					if (strcmp(pt->shape, shape) != 0 ||
 					    pt->has_num_workers == null_col ||
 					    (!null_col && pt->num_workers != nw))
@@ -496,10 +620,11 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 					   cell->verdict == CAMPAIGN_TIMEOUT_HANG ||
 					   !isfinite(cell->ratio);
 				char fill[8];
+				rgb k = {189, 189, 189};
 				if (bad) {
 					snprintf(fill, sizeof(fill), "%s", grey);
 				} else {
-					rgb k = ratio_colour(cell->ratio, p->bar);
+					k = ratio_colour(cell->ratio, p->bar);
 					snprintf(fill, sizeof(fill), "#%02x%02x%02x", k.r & 0xff,
 						 k.g & 0xff, k.b & 0xff);
 				}
@@ -508,18 +633,25 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 				num(out, x, 1);
 				strbuf_addstr(out, "\" y=\"");
 				num(out, ry, 1);
+				bool prov = cell && cell_pt && cell_pt->best >= 0 &&
+					    &cell_pt->cells[cell_pt->best] == cell &&
+					    cell_pt->best_provisional;
+				any_prov_cell = any_prov_cell || prov;
 				strbuf_addf(out,
 					    "\" width=\"%d\" height=\"%d\" fill=\"%s\" "
-					    "stroke=\"#ffffff\" stroke-width=\"1\"><title>",
-					    CW, CH, fill);
+					    "stroke=\"%s\" stroke-width=\"%s\"%s><title>",
+					    CW, CH, fill, prov ? "#000000" : "#ffffff",
+					    prov ? "2" : "1",
+					    prov ? " stroke-dasharray=\"4,3\" class=\"provisional\""
+						 : "");
 				campaign_svg_escape(out, shape, SVG_TITLE_CHARS);
 				strbuf_addf(out, " nw %s ", null_col ? "-" : "");
 				if (!null_col)
 					strbuf_addf(out, "%ld ", nw);
 				campaign_svg_escape(out, cand, SVG_TITLE_CHARS);
-				strbuf_addf(out, ": %s</title></rect>\n",
-					    cell ? campaign_verdict_name(cell->verdict)
-						 : "no data");
+				strbuf_addf(out, ": %s%s</title></rect>\n",
+					    cell ? campaign_verdict_name(cell->verdict) : "no data",
+					    prov ? ", provisional best" : "");
 				strbuf label = STRBUF_INIT;
 				if (!cell)
 					strbuf_addstr(&label, "");
@@ -531,20 +663,24 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 				else
 					strbuf_addf(&label, "%.2f%s", cell->ratio,
 						    cell->verdict == CAMPAIGN_NOISY ? "~" : "");
-				if (label.len)
-					text(out, x + CW / 2.0, ry + CH / 2.0 + 8, "middle",
-					     "font-size=\"11\"", label.buf, 0);
+				if (label.len) {
+					char style[48];
+					snprintf(style, sizeof(style),
+						 "font-size=\"11\" fill=\"%s\"", ink(k));
+					text(out, x + CW / 2.0, ry + CH / 2.0 + 8, "middle", style,
+					     label.buf, 0);
+				}
 				strbuf_release(&label);
 			}
 		}
 		panel++;
 	}
 
-	/* The colour legend: discrete swatches from 0.5 to 1.5 x the bar. */
+	/* The colour legend: swatches on the log scale, 1/8 to 16 x the bar. */
 	double lx = grid_w + 40, ly = TOP + 10;
-	text(out, lx, ly, "start", "font-weight=\"bold\"", "ratio", 0);
-	const double marks[] = {0.5,    0.75,          1.0,         (1 + p->bar) / 2,
-				p->bar, 1.25 * p->bar, 1.5 * p->bar};
+	text(out, lx, ly, "start", "font-weight=\"bold\"", "ratio (log scale)", 0);
+	const double marks[] = {0.125,      0.5,        0.8,        1.0,        p->bar,
+				2 * p->bar, 4 * p->bar, 8 * p->bar, 16 * p->bar};
 	size_t shown = 0;
 	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
 		/* a bar at or under 1.0 makes marks repeat or go back: each once, rising */
@@ -565,7 +701,7 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 		strbuf_addstr(out, "\" y=\"");
 		num(out, y + 13, 1);
 		strbuf_addstr(out, "\">");
-		num(out, marks[i], 2);
+		strbuf_addf(out, "%g", marks[i]);
 		if (marks[i] == p->bar)
 			strbuf_addstr(out, " (bar)");
 		strbuf_addstr(out, "</text>\n");
@@ -577,7 +713,10 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 	num(out, gy, 1);
 	strbuf_addf(out, "\" width=\"28\" height=\"18\" fill=\"%s\"/>\n", grey);
 	text(out, lx + 36, gy + 13, "start", NULL, "no data, INVALID", 0);
-	text(out, lx, gy + 40, "start", "font-size=\"10\"", "~ NOISY (CV above max)", 0);
+	text(out, lx, gy + 40, "start", "font-size=\"10\"", "~ NOISY (undecided)", 0);
+	if (any_prov_cell)
+		text(out, lx, gy + 56, "start", "font-size=\"10\"",
+		     "dashed border: provisional best", 0);
 	strbuf_addstr(out, "</svg>\n");
 	free(cols);
 }

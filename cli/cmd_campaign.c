@@ -20,6 +20,7 @@
 #include "cli/campaign_sched.h"
 #include "cli/campaign_view.h"
 #include "cli/slot_probe.h"
+#include "measure/kernel.h"
 #include "results/record.h"
 #include "results/store.h"
 
@@ -45,8 +46,11 @@ static const char campaign_help[] =
 	"  repeats = N              each point runs N times (1-100, default 1)\n"
 	"  timeout_s = S            the watchdog timeout of each job (default: the box's)\n"
 	"  bar = R                  the slowCTA ratio a candidate needs (default: the gate's)\n"
-	"  max_cv = PCT             a point whose slowCTA CV exceeds it is NOISY (default\n"
+	"  max_cv = PCT             a cell whose slowCTA CV exceeds it gets a warning (default\n"
 	"                           [defaults] max_cv, else 2)\n"
+	"  strict_noise = yes|no    yes: a CV over max_cv makes the cell NOISY (default no;\n"
+	"                           a cell is decided on its ratio's 90% interval: PASS_GATE\n"
+	"                           above the bar, BELOW_BAR below, NOISY when it straddles)\n"
 	"  sum_tolerance = PCT      anti-sloughing: a candidate's sumCTA may exceed the\n"
 	"                           baseline's by this much (default 10)\n"
 	"  push = FILE...           pushed to every box of the pool before the first job (as\n"
@@ -134,18 +138,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-static const char *gate_kind(const campaign_spec *sp)
-{
-	const char *kind = NULL;
-	for (size_t i = 0; i < sp->n_gate_args; i++) {
-		if (strcmp(sp->gate_args[i], "--kind") == 0 && i + 1 < sp->n_gate_args)
-			kind = sp->gate_args[++i];
-		else if (strncmp(sp->gate_args[i], "--kind=", 7) == 0)
-			kind = sp->gate_args[i] + 7;
-	}
-	return kind;
 }
 
 /* The jobs the results file already holds final: 1 in done[] for each; and
@@ -345,7 +337,7 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
 	}
 	char *tag = xasprintf("campaign:%s", sp->name);
 	g.holder = tag;
-	const char *kind = gate_kind(sp);
+	const char *kind = measure_gate_kind(sp->gate_args, sp->n_gate_args);
 	int code = 0;
 	for (size_t b = 0; b < s->n_boxes && !code; b++) {
 		sched_box *sb = &s->boxes[b];

@@ -10,45 +10,61 @@
 #include "campaign/report.h"
 #include "cli/cli.h"
 #include "cli/report_read.h"
+#include "results/select.h"
 
 static const char report_help[] =
-	"usage: boxgate report FILE [--campaign NAME] [--out DIR] [--json]\n"
+	"usage: boxgate report FILE [--campaign NAME] [--select SEL]... [--out DIR] [--json]\n"
 	"\n"
-	"Reads the records a campaign appended to the results file FILE and writes,\n"
-	"next to FILE (or into DIR), with STEM its name without .jsonl:\n"
+	"Reads the results file FILE (the records of a campaign, of run sweeps such as\n"
+	"'run --repeat 5 -- --num-workers 1,2', or a mix) and writes, next to FILE (or\n"
+	"into DIR), with STEM its name without .jsonl:\n"
 	"\n"
-	"  STEM.report.md           the campaign (jobs recorded and expected, boxes, GPUs,\n"
-	"                           time span), per shape a table of every num_workers and\n"
+	"  STEM.report.md           the campaign or the file (records, boxes, GPUs, time\n"
+	"                           span), per shape a table of every num_workers and\n"
 	"                           candidate (slowCTA median and spread, ratio baseline\n"
 	"                           over candidate and its source, wall, sumCTA, cos,\n"
 	"                           verdict, n) with the best of each point in bold, the\n"
 	"                           winner flips, links to the plots and notes\n"
-	"  STEM.slowcta.SHAPE.svg   slowCTA against num_workers, one line per candidate\n"
+	"  STEM.slowcta.SHAPE.svg   slowCTA against num_workers, one line per candidate,\n"
+	"                           NOISY points hollow\n"
 	"  STEM.ratio.svg           the ratio per shape and num_workers, one panel per\n"
-	"                           candidate: red below 1.0, green at or above the bar\n"
+	"                           candidate, on a log colour scale around the bar (reds\n"
+	"                           below 1.0, greens from the bar up to 16 x the bar),\n"
+	"                           NOISY cells marked ~\n"
+	"Every plot names the devices and the time span and titles its axes.\n"
 	"\n"
-	"Only final records count (a cut attempt is requeued and recorded again); a job\n"
+	"A run's record (not of a campaign) is a final record of its point: the gate\n"
+	"arguments that set records apart name its candidate (candidate --variant\n"
+	"nosplit), and runs on several devices make a shape per device. Of a campaign,\n"
+	"only final records count (a cut attempt is requeued and recorded again); a job\n"
 	"recorded twice keeps its last record. A cell's verdict: TIMEOUT_HANG if any run\n"
 	"hung, INVALID if any run was invalid or none was judged, NOISY when the slowCTA\n"
 	"CV exceeds the campaign's max_cv, BELOW_BAR when its sumCTA exceeds the\n"
 	"baseline's by more than sum_tolerance, else PASS_GATE when the ratio reaches the\n"
 	"bar, else BELOW_BAR. Each file is written through a temporary file and renamed.\n"
 	"\n"
-	"  --campaign NAME  the campaign to report (needed when FILE holds several)\n"
+	"  --campaign NAME  the campaign to report (needed when FILE holds several; its\n"
+	"                   records alone, without those of runs)\n"
+	"  --select SEL     only the records SEL picks (repeatable): KEY=VALUE terms joined\n"
+	"                   by ',' as 'boxgate results --help' lists them (run=ID,\n"
+	"                   campaign=NAME, candidate=NAME, since=DATE, variant=nosplit, ...)\n"
 	"  --out DIR        write into DIR (created when missing)\n"
 	"  --json           print the points as one JSON object instead of the paths\n"
 	"\n"
-	"Exit: 0 written, 1 FILE cannot be read, holds no campaign or a file cannot be\n"
-	"written, 2 usage or an unknown campaign.\n";
+	"Exit: 0 written, 1 FILE cannot be read, holds nothing to report (or nothing the\n"
+	"selector picks) or a file cannot be written, 2 usage, a bad selector or an\n"
+	"unknown campaign.\n";
 
 struct report_opts {
 	const char *campaign, *out;
+	cli_list select;
 };
 
 static const cli_opt report_options[] = {
 	CLI_OPT_JSON,
 	CLI_OPT_STRING("campaign", struct report_opts, campaign),
 	CLI_OPT_STRING("out", struct report_opts, out),
+	CLI_OPT_LIST("select", struct report_opts, select),
 	CLI_OPT_END,
 };
 
@@ -64,7 +80,8 @@ static int one_file(const char *cmd, const cli_args *args)
 	return 0;
 }
 
-int cli_campaign_read(const char *cmd, const cli_args *args, const char *name, campaign_points *p)
+int cli_campaign_read(const char *cmd, const cli_args *args, const char *name,
+		      const cli_list *select, campaign_points *p)
 {
 	memset(p, 0, sizeof(*p));
 	int code = one_file(cmd, args);
@@ -72,7 +89,15 @@ int cli_campaign_read(const char *cmd, const cli_args *args, const char *name, c
 		return code;
 	const char *path = args->v[0];
 	bg_err err = {0};
-	int rc = campaign_points_read(path, name, p, &err);
+	results_selector sel = RESULTS_SELECTOR_INIT;
+	for (size_t i = 0; select && i < select->n; i++)
+		if (results_selector_add(&sel, select->v[i], &err) < 0) {
+			cli_error("%s: --select: %s", cmd, err.msg);
+			results_selector_release(&sel);
+			return BG_EXIT_USAGE;
+		}
+	int rc = campaign_points_read_any(path, name, sel.n ? &sel : NULL, p, &err);
+	results_selector_release(&sel);
 	if (rc < 0) {
 		cli_error("%s: %s", cmd, err.msg);
 		return rc == BG_EUSAGE ? BG_EXIT_USAGE : BG_EXIT_FAIL;
@@ -90,7 +115,7 @@ static int run_report(cli_ctx *ctx, void *opts_, const cli_args *args)
 	const struct report_opts *opts = opts_;
 	campaign_points p;
 	campaign_names written = {0};
-	int code = cli_campaign_read("report", args, opts->campaign, &p);
+	int code = cli_campaign_read("report", args, opts->campaign, &opts->select, &p);
 	if (!code) {
 		bg_err err = {0};
 		if (campaign_report_write(&p, args->v[0], opts->out, &written, &err) < 0) {

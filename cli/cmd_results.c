@@ -9,13 +9,17 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "cli/csv.h"
+#include "cli/results_by_point.h"
 #include "cli/results_compare.h"
+#include "results/select.h"
 #include "results/store.h"
 
 static const char results_help[] =
-	"usage: boxgate results [show] [FILE] [--json] [--last N]\n"
-	"       boxgate results export [FILE] [--csv | --json]\n"
-	"       boxgate results compare [--json] BEFORE AFTER\n"
+	"usage: boxgate results [show] [FILE] [--select SEL]... [--by point] [--json] [--last N]\n"
+	"       boxgate results export [FILE] [--select SEL]... [--csv | --json]\n"
+	"       boxgate results compare [--json | --csv] BEFORE AFTER\n"
+	"       boxgate results compare [FILE] --before SEL --after SEL [--pair KEY | --pair A=B]\n"
 	"\n"
 	"Reads the results file that 'boxgate run' appends one record to per gate\n"
 	"invocation (default: [defaults] results = PATH in the configuration, else\n"
@@ -24,38 +28,70 @@ static const char results_help[] =
 	"  show           (the default) an aligned table, one row per record: start time,\n"
 	"                 box, device (the GPU name the gate reports, or cpu), kind,\n"
 	"                 shape, worker count, candidate, slowCTA, ratio base/candidate,\n"
-	"                 boxgate's verdict\n"
+	"                 boxgate's verdict, run id\n"
 	"  export         every record as RFC 4180 CSV with a header row (--csv, the\n"
-	"                 default) or as JSON lines (--json)\n"
-	"  compare        pairs the points of two results files by (GPU name, else box;\n"
-	"                 gate kind; shape; num_workers; candidate; the other gate arguments,\n"
-	"                 so --dtype fp8 is never pooled with bf16) and compares their slowCTA\n"
-	"                 samples\n"
-	"                 (INVALID and TIMEOUT_HANG records never count): n, medians, ratio\n"
-	"                 after/before, change, the two-sided Mann-Whitney U p-value and a\n"
-	"                 call. With noise the larger CV of the two sides: slower when p < 0.05\n"
-	"                 and ratio > 1.01, faster when p < 0.05 and ratio < 0.99, same when\n"
-	"                 p >= 0.05 and |ratio - 1| is within the noise, else ambiguous (also\n"
-	"                 with fewer than 3 samples a side, unless 2 + 2 differ by more than\n"
-	"                 10 x the noise). 3 + 3 samples never reach p < 0.05: take 4 or more.\n"
+	"                 default) or as JSON lines (--json); numbers in their shortest\n"
+	"                 exact form, a cell starting with = + - @ (not a number) gets a\n"
+	"                 leading '\n"
+	"  compare        pairs the points of two sides and compares their slowCTA samples\n"
+	"                 (INVALID and TIMEOUT_HANG records never count). A point is (GPU\n"
+	"                 name, else box; gate kind; shape; num_workers; candidate; the\n"
+	"                 other gate arguments, so --dtype fp8 is never pooled with bf16).\n"
+	"                 A side is a file (two files: BEFORE AFTER) or a selection of one\n"
+	"                 store (FILE, else the default) by --before and --after. The table:\n"
+	"                 each side's median +- CV and n, the change after/before (~ when\n"
+	"                 not decided), its 90% Hodges-Lehmann interval (the decision run,\n"
+	"                 campaign and report use, before as the baseline, a bar of 1), the\n"
+	"                 two-sided Mann-Whitney U p-value and a call: slower when the\n"
+	"                 interval lies above 0% and the change is over +1%, faster when it\n"
+	"                 lies below 0% and the change is under -1%, same when it is decided\n"
+	"                 smaller or undecided within the noise (the larger CV), else\n"
+	"                 ambiguous. 3 + 3 samples are the fewest with an interval.\n"
+	"  --select SEL   only the records SEL picks (show, export; repeatable, all must hold)\n"
+	"  --before SEL, --after SEL\n"
+	"                 compare: the records of each side (repeatable)\n"
+	"  --pair KEY     compare: pair points that differ only in KEY (variant, candidate,\n"
+	"                 device, num-workers, ...); without it, the one point key both\n"
+	"                 selectors give different values is paired on\n"
+	"  --pair A=B     compare: value A on the before side pairs with B on the after side\n"
+	"  --by point     show: one row per point: n, slowCTA median +- CV, the gate's ratio\n"
+	"                 (Hodges-Lehmann) with its 90% interval, a verdict (PASS_GATE when\n"
+	"                 the interval lies above the bar, BELOW_BAR below it, else\n"
+	"                 NOISY and which way it leans), the run id (+N: more runs)\n"
+	"  --csv          export, compare: CSV\n"
 	"  --json         the records as they are stored, one JSON object a line (compare:\n"
-	"                 one object per point, then a summary object)\n"
-	"  --last N       only the last N records\n"
+	"                 one object per point, then a summary object; --by point: one\n"
+	"                 object per point)\n"
+	"  --last N       only the last N records (after --select)\n"
+	"\n"
+	"A selector SEL is KEY=VALUE terms joined by ',', all of which must hold:\n"
+	"run=ID (or its first characters), campaign=NAME, candidate=NAME, kind=K,\n"
+	"shape=S, num-workers=N, box=NAME, device=TEXT (in the GPU name, any case; or\n"
+	"cpu), verdict=V, since=DATE, until=DATE (ISO 8601 UTC, 2026-12-03 or\n"
+	"2026-12-03T14:50; until holds the whole of what it names), or any gate argument\n"
+	"NAME=VALUE (variant=nosplit matches --variant nosplit).\n"
 	"\n"
 	"A torn last line (a write interrupted by a crash) and lines that are not records\n"
 	"are skipped and reported on stderr; they do not fail the command.\n"
-	"Exit: 0 read, 1 the file cannot be read (compare: a point is slower), 2 usage or a\n"
-	"missing file.\n";
+	"Exit: 0 read, 1 the file cannot be read (compare: a point is decided slower), 2\n"
+	"usage, a bad selector, a selector that matches nothing (compare) or a missing file.\n";
 
 struct results_opts {
 	const char *last; /* --last N */
 	bool csv;
+	cli_list select, before, after; /* --select, --before, --after SEL */
+	const char *pair, *by;
 };
 
 static const cli_opt results_options[] = {
 	CLI_OPT_JSON,
 	CLI_OPT_STRING("last", struct results_opts, last),
 	CLI_OPT_FLAG("csv", struct results_opts, csv),
+	CLI_OPT_LIST("select", struct results_opts, select),
+	CLI_OPT_LIST("before", struct results_opts, before),
+	CLI_OPT_LIST("after", struct results_opts, after),
+	CLI_OPT_STRING("pair", struct results_opts, pair),
+	CLI_OPT_STRING("by", struct results_opts, by),
 	CLI_OPT_END,
 };
 
@@ -81,12 +117,15 @@ char *cli_results_path(cli_ctx *ctx, const char *given)
 typedef struct rec_list {
 	cJSON **v;
 	size_t n, cap;
+	const results_selector *sel; /* the records kept; NULL: all */
 } rec_list;
 
 static int keep_record(void *ctx, const cJSON *rec, size_t line)
 {
 	(void)line;
 	rec_list *l = ctx;
+	if (!results_selector_match(l->sel, rec))
+		return 0;
 	if (l->n == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 64;
 		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
@@ -135,7 +174,9 @@ static char *cell(const cJSON *v, int digits)
 	if (cJSON_IsNumber(v)) {
 		if (v->valuedouble == (double)(int64_t)v->valuedouble && digits > 6)
 			return xasprintf("%lld", (long long)v->valuedouble);
-		return xasprintf("%.*g", digits, v->valuedouble);
+		/* the digits the number was written with, not the binary's tail */
+		return digits > 6 ? cli_num_text(v->valuedouble)
+				  : xasprintf("%.*g", digits, v->valuedouble);
 	}
 	if (cJSON_IsBool(v))
 		return xstrdup(cJSON_IsTrue(v) ? "true" : "false");
@@ -165,9 +206,23 @@ static char *tcell(char *s)
 	return s;
 }
 
-enum { T_START, T_BOX, T_DEVICE, T_KIND, T_SHAPE, T_NW, T_CAND, T_SLOW, T_RATIO, T_VERDICT, T_N };
-static const char *const t_head[T_N] = {"START", "BOX",       "DEVICE",     "KIND",  "SHAPE",
-					"NW",    "CANDIDATE", "SLOWCTA_US", "RATIO", "VERDICT"};
+enum {
+	T_START,
+	T_BOX,
+	T_DEVICE,
+	T_KIND,
+	T_SHAPE,
+	T_NW,
+	T_CAND,
+	T_SLOW,
+	T_RATIO,
+	T_VERDICT,
+	T_RUN,
+	T_N
+};
+static const char *const t_head[T_N] = {"START", "BOX",     "DEVICE",    "KIND",
+					"SHAPE", "NW",      "CANDIDATE", "SLOWCTA_US",
+					"RATIO", "VERDICT", "RUN"};
 static const bool t_right[T_N] = {[T_NW] = true, [T_SLOW] = true, [T_RATIO] = true};
 
 static void table_row(const cJSON *r, char **c)
@@ -187,6 +242,7 @@ static void table_row(const cJSON *r, char **c)
 	c[T_SLOW] = num3(get(get(res, "candidate"), "slowCTA_us"));
 	c[T_RATIO] = num3(get(res, "slowCTA_ratio_base_over_cand"));
 	c[T_VERDICT] = tcell(cell(get(r, "verdict"), 6));
+	c[T_RUN] = tcell(cell(get(r, "run_id"), 6));
 }
 
 static void show_table(cJSON *const *recs, size_t n)
@@ -268,30 +324,13 @@ static const cJSON *get_path(const cJSON *o, const char *path)
 	return o;
 }
 
-/* RFC 4180: a field holding a comma, a quote or a line break is quoted, its
- * quotes doubled. */
-static void csv_field(strbuf *b, const char *s)
-{
-	if (!s[strcspn(s, ",\"\r\n")]) {
-		strbuf_addstr(b, s);
-		return;
-	}
-	strbuf_addch(b, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			strbuf_addch(b, '"');
-		strbuf_addch(b, *s);
-	}
-	strbuf_addch(b, '"');
-}
-
 static void export_csv(cJSON *const *recs, size_t n)
 {
 	strbuf b = STRBUF_INIT;
 	for (size_t k = 0; k < N_CSV_COLS; k++) {
 		if (k)
 			strbuf_addch(&b, ',');
-		csv_field(&b, csv_cols[k]);
+		cli_csv_field(&b, csv_cols[k]);
 	}
 	strbuf_addstr(&b, "\r\n");
 	for (size_t i = 0; i < n; i++) {
@@ -299,7 +338,7 @@ static void export_csv(cJSON *const *recs, size_t n)
 			char *s = cell(get_path(recs[i], csv_cols[k]), 17);
 			if (k)
 				strbuf_addch(&b, ',');
-			csv_field(&b, s);
+			cli_csv_field(&b, s);
 			free(s);
 		}
 		strbuf_addstr(&b, "\r\n");
@@ -322,7 +361,38 @@ static int run_results(cli_ctx *ctx, void *opts_, const cli_args *args)
 	if (i == 0 && args->n && access(args->v[0], F_OK) != 0 && conf_suggest(args->v[0], subs, 3))
 		return cli_unknown_subcommand("results", args->v[0], subs, 3);
 	if (strcmp(sub, "compare") == 0) {
-		return cli_results_compare(ctx, args, ctx->opt.json);
+		if (opts->select.n || opts->by || opts->last) {
+			cli_error("results compare: --%s is for results show (compare takes "
+				  "--before and --after)",
+				  opts->select.n ? "select"
+				  : opts->by     ? "by"
+						 : "last");
+			return BG_EXIT_USAGE;
+		}
+		cli_compare_opts co = {.before = &opts->before,
+				       .after = &opts->after,
+				       .pair = opts->pair,
+				       .json = ctx->opt.json,
+				       .csv = opts->csv};
+		return cli_results_compare(ctx, args, &co);
+	}
+	if (opts->before.n || opts->after.n || opts->pair) {
+		cli_error("results %s: --%s is for results compare (show and export take --select)",
+			  sub,
+			  opts->before.n  ? "before"
+			  : opts->after.n ? "after"
+					  : "pair");
+		return BG_EXIT_USAGE;
+	}
+	bool by_point = false;
+	if (opts->by) {
+		if (strcmp(opts->by, "point") != 0 || strcmp(sub, "show") != 0) {
+			cli_error("results %s: --by '%s': only 'results show --by point' groups "
+				  "records",
+				  sub, opts->by);
+			return BG_EXIT_USAGE;
+		}
+		by_point = true;
 	}
 	if (args->n - i > 1) {
 		cli_error("results %s: one FILE at most, got '%s' and '%s'", sub, args->v[i],
@@ -352,11 +422,23 @@ static int run_results(cli_ctx *ctx, void *opts_, const cli_args *args)
 	char *path = cli_results_path(ctx, i < args->n ? args->v[i] : NULL);
 	if (!path)
 		return BG_EXIT_USAGE;
-	rec_list l = {0};
-	int code = read_records(path, &l);
+	results_selector sel = RESULTS_SELECTOR_INIT;
+	rec_list l = {.sel = &sel};
+	int code = BG_EXIT_OK;
+	for (size_t k = 0; k < opts->select.n && code == BG_EXIT_OK; k++) {
+		bg_err err = {0};
+		if (results_selector_add(&sel, opts->select.v[k], &err) < 0) {
+			cli_error("results %s: --select: %s", sub, err.msg);
+			code = BG_EXIT_USAGE;
+		}
+	}
+	if (code == BG_EXIT_OK)
+		code = read_records(path, &l);
 	if (code == BG_EXIT_OK) {
 		size_t from = l.n > last ? l.n - last : 0;
-		if (ctx->opt.json)
+		if (by_point)
+			cli_results_by_point(l.v + from, l.n - from, ctx->opt.json);
+		else if (ctx->opt.json)
 			for (size_t k = from; k < l.n; k++)
 				cli_print_json(l.v[k]);
 		else if (export)
@@ -365,6 +447,7 @@ static int run_results(cli_ctx *ctx, void *opts_, const cli_args *args)
 			show_table(l.v + from, l.n - from);
 	}
 	rec_list_release(&l);
+	results_selector_release(&sel);
 	free(path);
 	return code;
 }

@@ -23,12 +23,15 @@
 #include "base/timer.h"
 #include "results/record.h"
 #include "sync/sync.h"
+#include "measure/kernel.h"
+#include "measure/point.h"
 #include "results/stats.h"
 #include "results/store.h"
 
 static const char run_help[] =
 	"usage: boxgate run BOX [--gpu LIST] [--timeout S] [--bar R] [--json]\n"
-	"                   [--repeat N] [--max-cv PCT] [--holder TAG] [--kernel FILE]\n"
+	"                   [--repeat N] [--max-cv PCT] [--strict-noise] [--holder TAG]\n"
+	"                   [--kernel FILE]\n"
 	"                   [--overlay LOCAL=REPO_PATH]...\n"
 	"                   [--results FILE | --no-results] -- GATE ARGS...\n"
 	"       boxgate run --pool POOL [--exclude SPEC] [--wait S] [options]\n"
@@ -91,10 +94,18 @@ static const char run_help[] =
 	"  --repeat N     run the gate N times (1-100), each in its own process on the same\n"
 	"                 slot, then print the point's medians of slowCTA, wall and sumCTA\n"
 	"                 with their spread (min-max, CV), where the number came from, and\n"
-	"                 the verdict on the medians: PASS_GATE when no run was INVALID,\n"
-	"                 TIMEOUT_HANG or failed and the median ratio reaches the bar\n"
-	"  --max-cv PCT   a point of 2 or more runs whose slowCTA CV exceeds PCT percent is\n"
-	"                 NOISY and never passes (exit 1); default [defaults] max_cv, else 2\n"
+	"                 the verdict on the point: the 90% interval of the ratio (Hodges-\n"
+	"                 Lehmann, exact signed-rank or rank-sum critical values) lies above\n"
+	"                 the bar: PASS_GATE; below it: BELOW_BAR; straddles it, or no\n"
+	"                 interval exists yet (under 3 runs, or 3 gate-stated ratios): NOISY\n"
+	"                 (exit 1), saying which way it leans and about how many more\n"
+	"                 repeats would decide it. A wrong PASS_GATE or BELOW_BAR comes at\n"
+	"                 most 5% of the time. Any INVALID, TIMEOUT_HANG or failed run: no\n"
+	"                 verdict on the point. One run: its ratio against the bar\n"
+	"  --max-cv PCT   a slowCTA CV over PCT percent (of 2 or more runs) is reported as a\n"
+	"                 warning; default [defaults] max_cv, else 2\n"
+	"  --strict-noise a CV over --max-cv makes the point NOISY (exit 1), whatever its\n"
+	"                 interval says\n"
 	"\n"
 	"Baseline and candidate apart: when the gate's first result has no baseline side\n"
 	"(no \"baseline_in_tree\", no slowCTA_ratio_base_over_cand), each candidate run (C)\n"
@@ -102,8 +113,9 @@ static const char run_help[] =
 	"--baseline, which the box must allow. C B C B ...: --repeat N makes N pairs (default\n"
 	"1). Each run is its own record (\"role\": candidate | baseline) and its own line\n"
 	"judges it alone; the point judges the pairs: ratio = the median over pairs of\n"
-	"B.slowCTA / C.slowCTA against the bar, C's cos >= 0.99, C's median sumCTA at most\n"
-	"10% over B's, and NOISY when either side's slowCTA CV exceeds --max-cv. The point\n"
+	"B.slowCTA / C.slowCTA, decided on the interval of the pair ratios (5 pairs or\n"
+	"more; fewer: of the two samples B and C), C's cos >= 0.99, C's median sumCTA at\n"
+	"most 10% over B's; either side's CV over --max-cv is a warning. The point\n"
 	"line says which path was taken (apart, or measured by the gate in one process).\n"
 	"A candidate the gate itself calls INVALID gets no baseline run.\n"
 	"\n"
@@ -145,6 +157,7 @@ typedef struct run_opts {
 	bool no_results;
 	const char *repeat; /* --repeat N */
 	const char *max_cv; /* --max-cv PCT */
+	bool strict_noise;  /* --strict-noise */
 	int wait;           /* --wait S (with --pool) */
 	const char *kernel; /* --kernel FILE */
 	cli_list overlay;   /* --overlay LOCAL=REPO_PATH ... */
@@ -164,6 +177,7 @@ static const cli_opt run_options[] = {
 	CLI_OPT_FLAG("no-results", run_opts, no_results),
 	CLI_OPT_STRING("repeat", run_opts, repeat),
 	CLI_OPT_STRING("max-cv", run_opts, max_cv),
+	CLI_OPT_FLAG("strict-noise", run_opts, strict_noise),
 	CLI_OPT_END,
 };
 
@@ -386,7 +400,7 @@ static int record_run(const gate_args *ga, const char *path, const results_recor
 	return 0;
 }
 
-#define RUN_REPEAT_MAX     100
+#define RUN_REPEAT_MAX     MEASURE_REPEAT_MAX
 #define RUN_MAX_CV_DEFAULT 2.0 /* percent */
 #define RUN_INTERRUPTED    130
 
@@ -398,39 +412,24 @@ typedef struct run_point {
 	gate_args ga;
 	bool parsed;
 	char *cmdline;
-	int count; /* the sweep's count, -1 without a sweep */
-	/* The candidate's numbers of the invocations judged PASS_GATE or BELOW_BAR. */
-	double slow[RUN_REPEAT_MAX], wall[RUN_REPEAT_MAX], sum[RUN_REPEAT_MAX];
-	double ratio[RUN_REPEAT_MAX];
-	double base_sum[RUN_REPEAT_MAX]; /* the baseline's sumCTA, when the gate measured it */
-	size_t n_res, n_ratio, n_base;
-	size_t n_pass;            /* of them PASS_GATE */
+	int count;                /* the sweep's count, -1 without a sweep */
+	measure_point m;          /* the judged invocations' numbers and the judgement */
 	int runs;                 /* invocations finished */
 	int bad;                  /* the merged exit of the others, 0 when none */
 	gate_verdict bad_verdict; /* the first INVALID or TIMEOUT_HANG among them */
 	bool record_failed;
-	double bar;           /* the bar the last result was judged against, 0 if none */
 	char device[16];      /* the result's "device", "" when none */
 	char device_name[96]; /* the result's "device_name", "" when none */
 	int cpus, workers;    /* the result's "cpus" and "num_workers", -1 when absent */
-	/* The point's judgement. */
-	gate_verdict verdict;
-	bool noisy;
-	bool noisy_b;  /* apart: the baseline's slowCTA CV exceeds max_cv */
-	bool sloughed; /* the median sumCTA rose beyond the tolerance over the baseline's */
-	double max_cv;
 	int code;
-	/* Baseline and candidate apart: the gate's first result had no baseline
-	 * side and no stated ratio, so each candidate invocation (C) is followed
-	 * by one of the user's arguments plus --baseline (B) on the same slot. */
-	bool checked; /* the first invocation's result was looked at */
-	bool apart;
+	/* Baseline and candidate apart (m.apart): the gate's first result had no
+	 * baseline side and no stated ratio, so each candidate invocation (C) is
+	 * followed by one of the user's arguments plus --baseline (B) on the same slot. */
+	bool checked;   /* the first invocation's result was looked at */
 	cli_args bargs; /* args + "--baseline" (bargs.v owned) */
 	gate_args bga;
 	bool bparsed;
 	char *bcmdline;
-	double b_slow[RUN_REPEAT_MAX], b_sum[RUN_REPEAT_MAX]; /* B's numbers, judged ones */
-	size_t n_b;
 } run_point;
 
 /* What every invocation of one boxgate run shares. */
@@ -468,16 +467,7 @@ static void note_invocation(run_point *p, int code, const gate_outcome *o, const
 			    bool baseline)
 {
 	gate_verdict v = results_verdict_of(code, o);
-	bool judged =
-		(v == VERDICT_PASS_GATE || v == VERDICT_BELOW_BAR) && last && last->cand.present;
 	p->runs++;
-	if (baseline && judged && p->n_b < RUN_REPEAT_MAX) {
-		/* --baseline: the gate reports the in-tree kernel as its candidate. */
-		p->b_slow[p->n_b] = last->cand.slowCTA_us;
-		p->b_sum[p->n_b] = last->cand.sumCTA_us;
-		p->n_b++;
-		return;
-	}
 	if (!baseline && last && last->json) {
 		p->device[0] = p->device_name[0] = '\0';
 		copy_str(p->device, sizeof(p->device), last->json, "device");
@@ -485,22 +475,8 @@ static void note_invocation(run_point *p, int code, const gate_outcome *o, const
 		p->cpus = int_of(last->json, "cpus");
 		p->workers = int_of(last->json, "num_workers");
 	}
-	if (!baseline && judged && p->n_res < RUN_REPEAT_MAX) {
-		p->slow[p->n_res] = last->cand.slowCTA_us;
-		p->wall[p->n_res] = last->cand.wall_us;
-		p->sum[p->n_res] = last->cand.sumCTA_us;
-		p->n_res++;
-		p->n_pass += v == VERDICT_PASS_GATE;
-		if (last->base.present)
-			p->base_sum[p->n_base++] = last->base.sumCTA_us;
-		if (last->base.present && last->cand.slowCTA_us > 0)
-			p->ratio[p->n_ratio++] = last->base.slowCTA_us / last->cand.slowCTA_us;
-		else if (last->ratio > 0)
-			p->ratio[p->n_ratio++] = last->ratio;
-		if (last->bar > 0)
-			p->bar = last->bar;
+	if (measure_point_add(&p->m, v, last, baseline))
 		return;
-	}
 	p->bad = bg_exit_merge(p->bad, code ? code : BG_EXIT_FAIL);
 	if (p->bad_verdict == VERDICT_NONE && (v == VERDICT_INVALID || v == VERDICT_TIMEOUT_HANG))
 		p->bad_verdict = v;
@@ -564,7 +540,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 		cli_error("%s: %s", ga->box->name, why);
 	if (!baseline && !p->checked) {
 		p->checked = true;
-		p->apart = only_candidate(&view.last) && !has_word(&p->args, "--baseline");
+		p->m.apart = only_candidate(&view.last) && !has_word(&p->args, "--baseline");
 	}
 	note_invocation(p, code, &out, view.last.raw ? &view.last : NULL, baseline);
 	if (st->results) {
@@ -588,9 +564,9 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 			.last = view.last.raw ? &view.last : NULL,
 			.repeat_i = k,
 			.repeat_n = st->repeat_n,
-			.role = !p->apart  ? NULL
-				: baseline ? "baseline"
-					   : "candidate",
+			.role = !p->m.apart ? NULL
+				: baseline  ? "baseline"
+					    : "candidate",
 			.pushed = st->pushed,
 			.pushed_error = st->pushed_error,
 			.overlay = baseline ? NULL : st->overlay,
@@ -610,11 +586,6 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 		gate_result_release(&view.earlier[i]);
 	*stop = rc < 0 || out.interrupted || stop_requested;
 	return code;
-}
-
-static double cv_pct(const double *x, size_t n)
-{
-	return stats_cv(x, n) * 100.0;
 }
 
 /* The B invocation's arguments and command: the point's plus --baseline, on
@@ -643,47 +614,16 @@ static int baseline_prepare(cli_ctx *ctx, const gate_opts *g, run_point *p)
 	return 0;
 }
 
-/* Apart: pair i's ratio is B_i.slowCTA / C_i.slowCTA; B's sumCTA is the
- * baseline's for anti-sloughing. */
-static void pair_up(run_point *p)
-{
-	size_t n = p->n_res < p->n_b ? p->n_res : p->n_b;
-	p->n_ratio = 0;
-	for (size_t i = 0; i < n; i++)
-		if (p->slow[i] > 0)
-			p->ratio[p->n_ratio++] = p->b_slow[i] / p->slow[i];
-	memcpy(p->base_sum, p->b_sum, p->n_b * sizeof(*p->b_sum));
-	p->n_base = p->n_b;
-}
-
-/* The verdict on the medians (see run_help). */
+/* The verdict on the point (measure/point.h), and its exit code. */
 static void judge_point(run_point *p, const gate_args *ga)
 {
-	if (p->apart)
-		pair_up(p);
-	p->verdict = VERDICT_NONE;
-	p->noisy = p->noisy_b = p->sloughed = false;
-	if (p->bad || !p->n_res) {
-		p->verdict = p->bad_verdict;
+	if (p->bad || !p->m.n_res) {
+		p->m.verdict = p->bad_verdict;
+		p->m.noisy = false;
 		p->code = p->bad ? p->bad : BG_EXIT_FAIL;
 	} else {
-		double bar = p->bar > 0 ? p->bar : ga->bar > 0 ? ga->bar : GATE_DEFAULT_BAR;
-		/* A gate that states no ratio and no baseline: every run must have passed. */
-		bool pass = p->n_ratio ? stats_median(p->ratio, p->n_ratio) >= bar
-				       : p->n_pass == p->n_res;
-		/* Anti-sloughing on the medians, as on one result: a faster slowest
-		 * CTA bought with more total CTA time is not a pass. */
-		gate_policy policy = GATE_POLICY_DEFAULT;
-		p->sloughed =
-			p->n_base == p->n_res &&
-			stats_median(p->sum, p->n_res) >
-				stats_median(p->base_sum, p->n_base) * (1.0 + policy.sum_tolerance);
-		pass = pass && !p->sloughed;
-		p->verdict = pass ? VERDICT_PASS_GATE : VERDICT_BELOW_BAR;
-		p->noisy = p->n_res >= 2 && stats_cv(p->slow, p->n_res) * 100.0 > p->max_cv;
-		p->noisy_b = p->apart && p->n_b >= 2 && cv_pct(p->b_slow, p->n_b) > p->max_cv;
-		p->noisy = p->noisy || p->noisy_b;
-		p->code = p->noisy ? BG_EXIT_FAIL : gate_verdict_exit_code(p->verdict);
+		measure_point_judge(&p->m, ga->bar);
+		p->code = p->m.noisy ? BG_EXIT_FAIL : gate_verdict_exit_code(p->m.verdict);
 	}
 	if (p->record_failed)
 		p->code = bg_exit_merge(p->code, BG_EXIT_FAIL);
@@ -691,9 +631,9 @@ static void judge_point(run_point *p, const gate_args *ga)
 
 static const char *point_label(const run_point *p)
 {
-	if (p->noisy)
+	if (p->m.noisy)
 		return "NOISY";
-	return p->verdict == VERDICT_NONE ? "FAILED" : gate_verdict_name(p->verdict);
+	return p->m.verdict == VERDICT_NONE ? "FAILED" : gate_verdict_name(p->m.verdict);
 }
 
 /* Where the number came from: "CPU twin, 8 workers on 2 cpus, oversubscribed". */
@@ -727,9 +667,9 @@ static void add_stat(cJSON *o, const char *key, const double *x, size_t n)
 /* Which path the point's baseline took (issue 10, "Baseline and candidate apart"). */
 static const char *measured_path(const run_point *p, char *buf, size_t n)
 {
-	if (!p->apart)
+	if (!p->m.apart)
 		return "baseline and candidate measured by the gate in one process";
-	size_t pairs = p->n_res < p->n_b ? p->n_res : p->n_b;
+	size_t pairs = p->m.n_res < p->m.n_b ? p->m.n_res : p->m.n_b;
 	snprintf(buf, n,
 		 "baseline and candidate measured apart, interleaved (%zu pair%s, candidate "
 		 "first: C B C B ...)",
@@ -755,24 +695,31 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 			cJSON_AddNullToObject(o, "num_workers");
 		cJSON_AddNumberToObject(o, "n", p->runs);
 		cJSON_AddNumberToObject(o, "repeat", repeat);
-		cJSON_AddNumberToObject(o, "n_results", (double)p->n_res);
+		cJSON_AddNumberToObject(o, "n_results", (double)p->m.n_res);
 		cJSON_AddStringToObject(o, "verdict", point_label(p));
-		if (p->verdict != VERDICT_NONE)
+		if (p->m.verdict != VERDICT_NONE)
 			cJSON_AddStringToObject(o, "verdict_on_medians",
-						gate_verdict_name(p->verdict));
-		cJSON_AddBoolToObject(o, "noisy", p->noisy);
-		cJSON_AddBoolToObject(o, "sloughed", p->sloughed);
-		cJSON_AddNumberToObject(o, "max_cv_pct", p->max_cv);
+						gate_verdict_name(p->m.verdict));
+		cJSON_AddBoolToObject(o, "noisy", p->m.noisy);
+		cJSON_AddBoolToObject(o, "sloughed", p->m.sloughed);
+		cJSON_AddNumberToObject(o, "max_cv_pct", p->m.max_cv);
+		cJSON_AddBoolToObject(o, "strict_noise", p->m.strict_noise);
+		cJSON_AddBoolToObject(o, "cv_warning", p->m.cv_warn || p->m.cv_warn_b);
+		cJSON_AddBoolToObject(o, "single", p->m.single);
+		if (p->m.decided)
+			cJSON_AddItemToObject(o, "decision", measure_decision_json(&p->m.dec));
+		else
+			cJSON_AddNullToObject(o, "decision");
 		cJSON_AddNumberToObject(o, "exit", p->code);
-		if (p->n_res) {
-			add_stat(o, "slowCTA_us", p->slow, p->n_res);
-			add_stat(o, "wall_us", p->wall, p->n_res);
-			add_stat(o, "sumCTA_us", p->sum, p->n_res);
+		if (p->m.n_res) {
+			add_stat(o, "slowCTA_us", p->m.slow, p->m.n_res);
+			add_stat(o, "wall_us", p->m.wall, p->m.n_res);
+			add_stat(o, "sumCTA_us", p->m.sum, p->m.n_res);
 		}
-		if (p->n_ratio)
-			add_stat(o, "ratio", p->ratio, p->n_ratio);
-		if (p->bar > 0)
-			cJSON_AddNumberToObject(o, "bar", p->bar);
+		if (p->m.n_ratio)
+			add_stat(o, "ratio", p->m.ratio, p->m.n_ratio);
+		if (p->m.bar > 0)
+			cJSON_AddNumberToObject(o, "bar", p->m.bar);
 		if (p->device[0])
 			cJSON_AddStringToObject(o, "device", p->device);
 		else
@@ -785,17 +732,17 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 			cJSON_AddNumberToObject(o, "cpus", p->cpus);
 		cJSON_AddBoolToObject(o, "oversubscribed", oversub);
 		cJSON_AddStringToObject(o, "source", src);
-		if (p->apart || p->n_base) {
+		if (p->m.apart || p->m.n_base) {
 			cJSON_AddStringToObject(o, "measured",
 						measured_path(p, path, sizeof(path)));
-			cJSON_AddBoolToObject(o, "apart", p->apart);
+			cJSON_AddBoolToObject(o, "apart", p->m.apart);
 		}
-		if (p->apart) {
-			size_t pairs = p->n_res < p->n_b ? p->n_res : p->n_b;
+		if (p->m.apart) {
+			size_t pairs = p->m.n_res < p->m.n_b ? p->m.n_res : p->m.n_b;
 			cJSON_AddNumberToObject(o, "pairs", (double)pairs);
-			cJSON_AddBoolToObject(o, "noisy_baseline", p->noisy_b);
-			if (p->n_b)
-				add_stat(o, "baseline_slowCTA_us", p->b_slow, p->n_b);
+			cJSON_AddBoolToObject(o, "noisy_baseline", p->m.cv_warn_b);
+			if (p->m.n_b)
+				add_stat(o, "baseline_slowCTA_us", p->m.b_slow, p->m.n_b);
 		}
 		cli_print_json(o);
 		cJSON_Delete(o);
@@ -805,57 +752,71 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 	const char *col = "", *end = color ? "\033[0m" : "";
 	if (color)
 		col = p->code == 0 ? "\033[1;32m" : "\033[1;31m";
-	if (!p->n_res || p->bad) {
+	if (!p->m.n_res || p->bad) {
 		cli_printf(stderr,
 			   "boxgate: %s%s%s  over %d of %d runs: not every run was judged "
 			   "(no verdict on the medians)  -- %s\n",
-			   col, point_label(p), end, p->runs, p->apart ? 2 * repeat : repeat, src);
-		if (p->apart)
+			   col, point_label(p), end, p->runs, p->m.apart ? 2 * repeat : repeat,
+			   src);
+		if (p->m.apart)
 			cli_printf(stderr, "boxgate: %s\n", measured_path(p, path, sizeof(path)));
 		return;
 	}
-	const double *s = p->slow, *w = p->wall, *u = p->sum;
-	size_t n = p->n_res;
+	const double *s = p->m.slow, *w = p->m.wall, *u = p->m.sum;
+	size_t n = p->m.n_res;
 	strbuf b = STRBUF_INIT;
 	strbuf_addf(&b,
 		    "boxgate: %s%s%s  median of %zu: slowCTA %.3f us (%.3f-%.3f, CV %.1f%%)  "
 		    "wall %.3f us (%.3f-%.3f, CV %.1f%%)  sumCTA %.3f us (%.3f-%.3f, CV %.1f%%)",
 		    col, point_label(p), end, n, stats_median(s, n), stats_min(s, n),
-		    stats_max(s, n), cv_pct(s, n), stats_median(w, n), stats_min(w, n),
-		    stats_max(w, n), cv_pct(w, n), stats_median(u, n), stats_min(u, n),
-		    stats_max(u, n), cv_pct(u, n));
-	if (p->n_ratio)
-		strbuf_addf(&b, "  ratio %.3f", stats_median(p->ratio, p->n_ratio));
-	if (p->bar > 0)
-		strbuf_addf(&b, " (bar %.2f)", p->bar);
+		    stats_max(s, n), measure_cv_pct(s, n), stats_median(w, n), stats_min(w, n),
+		    stats_max(w, n), measure_cv_pct(w, n), stats_median(u, n), stats_min(u, n),
+		    stats_max(u, n), measure_cv_pct(u, n));
+	if (p->m.n_ratio)
+		strbuf_addf(&b, "  ratio %.3f", stats_median(p->m.ratio, p->m.n_ratio));
+	if (p->m.bar > 0)
+		strbuf_addf(&b, " (bar %.2f)", p->m.bar);
 	strbuf_addf(&b, "  -- %s\n", src);
-	if (p->apart || p->n_base)
+	if (p->m.apart || p->m.n_base)
 		strbuf_addf(&b, "boxgate: %s\n", measured_path(p, path, sizeof(path)));
-	if (p->apart && p->n_b)
+	if (p->m.apart && p->m.n_b)
 		strbuf_addf(&b,
 			    "boxgate: baseline median of %zu: slowCTA %.3f us (%.3f-%.3f, CV "
 			    "%.1f%%)  sumCTA %.3f us; ratio = median over pairs of B/C\n",
-			    p->n_b, stats_median(p->b_slow, p->n_b), stats_min(p->b_slow, p->n_b),
-			    stats_max(p->b_slow, p->n_b), cv_pct(p->b_slow, p->n_b),
-			    stats_median(p->b_sum, p->n_b));
-	if (p->noisy && n >= 2 && cv_pct(s, n) > p->max_cv)
+			    p->m.n_b, stats_median(p->m.b_slow, p->m.n_b),
+			    stats_min(p->m.b_slow, p->m.n_b), stats_max(p->m.b_slow, p->m.n_b),
+			    measure_cv_pct(p->m.b_slow, p->m.n_b),
+			    stats_median(p->m.b_sum, p->m.n_b));
+	if (p->m.decided && !p->m.sloughed) {
+		strbuf_addf(&b, "boxgate: %s: ", point_label(p));
+		measure_decision_text(&p->m.dec, p->m.bar_used, &b);
+		strbuf_addch(&b, '\n');
+	} else if (p->m.single && !p->m.sloughed) {
 		strbuf_addf(&b,
-			    "boxgate: NOISY: slowCTA CV %.1f%% > %.1f%% over %zu repeats; more "
+			    "boxgate: %s on one %s: no interval (repeat to decide with a "
+			    "stated error rate)\n",
+			    point_label(p), p->m.apart ? "pair" : "run");
+	}
+	/* The CV over --max-cv: NOISY under --strict-noise, else a warning. */
+	const char *cvw = p->m.strict_noise ? "NOISY" : "warning";
+	if (p->m.cv_warn)
+		strbuf_addf(&b,
+			    "boxgate: %s: slowCTA CV %.1f%% > %.1f%% over %zu repeats; more "
 			    "repeats or iterations may steady it\n",
-			    cv_pct(s, n), p->max_cv, n);
-	if (p->noisy_b)
+			    cvw, measure_cv_pct(s, n), p->m.max_cv, n);
+	if (p->m.cv_warn_b)
 		strbuf_addf(&b,
-			    "boxgate: NOISY: the baseline's slowCTA CV %.1f%% > %.1f%% over %zu "
+			    "boxgate: %s: the baseline's slowCTA CV %.1f%% > %.1f%% over %zu "
 			    "runs; more repeats or iterations may steady it\n",
-			    cv_pct(p->b_slow, p->n_b), p->max_cv, p->n_b);
-	if (p->sloughed)
+			    cvw, measure_cv_pct(p->m.b_slow, p->m.n_b), p->m.max_cv, p->m.n_b);
+	if (p->m.sloughed)
 		strbuf_addf(
 			&b,
 			"boxgate: BELOW_BAR: the median sumCTA %.3f us rose more than %.0f%% over "
 			"the baseline's %.3f us while slowCTA fell: work spread, not saved\n",
 			stats_median(u, n),
 			100.0 * ((gate_policy)GATE_POLICY_DEFAULT).sum_tolerance,
-			stats_median(p->base_sum, p->n_base));
+			stats_median(p->m.base_sum, p->m.n_base));
 	cli_write(stderr, b.buf, b.len);
 	strbuf_release(&b);
 }
@@ -872,12 +833,13 @@ static void print_sweep(const run_point *pts, size_t n)
 		if (!p->runs)
 			continue;
 		char slow[32] = "-", cv[32] = "-", ratio[32] = "-";
-		if (p->n_res) {
-			snprintf(slow, sizeof(slow), "%.3f", stats_median(p->slow, p->n_res));
-			snprintf(cv, sizeof(cv), "%.1f%%", cv_pct(p->slow, p->n_res));
+		if (p->m.n_res) {
+			snprintf(slow, sizeof(slow), "%.3f", stats_median(p->m.slow, p->m.n_res));
+			snprintf(cv, sizeof(cv), "%.1f%%", measure_cv_pct(p->m.slow, p->m.n_res));
 		}
-		if (p->n_ratio)
-			snprintf(ratio, sizeof(ratio), "%.3f", stats_median(p->ratio, p->n_ratio));
+		if (p->m.n_ratio)
+			snprintf(ratio, sizeof(ratio), "%.3f",
+				 stats_median(p->m.ratio, p->m.n_ratio));
 		strbuf_addf(&b, "  %11d  %12s  %7s  %7s  %s\n", p->count, slow, cv, ratio,
 			    point_label(p));
 	}
@@ -898,19 +860,6 @@ static bool parse_repeat(const char *v, int *out)
 	return true;
 }
 
-/* The gate kind the arguments name (--kind K or --kind=K; the last wins). */
-static const char *gate_kind(const cli_args *args)
-{
-	const char *kind = NULL;
-	for (size_t i = 0; i < args->n; i++) {
-		if (strcmp(args->v[i], "--kind") == 0 && i + 1 < args->n)
-			kind = args->v[++i];
-		else if (strncmp(args->v[i], "--kind=", 7) == 0)
-			kind = args->v[i] + 7;
-	}
-	return kind;
-}
-
 /* --kernel FILE and --overlay LOCAL=REPO_PATH into `ov`, checked here: the box's
  * kernel_paths must name the gate kind's path, every local file must exist. */
 static int overlay_from_options(const run_opts *opts, const gate_args *ga, const cli_args *args,
@@ -919,17 +868,13 @@ static int overlay_from_options(const run_opts *opts, const gate_args *ga, const
 	const conf_box *b = ga->box;
 	bg_err err = {0};
 	if (opts->kernel) {
-		const char *kind = gate_kind(args), *rel = NULL;
+		const char *kind = measure_gate_kind(args->v, args->n);
 		if (!kind) {
 			cli_error("run: --kernel needs the gate's --kind (its kernel_paths entry "
 				  "says where the candidate goes)");
 			return BG_EXIT_USAGE;
 		}
-		size_t kl = strlen(kind);
-		for (size_t i = 0; i < b->n_kernel_paths && !rel; i++)
-			if (strncmp(b->kernel_paths[i], kind, kl) == 0 &&
-			    b->kernel_paths[i][kl] == ':')
-				rel = b->kernel_paths[i] + kl + 1;
+		const char *rel = measure_kernel_path(b, kind);
 		if (!rel) {
 			cli_error("run: box %s names no kernel path for --kind %s (add %s:PATH to "
 				  "kernel_paths under [box %s] in %s)",
@@ -1217,7 +1162,8 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 			p->args = *args;
 		p->count = sw.n >= 2 ? sw.counts[i] : sw.n == 1 ? sw.counts[0] : -1;
 		p->cpus = p->workers = -1;
-		p->max_cv = max_cv;
+		p->m.max_cv = max_cv;
+		p->m.strict_noise = opts->strict_noise;
 		p->parsed = true;
 		if ((code = gate_args_parse(ctx, &gopts, &p->args, &p->ga)))
 			goto out;
@@ -1305,7 +1251,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		int last = 0;
 		for (int k = 0; k < repeat && !stop; k++) {
 			last = invoke(&st, c, p, k, false, &stop);
-			if (stop || !p->apart)
+			if (stop || !p->m.apart)
 				continue;
 			if (!p->bparsed && (last = baseline_prepare(ctx, &gopts, p))) {
 				stop = true;
@@ -1318,7 +1264,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 			code = stop_requested ? RUN_INTERRUPTED : bg_exit_merge(code, last);
 			break;
 		}
-		if (!summary && !p->apart) {
+		if (!summary && !p->m.apart) {
 			code = last;
 			break;
 		}

@@ -1,8 +1,6 @@
-/* boxgate results compare: two results files, their points paired by
- * (GPU name or box, gate kind, shape, num_workers, candidate, the other gate
- * arguments) and each judged by the rule in results/stats.h on the slowCTA
- * samples of its records. The other arguments are in the key so that an fp8 run
- * is never compared with a bf16 one of the same shape. */
+/* boxgate results compare: two sides (a file and a selector each), their
+ * records grouped into points (results/points.h), the points paired, and each
+ * pair decided by the adapter in results/delta.h on the slowCTA samples. */
 #include "cli/results_compare.h"
 
 #include <cjson/cJSON.h>
@@ -11,174 +9,148 @@
 #include <string.h>
 
 #include "base/exit.h"
+#include "base/strbuf.h"
 #include "base/xmalloc.h"
-#include "results/stats.h"
+#include "cli/csv.h"
+#include "results/delta.h"
+#include "results/points.h"
+#include "results/select.h"
 #include "results/store.h"
 
 enum { BEFORE, AFTER };
+static const char *const side_name[2] = {"before", "after"};
 
-typedef struct cmp_point {
-	char *device, *kind, *shape, *candidate; /* owned; NULL: not recorded */
-	char *rest; /* the gate arguments not named above, space-joined; owned */
-	long num_workers;
-	bool has_num_workers;
-	char *label;  /* "DEVICE KIND SHAPE nwN CANDIDATE [REST]", '-' for what is missing */
-	double *s[2]; /* slowCTA_us samples before and after */
-	size_t n[2], cap[2];
-} cmp_point;
+typedef struct side {
+	const char *path;
+	results_selector sel;
+	char *sel_text;
+	results_points pts;
+	size_t matched, skipped; /* records the selector took; of them without a sample */
+} side;
 
-typedef struct cmp_set {
-	cmp_point *p;
-	size_t n, cap;
-	int side;          /* the file being read */
-	size_t skipped[2]; /* records without a usable sample */
-} cmp_set;
-
-static const char *str_field(const cJSON *obj, const char *key)
+/* results_record_fn: a record the side's selector takes, into its point. */
+static int add_record(void *vs, const cJSON *rec, size_t line)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool same_str(const char *a, const char *b)
-{
-	return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-/* The point's own flags, which the key holds apart (value-taking ones first). */
-static const char *const key_flags[] = {"--kind",   "--shape",     "--configs", "--num-workers",
-					"--kernel", "--candidate", "--baseline"};
-enum { KEY_FLAGS_WITH_VALUE = 6 };
-
-/* The record's gate_args less the point's own flags (and their values), joined by
- * spaces; "" when nothing is left or gate_args is not an array of strings. */
-static char *rest_of_args(const cJSON *args)
-{
-	char *out = xstrdup("");
-	const cJSON *a = cJSON_IsArray(args) ? args->child : NULL;
-	while (a) {
-		const char *w = cJSON_IsString(a) ? a->valuestring : "";
-		size_t i = 0, len = strcspn(w, "=");
-		while (i < sizeof(key_flags) / sizeof(key_flags[0]) &&
-		       !(strlen(key_flags[i]) == len && strncmp(w, key_flags[i], len) == 0))
-			i++;
-		if (i < sizeof(key_flags) / sizeof(key_flags[0])) {
-			a = a->next;
-			if (i < KEY_FLAGS_WITH_VALUE && !w[len] && a)
-				a = a->next; /* the flag's value */
-			continue;
-		}
-		char *grown = xasprintf("%s%s%s", out, *out ? " " : "", w);
-		free(out);
-		out = grown;
-		a = a->next;
-	}
-	return out;
-}
-
-static cmp_point *find_point(cmp_set *set, const char *device, const char *kind, const char *shape,
-			     bool has_nw, long nw, const char *cand, const char *rest)
-{
-	for (size_t i = 0; i < set->n; i++) {
-		cmp_point *p = &set->p[i];
-		if (same_str(p->device, device) && same_str(p->kind, kind) &&
-		    same_str(p->shape, shape) && same_str(p->candidate, cand) &&
-		    same_str(p->rest, rest) && p->has_num_workers == has_nw &&
-		    (!has_nw || p->num_workers == nw))
-			return p;
-	}
-	if (set->n == set->cap) {
-		set->cap = set->cap ? 2 * set->cap : 8;
-		set->p = xrealloc(set->p, set->cap * sizeof(*set->p));
-	}
-	cmp_point *p = &set->p[set->n++];
-	memset(p, 0, sizeof(*p));
-	p->device = device ? xstrdup(device) : NULL;
-	p->kind = kind ? xstrdup(kind) : NULL;
-	p->rest = xstrdup(rest);
-	p->shape = shape ? xstrdup(shape) : NULL;
-	p->candidate = cand ? xstrdup(cand) : NULL;
-	p->has_num_workers = has_nw;
-	p->num_workers = nw;
-	char nwbuf[32] = "-";
-	if (has_nw)
-		snprintf(nwbuf, sizeof(nwbuf), "nw%ld", nw);
-	p->label = xasprintf("%s %s %s %s %s%s%s", device ? device : "-", kind ? kind : "-",
-			     shape ? shape : "-", nwbuf, cand ? cand : "-", *rest ? " " : "", rest);
-	return p;
-}
-
-/* results_record_fn: one record's slowCTA as a sample of its point. */
-static int add_record(void *vset, const cJSON *rec, size_t line)
-{
-	cmp_set *set = vset;
+	side *s = vs;
 	(void)line;
-	const char *verdict = str_field(rec, "verdict");
-	const cJSON *result = cJSON_GetObjectItemCaseSensitive(rec, "result");
-	const cJSON *cand = cJSON_GetObjectItemCaseSensitive(result, "candidate");
-	const cJSON *slow = cJSON_GetObjectItemCaseSensitive(cand, "slowCTA_us");
-	if ((verdict &&
-	     (strcmp(verdict, "INVALID") == 0 || strcmp(verdict, "TIMEOUT_HANG") == 0)) ||
-	    !cJSON_IsNumber(slow) || !isfinite(slow->valuedouble) || !(slow->valuedouble > 0)) {
-		set->skipped[set->side]++;
+	if (!results_selector_match(&s->sel, rec))
 		return 0;
-	}
-	const char *device = str_field(rec, "gpu_name");
-	if (!device)
-		device = str_field(rec, "box");
-	const cJSON *point = cJSON_GetObjectItemCaseSensitive(rec, "point");
-	const cJSON *nw = cJSON_GetObjectItemCaseSensitive(point, "num_workers");
-	bool has_nw = cJSON_IsNumber(nw) && nw->valuedouble == floor(nw->valuedouble) &&
-		      fabs(nw->valuedouble) < 1e15;
-	char *rest = rest_of_args(cJSON_GetObjectItemCaseSensitive(rec, "gate_args"));
-	cmp_point *p =
-		find_point(set, device, str_field(point, "kind"), str_field(point, "shape"), has_nw,
-			   has_nw ? (long)nw->valuedouble : 0, str_field(point, "candidate"), rest);
-	free(rest);
-	int s = set->side;
-	if (p->n[s] == p->cap[s]) {
-		p->cap[s] = p->cap[s] ? 2 * p->cap[s] : 8;
-		p->s[s] = xrealloc(p->s[s], p->cap[s] * sizeof(double));
-	}
-	p->s[s][p->n[s]++] = slow->valuedouble;
+	s->matched++;
+	size_t bad = 0;
+	for (size_t i = 0; i < s->pts.n; i++)
+		bad += s->pts.v[i].n_bad;
+	results_points_add(&s->pts, rec);
+	size_t bad_after = 0;
+	for (size_t i = 0; i < s->pts.n; i++)
+		bad_after += s->pts.v[i].n_bad;
+	s->skipped += bad_after - bad;
 	return 0;
 }
 
-static void cmp_set_release(cmp_set *set)
-{
-	for (size_t i = 0; i < set->n; i++) {
-		cmp_point *p = &set->p[i];
-		free(p->device);
-		free(p->kind);
-		free(p->rest);
-		free(p->shape);
-		free(p->candidate);
-		free(p->label);
-		free(p->s[BEFORE]);
-		free(p->s[AFTER]);
-	}
-	free(set->p);
-}
-
-/* Reads one file into the set; prints what went wrong and returns an exit
- * code, or 0. */
-static int read_side(cmp_set *set, int side, const char *path)
+/* Reads one side; prints what went wrong and returns an exit code, or 0. */
+static int read_side(side *s, int which)
 {
 	results_read_stats st = {0};
 	bg_err err = {0};
-	set->side = side;
-	if (results_read(path, add_record, set, &st, &err) < 0) {
+	if (results_read(s->path, add_record, s, &st, &err) < 0) {
 		cli_error("results compare: %s", err.msg);
 		return BG_EXIT_USAGE;
 	}
 	if (st.bad)
 		cli_warn("%s: %zu line%s that %s not a JSON object skipped (the first: line %zu)",
-			 path, st.bad, st.bad == 1 ? "" : "s", st.bad == 1 ? "is" : "are",
+			 s->path, st.bad, st.bad == 1 ? "" : "s", st.bad == 1 ? "is" : "are",
 			 st.first_bad);
 	if (st.torn)
-		cli_warn("%s: a torn last line skipped", path);
+		cli_warn("%s: a torn last line skipped", s->path);
+	if (s->sel.n && !s->matched) {
+		size_t len = strlen(s->sel_text);
+		cli_error("results compare: --%s '%.200s%s' matches no record of %s",
+			  side_name[which], s->sel_text, len > 200 ? "..." : "", s->path);
+		return BG_EXIT_USAGE;
+	}
 	return 0;
 }
+
+/* The key --pair leaves out (or NULL) and the value mapping A=B. */
+typedef struct pairing {
+	char *skip, *from, *to; /* owned */
+	bool inferred;
+} pairing;
+
+static bool valid_key(const char *k)
+{
+	return *k && strspn(k, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(k);
+}
+
+/* The point field a selector key stands for, NULL when it is no point field. */
+static const char *field_of_key(const char *key)
+{
+	static const char *const not_fields[] = {"run",     "campaign", "box",
+						 "verdict", "since",    "until"};
+	for (size_t i = 0; i < sizeof(not_fields) / sizeof(not_fields[0]); i++)
+		if (strcmp(key, not_fields[i]) == 0)
+			return NULL;
+	return strcmp(key, "num_workers") == 0 ? "num-workers" : key;
+}
+
+static int parse_pair(const char *given, const side *s, pairing *pr)
+{
+	memset(pr, 0, sizeof(*pr));
+	if (given) {
+		const char *eq = strchr(given, '=');
+		if (eq) {
+			if (eq == given || !eq[1] || strchr(eq + 1, '=')) {
+				cli_error(
+					"results compare: --pair '%s': a key (--pair variant) or a "
+					"mapping BEFORE=AFTER of two values (--pair k1=k2)",
+					given);
+				return BG_EXIT_USAGE;
+			}
+			pr->from = xstrndup(given, (size_t)(eq - given));
+			pr->to = xstrdup(eq + 1);
+			return 0;
+		}
+		if (!valid_key(given)) {
+			cli_error("results compare: --pair '%s': not a key (device, kind, shape, "
+				  "num-workers, candidate, or a gate argument such as variant)",
+				  given);
+			return BG_EXIT_USAGE;
+		}
+		pr->skip = xstrdup(field_of_key(given) ? field_of_key(given) : given);
+		return 0;
+	}
+	/* Not given: the one point field both selectors name with different values. */
+	const char *found = NULL;
+	for (size_t i = 0; i < s[BEFORE].sel.n; i++)
+		for (size_t j = 0; j < s[AFTER].sel.n; j++) {
+			const results_term *a = &s[BEFORE].sel.t[i], *b = &s[AFTER].sel.t[j];
+			const char *fa = field_of_key(a->key), *fb = field_of_key(b->key);
+			if (!fa || !fb || strcmp(fa, fb) != 0 || strcmp(a->value, b->value) == 0)
+				continue;
+			if (found && strcmp(found, fa) != 0)
+				return 0; /* two keys differ: pair on the full key */
+			found = fa;
+		}
+	if (found) {
+		pr->skip = xstrdup(found);
+		pr->inferred = true;
+	}
+	return 0;
+}
+
+static void pairing_release(pairing *pr)
+{
+	free(pr->skip);
+	free(pr->from);
+	free(pr->to);
+}
+
+typedef struct row {
+	const results_point *p[2]; /* NULL: only on the other side */
+	char *label;
+	results_delta d;
+	int call; /* stats_call, or ONLY_BEFORE / ONLY_AFTER */
+} row;
 
 enum { ONLY_BEFORE = STATS_AMBIGUOUS + 1, ONLY_AFTER, N_CALLS };
 
@@ -200,12 +172,100 @@ static const char *call_key(int call)
 	return stats_call_name((stats_call)call);
 }
 
-static void add_num_or_null(cJSON *o, const char *key, bool have, double v)
+/* The rows: each before point with the after point it pairs with. Two points
+ * of one side pairing the same point of the other is a usage error (the
+ * samples of different points are never pooled). */
+static int pair_rows(const side *s, const pairing *pr, row **out, size_t *n_out)
 {
-	if (have && isfinite(v))
+	const results_points *a = &s[BEFORE].pts, *b = &s[AFTER].pts;
+	long *mate = xcalloc(b->n + 1, sizeof(*mate));
+	long *mate_a = xcalloc(a->n + 1, sizeof(*mate_a));
+	row *rows = xcalloc(a->n + b->n + 1, sizeof(*rows));
+	size_t n = 0;
+	int rc = 0;
+	for (size_t j = 0; j < b->n; j++)
+		mate[j] = -1;
+	for (size_t i = 0; i < a->n && !rc; i++) {
+		mate_a[i] = -1;
+		for (size_t j = 0; j < b->n; j++) {
+			if (!results_point_pairs(&a->v[i], &b->v[j], pr->skip, pr->from, pr->to))
+				continue;
+			if (mate[j] >= 0 || mate_a[i] >= 0) {
+				/* two of one side pair with one of the other */
+				bool two_before = mate[j] >= 0;
+				char *l1 = results_point_label(
+					     two_before ? &a->v[mate[j]] : &b->v[mate_a[i]], NULL),
+				     *l2 = results_point_label(two_before ? &a->v[i] : &b->v[j],
+							       NULL),
+				     *l3 = results_point_label(two_before ? &b->v[j] : &a->v[i],
+							       NULL);
+				cli_error(
+					"results compare: %s points '%s' and '%s' both pair with "
+					"'%s': narrow --before/--after (or --pair another key) so "
+					"each point has one partner",
+					two_before ? "before" : "after", l1, l2, l3);
+				free(l1), free(l2), free(l3);
+				rc = BG_EXIT_USAGE;
+				break;
+			}
+			mate[j] = (long)i;
+			mate_a[i] = (long)j;
+		}
+		if (rc)
+			break;
+		row *r = &rows[n++];
+		r->p[BEFORE] = &a->v[i];
+		r->p[AFTER] = mate_a[i] >= 0 ? &b->v[mate_a[i]] : NULL;
+		r->label = results_point_label(&a->v[i], r->p[AFTER] ? pr->skip : NULL);
+	}
+	for (size_t j = 0; j < b->n && !rc; j++)
+		if (mate[j] < 0) {
+			row *r = &rows[n++];
+			r->p[AFTER] = &b->v[j];
+			r->label = results_point_label(&b->v[j], NULL);
+		}
+	free(mate);
+	free(mate_a);
+	*out = rows;
+	*n_out = n;
+	return rc;
+}
+
+/* Both sides have samples: the row has a change, an interval and p. */
+static bool has_both(const row *r)
+{
+	return r->p[BEFORE] && r->p[AFTER] && r->p[BEFORE]->n && r->p[AFTER]->n;
+}
+
+static void decide_row(row *r)
+{
+	const results_point *a = r->p[BEFORE], *b = r->p[AFTER];
+	memset(&r->d, 0, sizeof(r->d));
+	r->d.lo = r->d.hi = r->d.ratio = NAN;
+	if (!b || !b->n)
+		r->call = a && a->n ? ONLY_BEFORE : STATS_AMBIGUOUS;
+	else if (!a || !a->n)
+		r->call = ONLY_AFTER;
+	else if (results_delta_decide(a->slow, a->n, b->slow, b->n, &r->d) < 0)
+		r->call = STATS_AMBIGUOUS; /* samples are finite and above 0: not reached */
+	else
+		r->call = (int)r->d.call;
+	/* no sample on either side (every record bad): nothing to decide */
+	if ((!b || !b->n) && (!a || !a->n))
+		r->call = a && b ? STATS_AMBIGUOUS : a ? ONLY_BEFORE : ONLY_AFTER;
+}
+
+static void add_num_or_null(cJSON *o, const char *key, double v)
+{
+	if (isfinite(v))
 		cJSON_AddNumberToObject(o, key, v);
 	else
 		cJSON_AddNullToObject(o, key);
+}
+
+static const char *field_or_null(const results_point *p, int i)
+{
+	return p && strcmp(p->fields[i].value, "-") != 0 ? p->fields[i].value : NULL;
 }
 
 static void add_str_or_null(cJSON *o, const char *key, const char *v)
@@ -216,141 +276,335 @@ static void add_str_or_null(cJSON *o, const char *key, const char *v)
 		cJSON_AddNullToObject(o, key);
 }
 
-static void print_json_point(const cmp_point *p, int call, const stats_compare *c)
+static double side_median(const results_point *p)
 {
-	bool both = call < ONLY_BEFORE;
-	bool have_a = p->n[BEFORE] > 0, have_b = p->n[AFTER] > 0;
+	return p && p->n ? stats_median(p->slow, p->n) : NAN;
+}
+
+static double side_cv(const results_point *p)
+{
+	return p && p->n ? stats_cv(p->slow, p->n) : NAN;
+}
+
+static size_t side_n(const results_point *p)
+{
+	return p ? p->n : 0;
+}
+
+static void print_json_row(const row *r)
+{
+	const results_point *any = r->p[BEFORE] ? r->p[BEFORE] : r->p[AFTER];
+	bool both = has_both(r);
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "point", p->label);
-	add_str_or_null(o, "device", p->device);
-	add_str_or_null(o, "kind", p->kind);
-	add_str_or_null(o, "shape", p->shape);
-	add_num_or_null(o, "num_workers", p->has_num_workers, (double)p->num_workers);
-	add_str_or_null(o, "candidate", p->candidate);
-	cJSON_AddStringToObject(o, "args", p->rest);
-	cJSON_AddNumberToObject(o, "n_before", (double)p->n[BEFORE]);
-	cJSON_AddNumberToObject(o, "n_after", (double)p->n[AFTER]);
-	add_num_or_null(o, "median_before", have_a, stats_median(p->s[BEFORE], p->n[BEFORE]));
-	add_num_or_null(o, "median_after", have_b, stats_median(p->s[AFTER], p->n[AFTER]));
-	add_num_or_null(o, "cv_before", have_a, stats_cv(p->s[BEFORE], p->n[BEFORE]));
-	add_num_or_null(o, "cv_after", have_b, stats_cv(p->s[AFTER], p->n[AFTER]));
-	add_num_or_null(o, "ratio", both, c->ratio);
-	add_num_or_null(o, "change_pct", both, (c->ratio - 1) * 100);
-	add_num_or_null(o, "p", both, c->mwu.p);
+	cJSON_AddStringToObject(o, "point", r->label);
+	for (int s = 0; s < 2; s++) {
+		char *l = r->p[s] ? results_point_label(r->p[s], NULL) : NULL;
+		add_str_or_null(o, s ? "point_after" : "point_before", l);
+		free(l);
+	}
+	add_str_or_null(o, "device", field_or_null(any, RESULTS_F_DEVICE));
+	add_str_or_null(o, "kind", field_or_null(any, RESULTS_F_KIND));
+	add_str_or_null(o, "shape", field_or_null(any, RESULTS_F_SHAPE));
+	const char *nw = field_or_null(any, RESULTS_F_NW);
+	add_num_or_null(o, "num_workers", nw ? atof(nw) : NAN);
+	add_str_or_null(o, "candidate", field_or_null(any, RESULTS_F_CANDIDATE));
+	strbuf args = STRBUF_INIT;
+	for (size_t i = RESULTS_FIXED_FIELDS; i < any->n_fields; i++) {
+		const results_field *f = &any->fields[i];
+		if (args.len)
+			strbuf_addch(&args, ' ');
+		if (!*f->name)
+			strbuf_addstr(&args, f->value);
+		else if (strcmp(f->value, "-") == 0)
+			strbuf_addf(&args, "--%s", f->name);
+		else
+			strbuf_addf(&args, "--%s %s", f->name, f->value);
+	}
+	cJSON_AddStringToObject(o, "args", args.buf ? args.buf : "");
+	strbuf_release(&args);
+	cJSON_AddNumberToObject(o, "n_before", (double)side_n(r->p[BEFORE]));
+	cJSON_AddNumberToObject(o, "n_after", (double)side_n(r->p[AFTER]));
+	add_num_or_null(o, "median_before", side_median(r->p[BEFORE]));
+	add_num_or_null(o, "median_after", side_median(r->p[AFTER]));
+	add_num_or_null(o, "cv_before", side_cv(r->p[BEFORE]));
+	add_num_or_null(o, "cv_after", side_cv(r->p[AFTER]));
+	add_num_or_null(o, "ratio", both ? r->d.ratio : NAN);
+	add_num_or_null(o, "change_pct", both ? (r->d.ratio - 1) * 100 : NAN);
+	add_num_or_null(o, "ratio_low", both ? r->d.lo : NAN);
+	add_num_or_null(o, "ratio_high", both ? r->d.hi : NAN);
+	add_num_or_null(o, "level", both ? r->d.level : NAN);
+	add_num_or_null(o, "p", both ? r->d.p : NAN);
 	if (both)
-		cJSON_AddBoolToObject(o, "p_exact", c->mwu.exact);
+		cJSON_AddBoolToObject(o, "p_exact", r->d.p_exact);
 	else
 		cJSON_AddNullToObject(o, "p_exact");
-	cJSON_AddStringToObject(o, "call", call_key(call));
+	cJSON_AddBoolToObject(o, "decided", both && r->d.decided);
+	cJSON_AddStringToObject(o, "call", call_key(r->call));
 	cli_print_json(o);
 	cJSON_Delete(o);
 }
 
-static void fmt_median(char *buf, size_t size, const cmp_point *p, int side)
+/* "100.00 ± 1.2%", "-" when the side has no sample. */
+static char *median_cell(const results_point *p)
 {
-	if (p->n[side])
-		snprintf(buf, size, "%.2f", stats_median(p->s[side], p->n[side]));
-	else
-		snprintf(buf, size, "-");
+	if (!p || !p->n)
+		return xstrdup("-");
+	return xasprintf("%.2f \xc2\xb1 %.1f%%", stats_median(p->slow, p->n),
+			 100 * stats_cv(p->slow, p->n));
 }
 
-static void print_row(int width, const char *point, const char *na, const char *nb, const char *ma,
-		      const char *mb, const char *ratio, const char *change, const char *p,
-		      const char *call)
+static char *pct(double ratio)
 {
-	cli_printf(stdout, "%-*s  %8s  %7s  %10s  %10s  %7s  %8s  %8s  %s\n", width, point, na, nb,
-		   ma, mb, ratio, change, p, call);
+	return xasprintf("%+.2f%%", (ratio - 1) * 100);
 }
 
-static void print_table_point(int width, const cmp_point *p, int call, const stats_compare *c)
+enum { C_POINT, C_BEFORE, C_NB, C_AFTER, C_NA, C_DELTA, C_CI, C_P, C_CALL, C_N };
+static const char *const c_head[C_N] = {"point", "before us",      "n", "after us", "n",
+					"delta", "interval (90%)", "p", "call"};
+static const bool c_right[C_N] = {
+	[C_BEFORE] = true, [C_NB] = true, [C_AFTER] = true, [C_NA] = true, [C_DELTA] = true};
+
+static void table_cells(const row *r, char **c)
 {
-	char na[24], nb[24], ma[40], mb[40], ratio[40] = "-", change[40] = "-", pv[40] = "-";
-	snprintf(na, sizeof(na), "%zu", p->n[BEFORE]);
-	snprintf(nb, sizeof(nb), "%zu", p->n[AFTER]);
-	fmt_median(ma, sizeof(ma), p, BEFORE);
-	fmt_median(mb, sizeof(mb), p, AFTER);
-	if (call < ONLY_BEFORE) {
-		snprintf(ratio, sizeof(ratio), "%.4f", c->ratio);
-		snprintf(change, sizeof(change), "%+.2f%%", (c->ratio - 1) * 100);
-		if (c->mwu.p < 0.0001)
-			snprintf(pv, sizeof(pv), "<0.0001");
-		else
-			snprintf(pv, sizeof(pv), "%.4f", c->mwu.p);
+	bool both = has_both(r);
+	c[C_POINT] = xstrdup(r->label);
+	c[C_BEFORE] = median_cell(r->p[BEFORE]);
+	c[C_AFTER] = median_cell(r->p[AFTER]);
+	c[C_NB] = xasprintf("%zu", side_n(r->p[BEFORE]));
+	c[C_NA] = xasprintf("%zu", side_n(r->p[AFTER]));
+	if (!both) {
+		c[C_DELTA] = xstrdup("-");
+		c[C_CI] = xstrdup("-");
+		c[C_P] = xstrdup("-");
+	} else {
+		c[C_DELTA] = r->d.decided ? pct(r->d.ratio) : xstrdup("~");
+		if (isfinite(r->d.lo)) {
+			char *lo = pct(r->d.lo), *hi = pct(r->d.hi);
+			c[C_CI] = xasprintf("[%s, %s]", lo, hi);
+			free(lo), free(hi);
+		} else {
+			c[C_CI] = xstrdup("(too few samples)");
+		}
+		c[C_P] = r->d.p < 0.0001 ? xstrdup("p<0.0001") : xasprintf("p=%.4f", r->d.p);
 	}
-	print_row(width, p->label, na, nb, ma, mb, ratio, change, pv, call_name(call));
+	c[C_CALL] = xstrdup(call_name(r->call));
+	for (int k = 0; k < C_N; k++)
+		for (char *p = c[k]; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
 }
 
-int cli_results_compare(cli_ctx *ctx, const cli_args *args, bool json)
+/* Display width: UTF-8 continuation bytes take no column. */
+static size_t width(const char *s)
 {
-	(void)ctx;
-	if (args->n != 3) {
-		cli_error("results compare wants two files (boxgate results compare BEFORE AFTER)");
+	size_t w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void print_table(const row *rows, size_t n, const side *s, const pairing *pr)
+{
+	char **cells = xcalloc((n + 1) * C_N, sizeof(*cells));
+	size_t w[C_N] = {0};
+	for (int k = 0; k < C_N; k++)
+		cells[k] = xstrdup(c_head[k]);
+	for (size_t i = 0; i < n; i++)
+		table_cells(&rows[i], cells + (i + 1) * C_N);
+	for (size_t i = 0; i < (n + 1) * C_N; i++)
+		if (width(cells[i]) > w[i % C_N])
+			w[i % C_N] = width(cells[i]);
+	strbuf out = STRBUF_INIT;
+	for (int k = 0; k < 2; k++)
+		strbuf_addf(&out, "%s: %s%s%s\n", side_name[k], s[k].path, s[k].sel.n ? " " : "",
+			    s[k].sel_text);
+	if (pr->skip)
+		strbuf_addf(&out, "paired on everything but %s%s\n", pr->skip,
+			    pr->inferred ? " (the key the selectors differ in)" : "");
+	if (pr->from)
+		strbuf_addf(&out, "paired with %s (before) as %s (after)\n", pr->from, pr->to);
+	for (size_t i = 0; i <= n; i++) {
+		for (int k = 0; k < C_N; k++) {
+			const char *c = cells[i * C_N + k];
+			int pad = (int)(w[k] - width(c));
+			if (k == C_N - 1)
+				strbuf_addstr(&out, c);
+			else if (c_right[k])
+				strbuf_addf(&out, "%*s%s  ", pad, "", c);
+			else
+				strbuf_addf(&out, "%s%*s  ", c, pad, "");
+		}
+		strbuf_addch(&out, '\n');
+	}
+	cli_write(stdout, out.buf, out.len);
+	strbuf_release(&out);
+	for (size_t i = 0; i < (n + 1) * C_N; i++)
+		free(cells[i]);
+	free(cells);
+}
+
+static void csv_num(strbuf *b, double v)
+{
+	char *t = cli_num_text(v);
+	strbuf_addch(b, ',');
+	strbuf_addstr(b, t);
+	free(t);
+}
+
+/* A derived number rounded to `digits` significant digits, so a CSV holds no
+ * more precision than the samples had. */
+static double round_sig(double v, int digits)
+{
+	if (!isfinite(v) || v == 0)
+		return v;
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%.*g", digits, v);
+	return strtod(buf, NULL);
+}
+
+static void print_csv(const row *rows, size_t n)
+{
+	strbuf b = STRBUF_INIT;
+	strbuf_addstr(&b, "point,median_before_us,cv_before_pct,n_before,median_after_us,"
+			  "cv_after_pct,n_after,ratio,change_pct,ratio_low,ratio_high,p,call\r\n");
+	for (size_t i = 0; i < n; i++) {
+		const row *r = &rows[i];
+		bool both = has_both(r);
+		/* one line of printable text, as in the table */
+		char *label = xstrdup(r->label);
+		for (char *c = label; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		cli_csv_field(&b, label);
+		free(label);
+		for (int s = 0; s < 2; s++) {
+			csv_num(&b, side_median(r->p[s]));
+			csv_num(&b, round_sig(100 * side_cv(r->p[s]), 3));
+			csv_num(&b, (double)side_n(r->p[s]));
+		}
+		csv_num(&b, both ? round_sig(r->d.ratio, 6) : NAN);
+		csv_num(&b, both ? round_sig((r->d.ratio - 1) * 100, 4) : NAN);
+		csv_num(&b, both ? round_sig(r->d.lo, 6) : NAN);
+		csv_num(&b, both ? round_sig(r->d.hi, 6) : NAN);
+		csv_num(&b, both ? round_sig(r->d.p, 4) : NAN);
+		strbuf_addch(&b, ',');
+		cli_csv_field(&b, call_key(r->call));
+		strbuf_addstr(&b, "\r\n");
+	}
+	cli_write(stdout, b.buf, b.len);
+	strbuf_release(&b);
+}
+
+static int add_selectors(side *s, int which, const cli_list *l)
+{
+	for (size_t i = 0; l && i < l->n; i++) {
+		bg_err err = {0};
+		if (results_selector_add(&s->sel, l->v[i], &err) < 0) {
+			cli_error("results compare: --%s: %s", side_name[which], err.msg);
+			return BG_EXIT_USAGE;
+		}
+	}
+	s->sel_text = results_selector_text(&s->sel);
+	return 0;
+}
+
+int cli_results_compare(cli_ctx *ctx, const cli_args *args, const cli_compare_opts *o)
+{
+	side s[2] = {{0}, {0}};
+	pairing pr = {0};
+	row *rows = NULL;
+	size_t n_rows = 0;
+	char *store = NULL;
+	int rc = 0;
+	size_t files = args->n - 1;
+	bool have_sel = (o->before && o->before->n) || (o->after && o->after->n);
+	if (o->json && o->csv) {
+		cli_error("results compare: --json or --csv, not both");
 		return BG_EXIT_USAGE;
 	}
-	const char *path[2] = {args->v[1], args->v[2]};
-	cmp_set set = {0};
-	int rc = read_side(&set, BEFORE, path[BEFORE]);
-	if (rc == 0)
-		rc = read_side(&set, AFTER, path[AFTER]);
-	if (rc != 0)
+	if (files > 2 || (files < 2 && !have_sel)) {
+		cli_error("results compare wants two files (boxgate results compare BEFORE AFTER), "
+			  "or one store and --before/--after selectors");
+		return BG_EXIT_USAGE;
+	}
+	if ((rc = add_selectors(&s[BEFORE], BEFORE, o->before)) ||
+	    (rc = add_selectors(&s[AFTER], AFTER, o->after)))
+		goto out;
+	if (files == 2) {
+		s[BEFORE].path = args->v[1];
+		s[AFTER].path = args->v[2];
+	} else {
+		store = cli_results_path(ctx, files ? args->v[1] : NULL);
+		if (!store) {
+			rc = BG_EXIT_USAGE;
+			goto out;
+		}
+		s[BEFORE].path = s[AFTER].path = store;
+	}
+	if ((rc = parse_pair(o->pair, s, &pr)))
+		goto out;
+	if ((rc = read_side(&s[BEFORE], BEFORE)) || (rc = read_side(&s[AFTER], AFTER)))
+		goto out;
+	if ((rc = pair_rows(s, &pr, &rows, &n_rows)))
 		goto out;
 
-	int width = (int)strlen("point");
-	for (size_t i = 0; i < set.n; i++)
-		if ((int)strlen(set.p[i].label) > width)
-			width = (int)strlen(set.p[i].label);
-	if (!json)
-		print_row(width, "point", "n before", "n after", "before us", "after us", "ratio",
-			  "change", "p", "call");
 	size_t counts[N_CALLS] = {0};
-	for (size_t i = 0; i < set.n; i++) {
-		const cmp_point *p = &set.p[i];
-		stats_compare c = {0};
-		int call;
-		if (!p->n[AFTER])
-			call = ONLY_BEFORE;
-		else if (!p->n[BEFORE])
-			call = ONLY_AFTER;
-		else if (stats_classify(p->s[BEFORE], p->n[BEFORE], p->s[AFTER], p->n[AFTER], NULL,
-					&c) < 0)
-			call = STATS_AMBIGUOUS; /* samples are finite and above 0: not reached */
-		else
-			call = (int)c.call;
-		counts[call]++;
-		if (json)
-			print_json_point(p, call, &c);
-		else
-			print_table_point(width, p, call, &c);
+	for (size_t i = 0; i < n_rows; i++) {
+		decide_row(&rows[i]);
+		counts[rows[i].call]++;
 	}
 	rc = counts[STATS_SLOWER] ? BG_EXIT_FAIL : BG_EXIT_OK;
-	if (json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "summary", "compare");
-		cJSON_AddStringToObject(o, "before", path[BEFORE]);
-		cJSON_AddStringToObject(o, "after", path[AFTER]);
-		cJSON_AddNumberToObject(o, "points", (double)set.n);
+	if (o->csv) {
+		print_csv(rows, n_rows);
+	} else if (o->json) {
+		for (size_t i = 0; i < n_rows; i++)
+			print_json_row(&rows[i]);
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "summary", "compare");
+		cJSON_AddStringToObject(j, "before", s[BEFORE].path);
+		cJSON_AddStringToObject(j, "after", s[AFTER].path);
+		cJSON_AddStringToObject(j, "before_select", s[BEFORE].sel_text);
+		cJSON_AddStringToObject(j, "after_select", s[AFTER].sel_text);
+		add_str_or_null(j, "paired_on_all_but", pr.skip);
+		cJSON_AddNumberToObject(j, "points", (double)n_rows);
 		for (int k = 0; k < N_CALLS; k++)
-			cJSON_AddNumberToObject(o, call_key(k), (double)counts[k]);
-		cJSON_AddNumberToObject(o, "skipped_before", (double)set.skipped[BEFORE]);
-		cJSON_AddNumberToObject(o, "skipped_after", (double)set.skipped[AFTER]);
-		cJSON_AddNumberToObject(o, "exit", rc);
-		cli_print_json(o);
-		cJSON_Delete(o);
+			cJSON_AddNumberToObject(j, call_key(k), (double)counts[k]);
+		cJSON_AddNumberToObject(j, "skipped_before", (double)s[BEFORE].skipped);
+		cJSON_AddNumberToObject(j, "skipped_after", (double)s[AFTER].skipped);
+		cJSON_AddNumberToObject(j, "exit", rc);
+		cli_print_json(j);
+		cJSON_Delete(j);
 	} else {
+		print_table(rows, n_rows, s, &pr);
 		cli_printf(stdout,
 			   "%zu point%s: %zu same, %zu faster, %zu slower, %zu ambiguous, %zu only "
 			   "in before, %zu only in after",
-			   set.n, set.n == 1 ? "" : "s", counts[STATS_SAME], counts[STATS_FASTER],
+			   n_rows, n_rows == 1 ? "" : "s", counts[STATS_SAME], counts[STATS_FASTER],
 			   counts[STATS_SLOWER], counts[STATS_AMBIGUOUS], counts[ONLY_BEFORE],
 			   counts[ONLY_AFTER]);
-		if (set.skipped[BEFORE] + set.skipped[AFTER])
+		if (s[BEFORE].skipped + s[AFTER].skipped)
 			cli_printf(stdout,
 				   " (records without a slowCTA sample skipped: %zu before, %zu "
 				   "after; INVALID and TIMEOUT_HANG never count)",
-				   set.skipped[BEFORE], set.skipped[AFTER]);
-		cli_printf(stdout, "\n");
+				   s[BEFORE].skipped, s[AFTER].skipped);
+		cli_printf(stdout,
+			   "\n~: not decided (the 90%% interval holds 0%%, or the change is "
+			   "under 1%%)\n");
+		if (!counts[STATS_SAME] && !counts[STATS_FASTER] && !counts[STATS_SLOWER] &&
+		    !counts[STATS_AMBIGUOUS] && n_rows && !pr.skip && !pr.from)
+			cli_warn("results compare: no point pairs; to pair points that differ in "
+				 "one key, give --pair KEY (--pair variant, --pair candidate)");
 	}
 out:
-	cmp_set_release(&set);
+	for (size_t i = 0; i < n_rows; i++)
+		free(rows[i].label);
+	free(rows);
+	for (int k = 0; k < 2; k++) {
+		results_selector_release(&s[k].sel);
+		free(s[k].sel_text);
+		results_points_release(&s[k].pts);
+	}
+	pairing_release(&pr);
+	free(store);
 	return rc;
 }

@@ -131,6 +131,15 @@ _boxgate() {
     --pool) _boxgate_offer pools; return ;;
     --config) _boxgate_files; return ;;
     --gpu) [ -n "$cmd" ] && { _boxgate_offer gpus "$(_boxgate_box "$cmd" "$ncmd" "$COMP_CWORD")"; return; } ;;
+    # a selector's keys (results, report)
+    --select | --before | --after)
+      item=$cur
+      _boxgate_add "" run= campaign= candidate= kind= shape= num-workers= box= device= \
+        verdict= since= until= variant=
+      compopt -o nospace 2>/dev/null
+      return ;;
+    --by) item=$cur; _boxgate_add "" point; return ;;
+    --pair) item=$cur; _boxgate_add "" variant candidate device kind shape num-workers; return ;;
   esac
 
   if [ -z "$cmd" ]; then

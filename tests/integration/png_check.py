@@ -6,6 +6,8 @@ image itself. Usage:
   png_check.py count PNG X0 Y0 X1 Y1 #RRGGBB MIN   at least MIN pixels of the box are
                                                    that colour (each channel within 12)
   png_check.py family PNG X Y green|red|grey       the pixel at X,Y is of that family
+  png_check.py differ PNG X1 Y1 X2 Y2 MIN          the two pixels' colours are more than
+                                                   MIN apart (Euclidean, in RGB)
 Exits 0 when the check holds, 1 (with the reason) when it does not."""
 import struct
 import sys
@@ -85,6 +87,13 @@ def main(argv):
               "grey": abs(r - g) < 8 and abs(g - b) < 8 and 120 < r < 230}[fam]
         if not ok:
             raise SystemExit(f"{path}: pixel {argv[3]},{argv[4]} is {(r, g, b)}, not {fam}")
+    elif cmd == "differ":
+        a = pixel(img, int(argv[3]), int(argv[4]))
+        b = pixel(img, int(argv[5]), int(argv[6]))
+        dist = sum((p - q) ** 2 for p, q in zip(a, b)) ** 0.5
+        if not dist > float(argv[7]):
+            raise SystemExit(f"{path}: {a} and {b} are {dist:.1f} apart, wanted more than {argv[7]}")
+        print(f"{a} and {b}: {dist:.1f} apart")
     else:
         raise SystemExit(f"unknown check {cmd}")
 

@@ -184,12 +184,13 @@ pycheck "the table: a header and one aligned row per record, with verdicts" '
 import sys
 rows = open(sys.argv[1]).read().splitlines()
 h = rows[0].split()
-assert h == ["START", "BOX", "DEVICE", "KIND", "SHAPE", "NW", "CANDIDATE", "SLOWCTA_US", "RATIO", "VERDICT"], h
+assert h == ["START", "BOX", "DEVICE", "KIND", "SHAPE", "NW", "CANDIDATE", "SLOWCTA_US", "RATIO", "VERDICT", "RUN"], h
 assert len(rows) == 5, rows
-assert [r.split()[-1] for r in rows[1:]] == ["-", "INVALID", "INVALID", "PASS_GATE"], rows
+assert [r.split()[-2] for r in rows[1:]] == ["-", "INVALID", "INVALID", "PASS_GATE"], rows
 col = rows[0].index("VERDICT")
 assert all(r[col - 2:col] == "  " for r in rows[1:]), rows
-assert rows[4].split()[-3:] == ["4.000", "1.300", "PASS_GATE"], rows[4]
+assert rows[4].split()[-4:-1] == ["4.000", "1.300", "PASS_GATE"], rows[4]
+assert all(len(r.split()[-1]) == 16 for r in rows[1:]), rows  # the run id
 ' "$OUT_FILE"
 expect_rc 0 "results (no subcommand) is show, on the default file" "$BOXGATE" results
 [ "$(nlines "$OUT_FILE")" = 2 ] && ok "the default file's one record is a row" || not_ok "results: $(cat "$OUT_FILE")"

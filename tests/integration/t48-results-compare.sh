@@ -46,17 +46,17 @@ PY
 [ -s before.jsonl ] && [ -s after.jsonl ] && ok "two results files written" || not_ok "no results files"
 
 expect_rc 1 "compare exits 1: one point is slower" "$BOXGATE" results compare before.jsonl after.jsonl
-has "$OUT_FILE" '^point +n before +n after .* call$' "the table has its header"
-has "$OUT_FILE" '^local demo q_b nw8 baseline +5 +5 +100\.00 +100\.10 +1\.0010 +\+0\.10% +1\.0000 +same$' \
-  "unchanged point: same, ratio 1.0010"
-has "$OUT_FILE" '^NVIDIA H200 demo q_b nw64 k1 +5 +5 +100\.00 +110\.00 +1\.1000 +\+10\.00% +0\.0079 +slower$' \
-  "slower point: slower, ratio 1.1000, p 0.0079 (exact)"
-has "$OUT_FILE" '^local demo q_b nw128 k1 +5 +5 .* 0\.9000 +-10\.00% +0\.0079 +faster$' \
-  "faster point: faster, ratio 0.9000"
-has "$OUT_FILE" '^local demo q_b nw136 k1 +5 +5 .* 1\.0600 +\+6\.00% +0\.3095 +ambiguous$' \
+has "$OUT_FILE" '^point +before us +n +after us +n +delta +interval \(90%\) +p +call$' "the table has its header"
+has "$OUT_FILE" '^local demo q_b nw8 baseline +100\.00 ± 0\.8% +5 +100\.10 ± 0\.4% +5 +~ +\[-0\.79%, \+0\.81%\] +p=1\.0000 +same$' \
+  "unchanged point: same, ~ (not decided), its interval holds 0"
+has "$OUT_FILE" '^NVIDIA H200 demo q_b nw64 k1 +100\.00 ± 0\.8% +5 +110\.00 ± 0\.7% +5 +\+10\.00% +\[\+8\.96%, \+11\.06%\] +p=0\.0079 +slower$' \
+  "slower point: slower, +10.00%, p 0.0079 (exact)"
+has "$OUT_FILE" '^local demo q_b nw128 k1 +.* -10\.00% +\[.*\] +p=0\.0079 +faster$' \
+  "faster point: faster, -10.00%"
+has "$OUT_FILE" '^local demo q_b nw136 k1 +.* ~ +\[-0\.60%, \+7\.54%\] +p=0\.3095 +ambiguous$' \
   "noisy point: ambiguous (6% change, not significant)"
-has "$OUT_FILE" '^local demo q_b nw68 k1 +5 +0 +100\.00 +- .* only in before$' "a point only in before is listed as such"
-has "$OUT_FILE" '^NVIDIA H200 demo q_b nw64 k1 --dtype fp8 +0 +5 .* only in after$' \
+has "$OUT_FILE" '^local demo q_b nw68 k1 +100\.00 ± 0\.8% +5 +- +0 .* only in before$' "a point only in before is listed as such"
+has "$OUT_FILE" '^NVIDIA H200 demo q_b nw64 k1 --dtype fp8 +- +0 +50\.00 ± 1\.6% +5 .* only in after$' \
   "the same point at another dtype is its own point, never pooled"
 has "$OUT_FILE" '^6 points: 1 same, 1 faster, 1 slower, 1 ambiguous, 1 only in before, 1 only in after' \
   "the summary line counts each call"

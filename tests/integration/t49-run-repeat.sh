@@ -52,11 +52,14 @@ has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 3: slowCTA 100\.000 us" "the poi
 has "$ERR_FILE" "^boxgate: BELOW_BAR: the median sumCTA 12000\.000 us rose more than 10% over the baseline's 10000\.000 us while slowCTA fell" "the line names the sumCTA rise and the baseline's"
 hasnt "$ERR_FILE" "^boxgate: PASS_GATE  median" "a sloughing point never PASS_GATEs"
 
-# (b) A noisy gate: NOISY with the figure, never PASS_GATE, exit 1.
+# (b) A noisy gate: the pair ratios 1.30, 0.87, 1.44, 0.65, 1.30 straddle the bar 1.0:
+# NOISY, saying the interval, the lean and the repeats likely to decide it; the CV
+# over --max-cv is a warning beside it. Never PASS_GATE, exit 1.
 seqrun 1 "a noisy gate (100, 150, 90, 200, 100) exits 1" "$BG_TMP/noisy.jsonl" 100,150,90,200,100 --repeat 5
 c=$(cv 100,150,90,200,100)
 has "$ERR_FILE" "^boxgate: NOISY  median of 5: slowCTA 100\.000 us \(90\.000-200\.000, CV $c%\)" "the point is NOISY: median 100, spread 90-200, CV $c%"
-has "$ERR_FILE" "^boxgate: NOISY: slowCTA CV $c% > 2\.0% over 5 repeats; more repeats or iterations may steady it$" "NOISY says the figure, the threshold and what may steady it"
+has "$ERR_FILE" "^boxgate: NOISY: estimated ratio 1\.061, 93\.8% interval 0\.650-1\.444 \(signed-rank, 5 pairs\) straddles the bar 1\.00; leans above the bar; more repeats are unlikely to decide it soon \(over 100\)$" "NOISY says the interval, the lean and the repeats likely to decide it"
+has "$ERR_FILE" "^boxgate: warning: slowCTA CV $c% > 2\.0% over 5 repeats; more repeats or iterations may steady it$" "the CV over --max-cv is a warning with the figure and the threshold"
 hasnt "$ERR_FILE" "^boxgate: PASS_GATE  median" "a NOISY point never PASS_GATEs"
 [ "$(nlines "$BG_TMP/noisy.jsonl")" = 5 ] && ok "the noisy run kept 5 records" || not_ok "noisy: $(nlines "$BG_TMP/noisy.jsonl") records"
 seqrun 1 "NOISY in --json too" "$BG_TMP/j.jsonl" 100,150,90,200,100 --repeat 5 --json
@@ -80,13 +83,25 @@ assert len(rec) == 5 and {e["run_id"] for e in rec} == {p["run_id"]}, (rec, p["r
 
 seqrun 1 "--bar 1.35 over steady numbers: the median ratio 1.300 is BELOW_BAR (exit 1)" "$R.2" 100,100,100 --repeat 3 --bar 1.35
 has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 3: .*ratio 1\.300 \(bar 1\.35\)" "the verdict on the medians uses --bar"
+has "$ERR_FILE" "^boxgate: BELOW_BAR: estimated ratio 1\.300, 90\.0% interval 1\.300-1\.300 \(rank-sum, 3 pairs as two samples\)$" "3 runs of the gate's own baseline and candidate decide as two samples"
 
-# (c) The threshold: --max-cv, else [defaults] max_cv; a bad value is refused.
-seqrun 0 "--max-cv 40: the same numbers are steady enough, the median ratio 1.3 passes" "$R.2" 100,150,90,200,100 --repeat 5 --max-cv 40
+# (b2) Two runs can have no interval: NOISY, saying so and leaning, never a claimed verdict.
+seqrun 1 "--repeat 2 cannot decide (exit 1)" "$R.2" 100,100 --repeat 2
+has "$ERR_FILE" "^boxgate: NOISY: estimated ratio 1\.300 \(rank-sum, 2 pairs as two samples\): no interval at 90% below 3 runs a side; leans above the bar; about 1 more run a side would likely decide it$" "2 runs: no interval, the lean and what would decide it"
+
+# (c) The threshold: --max-cv, else [defaults] max_cv; a bad value is refused. Ratios
+# 1.30, 1.24, 1.37, 1.30, 1.27 all clear the bar: PASS_GATE, the CV 3.8% a warning,
+# a hard rule only under --strict-noise.
+seqrun 0 "a CV over --max-cv is a warning: the decided point passes" "$R.2" 100,105,95,100,102 --repeat 5
+has "$ERR_FILE" "^boxgate: warning: slowCTA CV [0-9.]+% > 2\.0% over 5 repeats" "the CV warning names the threshold"
+seqrun 1 "--strict-noise: the CV over --max-cv makes it NOISY (exit 1)" "$R.2" 100,105,95,100,102 --repeat 5 --strict-noise
+has "$ERR_FILE" "^boxgate: NOISY  median of 5" "--strict-noise: the point is NOISY"
+has "$ERR_FILE" "^boxgate: NOISY: slowCTA CV [0-9.]+% > 2\.0% over 5 repeats" "--strict-noise: the NOISY line names the CV and the threshold"
+seqrun 0 "--strict-noise --max-cv 40: the same numbers are steady enough, the point passes" "$R.2" 100,105,95,100,102 --repeat 5 --strict-noise --max-cv 40
 printf '[defaults]\nmax_cv = 50\n' >>"$CONF"
-seqrun 0 "[defaults] max_cv = 50 sets the threshold" "$R.2" 100,150,90,200,100 --repeat 5
-seqrun 1 "--max-cv wins over [defaults] max_cv" "$R.2" 100,150,90,200,100 --repeat 5 --max-cv 10
-has "$ERR_FILE" "> 10\.0% over 5 repeats" "the NOISY line names --max-cv's threshold"
+seqrun 0 "[defaults] max_cv = 50 sets the threshold" "$R.2" 100,105,95,100,102 --repeat 5 --strict-noise
+seqrun 1 "--max-cv wins over [defaults] max_cv" "$R.2" 100,105,95,100,102 --repeat 5 --strict-noise --max-cv 2
+has "$ERR_FILE" "> 2\.0% over 5 repeats" "the NOISY line names --max-cv's threshold"
 sed -i 's/^max_cv = 50$/max_cv = lots/' "$CONF"
 seqrun 2 "a bad [defaults] max_cv is a configuration error" "$R.2" 100 --repeat 2
 has "$ERR_FILE" "max_cv.*lots" "the error names the key and the value"
@@ -145,13 +160,13 @@ expect_rc 0 "a sweep on a box that translates --num-workers (num_workers_env)" "
 [ "$(grep -c '^env: SEQ_NW=' "$OUT_FILE")" = 2 ] && grep -q '^env: SEQ_NW=8$' "$OUT_FILE" && grep -q '^env: SEQ_NW=64$' "$OUT_FILE" \
   && ok "the shim's env translation got one count per invocation (SEQ_NW=8, then 64)" \
   || { not_ok "num_workers_env in a sweep"; diag "$(grep '^env' "$OUT_FILE")"; }
-seqrun 0 "a sweep with --repeat 2 and --num-workers=LIST: both points pass (exit 0)" "$BG_TMP/sweep2.jsonl" 100,100,100,100 --repeat 2 -- --num-workers=4,6 --cpus 4
+seqrun 0 "a sweep with --repeat 3 and --num-workers=LIST: both points pass (exit 0)" "$BG_TMP/sweep2.jsonl" 100,100,100,100,100,100 --repeat 3 -- --num-workers=4,6 --cpus 4
 pycheck "4 records: 2 per count, --num-workers=N in each" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
-assert [x["point"]["num_workers"] for x in r] == [4, 4, 6, 6], [x["point"] for x in r]
-assert [x["gate_args"][4] for x in r] == ["--num-workers=4"] * 2 + ["--num-workers=6"] * 2, [x["gate_args"] for x in r]
-assert [x["repeat"]["i"] for x in r] == [0, 1, 0, 1], r
+assert [x["point"]["num_workers"] for x in r] == [4, 4, 4, 6, 6, 6], [x["point"] for x in r]
+assert [x["gate_args"][4] for x in r] == ["--num-workers=4"] * 3 + ["--num-workers=6"] * 3, [x["gate_args"] for x in r]
+assert [x["repeat"]["i"] for x in r] == [0, 1, 2, 0, 1, 2], r
 ' "$BG_TMP/sweep2.jsonl"
 has "$ERR_FILE" "^ +6 +100\.000 +0\.0% +1\.300 +PASS_GATE$" "row 6 of the second sweep"
 

@@ -27,12 +27,16 @@ candrun() {
 }
 
 # (a) --repeat 3: pairs (C, B) = (100, 150), (110, 121), (90, 99): pair ratios 1.5, 1.1, 1.1,
-# median 1.1 (the ratio of the medians, 121/100, would be 1.21).
+# median 1.1 (the ratio of the medians, 121/100, would be 1.21). Three pairs are judged as
+# their two samples, and B's 99 lies under C's 100 and 110: no 90% interval above the
+# bar, so the point is NOISY (it leans above), never a claimed PASS_GATE.
 R=$BG_TMP/a.jsonl
-candrun 0 "a candidate-only gate, --repeat 3: three pairs, PASS_GATE at the default bar" "$R" \
+candrun 1 "a candidate-only gate, --repeat 3: three pairs, NOISY at the default bar" "$R" \
   --repeat 3 --max-cv 50 -- --values 100,110,90 --bvalues 150,121,99
-has "$ERR_FILE" "^boxgate: PASS_GATE  median of 3: slowCTA 100\.000 us .*  ratio 1\.100 \(bar 1\.00\)" \
+has "$ERR_FILE" "^boxgate: NOISY  median of 3: slowCTA 100\.000 us .*  ratio 1\.100 \(bar 1\.00\)" \
   "the point's ratio is the median over pairs of B/C: 1.100"
+has "$ERR_FILE" "^boxgate: NOISY: estimated ratio [0-9.]+, 90\.0% interval [0-9.]+-[0-9.]+ \(rank-sum, 3 pairs as two samples\) straddles the bar 1\.00; leans above the bar" \
+  "NOISY names the interval of the pairs and the lean"
 has "$ERR_FILE" "^boxgate: baseline and candidate measured apart, interleaved \(3 pairs, candidate first: C B C B \.\.\.\)$" \
   "the point line says baseline and candidate were measured apart, 3 pairs"
 has "$ERR_FILE" "^boxgate: baseline median of 3: slowCTA 121\.000 us \(99\.000-150\.000" "the baseline's median and spread are shown"
@@ -54,7 +58,7 @@ assert [x["result"]["candidate"]["slowCTA_us"] for x in c] == [100, 110, 90]
 assert [x["result"]["candidate"]["slowCTA_us"] for x in b] == [150, 121, 99]
 assert all(x["gpus"] == y["gpus"] for x, y in zip(b, c))
 ' "$R"
-candrun 0 "the same in --json" "$BG_TMP/j.jsonl" --repeat 3 --max-cv 50 --json -- --values 100,110,90 --bvalues 150,121,99
+candrun 1 "the same in --json" "$BG_TMP/j.jsonl" --repeat 3 --max-cv 50 --json -- --values 100,110,90 --bvalues 150,121,99
 cp "$OUT_FILE" "$BG_TMP/j.out"
 pycheck "--json: one point event, ratio median = statistics.median of B/C per pair, apart, 3 pairs" '
 import json, statistics as s, sys
@@ -66,16 +70,20 @@ c, b = [100, 110, 90], [150, 121, 99]
 want = s.median([x / y for x, y in zip(b, c)])
 assert abs(p["ratio"]["median"] - want) < 1e-12, (p["ratio"], want)
 assert p["apart"] is True and p["pairs"] == 3 and p["measured"].startswith("baseline and candidate measured apart, interleaved (3 pairs"), p
-assert p["verdict"] == "PASS_GATE" and p["exit"] == 0 and p["n"] == 6, p
+assert p["verdict"] == "NOISY" and p["exit"] == 1 and p["n"] == 6, p
+d = p["decision"]
+assert d["call"] == "NOISY" and d["lean"] == "above" and d["n_baseline"] == 3 and d["n_candidate"] == 3, d
+assert d["lo"] < 1.0 < d["hi"] and abs(d["level"] - 0.9) < 1e-12, d
 assert p["baseline_slowCTA_us"]["median"] == 121 and p["slowCTA_us"]["median"] == 100, p
 ' "$BG_TMP/j.out"
 
-# (b) The verdict follows the bar: 1.1 is under --bar 1.2.
+# (b) The verdict follows the bar: pairs (100, 110), (101, 111), (99, 109), ratio 1.1,
+# every B/C between 1.079 and 1.121: under --bar 1.2, over --bar 1.05.
 candrun 1 "the median ratio 1.100 under --bar 1.2 is BELOW_BAR (exit 1)" "$BG_TMP/b.jsonl" \
-  --repeat 3 --max-cv 50 --bar 1.2 -- --values 100,110,90 --bvalues 150,121,99
+  --repeat 3 --max-cv 50 --bar 1.2 -- --values 100,101,99 --bvalues 110,111,109
 has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 3: .*ratio 1\.100 \(bar 1\.20\)" "the point is BELOW_BAR against bar 1.20"
 candrun 0 "and passes --bar 1.05" "$BG_TMP/b2.jsonl" \
-  --repeat 3 --max-cv 50 --bar 1.05 -- --values 100,110,90 --bvalues 150,121,99
+  --repeat 3 --max-cv 50 --bar 1.05 -- --values 100,101,99 --bvalues 110,111,109
 has "$ERR_FILE" "^boxgate: PASS_GATE  median of 3: .*ratio 1\.100 \(bar 1\.05\)" "the point is PASS_GATE against bar 1.05"
 
 # (c) Default: one pair. A slower candidate (130 vs 100) is BELOW_BAR.
@@ -110,9 +118,14 @@ has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 1: .*ratio 1\.300" "the ratio al
 has "$ERR_FILE" "^boxgate: BELOW_BAR: the median sumCTA 15600\.000 us rose more than 10% over the baseline's 13000\.000 us" "the sloughing line names both sumCTAs"
 candrun 0 "5% more sumCTA is within the tolerance" "$BG_TMP/e2.jsonl" -- --values 100 --bvalues 130 --cand-sum-pct 5
 
-# (e2) A noisy baseline under a steady candidate: NOISY, never PASS_GATE.
-candrun 1 "a noisy baseline (100, 150, 200) under a steady candidate is NOISY" "$BG_TMP/n.jsonl" \
+# (e2) A noisy baseline (100, 150, 200) under a steady candidate (50): every B/C is 2 to
+# 4, measurably over the bar: PASS_GATE with the baseline's CV as a warning; NOISY under
+# --strict-noise, never PASS_GATE.
+candrun 0 "a noisy baseline under a steady candidate twice as fast passes, with a warning" "$BG_TMP/n.jsonl" \
   --repeat 3 -- --values 50,50,50 --bvalues 100,150,200
+has "$ERR_FILE" "^boxgate: warning: the baseline's slowCTA CV 33\.3% > 2\.0% over 3 runs" "the warning names the baseline's CV"
+candrun 1 "--strict-noise: a noisy baseline under a steady candidate is NOISY" "$BG_TMP/n.jsonl" \
+  --repeat 3 --strict-noise -- --values 50,50,50 --bvalues 100,150,200
 has "$ERR_FILE" "^boxgate: NOISY  median of 3: slowCTA 50\.000 us" "the point is NOISY"
 has "$ERR_FILE" "^boxgate: NOISY: the baseline's slowCTA CV 33\.3% > 2\.0% over 3 runs" "the line names the baseline's CV"
 hasnt "$ERR_FILE" "^boxgate: NOISY: slowCTA CV" "the candidate's own CV is not blamed"
@@ -151,13 +164,13 @@ has "$ERR_FILE" "reports only the candidate, and its baseline run .* cannot be m
 
 # (h) A gate that measures both in one process: unchanged, and says so.
 rm -f "$BG_TMP/cnt"
-expect_rc 0 "seq_gate (baseline in the same line) with --repeat 2" "$BOXGATE" --config "$CONF" run seq \
-  --results "$BG_TMP/h.jsonl" --repeat 2 -- --values 100,100 --counter "$BG_TMP/cnt"
+expect_rc 0 "seq_gate (baseline in the same line) with --repeat 3" "$BOXGATE" --config "$CONF" run seq \
+  --results "$BG_TMP/h.jsonl" --repeat 3 -- --values 100,100,100 --counter "$BG_TMP/cnt"
 has "$ERR_FILE" "^boxgate: baseline and candidate measured by the gate in one process$" "the point says: measured by the gate in one process"
-pycheck "2 records, no role, no --baseline" '
+pycheck "3 records, no role, no --baseline" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
-assert len(r) == 2 and all("role" not in x and "--baseline" not in x["gate_args"] for x in r), r
+assert len(r) == 3 and all("role" not in x and "--baseline" not in x["gate_args"] for x in r), r
 ' "$BG_TMP/h.jsonl"
 rc=0
 "$BOXGATE" run local --results "$BG_TMP/demo.jsonl" --repeat 2 --max-cv 100 -- --kind demo --shape q_b --num-workers 8 >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?

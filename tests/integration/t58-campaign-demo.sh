@@ -59,5 +59,6 @@ med = lambda c: sorted(r["result"]["candidate"]["slowCTA_us"] for r in recs if r
 print("green" if med("baseline") / med("cand") >= 1.0 else "red")' demo.results.jsonl)
 check "heat map: q_b nw1 is $family, as the recorded ratio says" $PNG family demo.results.ratio.png "$x" "$y" "$family"
 expect_rc 0 "brief --shape q_b" "$BOXGATE" brief demo.results.jsonl --shape q_b
-has "$OUT_FILE" 'boxgate run --pool cpu --kernel CANDIDATE_FILE -- --kind demo --iters 5 --warmup 1 --shape q_b --configs q_b --num-workers 1' "the brief gives the gate command"
+has "$OUT_FILE" 'boxgate run --pool cpu -- --kind demo --iters 5 --warmup 1 --shape q_b --configs q_b --num-workers 1' "the brief gives the gate command, checked against the configuration: the local box names no kernel path, so no --kernel"
+has "$OUT_FILE" 'no --kernel: box local names no kernel path for --kind demo' "and says why it suggests no --kernel"
 finish

@@ -74,6 +74,7 @@ static void keys_and_defaults(void **state)
 	assert_true(s.bar > 1.19 && s.bar < 1.21);
 	/* the defaults */
 	assert_true(s.max_cv < 0);
+	assert_false(s.strict_noise);
 	assert_int_equal(s.max_failures, 2);
 	assert_int_equal(s.lock_wait_s, 30);
 	assert_int_equal(s.timeout_s, 0);
@@ -110,6 +111,12 @@ static void keys_and_defaults(void **state)
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(o, "final")));
 	assert_int_equal(cJSON_GetObjectItem(o, "attempt")->valueint, 2);
 	assert_int_equal(cJSON_GetObjectItem(o, "jobs")->valueint, 36);
+	/* strict_noise goes into the records only when set: report and brief judge by it */
+	assert_null(cJSON_GetObjectItem(o, "strict_noise"));
+	cJSON_Delete(o);
+	s.strict_noise = true;
+	o = campaign_job_json(&s, &jobs[11], n, 2, false);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "strict_noise")));
 	cJSON_Delete(o);
 	campaign_jobs_free(jobs, n);
 	campaign_spec_release(&s);
@@ -291,6 +298,8 @@ static void refusals(void **state)
 		   "%s:4: bar: '-1' is not a positive number such as 1.2");
 	load_fails("[campaign x]\npool = p\nshapes = a\nmax_cv = 2%\n",
 		   "%s:4: max_cv: '2%%' is not a percentage such as 2 or 0.5");
+	load_fails("[campaign x]\npool = p\nshapes = a\nstrict_noise = maybe\n",
+		   "%s:4: strict_noise: 'maybe' is not yes or no");
 	load_fails("[campaign x]\npool = p\nshapes = a\ntimeout_s = 0\n",
 		   "%s:4: timeout_s: '0' is not a whole number from 1 to 604800");
 	load_fails(

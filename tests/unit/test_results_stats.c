@@ -164,8 +164,8 @@ static void classify(void **state)
 	assert_int_equal(c.call, STATS_AMBIGUOUS); /* n 2: not beyond 10 x noise */
 	assert_string_equal(stats_call_name(STATS_SLOWER), "slower");
 	assert_string_equal(stats_call_name(STATS_AMBIGUOUS), "ambiguous");
-	assert_non_null(
-		strstr(cli_cmd_results.help, "boxgate results compare [--json] BEFORE AFTER"));
+	assert_non_null(strstr(cli_cmd_results.help,
+			       "boxgate results compare [--json | --csv] BEFORE AFTER"));
 }
 
 /* ---- cli_results_compare ---- */
@@ -216,7 +216,8 @@ static int run_compare(const char *before, const char *after, bool json, char **
 	char *v[] = {"compare", (char *)before, (char *)after};
 	cli_args args = {.v = v, .n = after ? 3 : 2};
 	cli_ctx ctx = {0};
-	int rc = cli_results_compare(&ctx, &args, json);
+	cli_compare_opts o = {.json = json};
+	int rc = cli_results_compare(&ctx, &args, &o);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(so, 1);
@@ -288,11 +289,12 @@ static void compare_files(void **state)
 	if (rc != BG_EXIT_FAIL)
 		fail_msg("exit %d\n%s%s", rc, out, err);
 	expect_row(out, "local demo q_b nw8 cand", "same");
-	expect_row(out, "local demo q_b nw8 cand", "1.0010");
-	expect_row(out, "local demo q_b nw8 cand", " 5        5 ");
+	expect_row(out, "local demo q_b nw8 cand",
+		   "100.00 \xc2\xb1 0.8%  5  100.10 \xc2\xb1 0.4%  5 ");
+	expect_row(out, "local demo q_b nw8 cand", "  ~  ");
 	expect_row(out, "NVIDIA H200 demo q_b nw64 cand", "slower");
 	expect_row(out, "NVIDIA H200 demo q_b nw64 cand", "+10.00%");
-	expect_row(out, "NVIDIA H200 demo q_b nw64 cand", "0.0079");
+	expect_row(out, "NVIDIA H200 demo q_b nw64 cand", "p=0.0079");
 	expect_row(out, "local demo q_b nw128 cand", "faster");
 	expect_row(out, "local demo q_b nw128 cand", "-10.00%");
 	expect_row(out, "local demo q_b nw136 cand", "ambiguous");
@@ -305,9 +307,10 @@ static void compare_files(void **state)
 	assert_non_null(strstr(err,
 			       "before.jsonl: 1 line that is not a JSON object skipped (the first: "
 			       "line 24)"));
-	/* the columns line up: every row's call column starts at the same offset */
+	/* the columns line up: every row's call column starts at the same column
+	 * (the two '\xc2\xb1' of a row take two bytes a column) */
 	char *h = row_of(out, "point"), *r = row_of(out, "local demo q_b nw8 cand");
-	assert_int_equal(strstr(h, " call") - h, strstr(r, " same") - r);
+	assert_int_equal(strstr(h, " call") - h, strstr(r, " same") - r - 2);
 	free(h);
 	free(r);
 	free(out);
