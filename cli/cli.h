@@ -121,6 +121,13 @@ void cli_log_warning(void *ctx, const char *box, const char *msg);
 void cli_catch_stop_signals(void (*handler)(int));
 /* remote_connect to box with its warnings printed through cli_log_warning. */
 int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err);
+/* What the engine (pool/, campaign/) connects with: --accept-new, and warnings
+ * printed through cli_log_warning. */
+remote_connect_opts cli_link(const cli_ctx *ctx);
+/* After the link to a Slurm box was lost mid-run: cancels the step `cmdline`
+ * began (remote_slurm_cancel_lost) and says on stderr what happened. False
+ * when cmdline started no Slurm step. */
+bool cli_slurm_cancel(const conf_box *box, const char *cmdline, bool accept_new);
 
 /* Parses FLAG's value as whole seconds in [min, max] (base/parse.h); on bad
  * input prints "CMD: FLAG wants whole seconds from MIN to MAX, got 'V'" and
@@ -133,10 +140,6 @@ int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min
  * $HOME/.local/share/boxgate/results.jsonl; NULL (error printed) when none.
  * Loads the configuration when it is needed and not loaded yet. */
 char *cli_results_path(cli_ctx *ctx, const char *given);
-
-/* push's default run of `files` (local paths) to `boxes`, as `boxgate push` prints
- * it; returns push's exit code (boxgate campaign pushes its sources with it). */
-int cli_push_files(cli_ctx *ctx, const conf_box **boxes, size_t n, const cli_args *files);
 
 /* Prints a help text for a command and returns `code`. */
 int cli_usage(const cli_cmd *cmd, FILE *to, int code);

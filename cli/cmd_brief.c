@@ -7,7 +7,7 @@
 #include "base/strbuf.h"
 #include "campaign/brief.h"
 #include "cli/cli.h"
-#include "cli/report_read.h"
+#include "cli/campaign_read.h"
 
 static const char brief_help[] =
 	"usage: boxgate brief FILE --shape SHAPE [--campaign NAME] [--reference US]\n"

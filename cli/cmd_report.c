@@ -9,7 +9,7 @@
 #include "campaign/points.h"
 #include "campaign/report.h"
 #include "cli/cli.h"
-#include "cli/report_read.h"
+#include "cli/campaign_read.h"
 
 static const char report_help[] =
 	"usage: boxgate report FILE [--campaign NAME] [--out DIR] [--json]\n"
@@ -51,39 +51,6 @@ static const cli_opt report_options[] = {
 	CLI_OPT_STRING("out", struct report_opts, out),
 	CLI_OPT_END,
 };
-
-static int one_file(const char *cmd, const cli_args *args)
-{
-	if (args->n != 1) {
-		if (args->n)
-			cli_error("%s: one FILE, got '%s' and '%s'", cmd, args->v[0], args->v[1]);
-		else
-			cli_error("%s: no results file given (boxgate %s FILE)", cmd, cmd);
-		return BG_EXIT_USAGE;
-	}
-	return 0;
-}
-
-int cli_campaign_read(const char *cmd, const cli_args *args, const char *name, campaign_points *p)
-{
-	memset(p, 0, sizeof(*p));
-	int code = one_file(cmd, args);
-	if (code)
-		return code;
-	const char *path = args->v[0];
-	bg_err err = {0};
-	int rc = campaign_points_read(path, name, p, &err);
-	if (rc < 0) {
-		cli_error("%s: %s", cmd, err.msg);
-		return rc == BG_EUSAGE ? BG_EXIT_USAGE : BG_EXIT_FAIL;
-	}
-	if (p->torn)
-		cli_warn("%s: the last line is torn (an interrupted write), skipped", path);
-	if (p->bad_lines)
-		cli_warn("%s: %zu line%s not a record (first: line %zu), skipped", path,
-			 p->bad_lines, p->bad_lines == 1 ? "" : "s", p->first_bad);
-	return 0;
-}
 
 static int run_report(cli_ctx *ctx, void *opts_, const cli_args *args)
 {

@@ -15,6 +15,7 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
+#include "remote/slurm.h"
 
 static void add_opt(strbuf *s, const char *name, const char *value)
 {
@@ -48,15 +49,6 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-void gate_slurm_env(strbuf *s, const conf_box *b)
-{
-	if (b->slurm_conf) {
-		strbuf_addstr(s, "SLURM_CONF=");
-		bg_quote_path(s, b->slurm_conf);
-		strbuf_addch(s, ' ');
-	}
-}
-
 int gate_run_limit_s(const gate_spec *spec)
 {
 	return spec->timeout_s + (int)((spec->grace_ms + 999) / 1000);
@@ -66,28 +58,11 @@ char *gate_command_line(const gate_spec *g)
 {
 	strbuf s = STRBUF_INIT;
 	const conf_box *b = g->box;
-	if (b->slurm) {
-		/* A Slurm step on a compute node: Slurm picks the GPUs (gres) and the
-		 * agent takes the ones it was given. No --exclusive by default: outside
-		 * an allocation it takes the whole node, one gate per node. */
-		gate_slurm_env(&s, b);
-		/* a name of its own, so a client that lost the link can scancel it */
-		char id[17];
-		bg_random_hex(id, 8);
-		strbuf_addf(&s, "srun --quiet --ntasks=1 --job-name=" GATE_SLURM_JOB_PREFIX "%s",
-			    id);
-		add_opt(&s, "--gres", b->gres);
-		if (b->partition)
-			add_opt(&s, "--partition", b->partition);
-		for (size_t i = 0; i < b->n_srun_args; i++) {
-			strbuf_addch(&s, ' ');
-			bg_quote(&s, b->srun_args[i]);
-		}
-		strbuf_addch(&s, ' ');
-	}
+	if (b->target.slurm)
+		remote_slurm_step(&s, b->target.slurm);
 	strbuf_addstr(&s, g->agent);
 	strbuf_addstr(&s, " " AGENT_CMD_RUN " " AGENT_OPT_NONCE_STDIN);
-	if (b->slurm)
+	if (b->target.slurm)
 		strbuf_addstr(&s, " " AGENT_OPT_GPUS_FROM_ENV);
 	else if (g->gpus)
 		add_opt(&s, AGENT_OPT_GPUS, g->gpus);
@@ -129,20 +104,6 @@ char *gate_command_line(const gate_spec *g)
 		bg_quote(&s, g->shim->argv[i]);
 	}
 	return strbuf_detach(&s);
-}
-
-bool gate_slurm_job_name(const char *cmdline, char *out, size_t n)
-{
-	const char *p = strstr(cmdline, "--job-name=" GATE_SLURM_JOB_PREFIX);
-	if (!p)
-		return false;
-	p += strlen("--job-name=");
-	size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789-");
-	if (len + 1 > n)
-		return false;
-	memcpy(out, p, len);
-	out[len] = '\0';
-	return true;
 }
 
 /* ---------------------------------------------------------------- delivery queue */

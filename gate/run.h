@@ -51,15 +51,9 @@ typedef struct gate_spec {
 int gate_run_limit_s(const gate_spec *spec);
 
 /* The remote command line (owned): AGENT run OPTIONS -- ENTRY ARGS, every
- * word through bg_quote; on a Slurm box prefixed by an srun step named
- * GATE_SLURM_JOB_PREFIX and 16 random hex digits. */
+ * word through bg_quote; on a Slurm box prefixed by an srun step
+ * (remote_slurm_step). */
 char *gate_command_line(const gate_spec *spec);
-#define GATE_SLURM_JOB_PREFIX "boxgate-"
-/* "SLURM_CONF=PATH " for a Slurm box whose slurm_conf is set, before srun,
- * squeue or scancel on its login node. */
-void gate_slurm_env(strbuf *s, const conf_box *b);
-/* The Slurm job name in a command line gate_command_line made; false when none. */
-bool gate_slurm_job_name(const char *cmdline, char *out, size_t n);
 
 typedef struct gate_callbacks {
 	/* Every line the gate or agent prints, as it arrives (agent lines unframed). */

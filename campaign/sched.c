@@ -1,8 +1,8 @@
-#include "cli/campaign_sched.h"
-#include "cli/slurm_cancel.h"
+#include "campaign/sched.h"
 
 #include <cjson/cJSON.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +13,7 @@
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
 #include "results/record.h"
+#include "remote/slurm.h"
 #include "results/store.h"
 #include "sync/sync.h"
 
@@ -34,8 +35,6 @@ const char *sched_kernel_path(const conf_box *box, const char *kind)
 			return box->kernel_paths[i] + kl + 1;
 	return NULL;
 }
-
-enum { FAILED_NONE, FAILED_BOX, FAILED_JOB };
 
 static void emit(sched *s, const sched_event *ev)
 {
@@ -63,7 +62,7 @@ static bool other_box_for(const sched *s, const sched_box *b, size_t j)
  * that did not fail on sl's box, or that failed on every box still in service
  * (it may fail here again rather than wait for ever). -1: none for this slot
  * now (under s->mu). */
-static long pick(const sched *s, const sched_slot *sl)
+long sched_pick(const sched *s, const sched_slot *sl)
 {
 	size_t bi = box_index(s, sl->b);
 	for (size_t k = 0; k < s->q_len; k++) {
@@ -88,7 +87,7 @@ static campaign_job *take(sched *s, sched_slot *sl)
 		bool partner_busy = sl->partner && sl->partner->holding;
 		long k = -1;
 		if (s->q_len && (!partner_busy || s->q_len >= s->n_groups))
-			k = pick(s, sl);
+			k = sched_pick(s, sl);
 		if (k >= 0) {
 			/* out of the ring at k: the jobs before it move up one */
 			size_t at = (s->q_head + (size_t)k) % s->n_jobs;
@@ -120,8 +119,7 @@ static campaign_job *take(sched *s, sched_slot *sl)
 	return j;
 }
 
-/* The job is over on this slot: back to the front of the queue when `requeue`. */
-static void give_back(sched *s, sched_slot *sl, const campaign_job *j, bool requeue, bool final)
+void sched_give_back(sched *s, sched_slot *sl, const campaign_job *j, bool requeue, bool final)
 {
 	pthread_mutex_lock(&s->mu);
 	s->running--;
@@ -143,10 +141,7 @@ static void pause_ms(sched *s, int ms)
 		poll(NULL, 0, 50);
 }
 
-/* Counts a failure against box b; quarantines it at max_failures (`sl`, one
- * of its slots, names it in the event). `windowed`: failures within
- * FAILURE_WINDOW_MS count once (a box's connections die together). */
-static void box_charge(sched *s, sched_box *b, sched_slot *sl, bool windowed, const char *why)
+void sched_box_charge(sched *s, sched_box *b, sched_slot *sl, bool windowed, const char *why)
 {
 	bool out = false;
 	pthread_mutex_lock(&s->mu);
@@ -168,14 +163,12 @@ static void box_charge(sched *s, sched_box *b, sched_slot *sl, bool windowed, co
 /* Counts a failure against the slot's box and drops its connection. */
 static void box_failed(sched *s, sched_slot *sl, const char *why)
 {
-	box_charge(s, sl->b, sl, true, why);
+	sched_box_charge(s, sl->b, sl, true, why);
 	remote_close(sl->conn);
 	sl->conn = NULL;
 }
 
-/* Job j ended well on sl's box: each other box where its agent vanished
- * (charged to the job then) was at fault after all. */
-static void charge_boxes_failed_before(sched *s, const sched_slot *sl, const campaign_job *j)
+void sched_clear_job(sched *s, const sched_slot *sl, const campaign_job *j)
 {
 	for (size_t bi = 0; bi < s->n_boxes; bi++) {
 		pthread_mutex_lock(&s->mu);
@@ -195,7 +188,7 @@ static void charge_boxes_failed_before(sched *s, const sched_slot *sl, const cam
 				 "well on another box",
 				 j->key);
 			/* a job of its own each: no window */
-			box_charge(s, &s->boxes[bi], any, false, why);
+			sched_box_charge(s, &s->boxes[bi], any, false, why);
 		}
 	}
 }
@@ -208,7 +201,7 @@ static bool connect_slot(sched *s, sched_slot *sl)
 	bg_err err = {0};
 	free(sl->agent_path);
 	sl->agent_path = NULL;
-	int rc = cli_connect(sl->b->box, s->accept_new, &sl->conn, &err);
+	int rc = remote_connect(&sl->b->box->target, &s->link, &sl->conn, &err);
 	if (rc == 0)
 		rc = gate_agent_ensure(sl->conn, s->agent, false, &sl->agent_path, &how, &err);
 	if (rc == 0)
@@ -346,13 +339,34 @@ static int record(sched *s, sched_slot *sl, const campaign_job *j, const char *c
 	return rc;
 }
 
-/* How an attempt ended, for the queue. */
-enum attempt_end { END_FINAL, END_BOX_FAILED, END_SLOT_LEFT, END_REQUEUE, END_STOPPED };
-
-static enum attempt_end classify(int rc, const gate_outcome *o, volatile sig_atomic_t *stop,
-				 bool slurm)
+bool sched_charge_attempt(sched *s, sched_box *b, const campaign_job *j, bool job_fault)
 {
-	if (o->interrupted || (*stop && rc < 0))
+	bool job_failed = false;
+	pthread_mutex_lock(&s->mu);
+	unsigned char *f = &s->failed_on[j->index * s->n_boxes + box_index(s, b)];
+	if (*f != FAILED_BOX)
+		*f = job_fault ? FAILED_JOB : FAILED_BOX;
+	if (job_fault)
+		job_failed = ++s->job_failures[j->index] >= SCHED_JOB_FAILURES_MAX;
+	pthread_mutex_unlock(&s->mu);
+	return job_failed;
+}
+
+/* A Slurm step whose link was lost: cancelled by its name at once while the
+ * login node answers, instead of left to the agent's heartbeat; said through
+ * the link's log. */
+static void cancel_lost_step(sched *s, const conf_box *box, const char *cmdline)
+{
+	char msg[600];
+	double within = (double)(box->heartbeat_timeout_ms + box->kill_grace_ms) / 1000.0;
+	if (remote_slurm_cancel_lost(&box->target, &s->link, cmdline, within, msg, sizeof(msg)) &&
+	    s->link.log)
+		s->link.log(s->link.log_ctx, box->name, msg);
+}
+
+sched_end sched_classify(int rc, const gate_outcome *o, bool stop, bool slurm)
+{
+	if (o->interrupted || (stop && rc < 0))
 		return END_STOPPED;
 	if (rc < 0 || !o->agent_end)
 		return END_BOX_FAILED; /* the link, or an agent that never reported */
@@ -387,7 +401,7 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 		if (!s->stop_why)
 			s->stop_why = xstrdup(why);
 		pthread_mutex_unlock(&s->mu);
-		give_back(s, sl, j, true, false);
+		sched_give_back(s, sl, j, true, false);
 		ev.kind = SCHED_JOB_CUT;
 		ev.why = why;
 		emit(s, &ev);
@@ -395,7 +409,7 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	}
 	if (ready_rc < 0) {
 		snprintf(why, sizeof(why), "%s", err.msg);
-		give_back(s, sl, j, true, false);
+		sched_give_back(s, sl, j, true, false);
 		ev.kind = SCHED_JOB_CUT;
 		ev.why = why;
 		emit(s, &ev);
@@ -403,14 +417,15 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 		pause_ms(s, RETRY_PAUSE_MS);
 		return !b->quarantined;
 	}
-	gate_spec spec = b->ga[j->index].spec;
+	const sched_gate *g = &b->gate[j->index];
+	gate_spec spec = g->spec;
 	spec.gpus = sl->gpus;
 	spec.agent = sl->agent_path;
 	spec.lock_wait_s = s->spec->lock_wait_s;
 	if (sl->standby) {
 		/* behind the partner's job: as long as that may take */
-		int behind = b->ga[j->index].timeout_s + (int)((spec.grace_ms + 999) / 1000) +
-			     STANDBY_MARGIN_S;
+		int behind =
+			g->spec.timeout_s + (int)((spec.grace_ms + 999) / 1000) + STANDBY_MARGIN_S;
 		if (behind > spec.lock_wait_s)
 			spec.lock_wait_s = behind;
 	}
@@ -418,12 +433,12 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	spec.env = b->ov_env[j->cand];
 	char *cmdline = gate_command_line(&spec);
 	gate_policy policy = GATE_POLICY_DEFAULT;
-	policy.bar = b->ga[j->index].bar;
+	policy.bar = g->bar;
 	policy.sum_tolerance = s->spec->sum_tol / 100.0;
 	policy.run_limit_s = gate_run_limit_s(&spec);
 	struct job_view view = {.s = s, .sl = sl, .j = j, .attempt = ev.attempt};
 	gate_callbacks cb = {on_line, on_result, on_locked, &view,
-			     GATE_HEARTBEAT_EVERY_MS(b->ga[j->index].spec.heartbeat_ms)};
+			     GATE_HEARTBEAT_EVERY_MS(g->spec.heartbeat_ms)};
 	gate_outcome out = {0};
 	t0 = results_now_ms();
 	int rc = gate_run(sl->conn, cmdline, &policy, &cb, s->stop, &out, &err);
@@ -434,8 +449,8 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	if (rc < 0)
 		snprintf(why, sizeof(why), "%s", err.msg);
 	if (rc < 0 && !out.agent_end)
-		cli_slurm_cancel(b->box, cmdline, s->accept_new);
-	enum attempt_end end = classify(rc, &out, s->stop, b->box->slurm);
+		cancel_lost_step(s, b->box, cmdline);
+	sched_end end = sched_classify(rc, &out, *s->stop, b->box->target.slurm != NULL);
 	if (end == END_REQUEUE)
 		snprintf(why, sizeof(why),
 			 "Slurm ended job %s (scancel, preemption or node failure)",
@@ -449,15 +464,8 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 		sl->conn = NULL;
 		job_fault = !*s->stop && connect_slot(s, sl);
 	}
-	if (end == END_BOX_FAILED) {
-		pthread_mutex_lock(&s->mu);
-		unsigned char *f = &s->failed_on[j->index * s->n_boxes + box_index(s, b)];
-		if (*f != FAILED_BOX)
-			*f = job_fault ? FAILED_JOB : FAILED_BOX;
-		if (job_fault)
-			job_failed = ++s->job_failures[j->index] >= SCHED_JOB_FAILURES_MAX;
-		pthread_mutex_unlock(&s->mu);
-	}
+	if (end == END_BOX_FAILED)
+		job_failed = sched_charge_attempt(s, b, j, job_fault);
 	if (job_failed) {
 		strbuf boxes = STRBUF_INIT;
 		pthread_mutex_lock(&s->mu);
@@ -490,15 +498,15 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 		final = false;
 		end = END_STOPPED;
 	}
-	give_back(s, sl, j, end == END_BOX_FAILED || end == END_SLOT_LEFT || end == END_REQUEUE,
-		  final);
+	sched_give_back(s, sl, j,
+			end == END_BOX_FAILED || end == END_SLOT_LEFT || end == END_REQUEUE, final);
 	if (job_failed) {
 		pthread_mutex_lock(&s->mu);
 		s->failed_why[j->index] = xstrdup(why);
 		s->n_failed_jobs++;
 		pthread_mutex_unlock(&s->mu);
 	} else if (final) {
-		charge_boxes_failed_before(s, sl, j);
+		sched_clear_job(s, sl, j);
 	}
 	ev.secs = (double)(t1 - t0) / 1000.0;
 	ev.why = code || !final ? why : "";
@@ -563,7 +571,7 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-void sched_run(sched *s)
+void sched_prepare(sched *s)
 {
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
@@ -573,11 +581,17 @@ void sched_run(sched *s)
 	s->job_failures = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(int));
 	s->failed_why = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(char *));
 	results_new_run_id(s->run_id);
-	for (size_t i = 0; i < s->n_slots; i++)
-		s->slots[i].b->live++;
 	for (size_t i = 0; i < s->n_slots; i++) {
+		s->slots[i].b->live++;
 		s->slots[i].s = s;
 		s->slots[i].running = -1;
+	}
+}
+
+void sched_run(sched *s)
+{
+	sched_prepare(s);
+	for (size_t i = 0; i < s->n_slots; i++) {
 		if (pthread_create(&s->slots[i].th, NULL, worker, &s->slots[i]) != 0)
 			abort();
 	}

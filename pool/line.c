@@ -1,8 +1,10 @@
-#include "cli/pool_line.h"
+#include "pool/line.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +12,6 @@
 #include "base/strbuf.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
-#include "cli/cli.h"
 #include "gate/agent_proto.h"
 
 /* A heartbeat every 2 s; the agent leaves the line after 15 s without one. */
@@ -30,6 +31,28 @@ struct pool_line {
 	atomic_bool leave; /* set by pool_line_leave */
 };
 
+int pool_line_parse(const char *line, size_t len, int *ahead)
+{
+	size_t an = strlen(AGENT_QUEUE_AHEAD);
+	if (len == strlen(AGENT_QUEUE_HEAD) && memcmp(line, AGENT_QUEUE_HEAD, len) == 0) {
+		*ahead = 0;
+		return 1;
+	}
+	if (len > an && len < 64 && memcmp(line, AGENT_QUEUE_AHEAD, an) == 0) {
+		/* a count, never taken for less than nothing */
+		char num[64], *end;
+		memcpy(num, line + an, len - an);
+		num[len - an] = '\0';
+		errno = 0;
+		long k = strtol(num, &end, 10);
+		if (end != num && *end == '\0' && errno == 0 && k >= 0 && k <= INT_MAX) {
+			*ahead = (int)k;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static void on_line(void *ctx, remote_stream s, const char *line, size_t len, int flags)
 {
 	pool_line *l = ctx;
@@ -37,17 +60,8 @@ static void on_line(void *ctx, remote_stream s, const char *line, size_t len, in
 	if (s != REMOTE_STDOUT)
 		return;
 	pthread_mutex_lock(&l->mu);
-	size_t an = strlen(AGENT_QUEUE_AHEAD);
-	if (len == strlen(AGENT_QUEUE_HEAD) && memcmp(line, AGENT_QUEUE_HEAD, len) == 0) {
+	if (pool_line_parse(line, len, &l->ahead) == 1)
 		l->head = true;
-		l->ahead = 0;
-	} else if (len > an && memcmp(line, AGENT_QUEUE_AHEAD, an) == 0) {
-		/* a count, never taken for less than nothing */
-		char *end;
-		long k = strtol(line + an, &end, 10);
-		if (end != line + an && k >= 0 && k <= INT_MAX)
-			l->ahead = (int)k;
-	}
 	pthread_cond_broadcast(&l->changed);
 	pthread_mutex_unlock(&l->mu);
 }
@@ -91,8 +105,17 @@ static void *keeper(void *arg)
 	}
 }
 
-int pool_line_join(const conf_box *box, const char *pool, const gate_agent *agent, bool accept_new,
-		   pool_line **out, bg_err *err)
+char *pool_line_cmd(const char *agent_path, const char *pool)
+{
+	strbuf cmd = STRBUF_INIT;
+	strbuf_addf(&cmd, "%s %s %s ", agent_path, AGENT_CMD_QUEUE, AGENT_OPT_NAME);
+	bg_quote(&cmd, pool);
+	strbuf_addf(&cmd, " %s %s", AGENT_OPT_HEARTBEAT, LINE_HEARTBEAT_S);
+	return strbuf_detach(&cmd);
+}
+
+int pool_line_join(const conf_box *box, const char *pool, const gate_agent *agent,
+		   const remote_connect_opts *link, pool_line **out, bg_err *err)
 {
 	pool_line *l = xcalloc(1, sizeof(*l));
 	char *path = NULL;
@@ -100,17 +123,14 @@ int pool_line_join(const conf_box *box, const char *pool, const gate_agent *agen
 	l->ahead = -1;
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->changed, NULL);
-	int rc = cli_connect(box, accept_new, &l->conn, err);
+	int rc = remote_connect(&box->target, link, &l->conn, err);
 	if (rc == 0)
 		rc = gate_agent_ensure(l->conn, agent, false, &path, &how, err);
 	if (rc == 0) {
-		strbuf cmd = STRBUF_INIT;
-		strbuf_addf(&cmd, "%s %s %s ", path, AGENT_CMD_QUEUE, AGENT_OPT_NAME);
-		bg_quote(&cmd, pool);
-		strbuf_addf(&cmd, " %s %s", AGENT_OPT_HEARTBEAT, LINE_HEARTBEAT_S);
+		char *cmd = pool_line_cmd(path, pool);
 		remote_exec_opts o = {.on_line = on_line, .ctx = l, .killable = true};
-		rc = remote_exec_start(l->conn, cmd.buf, &o, &l->exec, err);
-		strbuf_release(&cmd);
+		rc = remote_exec_start(l->conn, cmd, &o, &l->exec, err);
+		free(cmd);
 	}
 	free(path);
 	if (rc == 0 && pthread_create(&l->keeper, NULL, keeper, l) != 0)

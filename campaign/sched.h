@@ -14,17 +14,23 @@
  * hangs is that job's TIMEOUT_HANG (the agent frees the slot), not a box
  * failure. A slot another run holds past lock_wait_s, or that is disabled
  * mid-run, is left and its job requeued. Every invocation is recorded as it
- * ends; "final": false marks an attempt that was cut and requeued. */
-#ifndef BG_CLI_CAMPAIGN_SCHED_H
-#define BG_CLI_CAMPAIGN_SCHED_H
+ * ends; "final": false marks an attempt that was cut and requeued.
+ *
+ * The scheduler prints nothing and never calls the front end: it connects with
+ * the remote_connect_opts it is handed (host-key policy, where warnings go)
+ * and says what happens through on_event. */
+#ifndef BG_CAMPAIGN_SCHED_H
+#define BG_CAMPAIGN_SCHED_H
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 
 #include "campaign/spec.h"
-#include "cli/gate_args.h"
+#include "gate/agent_install.h"
 #include "gate/overlay.h"
+#include "gate/run.h"
+#include "remote/remote.h"
 
 typedef enum {
 	SCHED_JOB_START,
@@ -51,10 +57,16 @@ typedef struct sched_event {
 	const char *why;           /* a one-line reason, "" when none */
 } sched_event;
 
+/* A job's gate on one box: its arguments translated through the box's shim
+ * (the caller owns what spec points at). */
+typedef struct sched_gate {
+	gate_spec spec;
+	double bar; /* the pass bar, 0: the default */
+} sched_gate;
+
 typedef struct sched_box {
 	const conf_box *box;
-	gate_args *ga; /* per job: the gate's arguments translated for this box */
-	bool *ga_ok;   /* per job: ga[j] was parsed */
+	sched_gate *gate; /* per job */
 	pthread_mutex_t mu;
 	int failures;
 	int64_t last_failure_ms; /* failures within FAILURE_WINDOW_MS count once */
@@ -89,8 +101,8 @@ typedef struct sched {
 	campaign_job *jobs;
 	size_t n_jobs;
 	const gate_agent *agent;
-	const char *results; /* the file records go to */
-	bool accept_new;
+	const char *results;      /* the file records go to */
+	remote_connect_opts link; /* how workers connect, where warnings go */
 	char run_id[17];
 	volatile sig_atomic_t *stop;
 	void (*on_event)(void *ctx, const sched_event *ev);
@@ -125,6 +137,56 @@ typedef struct sched {
  * open) until the queue is empty, no slot is left, or *stop. Returns when every
  * worker has ended. */
 void sched_run(sched *s);
+
+/* The scheduler's decisions, each a function of its own (tests drive them on a
+ * sched set up by sched_prepare, no worker running). */
+
+/* What sched_run does before its workers start: the per-job arrays (zeroed,
+ * the caller frees them), the lock and its condition, the run id, each slot's
+ * box counted live. */
+void sched_prepare(sched *s);
+
+/* failed_on's values, per job and box. */
+enum { FAILED_NONE, FAILED_BOX, FAILED_JOB };
+
+/* How an attempt ended, for the queue. */
+typedef enum {
+	END_FINAL,      /* judged: recorded final */
+	END_BOX_FAILED, /* the link, or the agent's own error: requeued, box or job charged */
+	END_SLOT_LEFT,  /* the slot is held by another run or disabled: requeued */
+	END_REQUEUE,    /* Slurm ended the step: requeued, nobody charged */
+	END_STOPPED     /* the user stopped the run */
+} sched_end;
+
+/* An attempt's end from gate_run's rc and outcome, `stop` the user's stop
+ * and `slurm` whether the box is a Slurm login node. */
+sched_end sched_classify(int rc, const gate_outcome *o, bool stop, bool slurm);
+
+/* The queue position (from its head) of the job slot sl takes next: the first
+ * that did not fail on sl's box, or that failed on every box still in service
+ * (it may fail here again rather than wait for ever). -1: none for this slot
+ * now. Under s->mu. */
+long sched_pick(const sched *s, const sched_slot *sl);
+
+/* Job j is over on slot sl: back to the front of the queue when `requeue`;
+ * `final` marks it finished. */
+void sched_give_back(sched *s, sched_slot *sl, const campaign_job *j, bool requeue, bool final);
+
+/* Counts a failure against box b; quarantines it at the spec's max_failures
+ * (sl, one of its slots, names it in the SCHED_QUARANTINED event, sent once).
+ * `windowed`: failures within FAILURE_WINDOW_MS of the last count once (a
+ * box's connections die together). */
+void sched_box_charge(sched *s, sched_box *b, sched_slot *sl, bool windowed, const char *why);
+
+/* An attempt of job j failed on box b: marks failed_on (the box's fault, or
+ * with `job_fault` the job's unless the box was charged already) and counts a
+ * job fault. True when the job has now failed SCHED_JOB_FAILURES_MAX times:
+ * recorded failed. */
+bool sched_charge_attempt(sched *s, sched_box *b, const campaign_job *j, bool job_fault);
+
+/* Job j ended well on sl's box: each other box where its agent vanished
+ * (charged to the job then) was at fault after all, and is charged now. */
+void sched_clear_job(sched *s, const sched_slot *sl, const campaign_job *j);
 
 /* The kernel_paths entry of `box` for gate kind `kind` (borrowed), NULL if none. */
 const char *sched_kernel_path(const conf_box *box, const char *kind);

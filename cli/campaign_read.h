@@ -1,7 +1,7 @@
 /* What boxgate report and boxgate brief share: one results FILE operand read
  * as a campaign. */
-#ifndef BG_CLI_REPORT_READ_H
-#define BG_CLI_REPORT_READ_H
+#ifndef BG_CLI_CAMPAIGN_READ_H
+#define BG_CLI_CAMPAIGN_READ_H
 
 #include "campaign/points.h"
 #include "cli/options.h"

@@ -1,4 +1,4 @@
-#include "cli/slot_probe.h"
+#include "pool/slot_probe.h"
 
 #include <cjson/cJSON.h>
 #include <pwd.h>
@@ -12,7 +12,6 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
-#include "gate/run.h"
 
 char *slot_probe_who(void)
 {
@@ -29,11 +28,11 @@ char *slot_probe_who(void)
 struct probe_run {
 	slot_probe *p;
 	const gate_agent *agent;
-	bool accept_new, keep, quiet;
+	const remote_connect_opts *link;
+	bool keep;
 };
 
-/* The agent's words for the probe: its slots command, or the probe's action. */
-static char *agent_args(const slot_probe *j)
+char *slot_probe_agent_args(const slot_probe *j, const char *who)
 {
 	strbuf cmd = STRBUF_INIT;
 	strbuf_addstr(&cmd, j->action ? j->action : AGENT_CMD_SLOTS);
@@ -42,12 +41,10 @@ static char *agent_args(const slot_probe *j)
 		bg_quote(&cmd, j->gpus);
 	}
 	if (j->why) {
-		char *me = slot_probe_who();
 		strbuf_addf(&cmd, " %s ", AGENT_OPT_WHY);
 		bg_quote(&cmd, j->why);
 		strbuf_addf(&cmd, " %s ", AGENT_OPT_BY);
-		bg_quote(&cmd, me);
-		free(me);
+		bg_quote(&cmd, who);
 	}
 	return strbuf_detach(&cmd);
 }
@@ -102,72 +99,56 @@ static void mark_config_disabled(const slot_probe *j, cJSON *rows)
 	}
 }
 
-/* A Slurm box: boxgate's jobs (named boxgate-ID) from squeue (held: running; pending: queued),
- * then its free places up to max_jobs. */
-static int slurm_rows(remote_conn *c, const conf_box *b, cJSON **rows, bg_err *err)
+cJSON *slot_probe_rows(char *out, const slot_probe *p)
 {
-	strbuf cmd = STRBUF_INIT;
-	gate_slurm_env(&cmd, b);
-	strbuf_addstr(&cmd, "squeue -h -o '%i|%T|%b|%N|%M|%u|%j'");
-	char *out = NULL;
-	size_t len = 0;
-	remote_status st;
-	int rc = remote_capture(c, cmd.buf, 1 << 20, 30000, &out, &len, &st, err);
-	strbuf_release(&cmd);
-	if (rc == 0 && (st.how != REMOTE_EXITED || st.code != 0))
-		rc = bg_fail(err, BG_EREMOTE, "%s: squeue failed (%s)", b->name,
-			     st.how == REMOTE_EXITED ? "non-zero exit" : "no exit status");
-	if (rc < 0) {
-		free(out);
-		return rc;
-	}
-	*rows = cJSON_CreateArray();
-	int used = 0;
-	for (char *l = out, *e; l && *l; l = e ? e + 1 : NULL) {
-		e = strchr(l, '\n');
-		if (e)
-			*e = '\0';
-		char *f[7] = {0};
-		int nf = 0;
-		for (char *p = l; nf < 7; nf++) {
-			f[nf] = p;
-			p = strchr(p, '|');
-			if (!p) {
-				nf++;
-				break;
-			}
-			*p++ = '\0';
-		}
-		if (nf < 7 ||
-		    strncmp(f[6], GATE_SLURM_JOB_PREFIX, strlen(GATE_SLURM_JOB_PREFIX)) != 0)
-			continue; /* not boxgate's */
+	cJSON *rows = parse_rows(out);
+	mark_config_disabled(p, rows);
+	return rows;
+}
+
+cJSON *slot_probe_slurm_rows(const remote_slurm_job *jobs, size_t n, int max_jobs)
+{
+	cJSON *rows = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		const remote_slurm_job *f = &jobs[i];
 		cJSON *o = cJSON_CreateObject();
-		char *slot = xasprintf("slurm:%s", f[0]);
+		char *slot = xasprintf("slurm:%s", f->id);
 		cJSON_AddStringToObject(o, "slot", slot);
 		free(slot);
 		cJSON_AddStringToObject(o, "state",
-					strcmp(f[1], "RUNNING") == 0   ? "held"
-					: strcmp(f[1], "PENDING") == 0 ? "pending"
-								       : f[1]);
-		cJSON_AddStringToObject(o, "slurm_job", f[0]);
-		cJSON_AddStringToObject(o, "slurm_state", f[1]);
-		cJSON_AddStringToObject(o, "gres", f[2]);
-		cJSON_AddStringToObject(o, "node", f[3]);
-		cJSON_AddStringToObject(o, "since", f[4]);
-		cJSON_AddStringToObject(o, "tag", f[5]);
-		cJSON_AddItemToArray(*rows, o);
-		used++;
+					strcmp(f->state, "RUNNING") == 0   ? "held"
+					: strcmp(f->state, "PENDING") == 0 ? "pending"
+									   : f->state);
+		cJSON_AddStringToObject(o, "slurm_job", f->id);
+		cJSON_AddStringToObject(o, "slurm_state", f->state);
+		cJSON_AddStringToObject(o, "gres", f->gres);
+		cJSON_AddStringToObject(o, "node", f->node);
+		cJSON_AddStringToObject(o, "since", f->elapsed);
+		cJSON_AddStringToObject(o, "tag", f->user);
+		cJSON_AddItemToArray(rows, o);
 	}
-	free(out);
-	for (int k = used; k < b->max_jobs; k++) {
+	for (int k = (int)n; k < max_jobs; k++) {
 		cJSON *o = cJSON_CreateObject();
 		char *slot = xasprintf("slurm%d", k);
 		cJSON_AddStringToObject(o, "slot", slot);
 		free(slot);
 		cJSON_AddStringToObject(o, "state", "free");
-		cJSON_AddItemToArray(*rows, o);
+		cJSON_AddItemToArray(rows, o);
 	}
-	return 0;
+	return rows;
+}
+
+static int slurm_rows(remote_conn *c, const conf_box *b, cJSON **rows, bg_err *err)
+{
+	char *text = NULL;
+	remote_slurm_job *jobs = NULL;
+	size_t n = 0;
+	int rc = remote_slurm_queue(c, b->target.slurm, &text, &jobs, &n, err);
+	if (rc == 0)
+		*rows = slot_probe_slurm_rows(jobs, n, b->max_jobs);
+	free(jobs);
+	free(text);
+	return rc;
 }
 
 static void probe_box(void *arg, size_t i)
@@ -177,10 +158,12 @@ static void probe_box(void *arg, size_t i)
 	remote_conn *c = NULL;
 	bg_err err = {0};
 	char *out = NULL;
-	int rc = cli_connect(j->box, pr->accept_new, &c, &err);
+	int rc = remote_connect(&j->box->target, pr->link, &c, &err);
 	if (rc == 0) {
 		/* the presence check and the call in one command */
-		char *args = agent_args(j);
+		char *who = j->why ? slot_probe_who() : NULL;
+		char *args = slot_probe_agent_args(j, who);
+		free(who);
 		rc = gate_agent_capture(c, pr->agent, args, &j->agent_path, &out, &err);
 		free(args);
 	}
@@ -189,20 +172,15 @@ static void probe_box(void *arg, size_t i)
 		while (n && err.msg[n - 1] == '\n')
 			err.msg[--n] = '\0';
 		j->error = xstrdup(err.msg);
-		if (!pr->quiet)
-			cli_error("%s", err.msg);
 		j->code = bg_exit_code(rc);
-	} else if (!j->action && j->box->slurm) {
+	} else if (!j->action && j->box->target.slurm) {
 		rc = slurm_rows(c, j->box, &j->rows, &err);
 		if (rc < 0) {
 			j->error = xstrdup(err.msg);
-			if (!pr->quiet)
-				cli_error("%s", err.msg);
 			j->code = bg_exit_code(rc);
 		}
 	} else if (!j->action) {
-		j->rows = parse_rows(out);
-		mark_config_disabled(j, j->rows);
+		j->rows = slot_probe_rows(out, j);
 	} else {
 		j->out = out;
 		out = NULL;
@@ -214,11 +192,10 @@ static void probe_box(void *arg, size_t i)
 		remote_close(c);
 }
 
-void slot_probe_all(slot_probe *p, size_t n, const gate_agent *agent, bool accept_new, bool keep,
-		    bool quiet)
+void slot_probe_all(slot_probe *p, size_t n, const gate_agent *agent,
+		    const remote_connect_opts *link, bool keep)
 {
-	struct probe_run pr = {
-		.p = p, .agent = agent, .accept_new = accept_new, .keep = keep, .quiet = quiet};
+	struct probe_run pr = {.p = p, .agent = agent, .link = link, .keep = keep};
 	bg_fanout(n, 0, probe_box, &pr);
 }
 
@@ -238,37 +215,36 @@ void slot_probe_release(slot_probe *p, size_t n)
 /* The pool's boxes less those `exclude` names (owned; error printed, NULL, when
  * the exclusion names an unknown box or leaves nothing). */
 static const conf_box **boxes_kept(const conf *c, const char *pool, const char *exclude,
-				   size_t *n_kept)
+				   size_t *n_kept, bg_err *err)
 {
-	bg_err err = {0};
 	const conf_box **kept = NULL;
 	char *spec = xasprintf("@%s", pool);
-	int rc = conf_select_except(c, spec, false, exclude, &kept, n_kept, &err);
+	int rc = conf_select_except(c, spec, false, exclude, &kept, n_kept, err);
 	free(spec);
-	if (rc < 0) {
-		cli_error("%s", err.msg);
+	if (rc < 0)
 		return NULL;
-	}
 	if (*n_kept == 0) {
 		free(kept);
-		cli_error("the selection matched no box (--exclude took every box of pool '%s')",
-			  pool);
+		bg_fail(err, BG_EUSAGE,
+			"the selection matched no box (--exclude took every box of pool '%s')",
+			pool);
 		return NULL;
 	}
 	return kept;
 }
 
-slot_probe *slot_probe_pool(const conf *c, const char *name, const char *exclude, size_t *n)
+slot_probe *slot_probe_pool(const conf *c, const char *name, const char *exclude, size_t *n,
+			    bg_err *err)
 {
 	const conf_pool *pool = conf_find_pool(c, name);
 	if (!pool) {
-		cli_error("no pool '%s' in %s", name,
-			  c->path ? c->path : "the configuration (none was loaded)");
+		bg_fail(err, BG_EUSAGE, "no pool '%s' in %s", name,
+			c->path ? c->path : "the configuration (none was loaded)");
 		return NULL;
 	}
 	const conf_box **kept = NULL;
 	size_t n_kept = 0;
-	if (exclude && !(kept = boxes_kept(c, name, exclude, &n_kept)))
+	if (exclude && !(kept = boxes_kept(c, name, exclude, &n_kept, err)))
 		return NULL;
 	slot_probe *p = xcalloc(pool->n_slots ? pool->n_slots : 1, sizeof(*p));
 	size_t k = 0;

@@ -1,4 +1,4 @@
-#include "cli/broker.h"
+#include "pool/broker.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include "base/exit.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
-#include "cli/slot_probe.h"
+#include "pool/slot_probe.h"
 
 static const char *str_of(const cJSON *o, const char *key)
 {
@@ -44,16 +44,8 @@ static bool has_free(const slot_probe *p)
 	return false;
 }
 
-/* The first free slot of the probes, in order; frees p. */
-static int pick_from(cli_ctx *ctx, slot_probe *p, size_t n, const gate_agent *agent,
-		     broker_pick *pick, strbuf *why_out)
+int broker_choose(slot_probe *p, size_t n, broker_pick *pick, strbuf *why_out)
 {
-	/* The first box alone first: when it has a free slot (the usual case) the
-	 * broker costs one command on the connection run needs anyway; only when it
-	 * has none are the others asked, in parallel. */
-	slot_probe_all(p, n ? 1 : 0, agent, ctx->opt.accept_new, true, true);
-	if (n > 1 && !has_free(&p[0]))
-		slot_probe_all(p + 1, n - 1, agent, ctx->opt.accept_new, true, true);
 	int code = BG_EXIT_OK;
 	strbuf why = STRBUF_INIT;
 	for (size_t i = 0; i < n && !pick->box; i++) {
@@ -89,32 +81,51 @@ static int pick_from(cli_ctx *ctx, slot_probe *p, size_t n, const gate_agent *ag
 		strbuf_addstr(why_out, why.len ? why.buf : "\n  (the pool lists no slot)");
 		code = none_asked && n ? code : BG_EXIT_FAIL;
 	} else {
+		/* the slots passed over before the pick, for a caller that says so */
+		strbuf_addstr(why_out, why.len ? why.buf : "");
 		code = BG_EXIT_OK;
 	}
 	strbuf_release(&why);
+	return code;
+}
+
+/* The first free slot of the probes, in order; frees p. */
+static int pick_from(slot_probe *p, size_t n, const gate_agent *agent,
+		     const remote_connect_opts *link, broker_pick *pick, strbuf *why)
+{
+	/* The first box alone first: when it has a free slot (the usual case) the
+	 * broker costs one command on the connection run needs anyway; only when it
+	 * has none are the others asked, in parallel. */
+	slot_probe_all(p, n ? 1 : 0, agent, link, true);
+	if (n > 1 && !has_free(&p[0]))
+		slot_probe_all(p + 1, n - 1, agent, link, true);
+	int code = broker_choose(p, n, pick, why);
 	slot_probe_release(p, n);
 	return code;
 }
 
-int broker_pick_slot(cli_ctx *ctx, const char *pool, const gate_agent *agent, broker_pick *pick,
-		     strbuf *why)
+int broker_pick_slot(const conf *c, const char *pool, const char *exclude, const gate_agent *agent,
+		     const remote_connect_opts *link, broker_pick *pick, strbuf *why)
 {
 	size_t n = 0;
+	bg_err err = {0};
 	memset(pick, 0, sizeof(*pick));
-	slot_probe *p = slot_probe_pool(&ctx->conf, pool, cli_exclude_spec(ctx), &n);
-	if (!p)
+	slot_probe *p = slot_probe_pool(c, pool, exclude, &n, &err);
+	if (!p) {
+		strbuf_addf(why, "\n  %s", err.msg);
 		return BG_EXIT_USAGE;
-	return pick_from(ctx, p, n, agent, pick, why);
+	}
+	return pick_from(p, n, agent, link, pick, why);
 }
 
-int broker_pick_box(cli_ctx *ctx, const conf_box *box, const gate_agent *agent, broker_pick *pick,
-		    strbuf *why)
+int broker_pick_box(const conf_box *box, const gate_agent *agent, const remote_connect_opts *link,
+		    broker_pick *pick, strbuf *why)
 {
 	memset(pick, 0, sizeof(*pick));
 	slot_probe *p = xcalloc(1, sizeof(*p));
 	p->box = box;
 	p->gpus = xstrdup(box->gpus);
-	return pick_from(ctx, p, 1, agent, pick, why);
+	return pick_from(p, 1, agent, link, pick, why);
 }
 
 void broker_pick_release(broker_pick *pick)
@@ -126,13 +137,17 @@ void broker_pick_release(broker_pick *pick)
 	memset(pick, 0, sizeof(*pick));
 }
 
-void broker_describe(cli_ctx *ctx, const char *pool, const gate_agent *agent, strbuf *why)
+void broker_describe(const conf *c, const char *pool, const char *exclude, const gate_agent *agent,
+		     const remote_connect_opts *link, strbuf *why)
 {
 	size_t n = 0;
-	slot_probe *p = slot_probe_pool(&ctx->conf, pool, cli_exclude_spec(ctx), &n);
-	if (!p)
+	bg_err err = {0};
+	slot_probe *p = slot_probe_pool(c, pool, exclude, &n, &err);
+	if (!p) {
+		strbuf_addf(why, "\n  %s", err.msg);
 		return;
-	slot_probe_all(p, n, agent, ctx->opt.accept_new, false, true);
+	}
+	slot_probe_all(p, n, agent, link, false);
 	for (size_t i = 0; i < n; i++) {
 		if (p[i].code) {
 			strbuf_addf(why, "\n  %s: %s", p[i].box->name, p[i].error);
