@@ -19,7 +19,7 @@ LDFLAGS   ?=
 PREFIX    ?= /usr/local
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-LIB_SRC   := $(sort $(wildcard base/*.c conf/*.c remote/*.c shim/*.c sync/*.c gate/*.c results/*.c campaign/*.c pool/*.c cli/*.c))
+LIB_SRC   := $(sort $(wildcard base/*.c conf/*.c remote/*.c shim/*.c sync/*.c gate/client/*.c results/*.c campaign/*.c pool/*.c cli/*.c))
 LIB_SRC   := $(filter-out cli/main.c,$(LIB_SRC))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ  := $(BUILD)/obj/cli/main.o
@@ -183,9 +183,9 @@ format:
 clean:
 	rm -rf build build-asan
 
-# The demo gate (gate/cuda/) adds its own targets and DEMO_GATE_BINS.
+# The demo gate (gate/demo/) adds its own targets and DEMO_GATE_BINS.
 DEMO_GATE_BINS ?=
--include gate/cuda/cuda.mk
+-include gate/demo/demo.mk
 ifeq ($(DEMO_GATE_BINS),)
 demo-gate: ;
 else

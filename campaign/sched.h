@@ -27,9 +27,9 @@
 #include <stdbool.h>
 
 #include "campaign/spec.h"
-#include "gate/agent_install.h"
-#include "gate/overlay.h"
-#include "gate/run.h"
+#include "gate/client/agent_install.h"
+#include "gate/client/overlay.h"
+#include "gate/client/run.h"
 #include "remote/remote.h"
 
 typedef enum {

@@ -18,7 +18,7 @@
 #include "pool/broker.h"
 #include "pool/line.h"
 #include "pool/slot_probe.h"
-#include "gate/overlay.h"
+#include "gate/client/overlay.h"
 #include "base/timer.h"
 #include "results/record.h"
 #include "sync/sync.h"

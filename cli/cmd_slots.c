@@ -13,7 +13,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
-#include "gate/agent_install.h"
+#include "gate/client/agent_install.h"
 #include "gate/agent_proto.h"
 #include "pool/slot_probe.h"
 

@@ -6,7 +6,7 @@
 
 #include "base/strbuf.h"
 #include "conf/conf.h"
-#include "gate/agent_install.h"
+#include "gate/client/agent_install.h"
 #include "remote/remote.h"
 
 typedef struct broker_pick {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "conf/conf.h"
-#include "gate/agent_install.h"
+#include "gate/client/agent_install.h"
 #include "remote/remote.h"
 
 typedef struct pool_line pool_line;

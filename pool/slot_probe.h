@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "conf/conf.h"
-#include "gate/agent_install.h"
+#include "gate/client/agent_install.h"
 #include "remote/remote.h"
 #include "remote/slurm.h"
 

@@ -100,25 +100,16 @@ int sync_plan_finish(sync_plan *p, sync_verifier_for_fn verifier_for, void *ctx,
 /* Waits for the background hashing (any thread may call it); its result. */
 int sync_plan_wait(sync_plan *p, bg_err *err);
 
-/* Lexically normalises a relative path: drops empty and "." components,
- * resolves ".." and refuses one that climbs above the start, an absolute
- * path and the empty path. *out is owned. */
-int sync_normalize_rel(const char *in, char **out, bg_err *err);
-
 /* "dir/.NAME.boxgate-HEX.tmp[.EXT]" for target "dir/NAME" (NAME shortened so
  * the result fits NAME_MAX, every byte of it outside [A-Za-z0-9._-] made
  * '_'; .EXT is NAME's extension); `hex` is 16 lowercase hex digits. Owned. */
 char *sync_temp_name(const char *rel, const char *hex);
-/* [A-Za-z0-9._-]: bytes no shell reads as anything but themselves. */
-bool sync_safe_byte(char c);
-/* A path of safe bytes and '/', not starting with '-'. */
-bool sync_safe_path(const char *s);
 /* 16 random lowercase hex digits (getrandom). */
 void sync_random_hex(char out[17]);
 
 /* The verifier command for one file: `{}` becomes `file` and `{python}` the
  * interpreter, both quoted for the shell (bg_quote_path). On a box `file`
- * is always a safe path (sync_safe_path) that boxgate chose, so the text is
+ * is always a safe path (bg_path_safe, base/path.h) that boxgate chose, so the text is
  * the same however many shells read it. Owned. */
 char *sync_verifier_command(const char *tmpl, const char *file, const char *python);
 

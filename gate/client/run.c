@@ -1,4 +1,4 @@
-#include "gate/run.h"
+#include "gate/client/run.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

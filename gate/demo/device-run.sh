@@ -3,7 +3,7 @@
 # plan tuning, the sweep (every shape x num_workers {8,64,66,128,132} x 5 repeats, baseline
 # and candidate in each run), the cuBLAS comparison, the fp8 sweep, a hang-and-kill check
 # and a memcheck pass. Results go to $OUT (default ./device-out), at most 8 files.
-# usage: gate/cuda/device-run.sh [PHASE...]   (default: every phase, in this order)
+# usage: gate/demo/device-run.sh [PHASE...]   (default: every phase, in this order)
 #   phases: build timers sass tune sweep bench fp8 hang memcheck diag evidence diag4
 #   SHAPES="..." NWS="..." narrow tune, sweep and fp8 to those shapes and grids
 set -u
@@ -67,7 +67,7 @@ for ph in $phases; do
 		for dt in bf16 fp8; do for s in $shapes; do for nw in $nws; do
 			timeout 60 $G --tune --dtype $dt --shape $s --num-workers $nw --iters 20 --warmup 5 2>>"$misc" | grep TUNE
 		done; done; done >"$out/tune.jsonl"
-		python3 gate/cuda/sweep_table.py --tune "$out/tune.jsonl" | tee -a "$summary"
+		python3 gate/demo/sweep_table.py --tune "$out/tune.jsonl" | tee -a "$summary"
 		;;
 	sweep | fp8)
 		dt=bf16
@@ -78,7 +78,7 @@ for ph in $phases; do
 		for rep in 1 2 3 4 5; do for s in $shapes; do for nw in $nws; do
 			timeout 60 $G --kind gemv_m1 --dtype $dt --shape $s --configs $s --num-workers $nw 2>>"$misc" | grep FAITHFUL_RESULT >>"$f"
 		done; done; done
-		python3 gate/cuda/sweep_table.py "$f" | tee -a "$summary"
+		python3 gate/demo/sweep_table.py "$f" | tee -a "$summary"
 		;;
 	bench)
 		say bench

@@ -1,5 +1,5 @@
 /* The demo gate's front end: registry, options, statistics, verdict, FAITHFUL_RESULT. */
-#include "gate/cuda/demo_common.h"
+#include "gate/demo/demo_common.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* The verdict of a run: what the agent's report, the gate's exit and its
  * result lines together allow boxgate to believe, as one exit code. */
-#include "gate/run.h"
+#include "gate/client/run.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "gate/result.h"
+#include "gate/client/result.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

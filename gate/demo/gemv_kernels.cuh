@@ -15,7 +15,7 @@
 #include <cuda_fp8.h>
 #include <stdint.h>
 
-#include "gate/cuda/demo_math.h"
+#include "gate/demo/demo_math.h"
 
 namespace bgk {
 
@@ -349,7 +349,7 @@ struct Plan {
 };
 
 // The model behind the plan, fitted to a run of every plan on every shape and grid on an
-// H200 (gate/cuda/README.md): a roofline per CTA. A unit costs a fixed latency (its first
+// H200 (gate/demo/README.md): a roofline per CTA. A unit costs a fixed latency (its first
 // loads and its reduction) plus its bytes at one SM's streaming rate; a CTA's time is its
 // tile count times that, but never less than the whole matrix at the device's rate;
 // splitting K adds a handoff.

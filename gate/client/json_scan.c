@@ -1,4 +1,4 @@
-#include "gate/json_scan.h"
+#include "gate/client/json_scan.h"
 
 #include <math.h>
 #include <stdbool.h>

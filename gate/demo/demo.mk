@@ -1,4 +1,4 @@
-# The demo gate (gate/cuda/), included by the top Makefile.
+# The demo gate (gate/demo/), included by the top Makefile.
 #
 #   $(BUILD)/boxgate-demo-gate       the launcher boxgate's `local` box runs: the CUDA build
 #                                    when a GPU is usable, else the CPU twin
@@ -13,7 +13,7 @@ NVCC         ?= /usr/local/cuda/bin/nvcc
 # sm_90a machine code for Hopper (H100, H200) and compute_90 PTX for later GPUs.
 NVCC_GENCODE ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_90,code=compute_90
 NVCC_FLAGS   ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall
-DEMO_DIR     := gate/cuda
+DEMO_DIR     := gate/demo
 DEMO_HDRS    := $(DEMO_DIR)/demo_common.h $(DEMO_DIR)/demo_math.h
 HAVE_NVCC    := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo yes)
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "gate/agent_proto.h"
-#include "gate/json_scan.h"
+#include "gate/client/json_scan.h"
 
 #define RESULT_PREFIX AGENT_RESULT_PREFIX /* the agent prints result lines too */
 /* A result line longer than this is INVALID (it is still passed on verbatim). */
@@ -57,7 +57,7 @@ typedef struct gate_policy {
 	}
 
 /* Who printed a line: the gate (anything on the channel), or the agent (a line
- * framed with the run's nonce, see gate/run.h). Only the agent may report
+ * framed with the run's nonce, see gate/client/run.h). Only the agent may report
  * TIMEOUT_HANG or the agent's INVALID reasons (gpu_busy, no_gpu). */
 typedef enum { GATE_FROM_GATE = 0, GATE_FROM_AGENT } gate_source;
 

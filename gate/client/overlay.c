@@ -1,4 +1,4 @@
-#include "gate/overlay.h"
+#include "gate/client/overlay.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "remote/sftp.h"
-#include "sync/sync.h"
+#include "base/path.h"
 
 #define SHADOW_DIR         "$HOME/.cache/boxgate/shadow"
 #define SHADOW_MARK        ".boxgate-shadow"
@@ -24,9 +24,9 @@ int overlay_add(overlay *o, const char *local, const char *rel, bg_err *err)
 {
 	char *norm = NULL;
 	struct stat st;
-	if (sync_normalize_rel(rel, &norm, err) < 0)
+	if (bg_path_normalize_rel(rel, &norm, err) < 0)
 		return BG_EUSAGE;
-	if (!sync_safe_path(norm)) {
+	if (!bg_path_safe(norm)) {
 		free(norm);
 		return bg_fail(err, BG_EUSAGE,
 			       "%s: overlay paths are letters, digits, '.', '_', '-' and '/'", rel);

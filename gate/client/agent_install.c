@@ -1,4 +1,4 @@
-#include "gate/agent_install.h"
+#include "gate/client/agent_install.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "gate/cuda/demo_common.h"
-#include "gate/cuda/gemv_kernels.cuh"
+#include "gate/demo/demo_common.h"
+#include "gate/demo/gemv_kernels.cuh"
 
 namespace {
 

@@ -3,8 +3,8 @@
  * tile is 8 rows) with no barrier inside its tile loop, and times its body with
  * clock_gettime(CLOCK_MONOTONIC); the result is labelled "device":"cpu".
  * C11 + pthreads + libm only. */
-#include "gate/cuda/demo_common.h"
-#include "gate/cuda/demo_math.h"
+#include "gate/demo/demo_common.h"
+#include "gate/demo/demo_math.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -27,7 +27,7 @@
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "conf/conf.h"
-#include "gate/result.h"
+#include "gate/client/result.h"
 #include "remote/remote.h"
 #include "shim/shim.h"
 
