@@ -244,7 +244,11 @@ static int ready(sched *s, sched_slot *sl, const campaign_job *j, bg_err *err)
 	pthread_mutex_lock(&b->mu);
 	if (!b->manifest_read && s->results) {
 		bg_err e2 = {0};
-		if (sync_manifest_read(sl->conn, b->box, &b->pushed, &e2) < 0)
+		sync_target t = {.name = b->box->name,
+				 .repo = b->box->repo,
+				 .python = b->box->python,
+				 .connect = &b->box->target};
+		if (sync_manifest_read(sl->conn, &t, &b->pushed, &e2) < 0)
 			b->pushed_error = xstrdup(e2.msg);
 		b->manifest_read = true;
 	}

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 
 #include "campaign/spec.h"
+#include "conf/conf.h"
 #include "gate/client/agent_install.h"
 #include "gate/client/overlay.h"
 #include "gate/client/run.h"

@@ -124,16 +124,17 @@ int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *e
 /* What the engine (pool/, campaign/) connects with: --accept-new, and warnings
  * printed through cli_log_warning. */
 remote_connect_opts cli_link(const cli_ctx *ctx);
+/* The sync_target view (sync/sync.h) of conf_box *B, its strings borrowed. */
+#define CLI_SYNC_TARGET(b)                                                                         \
+	{                                                                                          \
+		.name = (b)->name, .repo = (b)->repo, .python = (b)->python,                       \
+		.connect = &(b)->target                                                            \
+	}
+
 /* After the link to a Slurm box was lost mid-run: cancels the step `cmdline`
  * began (remote_slurm_cancel_lost) and says on stderr what happened. False
  * when cmdline started no Slurm step. */
 bool cli_slurm_cancel(const conf_box *box, const char *cmdline, bool accept_new);
-
-/* Parses FLAG's value as whole seconds in [min, max] (base/parse.h); on bad
- * input prints "CMD: FLAG wants whole seconds from MIN to MAX, got 'V'" and
- * returns BG_EXIT_USAGE, else 0. */
-int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min, long max,
-		      int *out);
 
 /* The results file (owned): `given` (--results), else the configuration's
  * [defaults] results, else $XDG_DATA_HOME/boxgate/results.jsonl, else

@@ -1259,7 +1259,8 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	}
 
 	/* What push last placed on the box, for the records. */
-	if (st.results && sync_manifest_read(c, g0->box, &st.pushed, &err) < 0)
+	if (st.results &&
+	    sync_manifest_read(c, &(sync_target)CLI_SYNC_TARGET(g0->box), &st.pushed, &err) < 0)
 		st.pushed_error = xstrdup(err.msg);
 
 	results_new_run_id(st.run_id);

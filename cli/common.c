@@ -16,19 +16,6 @@
 #include "cli/cli.h"
 #include "remote/slurm.h"
 
-int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min, long max,
-		      int *out)
-{
-	long n;
-	if (!bg_parse_seconds(v, min, max, &n)) {
-		cli_error("%s: %s wants whole seconds from %ld to %ld, got '%s'", cmd, flag, min,
-			  max, v);
-		return BG_EXIT_USAGE;
-	}
-	*out = (int)n;
-	return BG_EXIT_OK;
-}
-
 char *cli_results_path(cli_ctx *ctx, const char *given)
 {
 	if (given)

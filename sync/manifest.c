@@ -44,7 +44,7 @@ static void on_line(void *ctx, remote_stream s, const char *line, size_t len, in
 		strbuf_addch(sb, s == REMOTE_STDOUT ? '\n' : ' ');
 }
 
-int sync_manifest_read(remote_conn *c, const conf_box *box, char **text, bg_err *err)
+int sync_manifest_read(remote_conn *c, const sync_target *box, char **text, bg_err *err)
 {
 	*text = NULL;
 	if (!box->repo || !*box->repo) {

@@ -31,7 +31,6 @@
 #include "base/error.h"
 #include "base/sha256.h"
 #include "base/strbuf.h"
-#include "conf/conf.h"
 #include "remote/remote.h"
 
 /* Files at least this big have their size compared before they are hashed on
@@ -265,8 +264,19 @@ typedef struct sync_opts {
 	void *trace_ctx;
 } sync_opts;
 
+/* What sync/ reads of a box, as remote/ reads a remote_target: a view whose
+ * strings are borrowed from whoever fills it (cli/ and campaign/, from the
+ * box's configuration). */
+typedef struct sync_target {
+	const char *name;             /* the box, for messages */
+	const char *repo;             /* its repo copy ("~" kept); NULL or "": none */
+	const char *python;           /* its interpreter (verifiers, follow); NULL: python3 */
+	const remote_target *connect; /* how to reach it */
+} sync_target;
+
 typedef struct sync_box {
-	const conf_box *box;
+	const sync_target *box; /* &view */
+	sync_target view;
 	size_t index;
 	sync_plan *plan; /* borrowed, or &own_plan after a status scan */
 	const sync_opts *opts;
@@ -306,7 +316,8 @@ typedef struct sync_box {
 	bool end, norepo, proto_err, cmd_done;
 } sync_box;
 
-void sync_box_init(sync_box *b, const conf_box *box, size_t index, sync_plan *plan,
+/* Starts box b over `box` (copied: a temporary will do). */
+void sync_box_init(sync_box *b, const sync_target *box, size_t index, sync_plan *plan,
 		   const sync_opts *o);
 /* Closes the connection and frees everything; accepts a zeroed box. */
 void sync_box_release(sync_box *b);
@@ -365,7 +376,7 @@ char *sync_manifest_warning(const sync_box *b);
 /* Reads the manifest back through `c` (bounded to SYNC_MANIFEST_MAX bytes):
  * *text owned, "" when there is none. */
 #define SYNC_MANIFEST_MAX (1u << 20)
-int sync_manifest_read(remote_conn *c, const conf_box *box, char **text, bg_err *err);
+int sync_manifest_read(remote_conn *c, const sync_target *box, char **text, bg_err *err);
 /* One well-formed manifest line, "SHA256 TAB EPOCH TAB PATH" (lowercase
  * hex, 1 to 12 digits up to the end of year 9999, a path): path points
  * into the line (not NUL-terminated). */

@@ -57,12 +57,12 @@ int gate_run_limit_s(const gate_spec *spec)
 char *gate_command_line(const gate_spec *g)
 {
 	strbuf s = STRBUF_INIT;
-	const conf_box *b = g->box;
-	if (b->target.slurm)
-		remote_slurm_step(&s, b->target.slurm);
+	const gate_box *b = &g->box;
+	if (b->slurm)
+		remote_slurm_step(&s, b->slurm);
 	strbuf_addstr(&s, g->agent);
 	strbuf_addstr(&s, " " AGENT_CMD_RUN " " AGENT_OPT_NONCE_STDIN);
-	if (b->target.slurm)
+	if (b->slurm)
 		strbuf_addstr(&s, " " AGENT_OPT_GPUS_FROM_ENV);
 	else if (g->gpus)
 		add_opt(&s, AGENT_OPT_GPUS, g->gpus);

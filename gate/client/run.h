@@ -26,13 +26,21 @@
 
 #include "base/error.h"
 #include "base/strbuf.h"
-#include "conf/conf.h"
 #include "gate/client/result.h"
 #include "remote/remote.h"
 #include "shim/shim.h"
 
+/* What a gate run reads of its box, as remote/ reads a remote_target: a view
+ * whose strings are borrowed from whoever fills it (cli/, from the box's
+ * configuration). */
+typedef struct gate_box {
+	const char *repo;          /* the gate's directory on the box ("~" kept); NULL: none */
+	const char *python;        /* the interpreter of a .py entry; NULL: python3 */
+	const remote_slurm *slurm; /* a Slurm login node: the gate runs as an srun step */
+} gate_box;
+
 typedef struct gate_spec {
-	const conf_box *box;
+	gate_box box;
 	const char *agent; /* command word for the agent (quoted) */
 	const char *entry; /* the gate's entry point (relative to repo or absolute) */
 	const char *gpus;  /* slot GPUs "0" / "0,1", NULL for a CPU slot */

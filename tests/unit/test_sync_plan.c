@@ -265,7 +265,7 @@ static void test_exit_codes(void **state)
 	(void)state;
 	sync_plan p = {0};
 	p.n = 1;
-	conf_box box = {.name = "b"};
+	sync_target box = {.name = "b"};
 	sync_file f[4][1];
 	sync_box b[4];
 	memset(f, 0, sizeof(f));
