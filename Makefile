@@ -169,8 +169,10 @@ fuzz:
 	@$(MAKE) --no-print-directory -j$(NPROC) fuzz-bins
 	@tests/fuzz/run $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_BIN)
 
+# The shell scripts (tests/lint) and the folders' layering (tests/layers, the table
+# ARCHITECTURE.md explains); both run, each prints its findings.
 lint:
-	@tests/lint
+	@rc=0; tests/lint || rc=1; tests/layers || rc=1; exit $$rc
 
 # clang-format 14 over every C source and header git lists; prints each difference.
 CLANG_FORMAT ?= clang-format-14

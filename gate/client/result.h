@@ -106,7 +106,7 @@ bool gate_exit_clean(gate_verdict stated, int code);
 
 const char *gate_verdict_name(gate_verdict v);
 gate_verdict gate_verdict_from_name(const char *s);
-/* boxgate's exit code for a verdict (DESIGN.md). */
+/* boxgate's exit code for a verdict (README.md, "Exit codes"). */
 int gate_verdict_exit_code(gate_verdict v);
 
 #endif

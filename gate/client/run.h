@@ -120,7 +120,7 @@ typedef struct gate_outcome {
 int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err);
 
-/* boxgate's exit code for an outcome (DESIGN.md), with a one-line reason.
+/* boxgate's exit code for an outcome (README.md, "Exit codes"), with a one-line reason.
  * *from_result (may be NULL) is set when the reason is only the last result's
  * verdict, which the caller has already shown. A verdict needs the agent's
  * final report, a valid result line and a clean exit of the gate. */
