@@ -15,7 +15,7 @@
 #include "results/record.h"
 #include "remote/slurm.h"
 #include "results/store.h"
-#include "sync/sync.h"
+#include "sync/report.h"
 
 /* A failed box is tried again after this pause, so a flapping box does not
  * take the whole queue's attempts in a second. */

@@ -1,6 +1,8 @@
 /* The command-line front end: a table of subcommands (one cli/cmd_<verb>.c
- * each, each exporting a cli_cmd), one option parser, shared option helpers
- * and the only code that prints. */
+ * each, each exporting a cli_cmd), the context they run in, and what they
+ * share (cli/common.c). Its other parts have headers of their own, included
+ * here for the commands: the option parser (cli/options.h), the one writer
+ * (cli/output.h), box-name folding (cli/fold.h). */
 #ifndef BG_CLI_H
 #define BG_CLI_H
 
@@ -8,7 +10,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli/fold.h"
 #include "cli/options.h"
+#include "cli/output.h"
 #include "conf/conf.h"
 #include "remote/remote.h"
 
@@ -103,19 +107,12 @@ const char *cli_exclude_spec(cli_ctx *ctx);
 /* Does what cmd->needs asks: loads the configuration, selects the boxes. */
 int cli_satisfy_needs(const cli_cmd *cmd, cli_ctx *ctx);
 
-/* "boxgate: ..." on stderr. */
-void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Loads the configuration once; prints the error and returns its exit code. */
 int cli_load_conf(cli_ctx *ctx);
 /* sync_verifier_for_fn over the configuration's [verify] rules (ctx: the conf). */
 const char *cli_verifier_for(void *ctx, const char *rel, bool *builtin);
 /* The interpreter of the built-in local box (sync_local_check). */
 const char *cli_local_python(const conf *c);
-/* sync_trace_cb: BOXGATE_TRACE's phase timings on stderr, through the locked writer. */
-void cli_sync_trace(void *ctx, const char *box, const char *phase);
-/* The remote_log_cb that prints warnings as "boxgate: BOX: msg". */
-void cli_log_warning(void *ctx, const char *box, const char *msg);
 /* SIGINT, SIGTERM and SIGHUP go to `handler` (a gate run turns them into a
  * clean remote kill). */
 void cli_catch_stop_signals(void (*handler)(int));
@@ -144,26 +141,5 @@ char *cli_results_path(cli_ctx *ctx, const char *given);
 
 /* Prints a help text for a command and returns `code`. */
 int cli_usage(const cli_cmd *cmd, FILE *to, int code);
-
-/* The one writer: everything boxgate prints goes through these, whole
- * writes under one lock, so output of boxes running in parallel never
- * interleaves. */
-/* "PREFIX: LINE\n" (prefix may be NULL); the bytes of the line pass unchanged. */
-void cli_print_line(FILE *to, const char *prefix, const char *line, size_t len);
-/* Formatted text, written as one piece. */
-void cli_printf(FILE *to, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Raw bytes, written as one piece (progress displays, gathered output). */
-void cli_write(FILE *to, const void *buf, size_t len);
-/* One JSON object (cJSON, compact) as a line on stdout. */
-struct cJSON;
-void cli_print_json(struct cJSON *obj);
-/* Whether to colour what goes to `to`: it is a terminal and NO_COLOR is unset. */
-bool cli_color(FILE *to);
-
-/* Folds box names into node sets: h1 h2 h3 h5 -> "h[1-3,5]". Owned. */
-char *cli_fold_names(const char *const *names, size_t n);
-/* Box-name order as node sets read: h2 before h10, then by stem; for qsort
- * comparators (strcmp's sign convention). */
-int cli_box_name_cmp(const char *a, const char *b);
 
 #endif
