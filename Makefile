@@ -19,7 +19,7 @@ LDFLAGS   ?=
 PREFIX    ?= /usr/local
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
-LIB_SRC   := $(sort $(wildcard base/*.c conf/*.c remote/*.c shim/*.c sync/*.c gate/*.c results/*.c measure/*.c campaign/*.c cli/*.c))
+LIB_SRC   := $(sort $(wildcard base/*.c conf/*.c remote/*.c shim/*.c sync/*.c gate/client/*.c results/*.c measure/*.c campaign/*.c pool/*.c cli/*.c))
 LIB_SRC   := $(filter-out cli/main.c,$(LIB_SRC))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ  := $(BUILD)/obj/cli/main.o
@@ -169,8 +169,10 @@ fuzz:
 	@$(MAKE) --no-print-directory -j$(NPROC) fuzz-bins
 	@tests/fuzz/run $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_BIN)
 
+# The shell scripts (tests/lint) and the folders' layering (tests/layers, the table
+# ARCHITECTURE.md explains); both run, each prints its findings.
 lint:
-	@tests/lint
+	@rc=0; tests/lint || rc=1; tests/layers || rc=1; exit $$rc
 
 # clang-format 14 over every C source and header git lists; prints each difference.
 CLANG_FORMAT ?= clang-format-14
@@ -183,9 +185,9 @@ format:
 clean:
 	rm -rf build build-asan
 
-# The demo gate (gate/cuda/) adds its own targets and DEMO_GATE_BINS.
+# The demo gate (gate/demo/) adds its own targets and DEMO_GATE_BINS.
 DEMO_GATE_BINS ?=
--include gate/cuda/cuda.mk
+-include gate/demo/demo.mk
 ifeq ($(DEMO_GATE_BINS),)
 demo-gate: ;
 else

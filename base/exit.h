@@ -1,4 +1,4 @@
-/* boxgate's one exit-code table (DESIGN.md) and the one rule that merges the
+/* boxgate's one exit-code table (README.md, "Exit codes") and the one rule that merges the
  * outcomes of many boxes into the process's exit code. */
 #ifndef BG_EXIT_H
 #define BG_EXIT_H

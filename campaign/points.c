@@ -9,7 +9,7 @@
 
 #include "base/xmalloc.h"
 #include "campaign/spec.h"
-#include "gate/result.h"
+#include "gate/client/result.h"
 #include "results/points.h"
 #include "results/select.h"
 #include "results/stats.h"

@@ -88,10 +88,11 @@ int campaign_state_lock(const char *dir, const char *name, int *fd, bg_err *err)
 		return rc;
 	}
 	if (flock(f, LOCK_EX | LOCK_NB) != 0) {
-		int rc = errno == EWOULDBLOCK
-				 ? bg_fail(err, BG_EBUSY, "campaign %s is already running detached",
-					   name)
-				 : bg_fail(err, BG_EIO, "cannot lock %s: %s", path, strerror(errno));
+		int rc =
+			errno == EWOULDBLOCK
+				? bg_fail(err, BG_EBUSY, "campaign %s is already running detached",
+					  name)
+				: bg_fail(err, BG_EIO, "cannot lock %s: %s", path, strerror(errno));
 		close(f);
 		free(path);
 		return rc;
@@ -274,10 +275,8 @@ void campaign_state_begin(campaign_state *st, const char *run_id, size_t jobs,
 void campaign_state_job_start(campaign_state *st, const char *slot, const char *job)
 {
 	pthread_mutex_lock(&st->mu);
-	st->running = xgrow(st->running, &st->cap_running, st->n_running + 1,
-			    sizeof(*st->running));
-	st->running[st->n_running++] =
-		(running_job){xstrdup(slot), xstrdup(job), wall_ms()};
+	st->running = xgrow(st->running, &st->cap_running, st->n_running + 1, sizeof(*st->running));
+	st->running[st->n_running++] = (running_job){xstrdup(slot), xstrdup(job), wall_ms()};
 	write_quietly(st);
 	pthread_mutex_unlock(&st->mu);
 }
@@ -312,8 +311,7 @@ void campaign_state_quarantined(campaign_state *st, const char *box)
 	pthread_mutex_unlock(&st->mu);
 }
 
-void campaign_state_end(campaign_state *st, const char *how, int code, size_t left,
-			const char *why)
+void campaign_state_end(campaign_state *st, const char *how, int code, size_t left, const char *why)
 {
 	pthread_mutex_lock(&st->mu);
 	free(st->how);
@@ -360,10 +358,10 @@ int campaign_state_read(const char *dir, const char *name, cJSON **out, bg_err *
 	char *path = campaign_state_path(dir, name, "json");
 	FILE *f = fopen(path, "re");
 	if (!f) {
-		int rc = errno == ENOENT
-				 ? bg_fail(err, BG_ENOTFOUND, "no detached campaign %s (no %s)",
-					   name, path)
-				 : bg_fail(err, BG_EIO, "cannot read %s: %s", path, strerror(errno));
+		int rc = errno == ENOENT ? bg_fail(err, BG_ENOTFOUND,
+						   "no detached campaign %s (no %s)", name, path)
+					 : bg_fail(err, BG_EIO, "cannot read %s: %s", path,
+						   strerror(errno));
 		free(path);
 		return rc;
 	}

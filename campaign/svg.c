@@ -16,7 +16,7 @@
 
 #include "base/utf8.h"
 #include "base/xmalloc.h"
-#include "gate/result.h"
+#include "gate/client/result.h"
 
 /* A character XML 1.0 allows (U+FFFE and U+FFFF are not, nor C0 controls) and that
  * draws as itself: C1 controls and the bidirectional overrides and isolates, which
@@ -186,7 +186,7 @@ typedef struct yaxis {
 	int dig;
 } yaxis;
 
-/* The axis over [ylo, yhi], clamped to what a span can be (gate/result.h) so that
+/* The axis over [ylo, yhi], clamped to what a span can be (gate/client/result.h) so that
  * no value a record holds makes it degenerate or its tick loop long. */
 static void yaxis_fit(yaxis *a, double ylo, double yhi, bool have_y)
 {

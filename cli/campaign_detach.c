@@ -148,8 +148,9 @@ static int status_one(const char *dir, const char *name, bool json)
 				  "run the campaign again to finish it)");
 	if (str_of(st, "why"))
 		strbuf_addf(&b, " (%s)", str_of(st, "why"));
-	strbuf_addf(&b, "\n  progress     %.0f of %.0f jobs recorded: %.0f before this run, %.0f "
-			"this run",
+	strbuf_addf(&b,
+		    "\n  progress     %.0f of %.0f jobs recorded: %.0f before this run, %.0f "
+		    "this run",
 		    before + ran, jobs, before, ran);
 	if (cut)
 		strbuf_addf(&b, ", %.0f attempt%s cut and requeued", cut, cut == 1 ? "" : "s");
@@ -160,7 +161,8 @@ static int status_one(const char *dir, const char *name, bool json)
 	const cJSON *running = cJSON_GetObjectItemCaseSensitive(st, "running"), *r;
 	cJSON_ArrayForEach(r, running)
 	{
-		strbuf_addf(&b, "  running      %s  %s  ", str_of(r, "slot") ? str_of(r, "slot") : "?",
+		strbuf_addf(&b, "  running      %s  %s  ",
+			    str_of(r, "slot") ? str_of(r, "slot") : "?",
 			    str_of(r, "job") ? str_of(r, "job") : "?");
 		add_duration(&b, (now - num_of(r, "since_ms", now)) / 1000);
 		strbuf_addch(&b, '\n');
@@ -175,12 +177,14 @@ static int status_one(const char *dir, const char *name, bool json)
 	}
 	if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(st, "left")) &&
 	    num_of(st, "left", 0) > 0)
-		strbuf_addf(&b, "  left         %.0f jobs (run the campaign again to finish them)\n",
+		strbuf_addf(&b,
+			    "  left         %.0f jobs (run the campaign again to finish them)\n",
 			    num_of(st, "left", 0));
 	const cJSON *q = cJSON_GetObjectItemCaseSensitive(st, "quarantined");
 	if (cJSON_GetArraySize(q) > 0) {
 		strbuf_addstr(&b, "  quarantined ");
-		cJSON_ArrayForEach(r, q) strbuf_addf(&b, " %s", cJSON_IsString(r) ? r->valuestring : "?");
+		cJSON_ArrayForEach(r, q)
+			strbuf_addf(&b, " %s", cJSON_IsString(r) ? r->valuestring : "?");
 		strbuf_addch(&b, '\n');
 	}
 	strbuf_addf(&b, "  file         %s\n  results      %s\n  log          %s\n",
@@ -323,8 +327,9 @@ static int cancel(const char *dir, const char *name, bool json)
 		cli_printf(stdout,
 			   "campaign %s %s: %.0f jobs recorded this run, %.0f attempts cut, %.0f "
 			   "left%s\n",
-			   name, liveness(dir, name, st), num_of(st, "ran", 0), num_of(st, "cut", 0),
-			   left, left > 0 ? " (run the campaign again to finish them)" : "");
+			   name, liveness(dir, name, st), num_of(st, "ran", 0),
+			   num_of(st, "cut", 0), left,
+			   left > 0 ? " (run the campaign again to finish them)" : "");
 	}
 	cJSON_Delete(st);
 	return 0;
@@ -393,8 +398,8 @@ int campaign_detach(const char *name, const char *file, const char *results, boo
 		return BG_EXIT_FAIL;
 	}
 	char *log = campaign_state_path(dir, name, "log");
-	int log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
-			  0600);
+	int log_fd =
+		open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 	int ready[2] = {-1, -1};
 	if (log_fd < 0 || pipe2(ready, O_CLOEXEC) != 0) {
 		cli_error("campaign %s: cannot open its log %s: %s", name, log, strerror(errno));

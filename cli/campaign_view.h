@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cli/campaign_sched.h"
+#include "campaign/sched.h"
 
 typedef enum { VIEW_LIVE, VIEW_PLAIN, VIEW_JSON } campaign_view_mode;
 

@@ -1,6 +1,8 @@
 /* The command-line front end: a table of subcommands (one cli/cmd_<verb>.c
- * each, each exporting a cli_cmd), one option parser, shared option helpers
- * and the only code that prints. */
+ * each, each exporting a cli_cmd), the context they run in, and what they
+ * share (cli/common.c). Its other parts have headers of their own, included
+ * here for the commands: the option parser (cli/options.h), the one writer
+ * (cli/output.h), box-name folding (cli/fold.h). */
 #ifndef BG_CLI_H
 #define BG_CLI_H
 
@@ -8,7 +10,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli/fold.h"
 #include "cli/options.h"
+#include "cli/output.h"
 #include "conf/conf.h"
 #include "remote/remote.h"
 
@@ -103,32 +107,33 @@ const char *cli_exclude_spec(cli_ctx *ctx);
 /* Does what cmd->needs asks: loads the configuration, selects the boxes. */
 int cli_satisfy_needs(const cli_cmd *cmd, cli_ctx *ctx);
 
-/* "boxgate: ..." on stderr. */
-void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Loads the configuration once; prints the error and returns its exit code. */
 int cli_load_conf(cli_ctx *ctx);
 /* sync_verifier_for_fn over the configuration's [verify] rules (ctx: the conf). */
 const char *cli_verifier_for(void *ctx, const char *rel, bool *builtin);
 /* The interpreter of the built-in local box (sync_local_check). */
 const char *cli_local_python(const conf *c);
-/* sync_trace_cb: BOXGATE_TRACE's phase timings on stderr, through the locked writer. */
-void cli_sync_trace(void *ctx, const char *box, const char *phase);
-/* With BOXGATE_TRACE: the connection's round trips, on stderr as above. */
+/* With BOXGATE_TRACE: the connection's round trips, on stderr through the locked writer. */
 void cli_trace_round_trips(const char *box, const remote_conn *c);
-/* The remote_log_cb that prints warnings as "boxgate: BOX: msg". */
-void cli_log_warning(void *ctx, const char *box, const char *msg);
 /* SIGINT, SIGTERM and SIGHUP go to `handler` (a gate run turns them into a
  * clean remote kill). */
 void cli_catch_stop_signals(void (*handler)(int));
 /* remote_connect to box with its warnings printed through cli_log_warning. */
 int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err);
+/* What the engine (pool/, campaign/) connects with: --accept-new, and warnings
+ * printed through cli_log_warning. */
+remote_connect_opts cli_link(const cli_ctx *ctx);
+/* The sync_target view (sync/sync.h) of conf_box *B, its strings borrowed. */
+#define CLI_SYNC_TARGET(b)                                                                         \
+	{                                                                                          \
+		.name = (b)->name, .repo = (b)->repo, .python = (b)->python,                       \
+		.connect = &(b)->target                                                            \
+	}
 
-/* Parses FLAG's value as whole seconds in [min, max] (base/parse.h); on bad
- * input prints "CMD: FLAG wants whole seconds from MIN to MAX, got 'V'" and
- * returns BG_EXIT_USAGE, else 0. */
-int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min, long max,
-		      int *out);
+/* After the link to a Slurm box was lost mid-run: cancels the step `cmdline`
+ * began (remote_slurm_cancel_lost) and says on stderr what happened. False
+ * when cmdline started no Slurm step. */
+bool cli_slurm_cancel(const conf_box *box, const char *cmdline, bool accept_new);
 
 /* The results file (owned): `given` (--results), else the configuration's
  * [defaults] results, else $XDG_DATA_HOME/boxgate/results.jsonl, else
@@ -136,27 +141,8 @@ int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min
  * Loads the configuration when it is needed and not loaded yet. */
 char *cli_results_path(cli_ctx *ctx, const char *given);
 
-/* push's default run of `files` (local paths) to `boxes`, as `boxgate push` prints
- * it; returns push's exit code (boxgate campaign pushes its sources with it). */
-int cli_push_files(cli_ctx *ctx, const conf_box **boxes, size_t n, const cli_args *files);
-
 /* Prints a help text for a command and returns `code`. */
 int cli_usage(const cli_cmd *cmd, FILE *to, int code);
-
-/* The one writer: everything boxgate prints goes through these, whole
- * writes under one lock, so output of boxes running in parallel never
- * interleaves. */
-/* "PREFIX: LINE\n" (prefix may be NULL); the bytes of the line pass unchanged. */
-void cli_print_line(FILE *to, const char *prefix, const char *line, size_t len);
-/* Formatted text, written as one piece. */
-void cli_printf(FILE *to, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Raw bytes, written as one piece (progress displays, gathered output). */
-void cli_write(FILE *to, const void *buf, size_t len);
-/* One JSON object (cJSON, compact) as a line on stdout. */
-struct cJSON;
-void cli_print_json(struct cJSON *obj);
-/* Whether to colour what goes to `to`: it is a terminal and NO_COLOR is unset. */
-bool cli_color(FILE *to);
 
 /* run --pull: fetches the files the patterns `globs` match in the box's repo
  * through `c` into DIR/pulled/RUN_ID-SEQ (DIR: the results file's
@@ -170,28 +156,5 @@ struct cJSON *cli_run_pull(remote_conn *c, const conf_box *box, const cli_list *
  * this process already printed once: a run's repeats and sweep points each
  * start an agent that says it again. */
 bool cli_repeated_note(const char *line, size_t len);
-
-/* Folds box names into node sets: h1 h2 h3 h5 -> "h[1-3,5]". Owned. */
-char *cli_fold_names(const char *const *names, size_t n);
-/* Per-box lines folded into node sets: lines are collected with the box
- * they are about, then printed in box-name order, each distinct text once,
- * led by the set of boxes that had it ("h[1-3]: a.py: unchanged"); with
- * fold off, one line per box. A box's own lines keep their order. */
-typedef enum { CLI_FOLD_OUT, CLI_FOLD_ERROR, CLI_FOLD_WARN } cli_fold_kind;
-typedef struct cli_folder {
-	struct cli_fold_entry *v;
-	size_t n, cap;
-} cli_folder;
-/* `box` is borrowed (it must outlive the print); `text` is copied. A
- * leading "BOX: " in text is dropped (messages that name their box). */
-void cli_folder_add(cli_folder *f, cli_fold_kind kind, const char *box, const char *text);
-/* Prints and empties the folder: OUT lines on stdout as "SET: text",
- * ERROR and WARN lines through cli_error/cli_warn as "SET: text". */
-void cli_folder_print(cli_folder *f, bool fold);
-void cli_folder_release(cli_folder *f);
-
-/* Box-name order as node sets read: h2 before h10, then by stem; for qsort
- * comparators (strcmp's sign convention). */
-int cli_box_name_cmp(const char *a, const char *b);
 
 #endif

@@ -7,8 +7,8 @@
 #include "base/fanout.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
-#include "gate/agent_install.h"
-#include "gate/overlay.h"
+#include "gate/client/agent_install.h"
+#include "gate/client/overlay.h"
 
 static const char bootstrap_help[] =
 	"usage: boxgate bootstrap [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"

@@ -9,8 +9,8 @@
 #include "campaign/brief.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "cli/campaign_read.h"
 #include "cli/gate_args.h"
-#include "cli/report_read.h"
 #include "measure/kernel.h"
 
 static const char brief_help[] =

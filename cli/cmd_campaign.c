@@ -16,11 +16,13 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "campaign/points.h"
+#include "campaign/sched.h"
 #include "cli/campaign_detach.h"
-#include "cli/campaign_sched.h"
 #include "cli/campaign_view.h"
-#include "cli/slot_probe.h"
+#include "cli/gate_args.h"
+#include "cli/push.h"
 #include "measure/kernel.h"
+#include "pool/slot_probe.h"
 #include "results/record.h"
 #include "results/store.h"
 
@@ -324,9 +326,17 @@ static sched_box *pool_boxes(cli_ctx *ctx, const campaign_spec *sp, size_t *n)
 	return b;
 }
 
+/* Every box's parsed gate arguments, per job (box * n_jobs + job): what the
+ * scheduler's sched_gate views point into. */
+typedef struct box_args {
+	gate_args *ga;
+	bool *ok; /* ga[i] was parsed */
+	size_t n;
+} box_args;
+
 /* Every job's gate arguments through every box's shim, and every file candidate
  * checked against every box, before anything connects. */
-static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
+static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s, box_args *ba)
 {
 	char bar[32] = "";
 	gate_opts g = {0};
@@ -339,18 +349,23 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
 	g.holder = tag;
 	const char *kind = measure_gate_kind(sp->gate_args, sp->n_gate_args);
 	int code = 0;
+	ba->n = s->n_boxes * s->n_jobs;
+	ba->ga = xcalloc(ba->n ? ba->n : 1, sizeof(*ba->ga));
+	ba->ok = xcalloc(ba->n ? ba->n : 1, sizeof(bool));
 	for (size_t b = 0; b < s->n_boxes && !code; b++) {
 		sched_box *sb = &s->boxes[b];
-		sb->ga = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(*sb->ga));
-		sb->ga_ok = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(bool));
+		gate_args *ga = &ba->ga[b * s->n_jobs];
+		bool *ok = &ba->ok[b * s->n_jobs];
+		sb->gate = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(*sb->gate));
 		sb->ov = xcalloc(sp->n_cands, sizeof(*sb->ov));
 		sb->ov_env = xcalloc(sp->n_cands, sizeof(char *));
 		pthread_mutex_init(&sb->mu, NULL);
 		ctx->opt.boxes = sb->box->name;
 		for (size_t j = 0; j < s->n_jobs && !code; j++) {
 			cli_args a = {.v = s->jobs[j].words, .n = s->jobs[j].n_words};
-			code = gate_args_parse(ctx, &g, &a, &sb->ga[j]);
-			sb->ga_ok[j] = true;
+			code = gate_args_parse(ctx, &g, &a, &ga[j]);
+			ok[j] = true;
+			sb->gate[j] = (sched_gate){.spec = ga[j].spec, .bar = ga[j].bar};
 			if (code)
 				cli_error("campaign %s: job %s cannot run on box %s (%s:%d)",
 					  sp->name, s->jobs[j].key, sb->box->name, sp->file,
@@ -393,21 +408,22 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s)
 	return code;
 }
 
-static void release_boxes(sched *s, size_t n_cands)
+static void release_boxes(sched *s, size_t n_cands, box_args *ba)
 {
+	for (size_t i = 0; i < ba->n; i++)
+		if (ba->ok[i])
+			gate_args_release(&ba->ga[i]);
+	free(ba->ga);
+	free(ba->ok);
 	for (size_t b = 0; s->boxes && b < s->n_boxes; b++) {
 		sched_box *sb = &s->boxes[b];
-		for (size_t j = 0; sb->ga_ok && j < s->n_jobs; j++)
-			if (sb->ga_ok[j])
-				gate_args_release(&sb->ga[j]);
 		for (size_t c = 0; sb->ov && c < n_cands; c++) {
 			overlay_release(&sb->ov[c]);
 			free(sb->ov_env[c]);
 		}
-		if (sb->ga)
+		if (sb->gate)
 			pthread_mutex_destroy(&sb->mu);
-		free(sb->ga);
-		free(sb->ga_ok);
+		free(sb->gate);
 		free(sb->ov);
 		free(sb->ov_env);
 		free(sb->pushed);
@@ -499,10 +515,14 @@ static void add_slot(sched *s, bool **held, sched_box *sb, slot_probe *p, char *
 static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *agent, sched *s)
 {
 	size_t np = 0;
-	slot_probe *p = slot_probe_pool(&ctx->conf, sp->pool, NULL, &np);
-	if (!p)
+	bg_err err = {0};
+	slot_probe *p = slot_probe_pool(&ctx->conf, sp->pool, NULL, &np, &err);
+	if (!p) {
+		cli_error("%s", err.msg);
 		return BG_EXIT_USAGE;
-	slot_probe_all(p, np, agent, ctx->opt.accept_new, true, true);
+	}
+	remote_connect_opts link = cli_link(ctx);
+	slot_probe_all(p, np, agent, &link, true);
 	int code = 0;
 	size_t reached = 0;
 	bool *held = NULL; /* per slot: another run held it when asked */
@@ -696,6 +716,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	const campaign_opts *o = opts_;
 	campaign_spec sp = {0};
 	sched s = {0};
+	box_args ba = {0};
 	gate_agent agent = {0};
 	bool have_agent = false, *done = NULL, *changed = NULL;
 	size_t *by_key = NULL;
@@ -737,7 +758,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	}
 	s.spec = &sp;
 	s.boxes = pool_boxes(ctx, &sp, &s.n_boxes);
-	if ((code = prepare_boxes(ctx, &sp, &s)))
+	if ((code = prepare_boxes(ctx, &sp, &s, &ba)))
 		goto out;
 
 	/* Two runs of one campaign at once would both run its open jobs: a run holds
@@ -832,7 +853,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 			   sp.results);
 	s.agent = &agent;
 	s.results = sp.results;
-	s.accept_new = ctx->opt.accept_new;
+	s.link = cli_link(ctx);
 	s.stop = &stop_requested;
 	campaign_view_mode mode = ctx->opt.json                          ? VIEW_JSON
 				  : (o->plain || !isatty(STDERR_FILENO)) ? VIEW_PLAIN
@@ -941,7 +962,7 @@ out:
 		free(s.slots[i].label);
 	}
 	free(s.slots);
-	release_boxes(&s, sp.n_cands);
+	release_boxes(&s, sp.n_cands, &ba);
 	campaign_jobs_free(s.jobs, s.n_jobs);
 	free(s.queue);
 	free(s.attempts);

@@ -310,7 +310,8 @@ static int run_pull(cli_ctx *ctx, void *opts, const cli_args *args)
 		o.progress_ctx = &job;
 	}
 	for (size_t i = 0; i < job.n; i++)
-		sync_pull_box_init(&job.boxes[i], ctx->boxes[i], i, &o, paths, args->n, NULL);
+		sync_pull_box_init(&job.boxes[i], &(sync_target)CLI_SYNC_TARGET(ctx->boxes[i]), i,
+				   &o, paths, args->n, NULL);
 	bg_fanout(job.n, 0, pull_one, &job);
 	if (job.shown) {
 		cli_printf(stdout, "\033[%zuA\033[J", job.shown);

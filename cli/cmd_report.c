@@ -9,7 +9,7 @@
 #include "campaign/points.h"
 #include "campaign/report.h"
 #include "cli/cli.h"
-#include "cli/report_read.h"
+#include "cli/campaign_read.h"
 #include "results/select.h"
 
 static const char report_help[] =
@@ -67,48 +67,6 @@ static const cli_opt report_options[] = {
 	CLI_OPT_LIST("select", struct report_opts, select),
 	CLI_OPT_END,
 };
-
-static int one_file(const char *cmd, const cli_args *args)
-{
-	if (args->n != 1) {
-		if (args->n)
-			cli_error("%s: one FILE, got '%s' and '%s'", cmd, args->v[0], args->v[1]);
-		else
-			cli_error("%s: no results file given (boxgate %s FILE)", cmd, cmd);
-		return BG_EXIT_USAGE;
-	}
-	return 0;
-}
-
-int cli_campaign_read(const char *cmd, const cli_args *args, const char *name,
-		      const cli_list *select, campaign_points *p)
-{
-	memset(p, 0, sizeof(*p));
-	int code = one_file(cmd, args);
-	if (code)
-		return code;
-	const char *path = args->v[0];
-	bg_err err = {0};
-	results_selector sel = RESULTS_SELECTOR_INIT;
-	for (size_t i = 0; select && i < select->n; i++)
-		if (results_selector_add(&sel, select->v[i], &err) < 0) {
-			cli_error("%s: --select: %s", cmd, err.msg);
-			results_selector_release(&sel);
-			return BG_EXIT_USAGE;
-		}
-	int rc = campaign_points_read_any(path, name, sel.n ? &sel : NULL, p, &err);
-	results_selector_release(&sel);
-	if (rc < 0) {
-		cli_error("%s: %s", cmd, err.msg);
-		return rc == BG_EUSAGE ? BG_EXIT_USAGE : BG_EXIT_FAIL;
-	}
-	if (p->torn)
-		cli_warn("%s: the last line is torn (an interrupted write), skipped", path);
-	if (p->bad_lines)
-		cli_warn("%s: %zu line%s not a record (first: line %zu), skipped", path,
-			 p->bad_lines, p->bad_lines == 1 ? "" : "s", p->first_bad);
-	return 0;
-}
 
 static int run_report(cli_ctx *ctx, void *opts_, const cli_args *args)
 {

@@ -95,24 +95,6 @@ static const cli_opt results_options[] = {
 	CLI_OPT_END,
 };
 
-char *cli_results_path(cli_ctx *ctx, const char *given)
-{
-	if (given)
-		return xstrdup(given);
-	if (!ctx->conf_loaded && cli_load_conf(ctx))
-		return NULL;
-	if (ctx->conf.results)
-		return xstrdup(ctx->conf.results);
-	const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-	/* XDG Base Directory: a relative $XDG_DATA_HOME is invalid and ignored. */
-	if (xdg && xdg[0] == '/')
-		return xasprintf("%s/boxgate/results.jsonl", xdg);
-	if (home && home[0])
-		return xasprintf("%s/.local/share/boxgate/results.jsonl", home);
-	cli_error("results: no results file: HOME is not set (give --results FILE)");
-	return NULL;
-}
-
 /* The records read, in file order (owned copies). */
 typedef struct rec_list {
 	cJSON **v;

@@ -14,12 +14,11 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
-#include "cli/broker.h"
-#include "cli/slot_probe.h"
 #include "cli/gate_args.h"
-#include "cli/slurm_cancel.h"
-#include "cli/pool_line.h"
-#include "gate/overlay.h"
+#include "pool/broker.h"
+#include "pool/line.h"
+#include "pool/slot_probe.h"
+#include "gate/client/overlay.h"
 #include "base/timer.h"
 #include "results/record.h"
 #include "sync/sync.h"
@@ -920,9 +919,10 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 	strbuf why = STRBUF_INIT;
 	bg_err err = {0};
 	int code, ahead = -1, said = -2;
+	remote_connect_opts link = cli_link(ctx);
 	if (wait_s > 0 && cp->n_slots) {
 		const conf_box *qbox = conf_find_box(&ctx->conf, cp->slots[0].box);
-		int rc = pool_line_join(qbox, pool, agent, ctx->opt.accept_new, line, &err);
+		int rc = pool_line_join(qbox, pool, agent, &link, line, &err);
 		if (rc < 0) {
 			cli_error("%s: pool %s: cannot join the line on %s: %s", ctx->cmd->name,
 				  pool, qbox->name, err.msg);
@@ -939,7 +939,8 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 				return BG_EXIT_CONNECT;
 			}
 			if (bg_now_ms() >= deadline) {
-				broker_describe(ctx, pool, agent, &why);
+				broker_describe(&ctx->conf, pool, cli_exclude_spec(ctx), agent,
+						&link, &why);
 				if (ahead < 0)
 					cli_error(
 						"%s: pool %s: the line on %s gave no place within "
@@ -964,7 +965,8 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 	}
 	for (;;) {
 		strbuf_reset(&why);
-		code = broker_pick_slot(ctx, pool, agent, pick, &why);
+		code = broker_pick_slot(&ctx->conf, pool, cli_exclude_spec(ctx), agent, &link, pick,
+					&why);
 		if (code != BG_EXIT_FAIL || bg_now_ms() >= deadline || stop_requested)
 			break;
 		if (said != -1) {
@@ -1018,7 +1020,8 @@ static int pick_on_box(cli_ctx *ctx, gate_opts *g, const cli_args *args, broker_
 		cli_error("%s", err.msg);
 		return BG_EXIT_FAIL;
 	}
-	code = broker_pick_box(ctx, box, &agent, pick, &why);
+	remote_connect_opts link = cli_link(ctx);
+	code = broker_pick_box(box, &agent, &link, pick, &why);
 	gate_agent_release(&agent);
 	if (code) {
 		cli_error("%s: no free slot on box %s (give --gpu to wait for one):%s",
@@ -1051,10 +1054,13 @@ static int pick_slot(cli_ctx *ctx, gate_opts *g, const cli_args *args, int wait_
 	}
 	/* The gate's arguments must pass the shim of every box the pick may take. */
 	size_t n_probe = 0;
+	bg_err perr = {0};
 	slot_probe *probe =
-		slot_probe_pool(&ctx->conf, pool->name, cli_exclude_spec(ctx), &n_probe);
-	if (!probe)
+		slot_probe_pool(&ctx->conf, pool->name, cli_exclude_spec(ctx), &n_probe, &perr);
+	if (!probe) {
+		cli_error("%s", perr.msg);
 		return BG_EXIT_USAGE;
+	}
 	int code = 0;
 	for (size_t i = 0; i < n_probe && !code; i++) {
 		gate_args ga;
@@ -1094,7 +1100,8 @@ static bool read_manifest_probing(run_state *st, remote_conn *c, gate_args *g)
 		return false;
 	bool present = false;
 	bg_err e = {0};
-	int rc = sync_manifest_read_if(c, g->box, guard, &present, &st->pushed, &e);
+	int rc = sync_manifest_read_if(c, &(sync_target)CLI_SYNC_TARGET(g->box), guard, &present,
+				       &st->pushed, &e);
 	free(guard);
 	if (present)
 		g->agent_path = path;
@@ -1238,7 +1245,8 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	}
 
 	/* What push last placed on the box, for the records. */
-	if (st.results && !manifest_read && sync_manifest_read(c, g0->box, &st.pushed, &err) < 0)
+	if (st.results && !manifest_read &&
+	    sync_manifest_read(c, &(sync_target)CLI_SYNC_TARGET(g0->box), &st.pushed, &err) < 0)
 		st.pushed_error = xstrdup(err.msg);
 
 	results_new_run_id(st.run_id);

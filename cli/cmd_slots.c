@@ -13,9 +13,9 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
-#include "cli/slot_probe.h"
-#include "gate/agent_install.h"
+#include "gate/client/agent_install.h"
 #include "gate/agent_proto.h"
+#include "pool/slot_probe.h"
 
 static const char slots_help[] =
 	"usage: boxgate slots [--boxes SPEC | --pool POOL | --all | BOX...] [--exclude SPEC]\n"
@@ -205,7 +205,9 @@ static int list_jobs(cli_ctx *ctx, const cli_args *args, slot_probe **out, size_
 		return BG_EXIT_USAGE;
 	}
 	if (pool) {
-		*out = slot_probe_pool(&ctx->conf, pool->name, cli_exclude_spec(ctx), n);
+		*out = slot_probe_pool(&ctx->conf, pool->name, cli_exclude_spec(ctx), n, &err);
+		if (!*out)
+			cli_error("%s", err.msg);
 		return *out ? 0 : BG_EXIT_USAGE;
 	}
 	if (args->n) {
@@ -340,10 +342,14 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 		slot_probe_release(jobs, n);
 		return BG_EXIT_FAIL;
 	}
-	slot_probe_all(jobs, n, &agent, ctx->opt.accept_new, false, false);
+	remote_connect_opts link = cli_link(ctx);
+	slot_probe_all(jobs, n, &agent, &link, false);
 	code = BG_EXIT_OK;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i].code)
+			cli_error("%s", jobs[i].error);
 		code = bg_exit_merge(code, jobs[i].code);
+	}
 	if (action) {
 		for (char *l = jobs[0].out, *e; l && *l; l = e ? e + 1 : NULL) {
 			e = strchr(l, '\n');

@@ -187,7 +187,7 @@ static void got_text(const variant *v, char *buf, size_t n)
 }
 
 /* The candidate's cos as the gate printed it: a gate that states INVALID
- * itself is not read further by gate/result.c, but its cos is the score. */
+ * itself is not read further by gate/client/result.c, but its cos is the score. */
 static bool candidate_cos(const gate_result *r, double *cos)
 {
 	if (!r->parsed || r->source != GATE_FROM_GATE)

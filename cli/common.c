@@ -14,18 +14,24 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "remote/slurm.h"
 
-int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min, long max,
-		      int *out)
+char *cli_results_path(cli_ctx *ctx, const char *given)
 {
-	long n;
-	if (!bg_parse_seconds(v, min, max, &n)) {
-		cli_error("%s: %s wants whole seconds from %ld to %ld, got '%s'", cmd, flag, min,
-			  max, v);
-		return BG_EXIT_USAGE;
-	}
-	*out = (int)n;
-	return BG_EXIT_OK;
+	if (given)
+		return xstrdup(given);
+	if (!ctx->conf_loaded && cli_load_conf(ctx))
+		return NULL;
+	if (ctx->conf.results)
+		return xstrdup(ctx->conf.results);
+	const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+	/* XDG Base Directory: a relative $XDG_DATA_HOME is invalid and ignored. */
+	if (xdg && xdg[0] == '/')
+		return xasprintf("%s/boxgate/results.jsonl", xdg);
+	if (home && home[0])
+		return xasprintf("%s/.local/share/boxgate/results.jsonl", home);
+	cli_error("results: no results file: HOME is not set (give --results FILE)");
+	return NULL;
 }
 
 static const char *env_lookup(void *ctx, const char *name)
@@ -286,6 +292,22 @@ int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *e
 {
 	remote_connect_opts co = {.log = cli_log_warning, .accept_new = accept_new};
 	return remote_connect(&box->target, &co, c, err);
+}
+
+remote_connect_opts cli_link(const cli_ctx *ctx)
+{
+	return (remote_connect_opts){.log = cli_log_warning, .accept_new = ctx->opt.accept_new};
+}
+
+bool cli_slurm_cancel(const conf_box *box, const char *cmdline, bool accept_new)
+{
+	char msg[600];
+	remote_connect_opts co = {.log = cli_log_warning, .accept_new = accept_new};
+	double within = (double)(box->heartbeat_timeout_ms + box->kill_grace_ms) / 1000.0;
+	if (!remote_slurm_cancel_lost(&box->target, &co, cmdline, within, msg, sizeof(msg)))
+		return false;
+	cli_printf(stderr, "boxgate: %s: %s\n", box->name, msg);
+	return true;
 }
 
 void cli_catch_stop_signals(void (*handler)(int))

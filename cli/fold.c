@@ -6,6 +6,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "cli/fold.h"
 
 struct split {
 	const char *name;

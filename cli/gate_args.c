@@ -197,7 +197,9 @@ int gate_args_parse(cli_ctx *ctx, const gate_opts *opts, const cli_args *args, g
 	else
 		ga->tag = xasprintf("%s@%s:%d", user ? user : "boxgate", host, (int)getpid());
 	ga->spec = (gate_spec){
-		.box = ga->box,
+		.box = {.repo = ga->box->repo,
+			.python = ga->box->python,
+			.slurm = ga->box->target.slurm},
 		.entry = ga->entry,
 		.gpus = ga->gpus,
 		.shim = &ga->shim,

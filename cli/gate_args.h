@@ -4,8 +4,8 @@
 #define BG_CLI_GATE_ARGS_H
 
 #include "cli/cli.h"
-#include "gate/agent_install.h"
-#include "gate/run.h"
+#include "gate/client/agent_install.h"
+#include "gate/client/run.h"
 
 /* The options run and explain share (their table is gate_options). */
 typedef struct gate_opts {

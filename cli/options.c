@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/exit.h"
+#include "base/parse.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
 #include "conf/conf.h"
@@ -158,5 +159,18 @@ int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order ord
 	}
 	if (args->n_before_dash == SIZE_MAX)
 		args->n_before_dash = args->n;
+	return BG_EXIT_OK;
+}
+
+int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min, long max,
+		      int *out)
+{
+	long n;
+	if (!bg_parse_seconds(v, min, max, &n)) {
+		cli_error("%s: %s wants whole seconds from %ld to %ld, got '%s'", cmd, flag, min,
+			  max, v);
+		return BG_EXIT_USAGE;
+	}
+	*out = (int)n;
 	return BG_EXIT_OK;
 }

@@ -96,4 +96,10 @@ int cli_parse_options(const char *cmd, const cli_opt *table, cli_parse_order ord
 		      const char *hint, cli_common *common, void *opts, int argc, char **argv,
 		      cli_args *args);
 
+/* Parses FLAG's value as whole seconds in [min, max] (base/parse.h); on bad
+ * input prints "CMD: FLAG wants whole seconds from MIN to MAX, got 'V'" and
+ * returns BG_EXIT_USAGE, else 0. */
+int cli_parse_seconds(const char *cmd, const char *flag, const char *v, long min, long max,
+		      int *out);
+
 #endif

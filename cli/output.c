@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "base/xmalloc.h"
-#include "cli/cli.h"
+#include "cli/output.h"
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 

@@ -9,8 +9,8 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
-#include "gate/result.h"
-#include "results/delta.h"
+#include "gate/client/result.h"
+#include "measure/delta.h"
 #include "results/points.h"
 #include "results/stats.h"
 

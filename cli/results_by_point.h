@@ -1,6 +1,6 @@
 /* boxgate results show --by point: records grouped into points
  * (results/points.h), one row each with n, the slowCTA median and CV, the
- * gate's ratio with its interval and the verdict results/delta.h gives it,
+ * gate's ratio with its interval and the verdict measure/delta.h gives it,
  * and the runs the records came from. */
 #ifndef BG_CLI_RESULTS_BY_POINT_H
 #define BG_CLI_RESULTS_BY_POINT_H

@@ -1,6 +1,6 @@
 /* boxgate results compare: two sides (a file and a selector each), their
  * records grouped into points (results/points.h), the points paired, and each
- * pair decided by the adapter in results/delta.h on the slowCTA samples. */
+ * pair decided by the adapter in measure/delta.h on the slowCTA samples. */
 #include "cli/results_compare.h"
 
 #include <cjson/cJSON.h>
@@ -12,7 +12,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/csv.h"
-#include "results/delta.h"
+#include "measure/delta.h"
 #include "results/points.h"
 #include "results/select.h"
 #include "results/store.h"

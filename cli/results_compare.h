@@ -1,5 +1,5 @@
 /* boxgate results compare: the points of two sides paired and each called
- * same, faster, slower or ambiguous (results/delta.h states the rule). A side
+ * same, faster, slower or ambiguous (measure/delta.h states the rule). A side
  * is a results file and a selector (results/select.h): two files, or one
  * store (FILE, else the default store) split by --before and --after. The
  * `results` command dispatches here. */

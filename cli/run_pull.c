@@ -31,7 +31,7 @@ cJSON *cli_run_pull(remote_conn *c, const conf_box *box, const cli_list *globs, 
 	}
 	sync_pull_opts o = {.to = to, .log = cli_log_warning};
 	sync_pull_box b;
-	sync_pull_box_init(&b, box, 0, &o, paths, n, c);
+	sync_pull_box_init(&b, &(sync_target)CLI_SYNC_TARGET(box), 0, &o, paths, n, c);
 	if (n)
 		sync_pull_box_run(&b);
 	if (b.rc < 0)

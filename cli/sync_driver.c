@@ -207,7 +207,8 @@ int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const c
 	pthread_mutex_init(&job.mu, NULL);
 	job.boxes = xcalloc(job.n, sizeof(*job.boxes));
 	for (size_t i = 0; i < job.n; i++)
-		sync_box_init(&job.boxes[i], ctx->boxes[i], i, &job.plan, opts);
+		sync_box_init(&job.boxes[i], &(sync_target)CLI_SYNC_TARGET(ctx->boxes[i]), i,
+			      &job.plan, opts);
 	if (cmd->start)
 		cmd->start(&job);
 	cli_sync_each(&job, cmd->box);

@@ -30,6 +30,15 @@ void conf_box_bind(conf_box *b, const char *agent_socket)
 		b->hops[i]->target.jump = i ? &b->hops[i - 1]->target : NULL;
 	}
 	b->target.jump = b->n_hops ? &b->hops[b->n_hops - 1]->target : NULL;
+	b->slurm_view = (remote_slurm){
+		.conf = b->slurm_conf,
+		.partition = b->partition,
+		.gres = b->gres,
+		.srun_args = b->srun_args,
+		.n_srun_args = b->n_srun_args,
+		.max_jobs = b->max_jobs,
+	};
+	b->target.slurm = b->slurm ? &b->slurm_view : NULL;
 	b->rules = (shim_rules){
 		.name = b->name,
 		.gate = b->gate,

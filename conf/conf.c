@@ -187,62 +187,6 @@ int conf_load(conf *c, const char *explicit_path, const conf_env *env, bg_err *e
 	return rc;
 }
 
-void conf_env_rules_free(conf_env_rule *r, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(r[i].flag);
-		free(r[i].name);
-		free(r[i].value);
-		free(r[i].file);
-	}
-	free(r);
-}
-
-void conf_verify_free(conf_verify *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].pattern);
-		free(v[i].command);
-		free(v[i].file);
-	}
-	free(v);
-}
-
-void conf_box_release_one(conf_box *b)
-{
-	free(b->name);
-	free(b->host);
-	free(b->hostname);
-	free(b->user);
-	conf_strv_free(b->identities, b->n_identities);
-	conf_strv_free(b->known_hosts, b->n_known_hosts);
-	conf_strv_free(b->global_known_hosts, b->n_global_known_hosts);
-	free(b->unsupported);
-	free(b->jump);
-	free(b->jump_at);
-	free(b->partition);
-	free(b->gres);
-	conf_strv_free(b->srun_args, b->n_srun_args);
-	free(b->slurm_conf);
-	for (size_t i = 0; i < b->n_hops; i++) {
-		conf_box_release_one(b->hops[i]);
-		free(b->hops[i]);
-	}
-	free(b->hops);
-	free(b->repo);
-	free(b->gate);
-	free(b->python);
-	free(b->gpus);
-	conf_strv_free(b->allow, b->n_allow);
-	conf_env_rules_free(b->env, b->n_env);
-	free(b->num_workers_env);
-	conf_strv_free(b->validate_stub, b->n_validate_stub);
-	conf_strv_free(b->kernel_paths, b->n_kernel_paths);
-	free(b->overlay_env);
-	conf_strv_free(b->validate_drop, b->n_validate_drop);
-	free(b->file);
-}
-
 void conf_release(conf *c)
 {
 	if (!c)
@@ -274,26 +218,6 @@ void conf_release(conf *c)
 	memset(c, 0, sizeof(*c));
 }
 
-const conf_box *conf_find_box(const conf *c, const char *name)
-{
-	for (size_t i = 0; name && i < c->n_boxes; i++)
-		if (strcmp(c->boxes[i].name, name) == 0)
-			return &c->boxes[i];
-	return NULL;
-}
-
-const conf_pool *conf_find_pool(const conf *c, const char *name)
-{
-	for (size_t i = 0; name && i < c->n_pools; i++)
-		if (strcmp(c->pools[i].name, name) == 0)
-			return &c->pools[i];
-	return NULL;
-}
-
-/* Path rules match the whole repo-relative path; extension rules the end of
- * the file name, the longest matching extension first, configuration order
- * (user rules before the built-ins) breaking ties. An empty command turns
- * verification off for what it matches. */
 const char *conf_verify_for(const conf *c, const char *relpath)
 {
 	while (relpath[0] == '.' && relpath[1] == '/')

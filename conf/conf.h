@@ -108,6 +108,7 @@ typedef struct conf_box {
 	 * remote_connect(&box->target, ...), shim_translate(&box->rules, ...).
 	 * Filled by conf_box_bind(). */
 	remote_target target;
+	remote_slurm slurm_view; /* target.slurm points here on a Slurm box */
 	shim_rules rules;
 } conf_box;
 

@@ -144,3 +144,24 @@ int conf_select(const conf *c, const char *spec, bool all, const conf_box ***out
 {
 	return conf_select_except(c, spec, all, NULL, out, n_out, err);
 }
+
+const conf_box *conf_find_box(const conf *c, const char *name)
+{
+	for (size_t i = 0; name && i < c->n_boxes; i++)
+		if (strcmp(c->boxes[i].name, name) == 0)
+			return &c->boxes[i];
+	return NULL;
+}
+
+const conf_pool *conf_find_pool(const conf *c, const char *name)
+{
+	for (size_t i = 0; name && i < c->n_pools; i++)
+		if (strcmp(c->pools[i].name, name) == 0)
+			return &c->pools[i];
+	return NULL;
+}
+
+/* Path rules match the whole repo-relative path; extension rules the end of
+ * the file name, the longest matching extension first, configuration order
+ * (user rules before the built-ins) breaking ties. An empty command turns
+ * verification off for what it matches. */

@@ -293,3 +293,21 @@ long sshcfg_convtime(const char *s)
 	}
 	return total;
 }
+
+char *sshcfg_at(const char *file, int line)
+{
+	return xasprintf("%s:%d", file, line);
+}
+
+void sshcfg_refuse_at(sshcfg_state *lk, const char *what, const char *where)
+{
+	if (!lk->out->unsupported)
+		lk->out->unsupported = xasprintf("%s (%s)", what, where);
+}
+
+void sshcfg_refuse(sshcfg_state *lk, const char *what, const char *file, int line)
+{
+	char *where = sshcfg_at(file, line);
+	sshcfg_refuse_at(lk, what, where);
+	free(where);
+}

@@ -37,24 +37,6 @@ static int hostkey_opt(const char *kw)
 	return -1;
 }
 
-char *sshcfg_at(const char *file, int line)
-{
-	return xasprintf("%s:%d", file, line);
-}
-
-void sshcfg_refuse_at(sshcfg_state *lk, const char *what, const char *where)
-{
-	if (!lk->out->unsupported)
-		lk->out->unsupported = xasprintf("%s (%s)", what, where);
-}
-
-void sshcfg_refuse(sshcfg_state *lk, const char *what, const char *file, int line)
-{
-	char *where = sshcfg_at(file, line);
-	sshcfg_refuse_at(lk, what, where);
-	free(where);
-}
-
 /* Checks the %-tokens of an IdentityFile / UserKnownHostsFile value:
  * 0 fine, 1 a token boxgate refuses (*which), -1 unknown to ssh. */
 static int check_tokens(const char *s, char *which)

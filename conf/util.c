@@ -291,3 +291,59 @@ bool conf_rel_path_ok(const char *p)
 	}
 	return true;
 }
+
+void conf_env_rules_free(conf_env_rule *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].flag);
+		free(r[i].name);
+		free(r[i].value);
+		free(r[i].file);
+	}
+	free(r);
+}
+
+void conf_verify_free(conf_verify *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].pattern);
+		free(v[i].command);
+		free(v[i].file);
+	}
+	free(v);
+}
+
+void conf_box_release_one(conf_box *b)
+{
+	free(b->name);
+	free(b->host);
+	free(b->hostname);
+	free(b->user);
+	conf_strv_free(b->identities, b->n_identities);
+	conf_strv_free(b->known_hosts, b->n_known_hosts);
+	conf_strv_free(b->global_known_hosts, b->n_global_known_hosts);
+	free(b->unsupported);
+	free(b->jump);
+	free(b->jump_at);
+	free(b->partition);
+	free(b->gres);
+	conf_strv_free(b->srun_args, b->n_srun_args);
+	free(b->slurm_conf);
+	for (size_t i = 0; i < b->n_hops; i++) {
+		conf_box_release_one(b->hops[i]);
+		free(b->hops[i]);
+	}
+	free(b->hops);
+	free(b->repo);
+	free(b->gate);
+	free(b->python);
+	free(b->gpus);
+	conf_strv_free(b->allow, b->n_allow);
+	conf_env_rules_free(b->env, b->n_env);
+	free(b->num_workers_env);
+	conf_strv_free(b->validate_stub, b->n_validate_stub);
+	conf_strv_free(b->kernel_paths, b->n_kernel_paths);
+	free(b->overlay_env);
+	conf_strv_free(b->validate_drop, b->n_validate_drop);
+	free(b->file);
+}

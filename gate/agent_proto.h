@@ -1,5 +1,5 @@
-/* The protocol between boxgate (gate/run.c, gate/result.c,
- * gate/agent_install.c) and its on-box agent (gate/agent/): exit codes,
+/* The protocol between boxgate (gate/client/run.c, gate/client/result.c,
+ * gate/client/agent_install.c) and its on-box agent (gate/agent/): exit codes,
  * commands and options, the stdin words, the framing of the agent's own
  * stdout lines and the words of its final report. Plain C with no include:
  * the agent's one generated source carries it to the box. */

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "gate/result.h"
+#include "gate/client/result.h"
 #include "measure/decide.h"
 
 #define MEASURE_REPEAT_MAX 100

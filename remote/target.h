@@ -11,6 +11,16 @@
 typedef enum { REMOTE_TRANSPORT_SSH, REMOTE_TRANSPORT_LOCAL } remote_transport;
 typedef enum { REMOTE_HKC_STRICT, REMOTE_HKC_ACCEPT_NEW } remote_hostkey_policy;
 
+/* A Slurm login node (remote/slurm.h): how boxgate uses it; borrowed strings. */
+typedef struct remote_slurm {
+	const char *conf;       /* exported as SLURM_CONF before every command; NULL: none */
+	const char *partition;  /* srun --partition; NULL: Slurm's default */
+	const char *gres;       /* srun --gres per step */
+	char *const *srun_args; /* more srun words, each quoted */
+	size_t n_srun_args;
+	int max_jobs; /* steps at once */
+} remote_slurm;
+
 typedef struct remote_target {
 	const char *name; /* the box, for messages */
 	remote_transport transport;
@@ -34,6 +44,9 @@ typedef struct remote_target {
 	/* ProxyJump: the hop this box is reached through (itself a target, with
 	 * its own jump for a chain); NULL: a direct TCP connection. */
 	const struct remote_target *jump;
+	/* A Slurm login node: gate runs are srun steps on its compute nodes
+	 * (remote/slurm.h); NULL: the box runs them itself. */
+	const remote_slurm *slurm;
 } remote_target;
 
 #endif

@@ -9,7 +9,7 @@
 
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
-#include "gate/result.h"
+#include "gate/client/result.h"
 
 static const char *const fixed_names[RESULTS_FIXED_FIELDS] = {"device", "kind", "shape",
 							      "num-workers", "candidate"};

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gate/run.h"
+#include "gate/client/run.h"
 
 #define RESULTS_SCHEMA 1
 

@@ -24,7 +24,7 @@
  *   - Anything else is refused before anything connects, naming the box, the
  *     flag, the config section where a translation would go, and a close
  *     known flag when there is one.
- * Policy (DESIGN.md, the field notes):
+ * Policy (README.md, "Commands", run: one shape per invocation):
  *   - A gate measures one shape per invocation: `--configs`, when given, must
  *     be exactly the value of `--shape` (one element); mapping one
  *     measurement onto differently shaped configs mis-gates.

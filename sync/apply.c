@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/path.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "remote/sftp.h"
 
 /* What the verifier of file i is given: the temporary file by a path only of
- * safe bytes (sync_safe_path), whatever the target is called, so no
+ * safe bytes (bg_path_safe), whatever the target is called, so no
  * template, however it nests shells, can read code out of a file name. The
  * temporary file's own name is safe (sync_temp_name); when its directory's
  * path is not, the verifier reaches it through a symlink to that directory
@@ -22,7 +23,7 @@ static void set_vpath(sync_file *f)
 	f->vlink = NULL;
 	const char *slash = strrchr(f->temp, '/');
 	char *dir = slash ? xstrndup(f->temp, (size_t)(slash - f->temp)) : NULL;
-	if (!dir || sync_safe_path(dir)) {
+	if (!dir || bg_path_safe(dir)) {
 		f->vpath = xasprintf("./%s", f->temp);
 	} else {
 		char hex[17];

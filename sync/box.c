@@ -13,11 +13,12 @@
 #include "base/xmalloc.h"
 #include "remote/sftp.h"
 
-void sync_box_init(sync_box *b, const conf_box *box, size_t index, sync_plan *plan,
+void sync_box_init(sync_box *b, const sync_target *box, size_t index, sync_plan *plan,
 		   const sync_opts *o)
 {
 	memset(b, 0, sizeof(*b));
-	b->box = box;
+	b->view = *box;
+	b->box = &b->view;
 	b->index = index;
 	b->plan = plan;
 	b->opts = o;
@@ -80,33 +81,12 @@ void sync_trace(const sync_box *b, const char *phase)
 		b->opts->trace(b->opts->trace_ctx, b->box->name, phase);
 }
 
-void sync_file_fail(sync_box *b, size_t i, int code, const char *fmt, ...)
-{
-	sync_file *f = &b->files[i];
-	char *shown = sync_path_display(sync_box_item(b, i)->rel);
-	va_list ap;
-	va_start(ap, fmt);
-	char detail[1024];
-	vsnprintf(detail, sizeof(detail), fmt, ap);
-	va_end(ap);
-	free(f->msg);
-	f->msg = xasprintf("%s: %s: %s", b->box->name, shown, detail);
-	free(shown);
-	f->state = SYNC_FAILED;
-	f->code = code;
-}
-
-const char *sync_errtail(const sync_box *b)
-{
-	return b->errtail.len ? strbuf_str(&b->errtail) : "";
-}
-
 int sync_box_connect(sync_box *b)
 {
 	const sync_opts *o = b->opts;
 	remote_connect_opts co = {
 		.log = o->log, .log_ctx = o->log_ctx, .accept_new = o->accept_new};
-	return remote_connect(&b->box->target, &co, &b->conn, &b->err);
+	return remote_connect(b->box->connect, &co, &b->conn, &b->err);
 }
 
 int sync_box_fail(sync_box *b, int rc)

@@ -75,7 +75,7 @@ typedef struct sync_apply_file {
 	bool prehashed;       /* sha was already checked on the box while uploading */
 	const char *verifier; /* substituted command; NULL: none */
 	/* The path the verifier is given, as `{}`, $1 and BOXGATE_FILE: a safe
-	 * path (sync_safe_path) relative to the repo; NULL: "./" + temp. */
+	 * path (bg_path_safe) relative to the repo; NULL: "./" + temp. */
 	const char *vpath;
 	/* When temp's directory has a path that is not safe: a symlink `vlink`
 	 * (safe, in the repo's top) to that directory `vdir`, made for the

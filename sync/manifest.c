@@ -48,7 +48,7 @@ static void on_line(void *ctx, remote_stream s, const char *line, size_t len, in
  * of its own (0, 1, cat's 1). */
 #define GUARD_FAILED_EXIT 97
 
-int sync_manifest_read_if(remote_conn *c, const conf_box *box, const char *guard, bool *guard_ok,
+int sync_manifest_read_if(remote_conn *c, const sync_target *box, const char *guard, bool *guard_ok,
 			  char **text, bg_err *err)
 {
 	*text = NULL;
@@ -109,7 +109,7 @@ int sync_manifest_read_if(remote_conn *c, const conf_box *box, const char *guard
 	return rc < 0 ? rc : 0;
 }
 
-int sync_manifest_read(remote_conn *c, const conf_box *box, char **text, bg_err *err)
+int sync_manifest_read(remote_conn *c, const sync_target *box, char **text, bg_err *err)
 {
 	return sync_manifest_read_if(c, box, NULL, NULL, text, err);
 }

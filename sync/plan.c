@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/path.h"
 #include "base/random.h"
 #include "base/quote.h"
 #include "base/xmalloc.h"
@@ -50,59 +51,6 @@ void sync_plan_release(sync_plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Splits `path` into components and resolves "." and ".." lexically onto
- * `out` (components joined by '/'). Returns false when ".." climbs above
- * the start. */
-static bool resolve_components(strbuf *out, const char *path)
-{
-	const char *s = path;
-	while (*s) {
-		while (*s == '/')
-			s++;
-		if (!*s)
-			break;
-		const char *e = strchr(s, '/');
-		size_t len = e ? (size_t)(e - s) : strlen(s);
-		if (len == 1 && s[0] == '.') {
-			;
-		} else if (len == 2 && s[0] == '.' && s[1] == '.') {
-			if (out->len == 0)
-				return false;
-			char *slash = strrchr(out->buf, '/');
-			size_t keep = slash ? (size_t)(slash - out->buf) : 0;
-			out->len = keep;
-			out->buf[keep] = '\0';
-		} else {
-			if (out->len)
-				strbuf_addch(out, '/');
-			strbuf_add(out, s, len);
-		}
-		s += len;
-	}
-	return true;
-}
-
-int sync_normalize_rel(const char *in, char **out, bg_err *err)
-{
-	*out = NULL;
-	if (!in || !*in)
-		return bg_fail(err, BG_EUSAGE, "an empty path");
-	if (in[0] == '/')
-		return bg_fail(err, BG_EUSAGE,
-			       "%s: an absolute path (targets are relative to the box's repo)", in);
-	strbuf sb = STRBUF_INIT;
-	if (!resolve_components(&sb, in)) {
-		strbuf_release(&sb);
-		return bg_fail(err, BG_EUSAGE, "%s: escapes the repo ('..' above its top)", in);
-	}
-	if (sb.len == 0) {
-		strbuf_release(&sb);
-		return bg_fail(err, BG_EUSAGE, "%s: names the repo itself, not a file in it", in);
-	}
-	*out = strbuf_detach(&sb);
-	return 0;
-}
-
 /* "/a/b" under root "/a" gives "b"; NULL when not strictly inside. */
 static const char *inside(const char *root, const char *abs)
 {
@@ -129,7 +77,7 @@ static char *local_abs(const sync_plan *p, const char *path)
 		free(rc);
 	}
 	char *joined = xasprintf("%s/%s", base, path);
-	bool ok = resolve_components(&sb, joined);
+	bool ok = bg_path_resolve(&sb, joined);
 	free(joined);
 	if (!ok) {
 		strbuf_release(&sb);
@@ -217,7 +165,7 @@ int sync_plan_add(sync_plan *p, const char *arg, unsigned flags, bg_err *err)
 		} else {
 			want = xstrdup(rpart);
 		}
-		rc = sync_normalize_rel(want, &rel, err);
+		rc = bg_path_normalize_rel(want, &rel, err);
 		free(want);
 		if (rc < 0)
 			goto out;
@@ -240,7 +188,7 @@ out:
 int sync_plan_add_rel(sync_plan *p, const char *relpath, bg_err *err)
 {
 	char *rel = NULL;
-	int rc = sync_normalize_rel(relpath, &rel, err);
+	int rc = bg_path_normalize_rel(relpath, &rel, err);
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; i < p->n; i++)
@@ -357,25 +305,9 @@ char *sync_temp_name(const char *rel, const char *hex)
 	/* The name part only of safe bytes: verifiers see this file, and the
 	 * text `{}` becomes must stay inert in any shell, however nested. */
 	for (char *c = t + dirlen; *c; c++)
-		if (!sync_safe_byte(*c))
+		if (!bg_path_safe_byte(*c))
 			*c = '_';
 	return t;
-}
-
-bool sync_safe_byte(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '.' || c == '_' || c == '-';
-}
-
-bool sync_safe_path(const char *s)
-{
-	if (!*s || *s == '-')
-		return false;
-	for (; *s; s++)
-		if (*s != '/' && !sync_safe_byte(*s))
-			return false;
-	return true;
 }
 
 void sync_random_hex(char out[17])

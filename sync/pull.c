@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "base/path.h"
 #include "base/quote.h"
 #include "base/strbuf.h"
 #include "base/timer.h"
@@ -65,15 +66,16 @@ int sync_pull_check_path(const char *path, char **norm, bg_err *err)
 		*norm = xstrdup(".");
 		return 0;
 	}
-	return sync_normalize_rel(path, norm, err);
+	return bg_path_normalize_rel(path, norm, err);
 }
 
-void sync_pull_box_init(sync_pull_box *b, const conf_box *box, size_t index,
+void sync_pull_box_init(sync_pull_box *b, const sync_target *box, size_t index,
 			const sync_pull_opts *o, char *const *paths, size_t n_paths,
 			remote_conn *conn)
 {
 	memset(b, 0, sizeof(*b));
-	b->box = box;
+	b->view = *box;
+	b->box = &b->view;
 	b->index = index;
 	b->opts = o;
 	b->paths = paths;
@@ -781,7 +783,7 @@ int sync_pull_box_run(sync_pull_box *b)
 		remote_connect_opts co = {.log = b->opts->log,
 					  .log_ctx = b->opts->log_ctx,
 					  .accept_new = b->opts->accept_new};
-		b->rc = remote_connect(&b->box->target, &co, &b->conn, &b->err);
+		b->rc = remote_connect(b->box->connect, &co, &b->conn, &b->err);
 		if (b->rc < 0)
 			return b->rc;
 		b->own_conn = true;

@@ -28,8 +28,8 @@
 
 #include "base/error.h"
 #include "base/sha256.h"
-#include "conf/conf.h"
 #include "remote/remote.h"
+#include "sync/box.h"
 
 typedef enum sync_pull_state {
 	SYNC_PULL_PENDING = 0,
@@ -70,7 +70,8 @@ typedef struct sync_pull_opts {
 } sync_pull_opts;
 
 typedef struct sync_pull_box {
-	const conf_box *box;
+	const sync_target *box; /* &view */
+	sync_target view;
 	size_t index;
 	const sync_pull_opts *opts;
 	char *const *paths; /* the requested paths, borrowed */
@@ -89,7 +90,8 @@ typedef struct sync_pull_box {
 } sync_pull_box;
 
 /* `conn` may be an open connection to the box (borrowed; NULL: connect). */
-void sync_pull_box_init(sync_pull_box *b, const conf_box *box, size_t index,
+/* `box` is copied (the strings it points to must outlive b). */
+void sync_pull_box_init(sync_pull_box *b, const sync_target *box, size_t index,
 			const sync_pull_opts *o, char *const *paths, size_t n_paths,
 			remote_conn *conn);
 void sync_pull_box_release(sync_pull_box *b);

@@ -1,7 +1,9 @@
 /* Words and codes for results, so every command reports them the same way. */
 #include "sync/sync.h"
+#include "sync/internal.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,4 +327,25 @@ void sync_count(const sync_box *boxes, size_t n, size_t counts[SYNC_STATE_COUNT]
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; boxes[i].files && k < boxes[i].plan->n; k++)
 			counts[boxes[i].files[k].state]++;
+}
+
+void sync_file_fail(sync_box *b, size_t i, int code, const char *fmt, ...)
+{
+	sync_file *f = &b->files[i];
+	char *shown = sync_path_display(sync_box_item(b, i)->rel);
+	va_list ap;
+	va_start(ap, fmt);
+	char detail[1024];
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	free(f->msg);
+	f->msg = xasprintf("%s: %s: %s", b->box->name, shown, detail);
+	free(shown);
+	f->state = SYNC_FAILED;
+	f->code = code;
+}
+
+const char *sync_errtail(const sync_box *b)
+{
+	return b->errtail.len ? strbuf_str(&b->errtail) : "";
 }

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "gate/cuda/gemv_kernels.cuh"
+#include "gate/demo/gemv_kernels.cuh"
 
 #define CK(x)                                                                                   \
 	do {                                                                                    \

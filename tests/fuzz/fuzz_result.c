@@ -1,4 +1,4 @@
-/* libFuzzer target for gate/result.c: the FAITHFUL_RESULT parser and judge.
+/* libFuzzer target for gate/client/result.c: the FAITHFUL_RESULT parser and judge.
  *
  * Input: one control byte, then the line's JSON body (the target puts
  * "FAITHFUL_RESULT " in front). Control bits: 0 the agent printed the line
@@ -20,7 +20,7 @@
  *
  * Build and run: `make fuzz` (every tests/fuzz/fuzz_*.c), or
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -I/usr/include/cjson
- * -fsanitize=fuzzer,address,undefined \ tests/fuzz/fuzz_result.c gate/result.c base/strbuf.c
+ * -fsanitize=fuzzer,address,undefined \ tests/fuzz/fuzz_result.c gate/client/result.c base/strbuf.c
  * base/xmalloc.c -lcjson -lm -o build/fuzz_result build/fuzz_result -max_total_time=60
  * -max_len=4096 build/fuzz-corpus-result tests/fuzz/corpus/result */
 #include <cjson/cJSON.h>
@@ -34,7 +34,7 @@
 
 #include "tests/fuzz/fuzz.h"
 #include "base/utf8.h"
-#include "gate/result.h"
+#include "gate/client/result.h"
 
 /* An independent UTF-8 check (RFC 3629 table 3-7), for bg_utf8_valid. */
 static bool ref_utf8(const uint8_t *s, size_t n)

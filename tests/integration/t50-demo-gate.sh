@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo gate (gate/cuda/): the CPU twin and the launcher for real, the CUDA build where
+# The demo gate (gate/demo/): the CPU twin and the launcher for real, the CUDA build where
 # a GPU is usable (on a machine without one, that it says so and the launcher falls back).
 # bg-test: serial: the CPU twin pins a worker to each cpu but one and is timed; nothing else runs beside it
 source "$(dirname "$0")/lib.sh"

@@ -72,7 +72,7 @@ has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=0 ' "it ran on GPU 0"
 g0=$!
 wait_for "$BG_TMP/g0.out" '^argv' 30
 expect_rc 0 "run g1 while GPU 0 is held" bg run g1 --no-results -- --mode pass
-has "$ERR_FILE" '^boxgate: g1: gpu1 is free, taking it' "it says it took gpu1"
+has "$ERR_FILE" '^boxgate: g1: gpu1 is free, taking it \(the first GPUs are taken\)$' "it says it took gpu1, the first being taken"
 has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=1 ' "the gate ran on GPU 1"
 "$BOXGATE" --config "$INI" run g1 --gpu 1 --no-results -- --mode slow >"$BG_TMP/g1.out" 2>&1 &
 g1=$!

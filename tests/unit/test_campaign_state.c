@@ -125,7 +125,8 @@ static void events_are_written(void **state)
 	assert_int_equal(cJSON_GetArraySize(run), 1);
 	assert_string_equal(str_of(cJSON_GetArrayItem(run, 0), "slot"), "h2:gpu0");
 	assert_string_equal(
-		cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "quarantined"), 0)->valuestring,
+		cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "quarantined"), 0)
+			->valuestring,
 		"h3");
 	cJSON_Delete(o);
 	campaign_state_end(st, "stopped", 1, 6, "no usable slot");

@@ -10,8 +10,8 @@
 
 #include "base/parse.h"
 #include "base/utf8.h"
-#include "gate/result.h"
-#include "gate/run.h"
+#include "gate/client/result.h"
+#include "gate/client/run.h"
 
 #define SIDE(slow, wall, sum, cos)                                                                 \
 	"{\"slowCTA_us\":" #slow ",\"wall_us\":" #wall ",\"sumCTA_us\":" #sum ",\"cos\":" #cos     \
@@ -425,7 +425,7 @@ static void clean_exit(void **state)
 	assert_false(gate_exit_clean(VERDICT_BELOW_BAR, 124));
 }
 
-/* gate/run.c's verdict over a whole run: the agent's report, the result, the exit. */
+/* gate/client/run.c's verdict over a whole run: the agent's report, the result, the exit. */
 static gate_outcome exited(int gate_exit, int gate_signal)
 {
 	gate_outcome o = {0};

@@ -13,7 +13,7 @@
 #include <math.h>
 
 #include "cli/csv.h"
-#include "results/delta.h"
+#include "measure/delta.h"
 #include "results/points.h"
 #include "results/select.h"
 #include "unit.h"

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/path.h"
 #include "base/sha256.h"
 #include "base/xmalloc.h"
 #include "sync/sync.h"
@@ -63,7 +64,7 @@ static void expect_norm(const char *in, const char *want)
 {
 	char *out = NULL;
 	bg_err err = {0};
-	int rc = sync_normalize_rel(in, &out, &err);
+	int rc = bg_path_normalize_rel(in, &out, &err);
 	if (want) {
 		if (rc != 0 || strcmp(out, want) != 0)
 			fail_msg("normalize(%s) = %d [%s], wanted [%s]", in, rc, out ? out : "",
@@ -105,14 +106,14 @@ static void test_temp_names(void **state)
 	 * is the target's own. */
 	char *t = sync_temp_name("a b/z$(touch X)'\"`;\n.py", "0123456789abcdef");
 	assert_string_equal(t, "a b/.z__touch_X______.py.boxgate-0123456789abcdef.tmp.py");
-	assert_true(sync_safe_path(strrchr(t, '/') + 1));
+	assert_true(bg_path_safe(strrchr(t, '/') + 1));
 	free(t);
 	expect_temp_name("caf\xc3\xa9.json", ".caf__.json.boxgate-0123456789abcdef.tmp.json");
-	assert_true(sync_safe_path("./a/.b-c_d.tmp.py"));
-	assert_false(sync_safe_path("-x"));
-	assert_false(sync_safe_path("a b"));
-	assert_false(sync_safe_path("a$b"));
-	assert_false(sync_safe_path(""));
+	assert_true(bg_path_safe("./a/.b-c_d.tmp.py"));
+	assert_false(bg_path_safe("-x"));
+	assert_false(bg_path_safe("a b"));
+	assert_false(bg_path_safe("a$b"));
+	assert_false(bg_path_safe(""));
 	/* A name at NAME_MAX: the temporary name still fits. */
 	char longname[NAME_MAX + 1];
 	memset(longname, 'n', NAME_MAX - 3);
@@ -264,7 +265,7 @@ static void test_exit_codes(void **state)
 	(void)state;
 	sync_plan p = {0};
 	p.n = 1;
-	conf_box box = {.name = "b"};
+	sync_target box = {.name = "b"};
 	sync_file f[4][1];
 	sync_box b[4];
 	memset(f, 0, sizeof(f));

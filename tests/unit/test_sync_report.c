@@ -73,7 +73,7 @@ static void test_manifest_lines(void **state)
 /* One status result as status's JSON writes it. */
 static cJSON *status_json(bool pushed, sync_ftype bak)
 {
-	static conf_box box = {.name = "h1"};
+	static sync_target box = {.name = "h1"};
 	static sync_item item = {.rel = "scripts/new.py", .sha = SHA_A};
 	static sync_plan plan;
 	static sync_file file;
@@ -120,7 +120,7 @@ static void test_status_json(void **state)
 static void test_describe_created(void **state)
 {
 	(void)state;
-	static conf_box box = {.name = "h1"};
+	static sync_target box = {.name = "h1"};
 	sync_item item = {.rel = "scripts/new.py", .sha = SHA_A, .local = "/x"};
 	sync_plan plan = {.items = &item, .n = 1};
 	sync_file file = {.state = SYNC_SAME,

@@ -1,0 +1,366 @@
+/* push's pipeline over the sync driver: local checks, progress lines, each
+ * box verified, kept as .bak and swapped in atomically; what `boxgate push`
+ * runs and what `boxgate campaign` pushes its sources with. */
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "base/exit.h"
+#include "base/timer.h"
+#include "base/strbuf.h"
+#include "base/xmalloc.h"
+#include "cli/push.h"
+#include "cli/sync_driver.h"
+
+#define PROGRESS_MIN      (1u << 20)
+#define PROGRESS_EVERY_MS 150
+
+/* What push adds to the sync pipeline; guarded by the job's mu. */
+struct push_state {
+	bool no_local_check;
+	/* progress lines on a terminal */
+	bool tty;
+	size_t shown; /* progress lines on screen */
+	int64_t last_draw;
+	struct bar {
+		const sync_item *it;
+		uint64_t done, total;
+		int64_t start;
+	} * bars; /* one per box */
+	/* The local checks run while the boxes connect; boxes wait for them. */
+	pthread_t checker;
+	bool checking, checked;
+	int local_code;
+	pthread_cond_t checked_cv;
+};
+
+/* ---- progress ---- */
+
+static int term_cols(void)
+{
+	struct winsize ws;
+	if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+		return ws.ws_col;
+	return 80;
+}
+
+static void erase_bars(struct push_state *ps)
+{
+	if (ps->shown) {
+		cli_printf(stdout, "\033[%zuA\033[J", ps->shown);
+		ps->shown = 0;
+	}
+}
+
+static void draw_bars(cli_sync_job *job)
+{
+	struct push_state *ps = job->state;
+	strbuf screen = STRBUF_INIT;
+	erase_bars(ps);
+	int cols = term_cols();
+	int64_t now = bg_now_ms();
+	for (size_t i = 0; i < job->n; i++) {
+		struct bar *b = &ps->bars[i];
+		if (!b->it)
+			continue;
+		double pct = b->total ? 100.0 * (double)b->done / (double)b->total : 100.0;
+		double secs = (double)(now - b->start) / 1000.0;
+		double rate = secs > 0.05 ? (double)b->done / secs / 1e6 : 0;
+		char *shown = sync_path_display(b->it->rel);
+		char line[512];
+		snprintf(line, sizeof(line), "%s: %s %5.1f%% %.1f/%.1f MiB %.1f MB/s",
+			 job->boxes[i].box->name, shown, pct, (double)b->done / 1048576.0,
+			 (double)b->total / 1048576.0, rate);
+		free(shown);
+		strbuf_addf(&screen, "%.*s\n", cols - 1, line);
+		ps->shown++;
+	}
+	cli_write(stdout, screen.buf, screen.len);
+	strbuf_release(&screen);
+	ps->last_draw = now;
+}
+
+static void on_progress(void *ctx, const sync_box *b, const sync_item *it, uint64_t done,
+			uint64_t total)
+{
+	cli_sync_job *job = ctx;
+	struct push_state *ps = job->state;
+	if (total < PROGRESS_MIN)
+		return;
+	pthread_mutex_lock(&job->mu);
+	struct bar *bar = &ps->bars[b->index];
+	bool first = bar->it != it;
+	if (first) {
+		bar->it = it;
+		bar->start = bg_now_ms();
+	}
+	bar->done = done;
+	bar->total = total;
+	bool last = done >= total;
+	if (first || last || bg_now_ms() - ps->last_draw >= PROGRESS_EVERY_MS)
+		draw_bars(job);
+	if (last) {
+		bar->it = NULL;
+		draw_bars(job);
+	}
+	pthread_mutex_unlock(&job->mu);
+}
+
+/* ---- results ---- */
+
+/* One box's results, the progress lines kept below them. */
+static void report_box(cli_sync_job *job, const sync_box *b)
+{
+	struct push_state *ps = job->state;
+	if (ps->tty)
+		erase_bars(ps);
+	cli_sync_report_files(job, b, "not pushed");
+	if (ps->tty)
+		draw_bars(job);
+}
+
+/* ---- the local checks ---- */
+
+/* Runs the built-in verifiers here; 0 when all passed or none could run. */
+static int local_checks(cli_sync_job *job)
+{
+	int code = BG_EXIT_OK;
+	for (size_t i = 0; i < job->plan.n; i++) {
+		const sync_item *it = &job->plan.items[i];
+		bool ran = false;
+		int rc = 0;
+		char *out = NULL;
+		bg_err err = {0};
+		if (sync_local_check(cli_local_python(&job->ctx->conf), &job->plan, it, &ran, &rc,
+				     &out, &err) < 0) {
+			cli_warn("%s: the local check could not run: %s", it->arg, err.msg);
+			continue;
+		}
+		if (ran && rc != 0) {
+			char *shown = sync_path_display(it->rel);
+			if (job->json) {
+				cJSON *o = cJSON_CreateObject();
+				cJSON_AddStringToObject(o, "box", "local");
+				cJSON_AddStringToObject(o, "path", shown);
+				cJSON_AddStringToObject(o, "state",
+							sync_state_key(SYNC_VERIFY_FAILED));
+				cJSON_AddNumberToObject(o, "verify_exit", rc);
+				cJSON_AddStringToObject(o, "verify_output", out ? out : "");
+				cli_print_json(o);
+				cJSON_Delete(o);
+			} else {
+				cli_error("%s: refused by the local check (exit %d), no box was "
+					  "touched:",
+					  shown, rc);
+				const char *s = out ? out : "";
+				while (*s) {
+					const char *e = strchr(s, '\n');
+					size_t len = e ? (size_t)(e - s) : strlen(s);
+					char *l = xasprintf("    %.*s", (int)len, s);
+					cli_print_line(stderr, "local", l, strlen(l));
+					free(l);
+					s += len + (e ? 1 : 0);
+				}
+			}
+			free(shown);
+			code = BG_EXIT_VERIFY;
+		}
+		free(out);
+	}
+	return code;
+}
+
+static void *check_thread(void *arg)
+{
+	cli_sync_job *job = arg;
+	struct push_state *ps = job->state;
+	int code = local_checks(job);
+	pthread_mutex_lock(&job->mu);
+	ps->local_code = code;
+	ps->checked = true;
+	pthread_cond_broadcast(&ps->checked_cv);
+	pthread_mutex_unlock(&job->mu);
+	return NULL;
+}
+
+/* sync_opts.ready: the local checks' verdict (0: go on). */
+static int wait_checks(void *arg)
+{
+	cli_sync_job *job = arg;
+	struct push_state *ps = job->state;
+	pthread_mutex_lock(&job->mu);
+	while (!ps->checked)
+		pthread_cond_wait(&ps->checked_cv, &job->mu);
+	int code = ps->local_code;
+	pthread_mutex_unlock(&job->mu);
+	return code;
+}
+
+/* ---- the pipeline's steps ---- */
+
+static void start(cli_sync_job *job)
+{
+	struct push_state *ps = job->state;
+	ps->bars = xcalloc(job->n, sizeof(*ps->bars));
+	ps->tty = isatty(1) && !job->json;
+	if (ps->tty) {
+		job->opts->progress = on_progress;
+		job->opts->progress_ctx = job;
+	}
+	pthread_cond_init(&ps->checked_cv, NULL);
+	ps->checked = true;
+	if (!ps->no_local_check) {
+		ps->checked = false;
+		if (pthread_create(&ps->checker, NULL, check_thread, job) == 0)
+			ps->checking = true;
+		else
+			check_thread(job);
+		job->opts->ready = wait_checks;
+		job->opts->ready_ctx = job;
+	}
+}
+
+static void push_one(cli_sync_job *job, sync_box *b)
+{
+	sync_push_box(b);
+	if (wait_checks(job) != 0)
+		return; /* refused here: only the local check's report counts */
+	if (!job->opts->all_or_nothing && !job->opts->dry_run) {
+		/* Done with this box: release its lock while the others finish. */
+		sync_box_unlock(b);
+	}
+	if (!job->opts->all_or_nothing)
+		cli_sync_report(job, b);
+}
+
+static void commit_one(cli_sync_job *job, sync_box *b)
+{
+	sync_push_commit(b);
+	cli_sync_report(job, b);
+}
+
+static void abort_one(cli_sync_job *job, sync_box *b)
+{
+	sync_push_abort(b);
+	cli_sync_report(job, b);
+}
+
+static void release_one(cli_sync_job *job, sync_box *b)
+{
+	(void)job;
+	sync_box_disconnect(b);
+}
+
+static bool box_failed(const sync_box *b)
+{
+	bool bad = b->rc < 0;
+	for (size_t k = 0; !bad && k < b->plan->n; k++)
+		bad = sync_state_failed(b->files[k].state);
+	return bad;
+}
+
+/* --all-or-nothing: swap everywhere or nowhere; then disconnect. A local
+ * refusal (no box touched) is the exit code. */
+static int after(cli_sync_job *job)
+{
+	struct push_state *ps = job->state;
+	if (ps->checking)
+		pthread_join(ps->checker, NULL);
+	if (!ps->local_code && job->opts->all_or_nothing && !job->opts->dry_run) {
+		bool all_ok = true;
+		for (size_t i = 0; i < job->n && all_ok; i++)
+			all_ok = !box_failed(&job->boxes[i]);
+		cli_sync_each(job, all_ok ? commit_one : abort_one);
+	} else if (!ps->local_code && job->opts->all_or_nothing) {
+		for (size_t i = 0; i < job->n; i++)
+			cli_sync_report(job, &job->boxes[i]);
+	}
+	cli_sync_each(job, release_one);
+	return ps->local_code;
+}
+
+/* The closing line: counts, failed boxes, the exit code. */
+static int summarise(cli_sync_job *job, int code, const size_t *c)
+{
+	if (job->json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "event", "summary");
+		cJSON_AddNumberToObject(o, "files", (double)job->plan.n);
+		cJSON_AddNumberToObject(o, "boxes", (double)job->n);
+		for (int s = 1; s < SYNC_STATE_COUNT; s++)
+			if (c[s])
+				cJSON_AddNumberToObject(o, sync_state_key((sync_state)s),
+							(double)c[s]);
+		cJSON_AddNumberToObject(o, "exit", code);
+		cli_print_json(o);
+		cJSON_Delete(o);
+		return code;
+	}
+	strbuf sb = STRBUF_INIT;
+	strbuf_addf(&sb, "push%s: %zu file%s to %zu box%s:", job->opts->dry_run ? " --dry-run" : "",
+		    job->plan.n, job->plan.n == 1 ? "" : "s", job->n, job->n == 1 ? "" : "es");
+	const char *sep = " ";
+	for (int s = 1; s < SYNC_STATE_COUNT; s++) {
+		if (!c[s])
+			continue;
+		strbuf_addf(&sb, "%s%zu %s", sep, c[s], sync_state_name((sync_state)s));
+		sep = ", ";
+	}
+	cli_print_line(stdout, NULL, sb.buf, sb.len);
+	strbuf_reset(&sb);
+	size_t failed = 0;
+	const sync_box **by_name = cli_sync_by_name(job);
+	for (size_t i = 0; i < job->n; i++) {
+		if (!box_failed(by_name[i]))
+			continue;
+		strbuf_addf(&sb, "%s%s", failed ? ", " : "", by_name[i]->box->name);
+		failed++;
+	}
+	free(by_name);
+	if (failed)
+		cli_error("push: %zu of %zu boxes had failures: %s", failed, job->n,
+			  strbuf_str(&sb));
+	if (job->opts->all_or_nothing && (c[SYNC_NOT_APPLIED] || code))
+		cli_error(
+			"push: --all-or-nothing: %s",
+			c[SYNC_UPDATED] + c[SYNC_CREATED]
+				? "a swap failed after every box had verified: see the errors above"
+				: "no box was changed");
+	strbuf_release(&sb);
+	return code;
+}
+
+/* clang-format off */
+static const cli_sync_cmd push_sync = {
+	.add_flags = SYNC_ADD_NEED_LOCAL, .start = start, .box = push_one, .report = report_box,
+	.after = after, .summary = summarise,
+};
+/* clang-format on */
+
+int cli_push_run(cli_ctx *ctx, cli_push_opts *po, const cli_args *args)
+{
+	struct push_state ps = {.no_local_check = po->no_local_check};
+	po->sync.fsync = true;
+	int code = cli_sync_run(ctx, &push_sync, &po->sync, args, &ps);
+	if (ps.bars)
+		pthread_cond_destroy(&ps.checked_cv);
+	free(ps.bars);
+	return code;
+}
+
+int cli_push_files(cli_ctx *ctx, const conf_box **boxes, size_t n, const cli_args *files)
+{
+	cli_push_opts po = {0};
+	const conf_box **saved = ctx->boxes;
+	size_t saved_n = ctx->n_boxes;
+	ctx->boxes = boxes;
+	ctx->n_boxes = n;
+	int code = cli_push_run(ctx, &po, files);
+	ctx->boxes = saved;
+	ctx->n_boxes = saved_n;
+	return code;
+}

@@ -1,0 +1,50 @@
+# The demo gate (gate/demo/), included by the top Makefile.
+#
+#   $(BUILD)/boxgate-demo-gate       the launcher boxgate's `local` box runs: the CUDA build
+#                                    when a GPU is usable, else the CPU twin
+#   $(BUILD)/boxgate-demo-gate-cpu   the CPU twin: C11 + pthreads + libm, always built
+#   $(BUILD)/boxgate-demo-gate-cuda  the CUDA build, only where $(NVCC) exists; it needs no
+#                                    driver to start (cudart is static, NVML is dlopen'ed)
+#   $(BUILD)/gemv-cublas             the cuBLAS comparison (`make gemv-cublas`, not in all)
+#
+# Sanitizer flags (EXTRA_CFLAGS) reach the C parts only, never nvcc.
+
+NVCC         ?= /usr/local/cuda/bin/nvcc
+# sm_90a machine code for Hopper (H100, H200) and compute_90 PTX for later GPUs.
+NVCC_GENCODE ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_90,code=compute_90
+NVCC_FLAGS   ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall
+DEMO_DIR     := gate/demo
+DEMO_HDRS    := $(DEMO_DIR)/demo_common.h $(DEMO_DIR)/demo_math.h
+HAVE_NVCC    := $(shell command -v $(NVCC) >/dev/null 2>&1 && echo yes)
+
+DEMO_GATE_BINS += $(BUILD)/boxgate-demo-gate $(BUILD)/boxgate-demo-gate-cpu
+ifeq ($(HAVE_NVCC),yes)
+DEMO_GATE_BINS += $(BUILD)/boxgate-demo-gate-cuda
+endif
+
+$(BUILD)/boxgate-demo-gate: $(DEMO_DIR)/boxgate-demo-gate.sh
+	@mkdir -p $(dir $@)
+	cp $< $@
+	chmod 755 $@
+
+$(BUILD)/boxgate-demo-gate-cpu: $(DEMO_DIR)/demo_cpu.c $(DEMO_DIR)/demo_common.c $(DEMO_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE -I. -o $@ \
+	  $(DEMO_DIR)/demo_cpu.c $(DEMO_DIR)/demo_common.c -lpthread -lm
+
+# The shared front end, compiled by the C compiler without sanitizers for nvcc to link.
+$(BUILD)/obj-cuda/demo_common.o: $(DEMO_DIR)/demo_common.c $(DEMO_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -c -o $@ $<
+
+$(BUILD)/boxgate-demo-gate-cuda: $(DEMO_DIR)/demo_cuda.cu $(DEMO_DIR)/gemv_kernels.cuh \
+		$(DEMO_HDRS) $(BUILD)/obj-cuda/demo_common.o
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_GENCODE) $(NVCC_FLAGS) -I. -o $@ $(DEMO_DIR)/demo_cuda.cu \
+	  $(BUILD)/obj-cuda/demo_common.o -ldl -lpthread
+
+.PHONY: gemv-cublas
+gemv-cublas: $(BUILD)/gemv-cublas
+$(BUILD)/gemv-cublas: tests/bench/gemv_cublas.cu $(DEMO_DIR)/gemv_kernels.cuh $(DEMO_HDRS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_GENCODE) $(NVCC_FLAGS) -I. -o $@ $< -lcublas
