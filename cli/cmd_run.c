@@ -663,7 +663,7 @@ static void add_stat(cJSON *o, const char *key, const double *x, size_t n)
 		cJSON_AddNullToObject(s, "cv_pct");
 }
 
-/* Which path the point's baseline took (issue 10, "Baseline and candidate apart"). */
+/* Which path the point's baseline took (README.md, "Baseline and candidate apart"). */
 static const char *measured_path(const run_point *p, char *buf, size_t n)
 {
 	if (!p->m.apart)
