@@ -32,9 +32,9 @@ check "every plain Host name is offered in order, Include followed, patterns and
 hasnt "$ini" '^[^#;[]' "every setting is commented out"
 has "$ini" '^; slots = h200-a:0-7, h200-b:0-7, quoted-c:0-7, inc-e:0-7, eq-d:0-7, under_score.dot:0-7$' "... with a pool of them all"
 expect_rc 0 "the starter as written loads" "$BOXGATE" --config "$ini" config check
-has "$ERR_FILE" "configuration OK: .*; 1 boxes, 0 pools\)" "... as the built-in local box alone"
+has "$ERR_FILE" "configuration OK: .*; 1 box, 0 pools\)" "... as the built-in local box alone"
 expect_rc 0 "a command run in a subdirectory finds it" "$BOXGATE" config check
-has "$ERR_FILE" "configuration OK: $ini \(found from $BG_TMP/repo/src/deep; 1 boxes" "... by searching upward to the repository root"
+has "$ERR_FILE" "configuration OK: $ini \(found from $BG_TMP/repo/src/deep; 1 box," "... by searching upward to the repository root"
 sed 's/^; //' "$ini" >"$BG_TMP/uncommented.ini"
 expect_rc 0 "with every '; ' removed it still loads" "$BOXGATE" --config "$BG_TMP/uncommented.ini" config check --json
 pycheck "... with each offered host a box reached as ssh would, and the pool" '
@@ -113,7 +113,7 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 assert [b["name"] for b in doc["boxes"]] == ["local"], doc["boxes"]
 ' "$OUT_FILE"
-has "$ERR_FILE" "\(--config; 1 boxes, 0 pools\)" "... no pool either"
+has "$ERR_FILE" "\(--config; 1 box, 0 pools\)" "... no pool either"
 sed 's/^; //' "$ini" >"$BG_TMP/hostile.ini"
 expect_rc 0 "... and uncommented it loads" "$BOXGATE" --config "$BG_TMP/hostile.ini" config check --json
 pycheck "... to exactly the plain Host names offered, hostile ones skipped" '
@@ -122,6 +122,6 @@ doc = json.load(open(sys.argv[1]))
 names = [b["name"] for b in doc["boxes"]]
 assert names == ["local", "ok-1", "tab", "ok-2", "ok-3"], names
 ' "$OUT_FILE"
-has "$ERR_FILE" "configuration OK: .*\(--config; 5 boxes, 1 pools\)" "... and the one pool offered"
+has "$ERR_FILE" "configuration OK: .*\(--config; 5 boxes, 1 pool\)" "... and the one pool offered"
 cd "$BG_TMP" || exit 1
 finish

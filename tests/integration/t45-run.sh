@@ -194,8 +194,8 @@ expect_rc 0 "the CPU twin without a model" bg run gd -- --dev cpu
 has "$ERR_FILE" '^boxgate: PASS_GATE  slowCTA .*  on CPU twin$' "the CPU twin alone"
 expect_rc 0 "a result naming no device" bg run gd
 hasnt "$ERR_FILE" ' on ' "no device: the line names none"
-expect_rc 0 "--repeat 2 on a GPU" bg run gd --repeat 2 -- --dev cuda --name 'NVIDIA H200'
-has "$ERR_FILE" '^boxgate: PASS_GATE  median of 2: .*  -- NVIDIA H200, 8 workers$' "the repeat summary names the GPU"
-expect_rc 0 "--repeat 2 on the CPU twin" bg run gd --repeat 2 -- --dev cpu --name 'AMD EPYC 7B13'
-has "$ERR_FILE" '^boxgate: PASS_GATE  median of 2: .*  -- CPU twin \(AMD EPYC 7B13\), 8 workers$' "the repeat summary names the CPU twin and its model"
+expect_rc 0 "--repeat 3 on a GPU" bg run gd --repeat 3 -- --dev cuda --name 'NVIDIA H200'
+has "$ERR_FILE" '^boxgate: PASS_GATE  median of 3: .*  -- NVIDIA H200, 8 workers$' "the repeat summary names the GPU"
+expect_rc 0 "--repeat 3 on the CPU twin" bg run gd --repeat 3 -- --dev cpu --name 'AMD EPYC 7B13'
+has "$ERR_FILE" '^boxgate: PASS_GATE  median of 3: .*  -- CPU twin \(AMD EPYC 7B13\), 8 workers$' "the repeat summary names the CPU twin and its model"
 finish

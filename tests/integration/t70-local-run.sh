@@ -38,7 +38,7 @@ if [ -x "$cuda" ] && "$cuda" --probe >/dev/null 2>&1; then
 cpus=$(getconf _NPROCESSORS_ONLN); want=$((cpus > 1 ? cpus - 1 : 1))
 if grep -q '"device":"cpu"' "$OUT_FILE"; then
   has "$OUT_FILE" "^FAITHFUL_RESULT \\{.*\"num_workers\":$want[,}]" "the twin's default is the online cpus less one ($want of $cpus)"
-  has "$ERR_FILE" "-- CPU twin \\(.+\\), $want workers on $cpus cpus\$" "the summary names the CPU twin and its model, its workers and cpus, and no oversubscription"
+  has "$ERR_FILE" "-- CPU twin \\(.+\\), $want workers? on $cpus cpus\$" "the summary names the CPU twin and its model, its workers and cpus, and no oversubscription"
   model=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -n1)
   expect_rc_in_01() { local rc=0; "$@" >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?; [ "$rc" -le 1 ]; }
   if expect_rc_in_01 "$BOXGATE" run local --results "$BG_TMP/one.jsonl" -- --kind demo --shape q_b --num-workers 1; then
