@@ -25,7 +25,7 @@ diag "oracle: $SSH_VERSION; password-database home $PW_HOME, HOME=$HOME"
 DEFAULT_IDS="~/.ssh/id_rsa ~/.ssh/id_ecdsa ~/.ssh/id_ecdsa_sk ~/.ssh/id_ed25519 ~/.ssh/id_ed25519_sk ~/.ssh/id_xmss ~/.ssh/id_dsa"
 
 # ssh's expansion of IdentityFile (ssh -G prints it raw): tilde_expand then %-tokens and
-# ${VAR}. The same expansion ssh -G shows applied to UserKnownHostsFile.
+# ${VAR}, into $EXP. The same expansion ssh -G shows applied to UserKnownHostsFile.
 expand_ssh() {
   local s=$1 h=$2 r=$3 p=$4 n=$5 u d out='' c i
   case $s in
@@ -47,7 +47,7 @@ expand_ssh() {
       l) out+=$(hostname) ;; L) c=$(hostname); out+=${c%%.*} ;;
     esac
   done
-  printf '%s' "$out"
+  EXP=$out
 }
 
 # cfg NAME: the ssh_config text on stdin becomes $BG_TMP/NAME.cfg.
@@ -61,11 +61,14 @@ check_host() {
   local sshout sshrc=0 bgout bgrc=0 bgerr
   sshout=$(ssh -G -T -F "$file" "$host" 2>"$BG_TMP/ssh.err" </dev/null) || sshrc=$?
   bgout=$("$BOXGATE" --config "$ini" config check --json 2>"$BG_TMP/bg.err") || bgrc=$?
-  bgerr=$(cat "$BG_TMP/bg.err")
-  local box=''
-  [ "$bgrc" = 0 ] && box=$(jq -c '.boxes[] | select(.name == "b")' <<<"$bgout")
-  local unsup=''
-  [ -n "$box" ] && unsup=$(jq -r '.unsupported // empty' <<<"$box")
+  bgerr=$(<"$BG_TMP/bg.err")
+  # Box b's fields, read with one jq: j_* (null prints as null, as jq -r prints it).
+  local box='' unsup='' j_hostname='' j_user='' j_port='' j_ids=() j_kh='' j_gkh='' j_sct='' j_ct='' j_pj='' j_jumps=()
+  [ "$bgrc" = 0 ] && eval "$(jq -r '.boxes[] | select(.name == "b") | @sh "box=1 unsup=\(.unsupported // "")
+    j_hostname=\(.hostname) j_user=\(.user) j_port=\(.port) j_ids=(\(.identities // []))
+    j_kh=\(.known_hosts // [] | join(" ")) j_gkh=\(.global_known_hosts // [] | join(" "))
+    j_sct=\(.ssh_connect_timeout_s) j_ct=\(.connect_timeout_s) j_pj=\(.proxyjump // "")
+    j_jumps=(\([.jumps // [] | .[] | [.host, .hostname] | @tsv]))"' <<<"$bgout")"
 
   if [ -n "$want" ]; then
     want=${want#refuse:}
@@ -90,31 +93,33 @@ check_host() {
     not_ok "$desc: ssh -G accepts the file, boxgate rejects it"; diag "$bgerr"; return 0
   fi
 
-  local diffs='' g b
-  kv() { sed -n "s/^$1 //p" <<<"$sshout"; }
-  j() { jq -r "$1" <<<"$box"; }
-  local s_host s_user s_port
-  s_host=$(kv hostname); s_user=$(kv user); s_port=$(kv port)
-  [ "$s_host" = "$(j .hostname)" ] || diffs+=" hostname ssh='$s_host' boxgate='$(j .hostname)';"
-  [ "$s_user" = "$(j .user)" ] || diffs+=" user ssh='$s_user' boxgate='$(j .user)';"
-  [ "$s_port" = "$(j .port)" ] || diffs+=" port ssh='$s_port' boxgate='$(j .port)';"
+  # ssh -G's lines "keyword value": S[keyword] holds its values, one a line.
+  local diffs='' g b line k
+  local -A S=()
+  while IFS= read -r line; do
+    [[ $line == *' '* ]] || continue
+    k=${line%% *}
+    S[$k]+=${S[$k]+$'\n'}${line#* }
+  done <<<"$sshout"
+  local s_host=${S[hostname]-} s_user=${S[user]-} s_port=${S[port]-}
+  [ "$s_host" = "$j_hostname" ] || diffs+=" hostname ssh='$s_host' boxgate='$j_hostname';"
+  [ "$s_user" = "$j_user" ] || diffs+=" user ssh='$s_user' boxgate='$j_user';"
+  [ "$s_port" = "$j_port" ] || diffs+=" port ssh='$s_port' boxgate='$j_port';"
 
   # identityfile: ssh -G lists its defaults when ssh_config sets none; then boxgate's list
   # holds only the default keys that exist under $HOME/.ssh (none here).
-  local ids=() line
-  while IFS= read -r line; do ids+=("$line"); done < <(kv identityfile)
-  if [ "${ids[*]}" = "$DEFAULT_IDS" ]; then
-    g=''
-  else
-    g=''
-    for line in "${ids[@]}"; do g+="$(expand_ssh "$line" "$s_host" "$s_user" "$s_port" "$host")"$'\n'; done
+  local ids=()
+  [ -z "${S[identityfile]+x}" ] || mapfile -t ids <<<"${S[identityfile]}"
+  g=''
+  if [ "${ids[*]}" != "$DEFAULT_IDS" ]; then
+    for line in "${ids[@]}"; do expand_ssh "$line" "$s_host" "$s_user" "$s_port" "$host"; g+=$EXP$'\n'; done
   fi
-  b=$(j '.identities[]' | sed 's/$//'); [ -n "$b" ] && b+=$'\n'
+  b=''; [ ${#j_ids[@]} = 0 ] || b=$(printf '%s\n' "${j_ids[@]}"); [ -n "$b" ] && b+=$'\n'
   [ "$g" = "$b" ] || diffs+=" identityfile ssh='${g//$'\n'/|}' boxgate='${b//$'\n'/|}';"
 
   # userknownhostsfile: ssh -G prints it expanded. `none` is /dev/null to boxgate; ssh's
   # default pair is boxgate's own default (the same two files, under $HOME).
-  g=$(kv userknownhostsfile); b=$(j '.known_hosts | join(" ")')
+  g=${S[userknownhostsfile]-}; b=$j_kh
   if [ "$g" = "$PW_HOME/.ssh/known_hosts $PW_HOME/.ssh/known_hosts2" ]; then
     [ "$b" = "$HOME/.ssh/known_hosts $HOME/.ssh/known_hosts2" ] || diffs+=" userknownhostsfile (default) boxgate='$b';"
   elif [ "$g" = none ]; then
@@ -122,24 +127,25 @@ check_host() {
   else
     [ "$g" = "$b" ] || diffs+=" userknownhostsfile ssh='$g' boxgate='$b';"
   fi
-  g=$(kv globalknownhostsfile); b=$(j '.global_known_hosts | join(" ")')
+  g=${S[globalknownhostsfile]-}; b=$j_gkh
   [ "$g" = none ] && g=''
   [ "$g" = "$b" ] || diffs+=" globalknownhostsfile ssh='$g' boxgate='$b';"
 
-  g=$(kv connecttimeout); b=$(j .ssh_connect_timeout_s)
+  g=${S[connecttimeout]-}; b=$j_sct
   [ "$g" = none ] && g=-1
   [ "$g" = "$b" ] || diffs+=" connecttimeout ssh='$g' boxgate='$b';"
-  local eff; eff=$(j .connect_timeout_s)
+  local eff=$j_ct
   if [ "$g" -gt 0 ]; then [ "$eff" = "$g" ] || diffs+=" connect_timeout_s '$eff' != $g;"
   else [ "$eff" = 10 ] || diffs+=" connect_timeout_s '$eff' != 10 (boxgate's default);"; fi
 
-  g=$(kv proxyjump); local pc; pc=$(kv proxycommand)
+  g=${S[proxyjump]-}; local pc=${S[proxycommand]-}
   if [ -n "$g" ]; then
     # ProxyJump is honoured: the list as ssh -G prints it, each hop resolved as ssh -G
     # resolves that host; a hop boxgate cannot honour refuses the box naming the hop.
-    [ "$g" = "$(j '.proxyjump // ""')" ] || diffs+=" proxyjump ssh='$g' boxgate='$(j '.proxyjump')';"
-    local hop hh
-    while IFS=$'\t' read -r hop hh; do
+    [ "$g" = "$j_pj" ] || diffs+=" proxyjump ssh='$g' boxgate='$j_pj';"
+    local hop hh jl
+    for jl in "${j_jumps[@]}"; do
+      IFS=$'\t' read -r hop hh <<<"$jl"
       [ -n "$hop" ] || continue
       local hop_out hrc=0
       hop_out=$(ssh -G -T -F "$file" "$hop" 2>"$BG_TMP/hop.err" </dev/null) || hrc=$?
@@ -148,9 +154,10 @@ check_host() {
         [ -n "$unsup" ] || diffs+=" ssh -G rejects hop $hop ($(head -1 "$BG_TMP/hop.err")), boxgate does not refuse the box;"
         continue
       fi
-      local want_h; want_h=$(sed -n 's/^hostname //p' <<<"$hop_out")
+      local want_h='' hl
+      while IFS= read -r hl; do [[ $hl == 'hostname '* ]] && want_h+=${want_h:+$'\n'}${hl#hostname }; done <<<"$hop_out"
       [ "$want_h" = "$hh" ] || diffs+=" hop $hop: ssh hostname '$want_h', boxgate '$hh';"
-    done < <(jq -r '.jumps[] | [.host, .hostname] | @tsv' <<<"$box")
+    done
     [ -z "$unsup" ] || [[ $unsup == *" on jump "* ]] || diffs+=" refused ('$unsup') though ssh -G shows a ProxyJump;"
   elif [ -n "$pc" ] && [ "$pc" != none ]; then
     [[ $unsup == "ProxyCommand ("* ]] || diffs+=" proxycommand '$pc' not refused (unsupported='$unsup');"
@@ -639,14 +646,14 @@ if [ "$n_files" -ge 30 ]; then ok "the corpus holds $n_files ssh_config files"; 
 # two letters and at the start, must be refused by both or by neither.
 n_host=0 host_bad=''
 for code in $(seq 1 8) 11 12 $(seq 14 31) $(seq 33 126) 127; do
-  c=$(printf "\\$(printf %03o "$code")")
+  printf -v c %03o "$code"; printf -v c "\\$c"
   for h in "a${c}b" "${c}a"; do
     # Not comparable: a leading blank (the ini reader strips it), a leading
     # comment or key character, and '@' (ssh splits user@host; boxgate wants user = ...).
     [[ $h == *'#'* || $h == *';'* || $h == *'='* || $h == *'['* || $h == *']'* || $h == [[:space:]]* ]] && [[ $h != a?b ]] && continue
     [[ $h == *@* ]] && continue
     n_host=$((n_host + 1))
-    ssh_no=0; ssh -G -F /dev/null -- "$h" 2>&1 | grep -q 'hostname contains invalid characters' && ssh_no=1
+    ssh_no=0; [[ $(ssh -G -F /dev/null -- "$h" 2>&1) == *'hostname contains invalid characters'* ]] && ssh_no=1
     printf '[box hb]\nhost = %s\n' "$h" >"$BG_TMP/hostchar.ini"
     bg_no=0; "$BOXGATE" --config "$BG_TMP/hostchar.ini" config check >/dev/null 2>"$BG_TMP/hostchar.err" || bg_no=1
     if [ $ssh_no = 1 ] && ! grep -q "hostchar.ini:2: .*host in \[box hb\]\|hostchar.ini:2: host must not start with '-'\|hostchar.ini:2: host must be one word" "$BG_TMP/hostchar.err"; then

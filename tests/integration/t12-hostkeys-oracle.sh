@@ -59,7 +59,8 @@ case $HA in "|1|"*) ok "ssh-keygen -H hashes names" ;; *) not_ok "ssh-keygen -H:
 # (a file a case never writes does not exist); raw FILE FORMAT...: exact bytes.
 CASEDIR=$BG_TMP/cases
 CASES=()
-newcase() { C=$CASEDIR/$1; mkdir -p "$C"; echo "$2" >"$C/target"; CASES+=("$1"); }
+declare -A TARGET=()
+newcase() { C=$CASEDIR/$1; mkdir -p "$C"; TARGET[$1]=$2; CASES+=("$1"); }
 u1() { printf '%s\n' "$@" >>"$C/u1"; }
 u2() { printf '%s\n' "$@" >>"$C/u2"; }
 g() { printf '%s\n' "$@" >>"$C/g"; }
@@ -165,11 +166,11 @@ declare -A KNOWN=(
 # ---- one run of each tool ----
 PW_HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
 DFLT=0 # 1: the case runs on ssh's default user files, under $W/home
-# fpath DIR F: where file F (u1 u2 g) of a run in DIR lives.
+# fpath DIR F: where file F (u1 u2 g) of a run in DIR lives, in $FP.
 fpath() {
   case $DFLT$2 in
-    1u1) echo "$1/home/.ssh/known_hosts" ;; 1u2) echo "$1/home/.ssh/known_hosts2" ;;
-    *) echo "$1/$2" ;;
+    1u1) FP=$1/home/.ssh/known_hosts ;; 1u2) FP=$1/home/.ssh/known_hosts2 ;;
+    *) FP=$1/$2 ;;
   esac
 }
 # in_home CMD...: CMD with $W/home mounted over the password database's home.
@@ -177,17 +178,18 @@ in_home() {
   unshare -m -- sh -c 'mount --bind "$1" "$2" || exit 99; shift 2; exec "$@"' sh "$W/home" "$PW_HOME" "$@"
 }
 
-# prepare TOOL CASE MODE: a fresh copy of the case's files in $W (and, for
+# prepare TOOL CASE MODE: a fresh copy of the case's files in $W, $RUN/TOOL (and, for
 # boxgate, its boxgate.ini and ssh_config there); sets ADDR and PORT.
+RUN=$BG_TMP/run
 prepare() {
   local tool=$1 c=$CASEDIR/$2 mode=$3
-  W=$BG_TMP/run/$tool; rm -rf "$W"; mkdir -p "$W"
+  W=$RUN/$tool; rm -rf "$W"; mkdir -p "$W"
   if [ $DFLT = 1 ]; then mkdir -p "$W/home"; [ -e "$c/.ssh" ] && mkdir -p "$W/home/.ssh"; fi
   for f in u1 u2 g; do
     [ -e "$c/$f" ] || continue
-    mkdir -p "$(dirname "$(fpath "$W" "$f")")"; cp "$c/$f" "$(fpath "$W" "$f")"
+    fpath "$W" "$f"; mkdir -p "${FP%/*}"; cp "$c/$f" "$FP"
   done
-  case $(cat "$c/target") in
+  case ${TARGET[$2]} in
     h1) ADDR=$A PORT=22 ;; h1p) ADDR=$A PORT=$P ;; h2) ADDR=$A2 PORT=22 ;;
   esac
   [ "$tool" = bg ] || return 0
@@ -226,13 +228,13 @@ run_tool() {
   fi
   local changed=unchanged w
   for f in u1 u2 g; do
-    w=$(fpath "$W" "$f")
+    fpath "$W" "$f"; w=$FP
     if [ -e "$c/$f" ] || [ -e "$w" ]; then cmp -s "$c/$f" "$w" 2>/dev/null || changed=recorded; fi
   done
   SIG="$SIG $changed"
 }
 
-files_of() { for f in u1 u2 g; do [ -e "$(fpath "$1" "$f")" ] && { printf '%s: ' "$f"; od -c "$(fpath "$1" "$f")" | head -20; }; done; }
+files_of() { for f in u1 u2 g; do fpath "$1" "$f"; [ -e "$FP" ] && { printf '%s: ' "$f"; od -c "$FP" | head -20; }; done; }
 
 # The default cases need a private mount namespace; without one they are skipped.
 DFLT_OK=1
@@ -252,37 +254,59 @@ fi
 n_agree=0 n_known=0 n_runs=0
 ALL=("${CASES[@]}")
 [ $DFLT_OK = 1 ] && ALL+=("${DCASES[@]}")
+# oracle_run MODE CASE: both tools on fresh copies of CASE in $BG_TMP/run/MODE/CASE; their
+# signatures and whether they left the same files go to sig there.
+oracle_run() {
+  local mode=$1 name=$2 ssh_sig bg_sig same_files=1 f a
+  DFLT=0; [[ $name == d-* ]] && DFLT=1
+  RUN=$BG_TMP/run/$mode/$name
+  run_tool ssh "$name" "$mode"; ssh_sig=$SIG
+  run_tool bg "$name" "$mode"; bg_sig=$SIG
+  for f in u1 u2 g; do
+    fpath "$RUN/ssh" "$f"; a=$FP; fpath "$RUN/bg" "$f"
+    if [ -e "$a" ] || [ -e "$FP" ]; then cmp -s "$a" "$FP" 2>/dev/null || same_files=0; fi
+  done
+  printf '%s\n%s\n%s\n' "$ssh_sig" "$bg_sig" "$same_files" >"$RUN/sig"
+}
+# The runs wait on the hosts' sshds more than on this cpu: four at a time, each in its
+# own directory; they are judged in order once all are done.
+n_bg=0
+for mode in yes accept-new; do
+  for name in "${ALL[@]}"; do
+    oracle_run "$mode" "$name" &
+    n_bg=$((n_bg + 1))
+    if [ $n_bg -ge 4 ]; then wait -n; n_bg=$((n_bg - 1)); fi
+  done
+done
+wait
 for mode in yes accept-new; do
   for name in "${ALL[@]}"; do
     DFLT=0; [[ $name == d-* ]] && DFLT=1
     n_runs=$((n_runs + 1))
-    run_tool ssh "$name" "$mode"; ssh_sig=$SIG
-    run_tool bg "$name" "$mode"; bg_sig=$SIG
-    same_files=1
-    for f in u1 u2 g; do
-      a=$(fpath "$BG_TMP/run/ssh" "$f") b=$(fpath "$BG_TMP/run/bg" "$f")
-      if [ -e "$a" ] || [ -e "$b" ]; then cmp -s "$a" "$b" 2>/dev/null || same_files=0; fi
-    done
-    bad_rc=$(cat "$BG_TMP/run/bg/err.bad" 2>/dev/null)
+    R=$BG_TMP/run/$mode/$name
+    ssh_sig='' bg_sig='' same_files='' bad_rc=''
+    { read -r ssh_sig; read -r bg_sig; read -r same_files; } <"$R/sig"
+    [ ! -e "$R/bg/err.bad" ] || bad_rc=$(<"$R/bg/err.bad")
     known=${KNOWN["$mode $name"]:-}
     if [ -n "$known" ]; then
       if [ "$ssh_sig | $bg_sig" = "$known" ] && [ -z "$bad_rc" ]; then
         n_known=$((n_known + 1)); ok "$mode $name: known difference: ssh $ssh_sig, boxgate $bg_sig"
       else
         not_ok "$mode $name: wanted '$known', got 'ssh $ssh_sig | boxgate $bg_sig'"
-        diag "ssh: $(cat "$BG_TMP/run/ssh/err")"; diag "boxgate: $(cat "$BG_TMP/run/bg/err")"
+        diag "ssh: $(cat "$R/ssh/err")"; diag "boxgate: $(cat "$R/bg/err")"
       fi
-    elif [ "$ssh_sig" = "$bg_sig" ] && [ $same_files = 1 ] && [ -z "$bad_rc" ] && [[ $ssh_sig != *OTHER* ]]; then
+    elif [ "$ssh_sig" = "$bg_sig" ] && [ "$same_files" = 1 ] && [ -z "$bad_rc" ] && [[ $ssh_sig != *OTHER* ]]; then
       n_agree=$((n_agree + 1)); ok "$mode $name: both $ssh_sig"
     else
       not_ok "$mode $name: ssh $ssh_sig, boxgate $bg_sig (same files: $same_files) $bad_rc"
       diag "case files:"; diag "$(files_of "$CASEDIR/$name")"
-      diag "ssh stderr: $(cat "$BG_TMP/run/ssh/err")"
-      diag "boxgate stderr: $(cat "$BG_TMP/run/bg/err")"
-      [ $same_files = 1 ] || { diag "ssh files:"; diag "$(files_of "$BG_TMP/run/ssh")"; diag "boxgate files:"; diag "$(files_of "$BG_TMP/run/bg")"; }
+      diag "ssh stderr: $(cat "$R/ssh/err")"
+      diag "boxgate stderr: $(cat "$R/bg/err")"
+      [ "$same_files" = 1 ] || { diag "ssh files:"; diag "$(files_of "$R/ssh")"; diag "boxgate files:"; diag "$(files_of "$R/bg")"; }
     fi
   done
 done
+RUN=$BG_TMP/run
 DFLT=0
 [ $((n_agree + n_known)) = "$n_runs" ] \
   && ok "oracle: ${#ALL[@]} cases x 2 modes: $n_agree agree with ssh, $n_known known differences" \

@@ -14,7 +14,7 @@ DEFAULT=$XDG_DATA_HOME/boxgate/results.jsonl
 
 # (a) The main job on the local box appends exactly one record to the default file.
 rc=0
-"$BOXGATE" run local -- --kind demo --shape q_b --num-workers 8 >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
+"$BOXGATE" run local -- --kind demo --shape tiny --num-workers 8 >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
 case $rc in 0|1) ok "the demo gate ran on the local box (exit $rc)" ;;
   *) not_ok "the demo gate exited $rc"; diag "$(cat "$ERR_FILE")" ;; esac
 said=$(sed -n 's/^boxgate: \(PASS_GATE\|BELOW_BAR\|INVALID\) .*/\1/p' "$ERR_FILE" | tail -1)
@@ -28,8 +28,8 @@ assert r["schema"] == 1, r["schema"]
 assert re.fullmatch(r"[0-9a-f]{16}", r["run_id"]), r["run_id"]
 assert r["seq"] == 0 and isinstance(r["boxgate"], str) and r["boxgate"]
 assert r["box"] == "local" and r["transport"] == "local" and r["host"] == "localhost", r
-assert "boxgate-demo-gate --kind demo --shape q_b --num-workers 8" in r["command"], r["command"]
-assert r["gate_args"] == ["--kind", "demo", "--shape", "q_b", "--num-workers", "8"], r["gate_args"]
+assert "boxgate-demo-gate --kind demo --shape tiny --num-workers 8" in r["command"], r["command"]
+assert r["gate_args"] == ["--kind", "demo", "--shape", "tiny", "--num-workers", "8"], r["gate_args"]
 pat = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
 assert re.fullmatch(pat, r["start"]) and re.fullmatch(pat, r["end"]), (r["start"], r["end"])
 assert r["start"] <= r["end"]
@@ -37,7 +37,7 @@ assert r["exit"] == int(sys.argv[2]), (r["exit"], sys.argv[2])
 assert r["verdict"] == sys.argv[3], (r["verdict"], sys.argv[3])
 # The demo gate exits 0 on PASS_GATE and 1 on BELOW_BAR (a slow, loaded machine).
 assert r["agent"]["rc"] is not None and r["agent"]["gate_exit"] == int(sys.argv[2]), r["agent"]
-assert r["point"]["kind"] == "demo" and r["point"]["shape"] == "q_b" and r["point"]["num_workers"] == 8, r["point"]
+assert r["point"]["kind"] == "demo" and r["point"]["shape"] == "tiny" and r["point"]["num_workers"] == 8, r["point"]
 assert r["device"] in ("cpu", "cuda"), r["device"]
 s = r["result"]["candidate"]["slowCTA_us"]
 assert isinstance(s, (int, float)) and s > 0, s
@@ -45,7 +45,7 @@ assert r["raw"].startswith("FAITHFUL_RESULT ") and json.loads(r["raw"][len("FAIT
 ' "$DEFAULT" "$rc" "$said"
 
 # --results FILE, the [defaults] results key (relative to the configuration's directory), --no-results.
-expect_rc 125 "run --results FILE" "$BOXGATE" run local --results "$BG_TMP/given/r.jsonl" -- --kind demo --shape q_b --num-workers 4 --variant stub
+expect_rc 125 "run --results FILE" "$BOXGATE" run local --results "$BG_TMP/given/r.jsonl" -- --kind demo --shape tiny --num-workers 4 --variant stub
 has "$ERR_FILE" "recorded in $BG_TMP/given/r.jsonl\$" "--results FILE: the summary names it"
 pycheck "--results FILE: one INVALID record with exit 125 and the stub's candidate" '
 import json, sys
@@ -56,17 +56,17 @@ assert recs[0]["stated"] == "INVALID" and recs[0]["point"]["candidate"] == "stub
 [ "$(nlines "$DEFAULT")" = 1 ] && ok "--results FILE leaves the default file alone" || not_ok "the default file grew"
 mkdir -p "$BG_TMP/conf"
 printf '[defaults]\nresults = keep/runs.jsonl\n' >"$BG_TMP/conf/boxgate.ini"
-expect_rc 125 "run with [defaults] results = keep/runs.jsonl" "$BOXGATE" --config "$BG_TMP/conf/boxgate.ini" run local -- --kind demo --shape q_b --num-workers 4 --variant stub
+expect_rc 125 "run with [defaults] results = keep/runs.jsonl" "$BOXGATE" --config "$BG_TMP/conf/boxgate.ini" run local -- --kind demo --shape tiny --num-workers 4 --variant stub
 [ "$(nlines "$BG_TMP/conf/keep/runs.jsonl")" = 1 ] && ok "the config key's path is relative to the configuration's directory" \
   || { not_ok "no record in conf/keep/runs.jsonl"; diag "$(cat "$ERR_FILE")"; }
-expect_rc 125 "run --results wins over the config key" "$BOXGATE" --config "$BG_TMP/conf/boxgate.ini" run local --results "$BG_TMP/given/r.jsonl" -- --kind demo --shape q_b --num-workers 4 --variant stub
+expect_rc 125 "run --results wins over the config key" "$BOXGATE" --config "$BG_TMP/conf/boxgate.ini" run local --results "$BG_TMP/given/r.jsonl" -- --kind demo --shape tiny --num-workers 4 --variant stub
 [ "$(nlines "$BG_TMP/given/r.jsonl"):$(nlines "$BG_TMP/conf/keep/runs.jsonl")" = 2:1 ] && ok "--results FILE got the record, the config key's file did not" \
   || not_ok "records: given $(nlines "$BG_TMP/given/r.jsonl"), config $(nlines "$BG_TMP/conf/keep/runs.jsonl")"
-expect_rc 125 "run --no-results" "$BOXGATE" run local --no-results -- --kind demo --shape q_b --num-workers 4 --variant stub
+expect_rc 125 "run --no-results" "$BOXGATE" run local --no-results -- --kind demo --shape tiny --num-workers 4 --variant stub
 [ "$(nlines "$DEFAULT")" = 1 ] && ok "--no-results appends nothing" || not_ok "--no-results appended to $DEFAULT"
 hasnt "$ERR_FILE" "recorded in" "--no-results: no 'recorded in'"
 expect_rc 2 "--results and --no-results together are refused" "$BOXGATE" run local --no-results --results x.jsonl -- --kind demo
-expect_rc 1 "a record that cannot be written is an error (exit 1)" "$BOXGATE" run local --results "$BG_TMP" -- --kind demo --shape q_b --num-workers 4 --iters 2
+expect_rc 1 "a record that cannot be written is an error (exit 1)" "$BOXGATE" run local --results "$BG_TMP" -- --kind demo --shape tiny --num-workers 4 --iters 2
 pycheck "the verdict is said first, then the error naming the file" '
 import sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -77,8 +77,8 @@ assert v and e and v[0] < e[0], lines
 
 # TIMEOUT_HANG and Ctrl-C end an invocation too: each still leaves its record.
 H=$BG_TMP/hang.jsonl
-expect_rc 124 "a hung demo gate times out" "$BOXGATE" run local --results "$H" --timeout 2 -- --kind demo --variant hang --num-workers 2
-"$BOXGATE" run local --results "$H" --timeout 300 -- --kind demo --variant hang --num-workers 3 >"$BG_TMP/c.log" 2>&1 &
+expect_rc 124 "a hung demo gate times out" "$BOXGATE" run local --results "$H" --timeout 2 -- --kind demo --shape tiny --variant hang --num-workers 2
+"$BOXGATE" run local --results "$H" --timeout 300 -- --kind demo --shape tiny --variant hang --num-workers 3 >"$BG_TMP/c.log" 2>&1 &
 pid=$!
 for i in $(seq 1 120); do grep -q 'spinning until killed' "$BG_TMP/c.log" && break; sleep 0.25; done
 kill -INT $pid; wait $pid; rc=$?
@@ -194,7 +194,7 @@ assert all(len(r.split()[-1]) == 16 for r in rows[1:]), rows  # the run id
 ' "$OUT_FILE"
 expect_rc 0 "results (no subcommand) is show, on the default file" "$BOXGATE" results
 [ "$(nlines "$OUT_FILE")" = 2 ] && ok "the default file's one record is a row" || not_ok "results: $(cat "$OUT_FILE")"
-has "$OUT_FILE" '^[-0-9T:.Z]+ +local +(cpu|[^ ].*[^ ]) +demo +q_b +8 +candidate ' "the row: start, box, device, kind, shape, workers, candidate"
+has "$OUT_FILE" '^[-0-9T:.Z]+ +local +(cpu|[^ ].*[^ ]) +demo +tiny +8 +candidate ' "the row: start, box, device, kind, shape, workers, candidate"
 expect_rc 0 "results show --json --last 2" "$BOXGATE" results show "$F" --json --last 2
 pycheck "--json prints the stored records, --last N the last N" '
 import json, sys

@@ -59,9 +59,9 @@ field() { sed -n "s/.*  $2\[\([A-Z_]*\) cos \([-0-9.]*\)\].*/\1 \2/p" "$1"; }
 
 # --- the demo gate on the built-in local box ---
 expect_rc 0 "the demo gate on the local box validates (exit 0)" \
-  "$BOXGATE" validate local -- --kind demo --shape q_b --num-workers 8
-has "$OUT_FILE" '^q_b nw8  stub\[[A-Z_]+ cos [-0-9.]+\]  ref\[[A-Z_]+ cos [-0-9.]+\]  drop\[[A-Z_]+ cos [-0-9.]+\]$' \
-  "one line in the field notes' form: q_b nw8  stub[..]  ref[..]  drop[..]"
+  "$BOXGATE" validate local -- --kind demo --shape tiny --num-workers 8
+has "$OUT_FILE" '^tiny nw8  stub\[[A-Z_]+ cos [-0-9.]+\]  ref\[[A-Z_]+ cos [-0-9.]+\]  drop\[[A-Z_]+ cos [-0-9.]+\]$' \
+  "one line in the field notes' form: tiny nw8  stub[..]  ref[..]  drop[..]"
 read -r sv sc <<<"$(field "$OUT_FILE" stub)"
 read -r rv rc_ <<<"$(field "$OUT_FILE" ref)"
 read -r dv dc <<<"$(field "$OUT_FILE" drop)"
@@ -74,7 +74,7 @@ has "$OUT_FILE" '^validate: the gate holds$' "validate says the gate holds"
 has "$ERR_FILE" '^boxgate: local: stub: INVALID' "each invocation's verdict is said on stderr"
 if [ -e "$XDG_DATA_HOME/boxgate/results.jsonl" ]; then not_ok "validate kept records"; else ok "validate keeps no record in the results store"; fi
 
-expect_rc 0 "validate --json on the local box" "$BOXGATE" validate local --json -- --kind demo --shape q_b --num-workers 8
+expect_rc 0 "validate --json on the local box" "$BOXGATE" validate local --json -- --kind demo --shape tiny --num-workers 8
 if python3 - "$OUT_FILE" <<'PY'
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1])]
@@ -87,11 +87,11 @@ assert v["stub"]["verdict"] == "INVALID" and abs(v["stub"]["cos"]) <= 1e-6
 assert v["drop"]["verdict"] == "INVALID" and v["drop"]["cos"] < 0.99
 assert v["stub"]["gate_args"][-2:] == ["--variant", "stub"], v["stub"]["gate_args"]
 assert v["drop"]["gate_args"][-2:] == ["--variant", "halfk"]
-assert v["ref"]["gate_args"] == ["--kind", "demo", "--shape", "q_b", "--num-workers", "8"]
+assert v["ref"]["gate_args"] == ["--kind", "demo", "--shape", "tiny", "--num-workers", "8"]
 assert all(o["holds"] for o in objs[:3])
 s = objs[3]
 assert s["holds"] is True and s["failed"] == [] and s["exit"] == 0
-assert s["shape"] == "q_b" and s["num_workers"] == 8
+assert s["shape"] == "tiny" and s["num_workers"] == 8
 assert v["ref"]["result"]["num_workers"] == 8
 PY
 then ok "--json: three variant objects and a summary, as Python's json reads them"; else not_ok "--json output"; diag "$(head -c 3000 "$OUT_FILE")"; fi

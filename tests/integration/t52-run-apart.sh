@@ -173,7 +173,7 @@ r = [json.loads(l) for l in open(sys.argv[1])]
 assert len(r) == 3 and all("role" not in x and "--baseline" not in x["gate_args"] for x in r), r
 ' "$BG_TMP/h.jsonl"
 rc=0
-"$BOXGATE" run local --results "$BG_TMP/demo.jsonl" --repeat 2 --max-cv 100 -- --kind demo --shape q_b --num-workers 8 >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
+"$BOXGATE" run local --results "$BG_TMP/demo.jsonl" --repeat 2 --max-cv 100 -- --kind demo --shape tiny --num-workers 8 >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
 case $rc in 0|1) ok "the demo gate with --repeat 2 (exit $rc)" ;; *) not_ok "the demo gate exited $rc"; diag "$(cat "$ERR_FILE")" ;; esac
 has "$ERR_FILE" "^boxgate: baseline and candidate measured by the gate in one process$" "the demo gate's point says measured in one process"
 hasnt "$ERR_FILE" "measured apart" "the demo gate is not measured apart"
@@ -184,7 +184,7 @@ assert len(r) == 2 and all("role" not in x and "--baseline" not in x["command"] 
 ' "$BG_TMP/demo.jsonl"
 # The demo gate's --baseline runs the in-tree kernel as the candidate: ratio 1.0, one record.
 rc=0
-"$BOXGATE" run local --results "$BG_TMP/demob.jsonl" -- --kind demo --shape q_b --num-workers 8 --baseline >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
+"$BOXGATE" run local --results "$BG_TMP/demob.jsonl" -- --kind demo --shape tiny --num-workers 8 --baseline >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
 [ "$rc" = 0 ] && ok "the demo gate with --baseline passes (ratio 1.0 >= bar 1.0)" || { not_ok "the demo gate with --baseline exited $rc"; diag "$(cat "$ERR_FILE")"; }
 pycheck "the demo --baseline record: point.candidate baseline, ratio 1.0, variant baseline, no role" '
 import json, sys
