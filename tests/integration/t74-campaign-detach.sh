@@ -27,8 +27,8 @@ campaign() {
   printf '[campaign %s]\npool = p2\ngate_args = --kind fake --sleep %s %s\nshapes = q_b kv_a\nnum_workers = 8 64\ncandidates = baseline fast\ncandidate.fast = --speed 1.25\n' "$2" "$3" "${4:-}" >"$1"
 }
 state_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' "$XDG_STATE_HOME/boxgate/campaigns/$1.json" 2>/dev/null; }
-running() { bg campaign status "$1" --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["state"] != "running")'; }
-ended() { ! running "$1"; }
+# ended NAME: its state is one a campaign ends in (not starting, not running)
+ended() { bg campaign status "$1" --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["state"] in ("starting", "running"))'; }
 
 # --- detached from a real terminal that then closes ---
 # Its gates wait for ~/go on their box: the campaign runs until the test lets it end.
