@@ -92,36 +92,19 @@ struct pull_job {
 	} * bars;
 };
 
-static int term_cols(void)
-{
-	struct winsize ws;
-	if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
-		return ws.ws_col;
-	return 80;
-}
-
 static void draw_bars(struct pull_job *job)
 {
 	strbuf screen = STRBUF_INIT;
 	if (job->shown)
 		strbuf_addf(&screen, "\033[%zuA\033[J", job->shown);
 	job->shown = 0;
-	int cols = term_cols();
 	int64_t now = bg_now_ms();
 	for (size_t i = 0; i < job->n; i++) {
 		struct bar *b = &job->bars[i];
 		if (!b->f)
 			continue;
-		double pct = b->total ? 100.0 * (double)b->done / (double)b->total : 100.0;
-		double secs = (double)(now - b->start) / 1000.0;
-		double rate = secs > 0.05 ? (double)b->done / secs / 1e6 : 0;
-		char *shown = sync_path_display(b->f->rel);
-		char line[512];
-		snprintf(line, sizeof(line), "%s: %s %5.1f%% %.1f/%.1f MiB %.1f MB/s",
-			 job->boxes[i].box->name, shown, pct, (double)b->done / 1048576.0,
-			 (double)b->total / 1048576.0, rate);
-		free(shown);
-		strbuf_addf(&screen, "%.*s\n", cols - 1, line);
+		cli_progress_line(&screen, job->boxes[i].box->name, b->f->rel, b->done, b->total,
+				  b->start, now);
 		job->shown++;
 	}
 	cli_write(stdout, screen.buf, screen.len);

@@ -6,10 +6,13 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/output.h"
+#include "sync/report.h"
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -91,4 +94,26 @@ void cli_write(FILE *to, const void *buf, size_t len)
 bool cli_color(FILE *to)
 {
 	return isatty(fileno(to)) && !getenv("NO_COLOR");
+}
+
+static int term_cols(void)
+{
+	struct winsize ws;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+		return ws.ws_col;
+	return 80;
+}
+
+void cli_progress_line(strbuf *screen, const char *box, const char *rel, uint64_t done,
+		       uint64_t total, int64_t start_ms, int64_t now_ms)
+{
+	double pct = total ? 100.0 * (double)done / (double)total : 100.0;
+	double secs = (double)(now_ms - start_ms) / 1000.0;
+	double rate = secs > 0.05 ? (double)done / secs / 1e6 : 0;
+	char *shown = sync_path_display(rel);
+	char line[512];
+	snprintf(line, sizeof(line), "%s: %s %5.1f%% %.1f/%.1f MiB %.1f MB/s", box, shown, pct,
+		 (double)done / 1048576.0, (double)total / 1048576.0, rate);
+	free(shown);
+	strbuf_addf(screen, "%.*s\n", term_cols() - 1, line);
 }

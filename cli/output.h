@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* "boxgate: ..." on stderr. */
@@ -25,6 +26,12 @@ void cli_print_line(FILE *to, const char *prefix, const char *line, size_t len);
 void cli_printf(FILE *to, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Raw bytes, written as one piece (progress displays, gathered output). */
 void cli_write(FILE *to, const void *buf, size_t len);
+/* One progress bar's line, "BOX: FILE  42.0% 1.0/2.4 MiB 3.1 MB/s", cut to the
+ * terminal's width, appended to `screen` (a transfer of `total` bytes from
+ * `start_ms` to `now_ms`, bg_now_ms clock; `rel` shown escaped). */
+struct strbuf;
+void cli_progress_line(struct strbuf *screen, const char *box, const char *rel, uint64_t done,
+		       uint64_t total, int64_t start_ms, int64_t now_ms);
 /* One JSON object (cJSON, compact) as a line on stdout. */
 struct cJSON;
 void cli_print_json(struct cJSON *obj);

@@ -127,13 +127,15 @@ static remote_fs_type type_of_mode(unsigned long m)
 	return REMOTE_FS_OTHER;
 }
 
-int remote_fs_lstat(remote_conn *c, const char *path, remote_fs_stat *st, int64_t deadline,
-		    bg_err *err)
+/* stat(2) or lstat(2) on the box: *st zeroed (type REMOTE_FS_NONE) when the
+ * path does not exist. */
+static int fs_stat(remote_conn *c, const char *path, bool follow, remote_fs_stat *st,
+		   int64_t deadline, bg_err *err)
 {
 	memset(st, 0, sizeof(*st));
 	if (is_local(c)) {
 		struct stat sb;
-		if (lstat(path, &sb) < 0) {
+		if ((follow ? stat(path, &sb) : lstat(path, &sb)) < 0) {
 			if (errno == ENOENT || errno == ENOTDIR)
 				return 0;
 			return bg_fail(err, BG_EREMOTE, "%s: stat %s: %s", c->target->name, path,
@@ -149,8 +151,9 @@ int remote_fs_lstat(remote_conn *c, const char *path, remote_fs_stat *st, int64_
 		return rc;
 	LIBSSH2_SFTP_ATTRIBUTES a;
 	memset(&a, 0, sizeof(a));
-	while ((rc = libssh2_sftp_stat_ex(c->sftp, path, (unsigned)strlen(path), LIBSSH2_SFTP_LSTAT,
-					  &a)) == LIBSSH2_ERROR_EAGAIN)
+	int how = follow ? LIBSSH2_SFTP_STAT : LIBSSH2_SFTP_LSTAT;
+	while ((rc = libssh2_sftp_stat_ex(c->sftp, path, (unsigned)strlen(path), how, &a)) ==
+	       LIBSSH2_ERROR_EAGAIN)
 		if ((rc = wait_io(c, deadline, "stat", err)) < 0)
 			return rc;
 	if (rc < 0) {
@@ -172,6 +175,18 @@ int remote_fs_lstat(remote_conn *c, const char *path, remote_fs_stat *st, int64_
 	if (a.flags & LIBSSH2_SFTP_ATTR_SIZE)
 		st->size = a.filesize;
 	return 0;
+}
+
+int remote_fs_lstat(remote_conn *c, const char *path, remote_fs_stat *st, int64_t deadline,
+		    bg_err *err)
+{
+	return fs_stat(c, path, false, st, deadline, err);
+}
+
+int remote_fs_follow(remote_conn *c, const char *path, remote_fs_stat *st, int64_t deadline,
+		     bg_err *err)
+{
+	return fs_stat(c, path, true, st, deadline, err);
 }
 
 int remote_fs_mkdir(remote_conn *c, const char *path, unsigned mode, int64_t deadline, bg_err *err)

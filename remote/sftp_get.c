@@ -30,55 +30,6 @@ static remote_fs_type type_of(unsigned long m)
 	return REMOTE_FS_OTHER;
 }
 
-static bool fx_missing(unsigned long fx)
-{
-	return fx == LIBSSH2_FX_NO_SUCH_FILE || fx == LIBSSH2_FX_NO_SUCH_PATH;
-}
-
-int remote_fs_follow(remote_conn *c, const char *path, remote_fs_stat *st, int64_t deadline,
-		     bg_err *err)
-{
-	memset(st, 0, sizeof(*st));
-	if (remote_is_local(c)) {
-		struct stat sb;
-		if (stat(path, &sb) < 0) {
-			if (errno == ENOENT || errno == ENOTDIR)
-				return 0;
-			return bg_fail(err, BG_EREMOTE, "%s: stat %s: %s", c->target->name, path,
-				       strerror(errno));
-		}
-		st->type = type_of(sb.st_mode);
-		st->mode = sb.st_mode & 07777;
-		st->size = (uint64_t)sb.st_size;
-		return 0;
-	}
-	int rc = remote_sftp_open(c, deadline, err);
-	if (rc < 0)
-		return rc;
-	LIBSSH2_SFTP_ATTRIBUTES a;
-	memset(&a, 0, sizeof(a));
-	while ((rc = libssh2_sftp_stat_ex(c->sftp, path, (unsigned)strlen(path), LIBSSH2_SFTP_STAT,
-					  &a)) == LIBSSH2_ERROR_EAGAIN)
-		if ((rc = remote_sftp_wait(c, deadline, "stat", err)) < 0)
-			return rc;
-	if (rc < 0) {
-		unsigned long fx = 0;
-		bg_err tmp = {0};
-		rc = remote_sftp_fail(c, rc, "stat", path, &fx, &tmp);
-		if (fx_missing(fx))
-			return 0;
-		if (err)
-			*err = tmp;
-		return rc;
-	}
-	st->type = (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) ? type_of(a.permissions)
-							     : REMOTE_FS_OTHER;
-	st->mode = (unsigned)(a.permissions & 07777);
-	if (a.flags & LIBSSH2_SFTP_ATTR_SIZE)
-		st->size = a.filesize;
-	return 0;
-}
-
 int remote_fs_realpath(remote_conn *c, const char *path, char **out, int64_t deadline, bg_err *err)
 {
 	*out = NULL;
