@@ -116,7 +116,7 @@ void remote_sftp_finish(remote_conn *c)
 			break;
 }
 
-static remote_fs_type type_of_mode(unsigned long m)
+remote_fs_type remote_fs_type_of(unsigned long m)
 {
 	if (S_ISREG(m))
 		return REMOTE_FS_FILE;
@@ -141,7 +141,7 @@ static int fs_stat(remote_conn *c, const char *path, bool follow, remote_fs_stat
 			return bg_fail(err, BG_EREMOTE, "%s: stat %s: %s", c->target->name, path,
 				       strerror(errno));
 		}
-		st->type = type_of_mode(sb.st_mode);
+		st->type = remote_fs_type_of(sb.st_mode);
 		st->mode = sb.st_mode & 07777;
 		st->size = (uint64_t)sb.st_size;
 		return 0;
@@ -167,7 +167,7 @@ static int fs_stat(remote_conn *c, const char *path, bool follow, remote_fs_stat
 		return rc;
 	}
 	if (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) {
-		st->type = type_of_mode(a.permissions);
+		st->type = remote_fs_type_of(a.permissions);
 		st->mode = (unsigned)(a.permissions & 07777);
 	} else {
 		st->type = REMOTE_FS_OTHER;

@@ -36,6 +36,9 @@ typedef enum {
 	REMOTE_FS_OTHER
 } remote_fs_type;
 
+/* The type a st_mode (or an SFTP permissions word) says. */
+remote_fs_type remote_fs_type_of(unsigned long mode);
+
 typedef struct remote_fs_stat {
 	remote_fs_type type;
 	unsigned mode; /* permission bits (07777) */

@@ -19,17 +19,6 @@
 
 #define READ_BUF (1u << 20)
 
-static remote_fs_type type_of(unsigned long m)
-{
-	if (S_ISREG(m))
-		return REMOTE_FS_FILE;
-	if (S_ISDIR(m))
-		return REMOTE_FS_DIR;
-	if (S_ISLNK(m))
-		return REMOTE_FS_LINK;
-	return REMOTE_FS_OTHER;
-}
-
 int remote_fs_realpath(remote_conn *c, const char *path, char **out, int64_t deadline, bg_err *err)
 {
 	*out = NULL;
@@ -104,7 +93,7 @@ static int local_readdir(remote_conn *c, const char *path, remote_dirent **out, 
 		uint64_t size = 0;
 		unsigned mode = 0;
 		if (fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-			t = type_of(sb.st_mode);
+			t = remote_fs_type_of(sb.st_mode);
 			size = (uint64_t)sb.st_size;
 			mode = sb.st_mode;
 		}
@@ -154,7 +143,7 @@ int remote_fs_readdir(remote_conn *c, const char *path, remote_dirent **out, siz
 		if (rc == 0)
 			break;
 		remote_fs_type t = (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS)
-					   ? type_of(a.permissions)
+					   ? remote_fs_type_of(a.permissions)
 					   : REMOTE_FS_OTHER;
 		add_entry(out, n, &cap, name, (size_t)rc, t, (unsigned)a.permissions,
 			  (a.flags & LIBSSH2_SFTP_ATTR_SIZE) ? a.filesize : 0);
