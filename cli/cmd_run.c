@@ -521,11 +521,13 @@ static bool only_candidate(const gate_result *r)
 }
 
 /* --no-baseline: a result line that reports only the candidate and that the
- * bar alone would judge (PASS_GATE or BELOW_BAR: valid, cos good) is the
- * candidate's timings, MEASURED; anything else keeps its verdict. */
+ * bar alone would judge (PASS_GATE or BELOW_BAR: valid, cos good), its
+ * candidate saying no status but PASS, is the candidate's timings, MEASURED;
+ * anything else keeps its verdict. */
 static void measured_alone(gate_result *r)
 {
-	if (only_candidate(r) &&
+	bool status_ok = !r->cand.status[0] || strcmp(r->cand.status, "PASS") == 0;
+	if (only_candidate(r) && status_ok &&
 	    (r->verdict == VERDICT_PASS_GATE || r->verdict == VERDICT_BELOW_BAR)) {
 		r->verdict = VERDICT_MEASURED;
 		r->problems[0] = '\0'; /* a bar that does not apply */

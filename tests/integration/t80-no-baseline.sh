@@ -11,6 +11,17 @@ hosts_up 1
 GATES=$BG_ROOT/tests/integration/gates
 cp "$GATES/cand_gate.sh" "$BG_HOST_1_ROOT/repo/cand_gate.sh"
 cp "$GATES/seq_gate.sh" "$BG_HOST_1_ROOT/repo/seq_gate.sh"
+# odd.sh --m MODE: candidate-only lines that are not a clean, correct candidate.
+cat >"$BG_HOST_1_ROOT/repo/odd.sh" <<'EOF2'
+#!/bin/sh
+c='"candidate":{"slowCTA_us":100,"wall_us":101,"sumCTA_us":100,"cos":0.9999,"status":"PASS"}'
+case $2 in
+  crash) echo "FAITHFUL_RESULT {$c,\"verdict\":\"PASS_GATE\"}"; exit 3 ;;
+  statfail) echo "FAITHFUL_RESULT {$(echo "$c" | sed 's/PASS/FAIL/'),\"verdict\":\"PASS_GATE\"}" ;;
+  claims) echo "FAITHFUL_RESULT {$c,\"verdict\":\"MEASURED\"}" ;;
+esac
+EOF2
+chmod +x "$BG_HOST_1_ROOT/repo/odd.sh"
 INI=$BG_TMP/nb.ini
 cat "$BG_CONFIG" >"$INI"
 cat >>"$INI" <<'EOF2'
@@ -29,6 +40,13 @@ gate = cand_gate.sh
 require_gpu = no
 no_baseline = yes
 allow = --values --counter --cos --stated
+
+[box odd]
+host = h1
+repo = /root/repo
+gate = odd.sh
+require_gpu = no
+allow = --m
 
 [box both]
 host = h1
@@ -120,6 +138,16 @@ assert len(r) == 1 and r[0]["verdict"] == "INVALID", r
 ' "$BG_TMP/e.jsonl"
 expect_rc 125 "--no-baseline, a gate stating BELOW_BAR on its own numbers' PASS: INVALID (it disagrees)" \
   bg run nb --no-baseline --no-results -- --values 100 --stated BELOW_BAR
+
+expect_rc 125 "--no-baseline, a candidate line then a crash (exit 3): INVALID (exit 125)" \
+  bg run odd --no-baseline --no-results -- --m crash
+has "$ERR_FILE" "a result needs a clean exit" "the crash is named"
+expect_rc 125 "--no-baseline, a gate that states MEASURED itself: INVALID (the verdict is boxgate's)" \
+  bg run odd --no-baseline --no-results -- --m claims
+has "$ERR_FILE" "unknown verdict 'MEASURED'" "a gate cannot claim MEASURED"
+expect_rc 0 "--no-baseline, candidate status FAIL: not MEASURED, the line's own verdict as without the flag" \
+  bg run odd --no-baseline --no-results -- --m statfail
+hasnt "$ERR_FILE" "MEASURED" "a candidate saying status FAIL is not MEASURED"
 
 # (f) --bar does not apply to the candidate alone.
 expect_rc 0 "--no-baseline --bar 2: still MEASURED (no ratio to hold against a bar)" \
