@@ -432,7 +432,8 @@ static void add_record(campaign_points *p, const cJSON *rec)
 	const cJSON *side = get(res, "candidate");
 	double slow = num_of(side, "slowCTA_us");
 	bool judged =
-		verdict && (strcmp(verdict, "PASS_GATE") == 0 || strcmp(verdict, "BELOW_BAR") == 0);
+		verdict && (strcmp(verdict, "PASS_GATE") == 0 ||
+			    strcmp(verdict, "BELOW_BAR") == 0 || strcmp(verdict, "MEASURED") == 0);
 	/* A record from an older boxgate or edited by hand may hold what the result
 	 * check refuses now: a span no clock measures is no sample. */
 	bool possible = slow >= GATE_SPAN_MIN_US && slow <= GATE_SPAN_MAX_US;

@@ -105,6 +105,14 @@ static const char run_help[] =
 	"                 warning; default [defaults] max_cv, else 2\n"
 	"  --strict-noise a CV over --max-cv makes the point NOISY (exit 1), whatever its\n"
 	"                 interval says\n"
+	"  --no-baseline  the candidate alone (also the box's no_baseline = yes): no\n"
+	"                 baseline run is made, and a valid result line that reports only\n"
+	"                 the candidate (no \"baseline_in_tree\", no\n"
+	"                 slowCTA_ratio_base_over_cand) with cos >= 0.99 is MEASURED\n"
+	"                 (exit 0): its timings, recorded, with --repeat its medians and\n"
+	"                 spread, no ratio and no bar. A low cos, INVALID, TIMEOUT_HANG or\n"
+	"                 a crash keep their verdicts; a gate that does report a baseline\n"
+	"                 side keeps its PASS_GATE or BELOW_BAR\n"
 	"\n"
 	"Baseline and candidate apart: when the gate's first result has no baseline side\n"
 	"(no \"baseline_in_tree\", no slowCTA_ratio_base_over_cand), each candidate run (C)\n"
@@ -116,7 +124,8 @@ static const char run_help[] =
 	"more; fewer: of the two samples B and C), C's cos >= 0.99, C's median sumCTA at\n"
 	"most 10% over B's; either side's CV over --max-cv is a warning. The point\n"
 	"line says which path was taken (apart, or measured by the gate in one process).\n"
-	"A candidate the gate itself calls INVALID gets no baseline run.\n"
+	"A candidate the gate itself calls INVALID gets no baseline run; under --no-baseline\n"
+	"no candidate does.\n"
 	"\n"
 	"Sweeps: a comma list in the gate's --num-workers (8,64,68: whole numbers 1-65536, no\n"
 	"duplicates) runs one invocation per count (times --repeat), each given that single\n"
@@ -137,7 +146,8 @@ static const char run_help[] =
 	"box's repo, read from <repo>/.boxgate/pushed) to the results file, whatever the\n"
 	"outcome; a record that cannot be written is an error naming the file (exit 1, or\n"
 	"the verdict's own code), said after the verdict.\n"
-	"Exit: 0 PASS_GATE, 1 BELOW_BAR or the gate failed or the slot is busy, 2 usage,\n"
+	"Exit: 0 PASS_GATE or MEASURED, 1 BELOW_BAR or the gate failed or the slot is busy, 2 "
+	"usage,\n"
 	"3 connection, 124 TIMEOUT_HANG, 125 INVALID (contended GPU, no or bad result line,\n"
 	"a crash after the result, a forged agent line).\n";
 
@@ -161,6 +171,7 @@ typedef struct run_opts {
 	const char *kernel; /* --kernel FILE */
 	cli_list overlay;   /* --overlay LOCAL=REPO_PATH ... */
 	cli_list pull;      /* --pull GLOB ... */
+	bool no_baseline;   /* --no-baseline */
 } run_opts;
 
 static const cli_opt run_options[] = {
@@ -177,6 +188,7 @@ static const cli_opt run_options[] = {
 	CLI_OPT_STRING("repeat", run_opts, repeat),
 	CLI_OPT_STRING("max-cv", run_opts, max_cv),
 	CLI_OPT_FLAG("strict-noise", run_opts, strict_noise),
+	CLI_OPT_FLAG("no-baseline", run_opts, no_baseline),
 	CLI_OPT_END,
 };
 
@@ -305,14 +317,22 @@ static void print_result_line(const struct run_view *v, const gate_result *r)
 {
 	const char *col = "", *end = v->color_err ? "\033[0m" : "";
 	if (v->color_err)
-		col = r->verdict == VERDICT_PASS_GATE ? "\033[1;32m" : "\033[1;31m";
+		col = r->verdict == VERDICT_PASS_GATE || r->verdict == VERDICT_MEASURED
+			      ? "\033[1;32m"
+			      : "\033[1;31m";
 	/* The line ends with the device the gate ran on, when the result names it. */
 	char dev[160] = "", on[176] = "";
 	if (r->json)
 		result_device(r->json, dev, sizeof(dev));
 	if (dev[0])
 		snprintf(on, sizeof(on), "  on %s", dev);
-	if (r->base.present && r->verdict != VERDICT_INVALID)
+	if (r->verdict == VERDICT_MEASURED)
+		cli_printf(stderr,
+			   "boxgate: %s%s%s  slowCTA %.3f us  wall %.3f us  sumCTA %.3f us  cos "
+			   "%.5f%s  (the candidate alone: no baseline, no ratio)\n",
+			   col, gate_verdict_name(r->verdict), end, r->cand.slowCTA_us,
+			   r->cand.wall_us, r->cand.sumCTA_us, r->cand.cos, on);
+	else if (r->base.present && r->verdict != VERDICT_INVALID)
 		cli_printf(stderr,
 			   "boxgate: %s%s%s  slowCTA %.3f us (baseline %.3f us, ratio %.3f)  wall "
 			   "%.3f us  sumCTA %.3f us  cos %.5f%s%s%s\n",
@@ -347,7 +367,8 @@ static void show_results(struct run_view *v, gate_verdict final, bool said)
 		return;
 	}
 	for (size_t i = 0; i < v->n_earlier; i++)
-		if (v->earlier[i].verdict != VERDICT_PASS_GATE)
+		if (v->earlier[i].verdict != VERDICT_PASS_GATE &&
+		    v->earlier[i].verdict != VERDICT_MEASURED)
 			print_result_line(v, &v->earlier[i]);
 	if (v->n_omitted)
 		cli_printf(stderr,
@@ -443,6 +464,7 @@ typedef struct run_state {
 	char *pushed_error;
 	bool accept_new;      /* --accept-new: also for a reconnect that cancels a Slurm step */
 	const cli_list *pull; /* --pull GLOB ...: fetched after each invocation */
+	bool no_baseline;     /* --no-baseline (the box's no_baseline = yes counts too) */
 } run_state;
 
 static void copy_str(char *dst, size_t n, const cJSON *obj, const char *key)
@@ -498,6 +520,20 @@ static bool only_candidate(const gate_result *r)
 	       !cJSON_GetObjectItemCaseSensitive(r->json, "slowCTA_ratio_base_over_cand");
 }
 
+/* --no-baseline: a result line that reports only the candidate and that the
+ * bar alone would judge (PASS_GATE or BELOW_BAR: valid, cos good), its
+ * candidate saying no status but PASS, is the candidate's timings, MEASURED;
+ * anything else keeps its verdict. */
+static void measured_alone(gate_result *r)
+{
+	bool status_ok = !r->cand.status[0] || strcmp(r->cand.status, "PASS") == 0;
+	if (only_candidate(r) && status_ok &&
+	    (r->verdict == VERDICT_PASS_GATE || r->verdict == VERDICT_BELOW_BAR)) {
+		r->verdict = VERDICT_MEASURED;
+		r->problems[0] = '\0'; /* a bar that does not apply */
+	}
+}
+
 /* One gate invocation of point p (its baseline run when `baseline`): streams
  * it, judges it, records it. Returns its exit code; *stop says no further
  * invocation may run. */
@@ -532,6 +568,22 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 		cli_slurm_cancel(ga->box, cmdline, st->accept_new);
 	bool said;
 	int code = gate_outcome_judge(&out, why, sizeof(why), &said);
+	bool alone = !baseline && (st->no_baseline || ga->box->no_baseline);
+	if (alone) {
+		for (size_t i = 0; i < view.n_earlier; i++)
+			measured_alone(&view.earlier[i]);
+		if (said && view.last.raw &&
+		    (code == BG_EXIT_OK ||
+		     (code == BG_EXIT_FAIL && out.verdict == VERDICT_BELOW_BAR))) {
+			measured_alone(&view.last);
+			if (view.last.verdict == VERDICT_MEASURED) {
+				out.verdict = VERDICT_MEASURED;
+				out.problems[0] = '\0';
+				code = BG_EXIT_OK;
+				snprintf(why, sizeof(why), "MEASURED");
+			}
+		}
+	}
 	gate_verdict final = results_verdict_of(code, &out);
 	show_results(&view, final, said);
 	/* A judged result has said why; anything else is said here. */
@@ -539,7 +591,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 		cli_error("%s: %s", ga->box->name, why);
 	if (!baseline && !p->checked) {
 		p->checked = true;
-		p->m.apart = only_candidate(&view.last) && !has_word(&p->args, "--baseline");
+		p->m.apart =
+			!alone && only_candidate(&view.last) && !has_word(&p->args, "--baseline");
 	}
 	note_invocation(p, code, &out, view.last.raw ? &view.last : NULL, baseline);
 	if (st->results) {
@@ -773,9 +826,12 @@ static void print_point(const run_point *p, int repeat, const char *run_id)
 		    stats_max(u, n), measure_cv_pct(u, n));
 	if (p->m.n_ratio)
 		strbuf_addf(&b, "  ratio %.3f", stats_median(p->m.ratio, p->m.n_ratio));
-	if (p->m.bar > 0)
+	if (p->m.bar > 0 && p->m.verdict != VERDICT_MEASURED)
 		strbuf_addf(&b, " (bar %.2f)", p->m.bar);
 	strbuf_addf(&b, "  -- %s\n", src);
+	if (p->m.verdict == VERDICT_MEASURED)
+		strbuf_addf(&b, "boxgate: MEASURED: the candidate alone (no baseline): its "
+				"timings, no ratio and no verdict against a bar\n");
 	if (p->m.apart || p->m.n_base)
 		strbuf_addf(&b, "boxgate: %s\n", measured_path(p, path, sizeof(path)));
 	if (p->m.apart && p->m.n_b)
@@ -1123,6 +1179,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	run_state st = {0};
 	st.accept_new = ctx->opt.accept_new;
 	st.pull = &opts->pull;
+	st.no_baseline = opts->no_baseline;
 	run_point *pts = NULL;
 	size_t npts = 0;
 	gate_sweep sw;

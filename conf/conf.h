@@ -77,7 +77,9 @@ typedef struct conf_box {
 	char *python;               /* interpreter on the box, default "python3" */
 	char *gpus;                 /* as written: "0-7", "0,2,3"; NULL when none configured */
 	conf_gpu_policy gpu_policy; /* require_gpu = yes|no (default yes for ssh, no for local) */
-	int gate_timeout_s;         /* default 420 */
+	/* no_baseline = yes|no (default no): run the gate alone, as run --no-baseline */
+	bool no_baseline;
+	int gate_timeout_s;             /* default 420 */
 	long long heartbeat_timeout_ms; /* heartbeat_timeout_s, default 15 s */
 	long long kill_grace_ms;        /* kill_grace_s, default 5 s */
 	int lock_wait_s;                /* default 0: refuse at once when the slot is held */

@@ -102,6 +102,7 @@ static void dump_box(dumper *d, const conf_box *b)
 	else
 		emit(d, "; gpus: all the box has");
 	emit(d, "require_gpu = %s", b->gpu_policy == CONF_GPU_REQUIRED ? "yes" : "no");
+	emit(d, "no_baseline = %s", b->no_baseline ? "yes" : "no");
 	emit(d, "gate_timeout_s = %d", b->gate_timeout_s);
 	emit(d, "heartbeat_timeout_s = %g", b->heartbeat_timeout_ms / 1000.0);
 	emit(d, "kill_grace_s = %g", b->kill_grace_ms / 1000.0);

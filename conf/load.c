@@ -60,6 +60,7 @@ static const struct keydef {
 	{"python", K_PYTHON, IN_BOTH, T_STR, 0, 0},
 	{"gpus", K_GPUS, IN_BOTH, T_GPUS, 0, 0},
 	{"require_gpu", K_REQUIRE_GPU, IN_BOTH, T_BOOL, 0, 0},
+	{"no_baseline", K_NO_BASELINE, IN_BOTH, T_BOOL, 0, 0},
 	{"allow", K_ALLOW, IN_BOTH, T_FLAGS, 0, 0},
 	{"num_workers_env", K_NUM_WORKERS_ENV, IN_BOTH, T_ENVNAME, 0, 0},
 	{"validate_stub", K_VALIDATE_STUB, IN_BOTH, T_STR, 0, 0},

@@ -426,6 +426,7 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 		b->gpu_policy = truthy(v) ? CONF_GPU_REQUIRED : CONF_GPU_OPTIONAL;
 	else
 		b->gpu_policy = ssh ? CONF_GPU_REQUIRED : CONF_GPU_OPTIONAL;
+	b->no_baseline = (v = pick_str(L, D, K_NO_BASELINE)) && truthy(v);
 	const conf_kv *ak = pick(L, D, K_ALLOW);
 	if (ak) {
 		conf_split_list(ak->value, &b->allow, &b->n_allow);

@@ -12,8 +12,8 @@ double measure_cv_pct(const double *x, size_t n)
 
 bool measure_point_add(measure_point *p, gate_verdict v, const gate_result *last, bool baseline)
 {
-	bool judged =
-		(v == VERDICT_PASS_GATE || v == VERDICT_BELOW_BAR) && last && last->cand.present;
+	bool judged = (v == VERDICT_PASS_GATE || v == VERDICT_BELOW_BAR || v == VERDICT_MEASURED) &&
+		      last && last->cand.present;
 	if (!judged)
 		return false;
 	if (baseline) {
@@ -32,6 +32,7 @@ bool measure_point_add(measure_point *p, gate_verdict v, const gate_result *last
 	p->sum[p->n_res] = last->cand.sumCTA_us;
 	p->n_res++;
 	p->n_pass += v == VERDICT_PASS_GATE;
+	p->n_measured += v == VERDICT_MEASURED;
 	if (last->base.present)
 		p->base_sum[p->n_base++] = last->base.sumCTA_us;
 	if (last->base.present && last->cand.slowCTA_us > 0) {
@@ -81,6 +82,12 @@ void measure_point_judge(measure_point *p, double bar)
 	p->cv_warn = p->n_res >= 2 && measure_cv_pct(p->slow, p->n_res) > p->max_cv;
 	p->cv_warn_b = p->apart && p->n_b >= 2 && measure_cv_pct(p->b_slow, p->n_b) > p->max_cv;
 	bool pass;
+	if (p->n_measured == p->n_res) {
+		/* The candidate alone: its numbers, nothing to judge them against. */
+		p->verdict = VERDICT_MEASURED;
+		p->noisy = p->strict_noise && p->cv_warn;
+		return;
+	}
 	if (!p->n_ratio) {
 		/* A gate that states no ratio and no baseline: every run must have passed. */
 		pass = p->n_pass == p->n_res;

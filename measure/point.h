@@ -5,6 +5,7 @@
  *
  * The judgement (the verdict on the point):
  *   an invocation INVALID, TIMEOUT_HANG or failed   no verdict on the point
+ *   every run MEASURED (the candidate alone)        MEASURED
  *   sumCTA median above the baseline's by the tolerance
  *                                                   BELOW_BAR (sloughed)
  *   no ratio at all (the gate states none)          PASS_GATE when every run
@@ -36,7 +37,8 @@ typedef struct measure_point {
 	double base_sum[MEASURE_REPEAT_MAX];  /* the baseline's sumCTA, when measured */
 	double base_slow[MEASURE_REPEAT_MAX]; /* the baseline's slowCTA, when measured */
 	size_t n_res, n_ratio, n_base, n_base_slow;
-	size_t n_pass; /* of them PASS_GATE */
+	size_t n_pass;     /* of them PASS_GATE */
+	size_t n_measured; /* of them MEASURED (the candidate alone) */
 	/* Apart: the baseline invocations' numbers, judged ones. */
 	bool apart;
 	double b_slow[MEASURE_REPEAT_MAX], b_sum[MEASURE_REPEAT_MAX];
@@ -46,7 +48,7 @@ typedef struct measure_point {
 	double max_cv; /* percent */
 	bool strict_noise;
 	/* The judgement (measure_point_judge). */
-	gate_verdict verdict; /* PASS_GATE or BELOW_BAR; NONE: no verdict */
+	gate_verdict verdict; /* PASS_GATE, BELOW_BAR or MEASURED; NONE: no verdict */
 	bool noisy;           /* NOISY: undecided, or (strict) a CV over max_cv */
 	bool cv_warn;         /* the candidate's slowCTA CV exceeds max_cv */
 	bool cv_warn_b;       /* apart: the baseline's slowCTA CV exceeds max_cv */

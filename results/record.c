@@ -144,7 +144,8 @@ cJSON *results_pushed_list(const char *text)
 gate_verdict results_verdict_of(int exit_code, const gate_outcome *o)
 {
 	switch (exit_code) {
-	case BG_EXIT_OK: return VERDICT_PASS_GATE;
+	case BG_EXIT_OK:
+		return o && o->verdict == VERDICT_MEASURED ? VERDICT_MEASURED : VERDICT_PASS_GATE;
 	case BG_EXIT_TIMEOUT: return VERDICT_TIMEOUT_HANG;
 	case BG_EXIT_INVALID: return VERDICT_INVALID;
 	case BG_EXIT_FAIL:

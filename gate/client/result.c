@@ -11,8 +11,8 @@
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
 
-static const char *const verdict_names[] = {"NONE", "PASS_GATE", "BELOW_BAR", "TIMEOUT_HANG",
-					    "INVALID"};
+static const char *const verdict_names[] = {"NONE",         "PASS_GATE", "BELOW_BAR",
+					    "TIMEOUT_HANG", "INVALID",   "MEASURED"};
 
 const char *gate_verdict_name(gate_verdict v)
 {
@@ -22,6 +22,7 @@ const char *gate_verdict_name(gate_verdict v)
 
 gate_verdict gate_verdict_from_name(const char *s)
 {
+	/* A gate states one of these; MEASURED is boxgate's alone. */
 	for (int v = VERDICT_PASS_GATE; v <= VERDICT_INVALID; v++)
 		if (s && strcmp(s, verdict_names[v]) == 0)
 			return (gate_verdict)v;
@@ -31,7 +32,8 @@ gate_verdict gate_verdict_from_name(const char *s)
 int gate_verdict_exit_code(gate_verdict v)
 {
 	switch (v) {
-	case VERDICT_PASS_GATE: return BG_EXIT_OK;
+	case VERDICT_PASS_GATE:
+	case VERDICT_MEASURED: return BG_EXIT_OK;
 	case VERDICT_BELOW_BAR: return BG_EXIT_FAIL;
 	case VERDICT_TIMEOUT_HANG: return BG_EXIT_TIMEOUT;
 	default: return BG_EXIT_INVALID;

@@ -34,7 +34,10 @@ typedef enum {
 	VERDICT_PASS_GATE,
 	VERDICT_BELOW_BAR,
 	VERDICT_TIMEOUT_HANG,
-	VERDICT_INVALID
+	VERDICT_INVALID,
+	/* boxgate's own, never a gate's: the candidate measured alone (run
+	 * --no-baseline), valid and correct, with no ratio to judge. */
+	VERDICT_MEASURED
 } gate_verdict;
 
 typedef struct gate_policy {
@@ -105,6 +108,7 @@ bool gate_line_cuda_error(const char *line, size_t len);
 bool gate_exit_clean(gate_verdict stated, int code);
 
 const char *gate_verdict_name(gate_verdict v);
+/* A verdict a gate may state (PASS_GATE ... INVALID); VERDICT_NONE otherwise. */
 gate_verdict gate_verdict_from_name(const char *s);
 /* boxgate's exit code for a verdict (README.md, "Exit codes"). */
 int gate_verdict_exit_code(gate_verdict v);

@@ -191,6 +191,34 @@ static void in_gate_ratio(void **state)
 	strbuf_release(&f);
 }
 
+/* A MEASURED record (run --no-baseline: the candidate alone) is a sample of
+ * the candidate, not a failure; with no ratio it is no pass either. */
+static void measured_records(void **state)
+{
+	(void)state;
+	strbuf f = STRBUF_INIT;
+	for (int i = 0; i < 3; i++) {
+		rec(&f, "c1", "s", 8, "baseline", "PASS_GATE", 10, 100, NULL, true, NULL);
+		rec(&f, "c1", "s", 8, "cand", "MEASURED", 5, 100, NULL, true, NULL);
+		rec(&f, "c1", "s", 16, "alone", "MEASURED", 5, 100, NULL, true, NULL);
+	}
+	campaign_points p;
+	read_ok(&f, "c1", &p);
+	const campaign_cell *c = cell_of(&p, "s", 8, "cand");
+	assert_int_equal(c->n, 3);
+	assert_int_equal(c->n_bad, 0);
+	assert_int_equal(c->ratio_source, CAMPAIGN_RATIO_JOBS);
+	assert_near(c->ratio, 2, 1e-12);
+	const campaign_cell *a = cell_of(&p, "s", 16, "alone");
+	assert_int_equal(a->n, 3);
+	assert_int_equal(a->n_bad, 0);
+	assert_int_equal(a->ratio_source, CAMPAIGN_RATIO_NONE);
+	assert_int_not_equal(a->verdict, CAMPAIGN_INVALID);
+	assert_int_not_equal(a->verdict, CAMPAIGN_PASS_GATE);
+	campaign_points_release(&p);
+	strbuf_release(&f);
+}
+
 static void verdict_rules(void **state)
 {
 	(void)state;
@@ -699,6 +727,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(medians_and_jobs_ratio),
 		cmocka_unit_test(in_gate_ratio),
+		cmocka_unit_test(measured_records),
 		cmocka_unit_test(verdict_rules),
 		cmocka_unit_test(decisions_and_provisional_best),
 		cmocka_unit_test(in_gate_five),

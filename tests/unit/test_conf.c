@@ -396,6 +396,10 @@ static void test_errors_values(void **state)
 		     "%s:2: transport must be ssh or local, got 'telnet'");
 	expect_error("[box a]\nhost = x\nrequire_gpu = maybe\n",
 		     "%s:3: require_gpu must be yes or no, got 'maybe'");
+	expect_error("[box a]\nhost = x\nno_baseline = yess\n",
+		     "%s:3: no_baseline must be yes or no, got 'yess'");
+	expect_error("[defaults]\nno_baseline =\n[box a]\nhost = x\n",
+		     "%s:2: no_baseline needs a value");
 	expect_error("[box a]\nhost = x\ngpus = 0-\n",
 		     "%s:3: gpus must be indices and ranges such as 0-7 or 0,2,5 (at most 1023), "
 		     "got '0-': expected a GPU index after '-'");
@@ -720,6 +724,19 @@ static void test_defaults_inheritance(void **state)
 	assert_string_equal(conf_find_box(&c, "d")->repo, "/abs");
 	assert_int_equal(c.n_boxes, 5);                /* no second local */
 	assert_string_equal(c.boxes[3].name, "local"); /* in file order */
+	conf_release(&c);
+
+	/* no_baseline: default no, [defaults] inherited, the box's own wins. */
+	load_ok(&c,
+		"[defaults]\nno_baseline = yes\n[box a]\nhost = h\n[box b]\nhost = h\n"
+		"no_baseline = No\n[box c]\nhost = h\nno_baseline = 1\n",
+		NULL);
+	assert_true(conf_find_box(&c, "a")->no_baseline);
+	assert_false(conf_find_box(&c, "b")->no_baseline);
+	assert_true(conf_find_box(&c, "c")->no_baseline);
+	conf_release(&c);
+	load_ok(&c, "[box a]\nhost = h\n", NULL);
+	assert_false(conf_find_box(&c, "a")->no_baseline);
 	conf_release(&c);
 }
 
