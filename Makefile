@@ -145,7 +145,7 @@ uninstall:
 FUZZ_SECONDS ?= 10
 FUZZ_JOBS    ?= 2
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) -fsanitize=address,undefined -MMD -MP
+FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) -fsanitize=address,undefined -MMD -MP -DBOXGATE_VERSION='"$(VERSION)"'
 FUZZ_LIB_SRC := $(filter-out cli/%,$(LIB_SRC))
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_DIR)/%)

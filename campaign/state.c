@@ -405,6 +405,7 @@ int campaign_state_list(const char *dir, char ***names, size_t *n, bg_err *err)
 		(*names)[(*n)++] = xstrndup(e->d_name, len - 5);
 	}
 	closedir(d);
-	qsort(*names, *n, sizeof(char *), name_cmp);
+	if (*n > 1) /* *names is NULL when there are none */
+		qsort(*names, *n, sizeof(char *), name_cmp);
 	return 0;
 }

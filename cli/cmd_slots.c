@@ -145,7 +145,8 @@ static void print_table(const slot_probe *jobs, size_t n, bool fold)
 			nr++;
 		}
 	}
-	qsort(rows, nr, sizeof(*rows), cmp_row);
+	if (nr > 1) /* rows is NULL when there are none */
+		qsort(rows, nr, sizeof(*rows), cmp_row);
 	/* The first column: a box name or a node set per printed row. */
 	char **lead = xcalloc(nr ? nr : 1, sizeof(*lead));
 	const char **names = xcalloc(nr ? nr : 1, sizeof(*names));

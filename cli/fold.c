@@ -140,7 +140,8 @@ static void print_entry(cli_fold_kind kind, const char *set, const char *text)
 
 void cli_folder_print(cli_folder *f, bool fold)
 {
-	qsort(f->v, f->n, sizeof(*f->v), cmp_entry);
+	if (f->n > 1) /* qsort wants a real array, even of none */
+		qsort(f->v, f->n, sizeof(*f->v), cmp_entry);
 	const char **names = xcalloc(f->n ? f->n : 1, sizeof(*names));
 	for (size_t i = 0; i < f->n; i++) {
 		struct cli_fold_entry *e = &f->v[i];

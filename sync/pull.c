@@ -410,7 +410,8 @@ static int cmp_file(const void *a, const void *b)
 /* Files in path order, each once (two patterns may match one file). */
 static void sort_unique(sync_pull_box *b)
 {
-	qsort(b->files, b->n, sizeof(*b->files), cmp_file);
+	if (b->n > 1) /* b->files is NULL when there are none */
+		qsort(b->files, b->n, sizeof(*b->files), cmp_file);
 	size_t k = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		if (k && strcmp(b->files[k - 1].rel, b->files[i].rel) == 0) {

@@ -209,13 +209,13 @@ run_tool() {
   local ukh=(-o UserKnownHostsFile="$W/u1 $W/u2") wrap=()
   [ $DFLT = 1 ] && { ukh=(); wrap=(in_home env HOME="$PW_HOME"); }
   if [ "$tool" = ssh ]; then
-    "${wrap[@]}" timeout 30 ssh -F none -o BatchMode=yes -o StrictHostKeyChecking="$mode" \
+    "${wrap[@]}" timeout 90 ssh -F none -o BatchMode=yes -o StrictHostKeyChecking="$mode" \
       "${ukh[@]}" -o GlobalKnownHostsFile="$W/g" \
       -o HostKeyAlgorithms=ssh-ed25519 -o UpdateHostKeys=no -o CheckHostIP=no \
       -o ConnectTimeout=5 -o IdentitiesOnly=yes -o PasswordAuthentication=no \
       -i "$BG_KEY" -p "$PORT" "root@$ADDR" true </dev/null >/dev/null 2>"$W/err" || rc=$?
   else
-    "${wrap[@]}" timeout 30 "$BOXGATE" --config "$W/boxgate.ini" exec --boxes h1 -- true </dev/null >/dev/null 2>"$W/err" || rc=$?
+    "${wrap[@]}" timeout 90 "$BOXGATE" --config "$W/boxgate.ini" exec --boxes h1 -- true </dev/null >/dev/null 2>"$W/err" || rc=$?
     # Host-key refusals are BG_EHOSTKEY: exit 3.
     [ "$rc" = 0 ] || [ "$rc" = 3 ] || echo "boxgate exit $rc (wanted 0 or 3)" >"$W/err.bad"
   fi
