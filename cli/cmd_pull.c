@@ -65,16 +65,15 @@ static const char pull_help[] =
 struct pull_opts {
 	const char *to;
 	bool follow_links;
-	bool no_fold;
 };
 
 static const cli_opt pull_options[] = {
 	CLI_OPT_SELECT,
 	CLI_OPT_JSON,
+	CLI_OPT_NO_FOLD,
 	CLI_OPT_ACCEPT_NEW,
 	CLI_OPT_STRING("to", struct pull_opts, to),
 	CLI_OPT_FLAG("follow-links", struct pull_opts, follow_links),
-	CLI_OPT_FLAG("no-fold", struct pull_opts, no_fold),
 	CLI_OPT_END,
 };
 
@@ -305,7 +304,7 @@ static int run_pull(cli_ctx *ctx, void *opts, const cli_args *args)
 		if (c == BG_EXIT_CONNECT || (c && !code))
 			code = c;
 	}
-	report(&job, to, !po->no_fold, ctx->opt.json, code);
+	report(&job, to, !ctx->opt.no_fold, ctx->opt.json, code);
 	for (size_t i = 0; i < job.n; i++)
 		sync_pull_box_release(&job.boxes[i]);
 	pthread_mutex_destroy(&job.mu);
