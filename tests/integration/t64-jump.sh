@@ -42,7 +42,11 @@ n=0
 for i in 2 3 4 5 6 7 8 9; do grep -qx "b$i: h$i $H1" "$OUT_FILE" && n=$((n + 1)); done
 [ $n = 8 ] && ok "every box answered as itself, reached from the jump host's address" || { not_ok "8 answers through h1 ($n)"; diag "$(cat "$OUT_FILE" "$ERR_FILE")"; }
 a1=$(accepted 1)
-[ $((a1 - a0)) = 1 ] && ok "the jump host saw one SSH session for the 8 boxes" || { not_ok "jump sessions: $((a1 - a0)) for 8 boxes"; diag "$(tail -20 "$D/h1/sshd.log")"; }
+# The 8 boxes share the jump host's connections: one, or up to four lanes when
+# opens through one connection queue up longer than a fresh connect (a loaded
+# machine, a sanitizer build); never one per box.
+s=$((a1 - a0))
+[ "$s" -ge 1 ] && [ "$s" -le 4 ] && ok "the jump host saw 1-4 SSH sessions for the 8 boxes ($s)" || { not_ok "jump sessions: $s for 8 boxes"; diag "$(tail -20 "$D/h1/sshd.log")"; }
 
 # --- two hops ---
 expect_rc 0 "exec through two hops (jump = root@h1,h2)" bg exec --boxes b10 -- 'echo "$(cat /root/id) ${SSH_CONNECTION%% *}"'
