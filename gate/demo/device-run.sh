@@ -4,7 +4,7 @@
 # and candidate in each run), the cuBLAS comparison, the fp8 sweep, a hang-and-kill check
 # and a memcheck pass. Results go to $OUT (default ./device-out), at most 8 files.
 # usage: gate/demo/device-run.sh [PHASE...]   (default: every phase, in this order)
-#   phases: build timers sass tune sweep bench fp8 hang memcheck diag evidence diag4
+#   phases: build timers sass tune sweep bench fp8 hang memcheck diag evidence diag4 spread
 #   SHAPES="..." NWS="..." narrow tune, sweep and fp8 to those shapes and grids
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -141,6 +141,38 @@ c=d["candidate"]; print("%-28s rc-verdict %-9s cand %-9s cos %.4f status %s slow
 		done
 		set --
 		diag_table "$out/diag4.jsonl"
+		;;
+	spread)
+		# Where the candidate's spread across processes comes from, at the grids
+		# that matter (q_a nw128/132): 10 processes each of the default (cold L2,
+		# automatic timer), a hot L2 (no device memory traffic), the clock64 timer,
+		# and the default again while another process holds PAD MiB of device
+		# memory first, twice per PAD (the same PAD twice giving the same mode,
+		# and modes moving with PAD, points at where the weights land in memory).
+		say "spread: q_a nw128/132 across processes"
+		f=$out/spread.jsonl
+		: >"$f"
+		for nw in ${NWS:-128 132}; do
+			for cfg in auto "--l2 hot" "--timer clock64"; do
+				a=$cfg; [ "$a" = auto ] && a=
+				for rep in 1 2 3 4 5 6 7 8 9 10; do
+					echo "DIAG [q_a nw$nw $cfg] $(timeout 60 $G --shape q_a --num-workers $nw $a 2>>"$misc" | grep FAITHFUL_RESULT)" >>"$f"
+				done
+			done
+			for pad in 0 2 4 6 8 10 12 14 16 24 32 48 64 96 128 192; do
+				python3 -c 'import sys, torch, time
+x = torch.empty(int(sys.argv[1]) * 2**20 + 1, dtype=torch.uint8, device="cuda")
+print("held", flush=True); time.sleep(600)' "$pad" >"$out/pad.$$" 2>>"$misc" &
+				holder=$!
+				for _ in $(seq 200); do grep -q held "$out/pad.$$" 2>/dev/null && break; sleep 0.1; done
+				for rep in 1 2; do
+					echo "DIAG [q_a nw$nw pad $pad] $(timeout 60 $G --shape q_a --num-workers $nw 2>>"$misc" | grep FAITHFUL_RESULT)" >>"$f"
+				done
+				kill $holder; wait $holder 2>/dev/null
+				rm -f "$out/pad.$$"
+			done
+		done
+		diag_table "$f"
 		;;
 	*)
 		say "unknown phase $ph"
