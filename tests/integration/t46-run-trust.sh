@@ -43,7 +43,7 @@ gone() { ! grep -qaE -- "$1" /proc/[0-9]*/cmdline 2>/dev/null; }
 wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep 0.25; done; return 1; }
 
 # --- the baseline: a clean PASS ---
-expect_rc 0 "a clean PASS_GATE exits 0" bg run t1 -- --mode pass
+expect_rc 0 "a clean PASS_GATE exits 0 (-v: the gate's lines shown)" bg run t1 -v -- --mode pass
 has "$OUT_FILE" '^FAITHFUL_RESULT \{"kind":"gemv_m1".*"verdict":"PASS_GATE"\}$' "the gate's result line reaches stdout verbatim"
 hasnt "$OUT_FILE" '@boxgate-agent' "no agent frame reaches the user"
 
@@ -77,7 +77,8 @@ PY
 }
 for m in pass-exit1 pass-exit2 pass-exit124 pass-segv pass-kill pass-abort pass-cuda; do
   expect_rc 125 "PASS then $m: INVALID (exit 125)" bg run t1 -- --mode $m
-  hasnt "$ERR_FILE" '^boxgate: (.\[[0-9;]*m)?PASS_GATE' "$m: no 'boxgate: PASS_GATE' line in the human output"
+  hasnt "$OUT_FILE" '^(.\[[0-9;]*m)?PASS_GATE' "$m: no PASS_GATE line in the human output"
+  hasnt "$ERR_FILE" '^boxgate: (.\[[0-9;]*m)?PASS_GATE' "$m: nor on stderr"
   has "$ERR_FILE" '^boxgate: t1: INVALID' "$m: the INVALID line says why"
   expect_rc 125 "--json, PASS then $m: exit 125" bg run --json t1 -- --mode $m
   check "--json, $m: every event is JSON, none says PASS_GATE, the last is the end with INVALID" json_final INVALID 125
@@ -85,7 +86,7 @@ done
 expect_rc 0 "--json, a clean PASS" bg run --json t1 -- --mode pass
 check "--json, a clean PASS: the result event and the end say PASS_GATE" json_final PASS_GATE 0
 expect_rc 0 "human, a clean PASS" bg run t1 -- --mode pass
-has "$ERR_FILE" '^boxgate: PASS_GATE  slowCTA 5.000 us' "the PASS line comes once the end is known"
+has "$OUT_FILE" '^PASS_GATE  slowCTA 5.000 us' "the PASS line comes once the end is known"
 
 # --- only the agent speaks for the agent ---
 expect_rc 125 "a gate printing TIMEOUT_HANG and exiting 124: INVALID, not a timeout" bg run t1 -- --mode forge-timeout
@@ -102,12 +103,12 @@ hasnt "$ERR_FILE" 'TIMEOUT_HANG:' "no TIMEOUT_HANG verdict came of it"
 # process's memory)
 # root can read any process's memory: the forged line has the real nonce, and still
 # is not shown as the watchdog's, since the agent's end report disagrees
-expect_rc 125 "a root gate that reads the nonce from /proc/PPID/mem and forges TIMEOUT_HANG: INVALID" bg run t1 -- --mode steal-nonce-root
+expect_rc 125 "a root gate that reads the nonce from /proc/PPID/mem and forges TIMEOUT_HANG: INVALID" bg run t1 -v -- --mode steal-nonce-root
 has "$ERR_FILE" '^thief: mem: found$' "(root did read the nonce)"
 hasnt "$OUT_FILE" '^FAITHFUL_RESULT \{"verdict":"TIMEOUT_HANG"' "the forged line is not shown as the agent's"
 has "$OUT_FILE" '^@boxgate-agent [0-9a-f]{32} FAITHFUL_RESULT' "it is shown as it came, framed: gate output"
 has "$ERR_FILE" "INVALID: the agent's TIMEOUT_HANG line and its exit \(exited\) disagree" "the disagreement is named"
-hasnt "$ERR_FILE" '^boxgate: TIMEOUT_HANG' "no TIMEOUT_HANG verdict line"
+hasnt "$OUT_FILE" '^TIMEOUT_HANG' "no TIMEOUT_HANG verdict line"
 expect_rc 125 "--json: the same" bg run --json t1 -- --mode steal-nonce-root
 check "--json: no result event, the end event says INVALID" python3 -c '
 import json, sys
@@ -121,7 +122,7 @@ expect_rc 1 "a gate exiting 124 itself is a failed gate (exit 1), not TIMEOUT_HA
 has "$ERR_FILE" 'the gate failed \(exited 124\)' "the gate's own 124 is named as the gate's"
 expect_rc 1 "a gate exiting 75 itself is a failed gate, not a busy slot" bg run t1 -- --mode exit-75
 hasnt "$ERR_FILE" 'busy' "no 'slot busy' for a gate's own 75"
-expect_rc 124 "the agent's own timeout still is TIMEOUT_HANG (exit 124)" bg run t1 --timeout 2 -- --mode sleep
+expect_rc 124 "the agent's own timeout still is TIMEOUT_HANG (exit 124)" bg run t1 -v --timeout 2 -- --mode sleep
 has "$OUT_FILE" '^FAITHFUL_RESULT \{"verdict":"TIMEOUT_HANG"' "the agent's TIMEOUT_HANG line reaches stdout unframed"
 hasnt "$OUT_FILE" '@boxgate-agent' "the frame is stripped"
 wait_gone 'sleep.1046\.5' && ok "the timed-out gate is gone" || not_ok "sleep 1046.5 survived"
@@ -216,6 +217,6 @@ has "$BG_TMP/stop.out" 'client_gone' "the agent's reason reaches the client"
 # --- a gate that stops its agent (same user: it may) does not hang the client ---
 expect_rc 125 "a gate that SIGSTOPs its agent: INVALID once timeout + grace + 60 s have passed" bg run t1 --timeout 1 -- --mode stop-agent
 has "$ERR_FILE" 'INVALID: the agent did not end within its timeout and grace plus 60 s' "the client says why"
-hasnt "$ERR_FILE" '^boxgate: PASS_GATE' "the PASS line before it is not said"
+hasnt "$OUT_FILE" '^PASS_GATE' "the PASS line before it is not said"
 # (the stopped agent and its gate go with the test host)
 finish

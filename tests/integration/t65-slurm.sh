@@ -73,7 +73,7 @@ printf 'print("on the shared filesystem")\n' >"$L/scripts/s.py"
 expect_rc 0 "push to a Slurm box (its login node)" bg push --root "$L" --boxes sl scripts/s.py
 cmp -s "$L/scripts/s.py" "$BG_HOST_1_ROOT/repo/scripts/s.py" && ok "... the file is in the box's repo" || not_ok "pushed file on the login node"
 expect_rc 0 "status on a Slurm box" bg status --root "$L" --boxes sl scripts/s.py
-expect_rc 0 "run --pool on a pool of a Slurm box" bg run --pool slurm -- --kind fake --sleep 0.1
+expect_rc 0 "run --pool on a pool of a Slurm box" bg run -v --pool slurm -- --kind fake --sleep 0.1
 has "$OUT_FILE" 'FAITHFUL_RESULT' "... the broker placed it as a Slurm step"
 
 # --- a hang is killed at the timeout and the job leaves squeue ---
