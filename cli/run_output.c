@@ -367,14 +367,32 @@ void run_tail_release(run_tail *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* True when a and b name one file: the same string, or the same inode. */
+/* The directory part of `path` ("." when it has none; owned) and its last name. */
+static char *dir_of(const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	*base = slash ? slash + 1 : path;
+	if (!slash)
+		return xstrdup(".");
+	return slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+}
+
+/* True when a and b name one file, whether or not it exists yet: the same
+ * string, the same inode, or the same name in the same directory. */
 static bool same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 	if (strcmp(a, b) == 0)
 		return true;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	const char *ba, *bb;
+	char *da = dir_of(a, &ba), *db = dir_of(b, &bb);
+	bool same = strcmp(ba, bb) == 0 && stat(da, &sa) == 0 && stat(db, &sb) == 0 &&
+		    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	free(da);
+	free(db);
+	return same;
 }
 
 int run_export_check(const char *cmd, const char *md, const char *json, const char *results)
