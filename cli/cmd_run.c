@@ -29,9 +29,10 @@
 #include "results/store.h"
 
 static const char run_help[] =
-	"usage: boxgate run BOX [--gpu LIST] [--timeout S] [--bar R] [--json]\n"
-	"                   [--repeat N] [--max-cv PCT] [--strict-noise] [--holder TAG]\n"
-	"                   [--kernel FILE]\n"
+	"usage: boxgate run BOX [--gpu LIST] [--timeout S] [--bar R] [--json] [-v]\n"
+	"                   [--repeat N] [--warmup N] [--max-cv PCT] [--strict-noise]\n"
+	"                   [--holder TAG] [--kernel FILE]\n"
+	"                   [--export-markdown FILE] [--export-json FILE]\n"
 	"                   [--overlay LOCAL=REPO_PATH]...\n"
 	"                   [--results FILE | --no-results] -- GATE ARGS...\n"
 	"       boxgate run --pool POOL [--exclude SPEC] [--wait S] [options]\n"
@@ -50,6 +51,18 @@ static const char run_help[] =
 	"TIMEOUT_HANG. Every FAITHFUL_RESULT line is parsed and judged again by boxgate\n"
 	"(cos >= 0.99, slowCTA ratio against the bar, anti-sloughing on sumCTA).\n"
 	"\n"
+	"Output: stdout gets one line per gate invocation (\"  run 2/5  slowCTA 18.270 us\n"
+	"ratio 12.230  PASS_GATE\", a warm-up's \"  warmup 1/2 ...\", a sweep's \"  nw 8  run\n"
+	"1/5 ...\", apart runs end in C or B; a lone invocation gets its full line: verdict,\n"
+	"slowCTA, baseline, ratio, wall, sumCTA, cos, device), then the point's summary and\n"
+	"a sweep's table. The gate's own stdout lines (FAITHFUL_RESULT included) are shown\n"
+	"only with -v; every result line is kept in the record all the same. stderr gets\n"
+	"the gate's stderr, errors, and once where the records went. The bytes are the same\n"
+	"whether stdout is a terminal, a pipe or a file; a terminal only adds colour (not\n"
+	"under NO_COLOR). An invocation that fails without -v shows the gate's last 8\n"
+	"stdout lines on stderr.\n"
+	"\n"
+	"  -v, --verbose  also the gate's stdout lines, as they come, on stdout\n"
 	"  --gpu LIST     slot GPUs (\"3\", \"0,1\"), each once; default: the first of the box's\n"
 	"                 gpus, on the local box GPU 0 when one exists, else a CPU slot\n"
 	"  --timeout S    watchdog timeout (default: MPK_GATE_TIMEOUT_S given through the shim,\n"
@@ -84,6 +97,7 @@ static const char run_help[] =
 	"                 DIR/pulled/RUN_ID-SEQ beside the results file; the record lists\n"
 	"                 them as \"pulled\": [{path, local, size, sha256}]\n"
 	"  --json         one JSON object per line on stdout: gate lines and judged results\n"
+	"                 (-v changes nothing; a warm-up's events carry \"warmup\": true)\n"
 	"                 (a line that is not valid UTF-8 comes as line_b64); the results\n"
 	"                 come once the end is known, \"verdict\" the final one, and an\n"
 	"                 invocation's last event is {\"event\":\"end\",\"verdict\",\"exit\"}\n"
@@ -102,6 +116,18 @@ static const char run_help[] =
 	"                 repeats would decide it. A wrong PASS_GATE or BELOW_BAR comes at\n"
 	"                 most 5% of the time. Any INVALID, TIMEOUT_HANG or failed run: no\n"
 	"                 verdict on the point. One run: its ratio against the bar\n"
+	"  --warmup N     first run the gate N more times (0-100) on the same slot, per\n"
+	"                 point (per count of a sweep; apart: N C B pairs): each shown as a\n"
+	"                 warm-up and recorded with \"warmup\": true, outside the point's\n"
+	"                 numbers and verdict and outside results, compare and report\n"
+	"  --export-markdown FILE  the point table (one row per point or worker count:\n"
+	"                 slowCTA median, min-max, CV, wall and sumCTA medians, n, ratio and\n"
+	"                 its interval, verdict, where the number came from) as a Markdown\n"
+	"                 table, written at the end through a temporary file renamed onto FILE\n"
+	"  --export-json FILE  the same table as one JSON object {box, run_id, points: [...]}\n"
+	"                 A FILE that cannot be written (a directory, a missing directory,\n"
+	"                 the results file, both options naming one file) is refused before\n"
+	"                 anything connects (exit 2)\n"
 	"  --max-cv PCT   a slowCTA CV over PCT percent (of 2 or more runs) is reported as a\n"
 	"                 warning; default [defaults] max_cv, else 2\n"
 	"  --strict-noise a CV over --max-cv makes the point NOISY (exit 1), whatever its\n"
@@ -165,16 +191,16 @@ typedef struct run_opts {
 	gate_opts g; /* first: gate_args_parse reads it */
 	const char *results;
 	bool no_results;
-	const char *repeat; /* --repeat N */
-	const char *max_cv; /* --max-cv PCT */
-	bool strict_noise;  /* --strict-noise */
-	int wait;           /* --wait S (with --pool) */
-	const char *kernel; /* --kernel FILE */
-	cli_list overlay;   /* --overlay LOCAL=REPO_PATH ... */
-	cli_list pull;      /* --pull GLOB ... */
-	bool no_baseline;   /* --no-baseline */
-	bool verbose;       /* -v, --verbose: the gate's stdout lines too */
-	const char *warmup; /* --warmup N */
+	const char *repeat;                  /* --repeat N */
+	const char *max_cv;                  /* --max-cv PCT */
+	bool strict_noise;                   /* --strict-noise */
+	int wait;                            /* --wait S (with --pool) */
+	const char *kernel;                  /* --kernel FILE */
+	cli_list overlay;                    /* --overlay LOCAL=REPO_PATH ... */
+	cli_list pull;                       /* --pull GLOB ... */
+	bool no_baseline;                    /* --no-baseline */
+	bool verbose;                        /* -v, --verbose: the gate's stdout lines too */
+	const char *warmup;                  /* --warmup N */
 	const char *export_md, *export_json; /* --export-markdown FILE, --export-json FILE */
 } run_opts;
 
@@ -205,12 +231,12 @@ static const cli_opt run_options[] = {
 
 struct run_view {
 	const gate_args *ga;
-	pool_line *line;           /* left when the agent says the slot is locked */
-	bool color_out;            /* stdout is a terminal: the bold result line, the verdict */
-	bool verbose;              /* -v: the gate's stdout lines are shown as they come */
-	run_tail tail;             /* else its last ones, shown when the invocation fails */
-	bool warmup;               /* a warm-up invocation (--json marks its events) */
-	gate_result last;          /* a copy of the last result line, for the record */
+	pool_line *line;  /* left when the agent says the slot is locked */
+	bool color_out;   /* stdout is a terminal: the bold result line, the verdict */
+	bool verbose;     /* -v: the gate's stdout lines are shown as they come */
+	run_tail tail;    /* else its last ones, shown when the invocation fails */
+	bool warmup;      /* a warm-up invocation (--json marks its events) */
+	gate_result last; /* a copy of the last result line, for the record */
 	/* The result lines before it, shown only once the run's end is known. */
 	gate_result earlier[RUN_EARLIER_MAX];
 	size_t n_earlier, n_omitted;
@@ -1119,8 +1145,8 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 			cli_printf(stderr, "boxgate: %s: %d records (run %s) in %s\n",
 				   pts[0].ga.box->name, st.n_recorded, st.run_id, st.results);
 	}
-	code = bg_exit_merge(code, run_export(name, pts, npts, st.run_id, opts->export_md,
-					      opts->export_json));
+	code = bg_exit_merge(
+		code, run_export(name, pts, npts, st.run_id, opts->export_md, opts->export_json));
 out:
 	for (size_t i = 0; pts && i < npts; i++) {
 		if (pts[i].parsed)

@@ -219,13 +219,12 @@ void run_out_point(const run_point *p, int repeat, const char *run_id)
 			    "runs; more repeats or iterations may steady it\n",
 			    cvw, measure_cv_pct(p->m.b_slow, p->m.n_b), p->m.max_cv, p->m.n_b);
 	if (p->m.sloughed)
-		strbuf_addf(
-			&b,
-			"  BELOW_BAR: the median sumCTA %.3f us rose more than %.0f%% over "
-			"the baseline's %.3f us while slowCTA fell: work spread, not saved\n",
-			stats_median(u, n),
-			100.0 * ((gate_policy)GATE_POLICY_DEFAULT).sum_tolerance,
-			stats_median(p->m.base_sum, p->m.n_base));
+		strbuf_addf(&b,
+			    "  BELOW_BAR: the median sumCTA %.3f us rose more than %.0f%% over "
+			    "the baseline's %.3f us while slowCTA fell: work spread, not saved\n",
+			    stats_median(u, n),
+			    100.0 * ((gate_policy)GATE_POLICY_DEFAULT).sum_tolerance,
+			    stats_median(p->m.base_sum, p->m.n_base));
 	cli_write(stdout, b.buf, b.len);
 	strbuf_release(&b);
 }
@@ -318,7 +317,7 @@ void run_out_invocation(const run_label *l, const gate_result *last, gate_verdic
 				    last->base.slowCTA_us / last->cand.slowCTA_us);
 	}
 	const char *name = final != VERDICT_NONE ? gate_verdict_name(final)
-			   : code == 130	 ? "interrupted"
+			   : code == 130         ? "interrupted"
 						 : "FAILED";
 	strbuf_addf(&b, "%s%s%s", verdict_color(final, color), name, color ? "\033[0m" : "");
 	if (code && final == VERDICT_NONE && code != 130)

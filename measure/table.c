@@ -8,9 +8,17 @@
 #include "results/stats.h"
 
 static const char *const md_head[] = {
-	"num_workers", "n",	    "slowCTA median (us)", "slowCTA min-max (us)", "slowCTA CV",
-	"wall median (us)", "sumCTA median (us)", "ratio",	     "interval",
-	"verdict",	   "source",
+	"num_workers",
+	"n",
+	"slowCTA median (us)",
+	"slowCTA min-max (us)",
+	"slowCTA CV",
+	"wall median (us)",
+	"sumCTA median (us)",
+	"ratio",
+	"interval",
+	"verdict",
+	"source",
 };
 #define MD_COLS (sizeof(md_head) / sizeof(md_head[0]))
 

@@ -48,7 +48,7 @@ has "$OUT_FILE" '^FAITHFUL_RESULT \{"kind":"gemv_m1".*"verdict":"PASS_GATE"\}$' 
 hasnt "$OUT_FILE" '@boxgate-agent' "no agent frame reaches the user"
 
 # --- a verdict needs a clean exit ---
-expect_rc 125 "PASS then SIGSEGV: INVALID" bg run t1 -- --mode pass-segv
+expect_rc 125 "PASS then SIGSEGV: INVALID" bg run t1 -v -- --mode pass-segv
 has "$ERR_FILE" 'INVALID: the gate printed its PASS_GATE line, then was killed by signal 11' "the crash is named"
 has "$OUT_FILE" '"verdict":"PASS_GATE"' "the PASS line itself still flows to the user"
 expect_rc 125 "PASS then SIGABRT: INVALID" bg run t1 -- --mode pass-abort
@@ -130,7 +130,7 @@ wait_gone 'sleep.1046\.5' && ok "the timed-out gate is gone" || not_ok "sleep 10
 # --- the user's bar wins ---
 expect_rc 0 "ratio 1.1, no --bar: PASS_GATE" bg run t1 -- --mode pass
 expect_rc 1 "ratio 1.1 with --bar 1.2 over the gate's bar 1.0: BELOW_BAR (exit 1), not PASS, not INVALID" bg run t1 --bar 1.2 -- --mode pass
-has "$ERR_FILE" 'BELOW_BAR.*below the bar 1.20 \(--bar\)' "the user's bar is named"
+has "$OUT_FILE" '^BELOW_BAR.*below the bar 1.20 \(--bar\)' "the user's bar is named (the result's line, on stdout)"
 expect_rc 0 "--bar 1.05: PASS_GATE" bg run t1 --bar 1.05 -- --mode pass
 for b in 0 -1 nan inf 1e3x 0x2 ' 1.2' ''; do
   expect_rc 2 "--bar '$b' refused" bg run t1 --bar "$b" -- --mode pass
@@ -138,9 +138,9 @@ done
 
 # --- strict result lines ---
 expect_rc 125 "duplicate \"verdict\" key: INVALID" bg run t1 -- --mode dup-verdict
-has "$ERR_FILE" 'duplicate key \\?"verdict' "the duplicate key is named"
+has "$OUT_FILE" '^INVALID: .*duplicate key \\?"verdict' "the duplicate key is named"
 expect_rc 125 "trailing bytes after the object: INVALID" bg run t1 -- --mode trailing
-has "$ERR_FILE" 'trailing bytes' "the trailing bytes are named"
+has "$OUT_FILE" '^INVALID: .*trailing bytes' "the trailing bytes are named"
 expect_rc 125 "absurd numbers (cos 1.7, num_workers -3): INVALID" bg run t1 -- --mode absurd
 has "$ERR_FILE" 'num_workers' "the absurd field is named"
 expect_rc 0 "--json with bytes that are not UTF-8" bg run --json t1 -- --mode bytes

@@ -55,7 +55,7 @@ expect_rc 0 "explain shows the srun step" bg explain sl -- --mode pass
 has "$OUT_FILE" "srun --quiet --ntasks=1 --job-name=boxgate-[0-9a-f]{16} --gres gpu:1 --partition gpu --time=10 .*agent-[0-9a-f]* run --nonce-stdin --gpus-from-env" "... with the gres, partition, srun_args and the agent taking Slurm's GPU"
 
 # --- a gate passes, its job recorded ---
-expect_rc 0 "a gate passes as a Slurm step" bg run sl -- --mode pass
+expect_rc 0 "a gate passes as a Slurm step" bg run sl -v -- --mode pass
 has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=[0-3] ' "the gate got one of the 4 GPUs from Slurm"
 pycheck "the record holds the Slurm job, step and node, and the job is known to Slurm" '
 import json, subprocess, sys

@@ -116,7 +116,7 @@ static void markdown_shape(void **state)
 	cells(line_at(md.buf, 4), 7, c, sizeof(c));
 	assert_string_equal(c, " 1.300 ");
 	cells(line_at(md.buf, 4), 8, c, sizeof(c));
-	assert_non_null(strstr(c, "(9"));          /* the interval's level */
+	assert_non_null(strstr(c, "(9"));            /* the interval's level */
 	cells(line_at(md.buf, 4), 10, c, sizeof(c)); /* '|' escaped, the newline a space */
 	assert_string_equal(c, " CPU twin (AMD | EPYC x), 8 workers ");
 	cells(line_at(md.buf, 5), 0, c, sizeof(c));
@@ -223,8 +223,13 @@ static void warmup_left_out(void **state)
 	results_points_release(&ps);
 	/* a record built for a warm-up says so; one built otherwise has no key */
 	gate_outcome o = {0};
-	results_record_in in = {.run_id = "0123456789abcdef", .version = "0", .box = "b",
-				.host = "h", .transport = "ssh", .outcome = &o, .warmup = true};
+	results_record_in in = {.run_id = "0123456789abcdef",
+				.version = "0",
+				.box = "b",
+				.host = "h",
+				.transport = "ssh",
+				.outcome = &o,
+				.warmup = true};
 	cJSON *rec = results_record_build(&in);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "warmup")));
 	assert_null(cJSON_GetObjectItemCaseSensitive(rec, "repeat"));
