@@ -1145,8 +1145,16 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 			cli_printf(stderr, "boxgate: %s: %d records (run %s) in %s\n",
 				   pts[0].ga.box->name, st.n_recorded, st.run_id, st.results);
 	}
-	code = bg_exit_merge(
-		code, run_export(name, pts, npts, st.run_id, opts->export_md, opts->export_json));
+	/* a run cut short (Ctrl-C, a lost link) leaves a table it would not stand
+	 * by, and an earlier FILE is better kept than overwritten with part of one */
+	if (stop && (opts->export_md || opts->export_json))
+		cli_error("%s: the run was cut short: %s not written", name,
+			  opts->export_md && opts->export_json ? "the exported tables"
+			  : opts->export_md                    ? opts->export_md
+							       : opts->export_json);
+	else
+		code = bg_exit_merge(code, run_export(name, pts, npts, st.run_id, opts->export_md,
+						      opts->export_json));
 out:
 	for (size_t i = 0; pts && i < npts; i++) {
 		if (pts[i].parsed)

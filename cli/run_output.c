@@ -24,6 +24,11 @@ static void device_label(const char *device, const char *device_name, char *buf,
 		snprintf(buf, n, "CPU twin (%s)", device_name);
 	else
 		snprintf(buf, n, "%s", cpu ? "CPU twin" : device_name[0] ? device_name : device);
+	/* the names are the gate's: a control byte (an escape, a newline) never
+	 * reaches the terminal or splits a line */
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 }
 
 /* device_label() of a result line's JSON. */

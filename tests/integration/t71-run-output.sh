@@ -266,7 +266,37 @@ else
 fi
 chmod 0755 "$BG_TMP/adir"
 
-# (j) The demo gate on the built-in local box in a terminal, with a warm-up.
+# (j) Hostile and unlucky cases: a device name with an escape, a newline and a '|'; the
+# export's directory gone by the end (exit 1, naming it, the records kept); Ctrl-C (the
+# export not written: an earlier file is kept whole).
+cat >"$BG_TMP/odd_gate.sh" <<EOF
+#!/bin/sh
+[ "\$1" = --rmdir ] && rmdir "$BG_TMP/gone"
+printf 'FAITHFUL_RESULT {"kind":"k","shape":"q","num_workers":8,"candidate":{"slowCTA_us":4.0,"wall_us":4.0,"sumCTA_us":4.0,"cos":0.9999,"status":"PASS"},"baseline_in_tree":{"slowCTA_us":5.0,"wall_us":5.0,"sumCTA_us":5.0,"cos":0.9999,"status":"PASS"},"slowCTA_ratio_base_over_cand":1.25,"verdict":"PASS_GATE","device":"cuda","device_name":"EVIL\\\\u001b]0;pwned\\\\u0007|x\\\\ny"}\\n'
+EOF
+chmod +x "$BG_TMP/odd_gate.sh"
+printf '[box odd]\ntransport = local\ngate = %s\nallow = --rmdir\n' "$BG_TMP/odd_gate.sh" >>"$CONF"
+expect_rc 0 "a device name with control bytes" "$BOXGATE" --config "$CONF" run odd --no-results --repeat 3 --export-markdown "$BG_TMP/odd.md"
+grep -q "$e" "$OUT_FILE" && not_ok "the gate's escape reached stdout" || ok "the gate's escape never reaches stdout"
+has "$OUT_FILE" '^PASS_GATE  median of 3: .*  -- EVIL\?\]0;pwned\?\|x\?y, 8 workers$' "control bytes shown as '?', the summary one line"
+has "$BG_TMP/odd.md" '\| EVIL\?\]0;pwned\?\\\|x\?y, 8 workers \|$' "and in the table's cell, its '|' escaped"
+mkdir -p "$BG_TMP/gone"
+expect_rc 1 "the export's directory removed during the run: exit 1" "$BOXGATE" --config "$CONF" run odd --results "$BG_TMP/gone.jsonl" \
+  --export-json "$BG_TMP/gone/t.json" -- --rmdir
+has "$ERR_FILE" "^boxgate: run: --export-json $BG_TMP/gone/t\.json: No such file or directory\$" "the error names the file"
+[ "$(nlines "$BG_TMP/gone.jsonl")" = 1 ] && ok "the run's record is kept" || not_ok "records: $(nlines "$BG_TMP/gone.jsonl")"
+echo KEEP >"$BG_TMP/keep.json"
+rm -f "$BG_TMP/cnt"
+"$BOXGATE" --config "$CONF" run seq -v --results "$BG_TMP/int.jsonl" --repeat 3 --export-json "$BG_TMP/keep.json" -- \
+  --values 100,sleep,100 --counter "$BG_TMP/cnt" >"$BG_TMP/int.out" 2>"$BG_TMP/int.err" &
+pid=$!
+for _ in $(seq 1 120); do grep -q 'sleeping until killed' "$BG_TMP/int.out" && break; sleep 0.25; done
+kill -INT $pid; rc=0; wait $pid || rc=$?
+[ "$rc" = 130 ] && ok "Ctrl-C during a run with --export-json: exit 130" || { not_ok "Ctrl-C exit $rc"; diag "$(cat "$BG_TMP/int.err")"; }
+[ "$(cat "$BG_TMP/keep.json")" = KEEP ] && ok "the earlier export is kept whole" || not_ok "keep.json: $(head -c 200 "$BG_TMP/keep.json")"
+has "$BG_TMP/int.err" "^boxgate: run: the run was cut short: $BG_TMP/keep\.json not written\$" "stderr says it was not written"
+
+# (k) The demo gate on the built-in local box in a terminal, with a warm-up.
 rm -f "$BG_TMP/dm.jsonl"
 script -qec "$(printf '%q ' "$BOXGATE" run local --results "$BG_TMP/dm.jsonl" --warmup 1 --repeat 2 -- --kind demo --shape tiny --num-workers 1)" /dev/null \
   >"$BG_TMP/demo.out" 2>&1 </dev/null
