@@ -161,7 +161,7 @@ assert all(e['verdict'] == 'PASS_GATE' for e in res) and ev[-1]['event'] == 'end
 PY
 
 # --- --gpu and seconds, refused before anything connects ---
-expect_rc 0 "--gpu 1 on a box with gpus = 0-1" bg run t1 --gpu 1 -- --mode env
+expect_rc 0 "--gpu 1 on a box with gpus = 0-1" bg run t1 -v --gpu 1 -- --mode env
 has "$OUT_FILE" '^CUDA_VISIBLE_DEVICES=1 ' "the gate got GPU 1"
 for g in 5 0-2 '1;id' -1 2.5 99999999999 ''; do
   expect_rc 2 "--gpu '$g' on a box with gpus = 0-1 is refused" bg run far --gpu "$g" -- --mode env
@@ -180,27 +180,33 @@ for v in '1;id' 2.5 99999999999 -5 ''; do
 done
 expect_rc 2 "--gate-timeout=2.5 refused" bg run far -- --mode env --gate-timeout=2.5
 has "$ERR_FILE" "--gate-timeout wants whole seconds from 1 to 604800, got '2.5'" "the value is quoted back"
-expect_rc 0 "a good --gate-timeout reaches the gate and the agent" bg run t1 -- --mode env --gate-timeout 30
+expect_rc 0 "a good --gate-timeout reaches the gate and the agent" bg run t1 -v -- --mode env --gate-timeout 30
 has "$OUT_FILE" 'MPK_GATE_TIMEOUT_S=30$' "MPK_GATE_TIMEOUT_S=30 arrived"
 
 # --- a stalled reader is not a dead client ---
 lines=200000
 sh "$GATE" --mode flood --lines $lines >"$BG_TMP/flood.want"
 want=$(wc -c <"$BG_TMP/flood.want")
+# -v: the gate's lines on stdout, byte for byte, then boxgate's one verdict line.
+bg run t1 -v -- --mode flood --lines $lines >"$BG_TMP/flood.got" 2>/dev/null
+cmp -s <(head -c "$want" "$BG_TMP/flood.got") "$BG_TMP/flood.want" && ok "flood without a stall: the gate's stdout byte for byte" \
+  || not_ok "flood: stdout differs"
+tail -c +"$((want + 1))" "$BG_TMP/flood.got" >"$BG_TMP/flood.tail"
+[ "$(nlines "$BG_TMP/flood.tail")" = 1 ] && grep -q '^PASS_GATE  slowCTA ' "$BG_TMP/flood.tail" \
+  && ok "... then the verdict line alone" || not_ok "flood: after the gate's bytes: $(head -c 300 "$BG_TMP/flood.tail")"
+whole=$(wc -c <"$BG_TMP/flood.got")
 # The reader takes one byte (the run is under way), stalls until the gate has written
 # everything and ended (the agent then holds the rest), and 3 s more: longer than
 # heartbeat 2 s + grace 0.5 s.
-bg run t1 -- --mode flood --lines $lines 2>"$BG_TMP/stall.err" \
+bg run t1 -v -- --mode flood --lines $lines 2>"$BG_TMP/stall.err" \
   | (dd bs=1 count=1 2>/dev/null | wc -c; wait_until 60 gone 'trust.sh.--mode.flood'; sleep 3; wc -c) \
   | awk '{ n += $1 } END { print n }' >"$BG_TMP/stall.count"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] && ok "stalled reader (the gate's end + 3 s > heartbeat 2 s + grace 0.5 s), $want bytes: PASS_GATE, exit 0" \
   || { not_ok "stalled reader: exit $rc"; diag "$(tail -5 "$BG_TMP/stall.err")"; }
 got=$(tr -d ' ' <"$BG_TMP/stall.count")
-[ "$got" = "$want" ] && ok "stalled reader: all $want bytes arrived" || not_ok "stalled reader: $got of $want bytes"
+[ "$got" = "$whole" ] && ok "stalled reader: all $want bytes of the gate and the verdict line arrived" || not_ok "stalled reader: $got of $whole bytes"
 hasnt "$BG_TMP/stall.err" 'no heartbeat|client gone|presumed gone' "stalled reader: the agent never took the client for dead"
-bg run t1 -- --mode flood --lines $lines >"$BG_TMP/flood.got" 2>/dev/null
-cmp -s "$BG_TMP/flood.got" "$BG_TMP/flood.want" && ok "flood without a stall: stdout byte for byte" || not_ok "flood: stdout differs"
 
 # --- a frozen client still is a dead client ---
 "$BOXGATE" --config "$INI" run t1 --timeout 300 -- --mode sleep >"$BG_TMP/stop.out" 2>&1 &
