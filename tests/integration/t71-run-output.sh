@@ -301,8 +301,8 @@ rm -f "$BG_TMP/dm.jsonl"
 script -qec "$(printf '%q ' "$BOXGATE" run local --results "$BG_TMP/dm.jsonl" --warmup 1 --repeat 2 -- --kind demo --shape tiny --num-workers 1)" /dev/null \
   >"$BG_TMP/demo.out" 2>&1 </dev/null
 sed 's/\x1b\[[0-9;]*m//g; s/\r$//' "$BG_TMP/demo.out" >"$BG_TMP/demo.txt"
-has "$BG_TMP/demo.txt" "^  warmup 1/1  slowCTA [0-9.]+ us  ratio [0-9.]+  (PASS_GATE|BELOW_BAR)  \(warm-up: not counted\)\$" "the demo gate: a warm-up line"
-[ "$(grep -cE '^  run [12]/2  slowCTA [0-9.]+ us  ratio [0-9.]+  (PASS_GATE|BELOW_BAR)$' "$BG_TMP/demo.txt")" = 2 ] \
+has "$BG_TMP/demo.txt" "^  warmup 1/1  slowCTA [0-9.]+ us  ratio [0-9.]+  (PASS_GATE|BELOW_BAR)(  -- .*)?  \(warm-up: not counted\)\$" "the demo gate: a warm-up line"
+[ "$(grep -cE '^  run [12]/2  slowCTA [0-9.]+ us  ratio [0-9.]+  (PASS_GATE|BELOW_BAR)(  -- .*)?$' "$BG_TMP/demo.txt")" = 2 ] \
   && ok "the demo gate: a line per run" || { not_ok "demo run lines"; diag "$(cat "$BG_TMP/demo.txt")"; }
 has "$BG_TMP/demo.txt" "^(PASS_GATE|BELOW_BAR|NOISY)  median of 2: " "the demo gate: the point of the two runs"
 hasnt "$BG_TMP/demo.txt" "FAITHFUL_RESULT" "the demo gate: no raw line on the terminal"
