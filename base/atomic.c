@@ -19,9 +19,15 @@ static char *temp_beside(const char *path)
 	return xasprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
 }
 
+/* An error about `path`: a path too long for the message is shown by its
+ * start and end, so the reason is never what gets cut. */
 static int fail(bg_err *err, const char *path, const char *what, int e)
 {
-	return bg_fail(err, BG_EIO, "%s: %s%s", path, what, strerror(e));
+	size_t n = strlen(path);
+	if (n <= 400)
+		return bg_fail(err, BG_EIO, "%s: %s%s", path, what, strerror(e));
+	return bg_fail(err, BG_EIO, "%.200s...%s (%zu bytes): %s%s", path, path + n - 150, n, what,
+		       strerror(e));
 }
 
 /* A path that names a file boxgate may replace: not empty, not ending in '/',
