@@ -11,6 +11,7 @@
 #include "campaign/spec.h"
 #include "gate/client/result.h"
 #include "results/points.h"
+#include "results/record.h"
 #include "results/select.h"
 #include "results/stats.h"
 #include "results/store.h"
@@ -163,6 +164,8 @@ static int keep_campaign_record(void *ctx, const cJSON *rec, size_t line)
 	reader *r = ctx;
 	if (r->sel && !results_selector_match(r->sel, rec))
 		return 0;
+	if (results_record_is_warmup(rec))
+		return 0; /* a warm-up is outside every point's numbers */
 	const cJSON *c = get(rec, "campaign");
 	const char *name = str_of(c, "name");
 	cJSON *run = NULL;

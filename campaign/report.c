@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/atomic.h"
 #include "base/xmalloc.h"
 #include "campaign/svg.h"
 
@@ -306,40 +307,13 @@ static int write_atomic(const char *dir, const char *name, const strbuf *data, c
 			bg_err *err)
 {
 	char *path = xasprintf("%s/%s", dir, name);
-	char *tmp = xasprintf("%s/.%s.XXXXXX", dir, name);
-	int rc = 0, fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = fail_path(err, path, errno);
-		goto out;
+	int rc = bg_write_atomic(path, data->buf, data->len, err);
+	if (rc < 0) {
+		free(path);
+		return rc;
 	}
-	size_t off = 0;
-	while (off < data->len) {
-		ssize_t n = write(fd, data->buf + off, data->len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = fail_path(err, path, errno);
-			break;
-		}
-		off += (size_t)n;
-	}
-	/* mkstemp makes 0600; a report is for reading. */
-	if (!rc && (fchmod(fd, 0644) < 0 || fsync(fd) < 0))
-		rc = fail_path(err, path, errno);
-	if (close(fd) < 0 && !rc)
-		rc = fail_path(err, path, errno);
-	if (!rc && rename(tmp, path) < 0)
-		rc = fail_path(err, path, errno);
-	if (rc)
-		unlink(tmp);
-out:
-	free(tmp);
-	if (!rc) {
-		*path_out = path;
-		path = NULL;
-	}
-	free(path);
-	return rc;
+	*path_out = path;
+	return 0;
 }
 
 int campaign_report_write(const campaign_points *p, const char *results_path, const char *out_dir,

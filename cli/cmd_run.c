@@ -15,6 +15,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/gate_args.h"
+#include "cli/run_output.h"
 #include "pool/broker.h"
 #include "pool/line.h"
 #include "pool/slot_probe.h"
@@ -28,9 +29,10 @@
 #include "results/store.h"
 
 static const char run_help[] =
-	"usage: boxgate run BOX [--gpu LIST] [--timeout S] [--bar R] [--json]\n"
-	"                   [--repeat N] [--max-cv PCT] [--strict-noise] [--holder TAG]\n"
-	"                   [--kernel FILE]\n"
+	"usage: boxgate run BOX [--gpu LIST] [--timeout S] [--bar R] [--json] [-v]\n"
+	"                   [--repeat N] [--warmup N] [--max-cv PCT] [--strict-noise]\n"
+	"                   [--holder TAG] [--kernel FILE]\n"
+	"                   [--export-markdown FILE] [--export-json FILE]\n"
 	"                   [--overlay LOCAL=REPO_PATH]...\n"
 	"                   [--results FILE | --no-results] -- GATE ARGS...\n"
 	"       boxgate run --pool POOL [--exclude SPEC] [--wait S] [options]\n"
@@ -49,6 +51,18 @@ static const char run_help[] =
 	"TIMEOUT_HANG. Every FAITHFUL_RESULT line is parsed and judged again by boxgate\n"
 	"(cos >= 0.99, slowCTA ratio against the bar, anti-sloughing on sumCTA).\n"
 	"\n"
+	"Output: stdout gets one line per gate invocation (\"  run 2/5  slowCTA 18.270 us\n"
+	"ratio 12.230  PASS_GATE\", a warm-up's \"  warmup 1/2 ...\", a sweep's \"  nw 8  run\n"
+	"1/5 ...\", apart runs end in C or B; a lone invocation gets its full line: verdict,\n"
+	"slowCTA, baseline, ratio, wall, sumCTA, cos, device), then the point's summary and\n"
+	"a sweep's table. The gate's own stdout lines (FAITHFUL_RESULT included) are shown\n"
+	"only with -v; every result line is kept in the record all the same. stderr gets\n"
+	"the gate's stderr, errors, and once where the records went. The bytes are the same\n"
+	"whether stdout is a terminal, a pipe or a file; a terminal only adds colour (not\n"
+	"under NO_COLOR). An invocation that fails without -v shows the gate's last 8\n"
+	"stdout lines on stderr.\n"
+	"\n"
+	"  -v, --verbose  also the gate's stdout lines, as they come, on stdout\n"
 	"  --gpu LIST     slot GPUs (\"3\", \"0,1\"), each once; default: the first of the box's\n"
 	"                 gpus, on the local box GPU 0 when one exists, else a CPU slot\n"
 	"  --timeout S    watchdog timeout (default: MPK_GATE_TIMEOUT_S given through the shim,\n"
@@ -83,6 +97,7 @@ static const char run_help[] =
 	"                 DIR/pulled/RUN_ID-SEQ beside the results file; the record lists\n"
 	"                 them as \"pulled\": [{path, local, size, sha256}]\n"
 	"  --json         one JSON object per line on stdout: gate lines and judged results\n"
+	"                 (-v changes nothing; a warm-up's events carry \"warmup\": true)\n"
 	"                 (a line that is not valid UTF-8 comes as line_b64); the results\n"
 	"                 come once the end is known, \"verdict\" the final one, and an\n"
 	"                 invocation's last event is {\"event\":\"end\",\"verdict\",\"exit\"}\n"
@@ -101,6 +116,18 @@ static const char run_help[] =
 	"                 repeats would decide it. A wrong PASS_GATE or BELOW_BAR comes at\n"
 	"                 most 5% of the time. Any INVALID, TIMEOUT_HANG or failed run: no\n"
 	"                 verdict on the point. One run: its ratio against the bar\n"
+	"  --warmup N     first run the gate N more times (0-100) on the same slot, per\n"
+	"                 point (per count of a sweep; apart: N C B pairs): each shown as a\n"
+	"                 warm-up and recorded with \"warmup\": true, outside the point's\n"
+	"                 numbers and verdict and outside results, compare and report\n"
+	"  --export-markdown FILE  the point table (one row per point or worker count:\n"
+	"                 slowCTA median, min-max, CV, wall and sumCTA medians, n, ratio and\n"
+	"                 its interval, verdict, where the number came from) as a Markdown\n"
+	"                 table, written at the end through a temporary file renamed onto FILE\n"
+	"  --export-json FILE  the same table as one JSON object {box, run_id, points: [...]}\n"
+	"                 A FILE that cannot be written (a directory, a missing directory,\n"
+	"                 the results file, both options naming one file) is refused before\n"
+	"                 anything connects (exit 2)\n"
 	"  --max-cv PCT   a slowCTA CV over PCT percent (of 2 or more runs) is reported as a\n"
 	"                 warning; default [defaults] max_cv, else 2\n"
 	"  --strict-noise a CV over --max-cv makes the point NOISY (exit 1), whatever its\n"
@@ -164,14 +191,17 @@ typedef struct run_opts {
 	gate_opts g; /* first: gate_args_parse reads it */
 	const char *results;
 	bool no_results;
-	const char *repeat; /* --repeat N */
-	const char *max_cv; /* --max-cv PCT */
-	bool strict_noise;  /* --strict-noise */
-	int wait;           /* --wait S (with --pool) */
-	const char *kernel; /* --kernel FILE */
-	cli_list overlay;   /* --overlay LOCAL=REPO_PATH ... */
-	cli_list pull;      /* --pull GLOB ... */
-	bool no_baseline;   /* --no-baseline */
+	const char *repeat;                  /* --repeat N */
+	const char *max_cv;                  /* --max-cv PCT */
+	bool strict_noise;                   /* --strict-noise */
+	int wait;                            /* --wait S (with --pool) */
+	const char *kernel;                  /* --kernel FILE */
+	cli_list overlay;                    /* --overlay LOCAL=REPO_PATH ... */
+	cli_list pull;                       /* --pull GLOB ... */
+	bool no_baseline;                    /* --no-baseline */
+	bool verbose;                        /* -v, --verbose: the gate's stdout lines too */
+	const char *warmup;                  /* --warmup N */
+	const char *export_md, *export_json; /* --export-markdown FILE, --export-json FILE */
 } run_opts;
 
 static const cli_opt run_options[] = {
@@ -189,6 +219,10 @@ static const cli_opt run_options[] = {
 	CLI_OPT_STRING("max-cv", run_opts, max_cv),
 	CLI_OPT_FLAG("strict-noise", run_opts, strict_noise),
 	CLI_OPT_FLAG("no-baseline", run_opts, no_baseline),
+	{"verbose", 'v', CLI_FLAG, false, offsetof(run_opts, verbose), 0, 0},
+	CLI_OPT_STRING("warmup", run_opts, warmup),
+	CLI_OPT_STRING("export-markdown", run_opts, export_md),
+	CLI_OPT_STRING("export-json", run_opts, export_json),
 	CLI_OPT_END,
 };
 
@@ -197,9 +231,12 @@ static const cli_opt run_options[] = {
 
 struct run_view {
 	const gate_args *ga;
-	pool_line *line;           /* left when the agent says the slot is locked */
-	bool color_out, color_err; /* per stream: the bold result line, the verdict */
-	gate_result last;          /* a copy of the last result line, for the record */
+	pool_line *line;  /* left when the agent says the slot is locked */
+	bool color_out;   /* stdout is a terminal: the bold result line, the verdict */
+	bool verbose;     /* -v: the gate's stdout lines are shown as they come */
+	run_tail tail;    /* else its last ones, shown when the invocation fails */
+	bool warmup;      /* a warm-up invocation (--json marks its events) */
+	gate_result last; /* a copy of the last result line, for the record */
 	/* The result lines before it, shown only once the run's end is known. */
 	gate_result earlier[RUN_EARLIER_MAX];
 	size_t n_earlier, n_omitted;
@@ -221,6 +258,10 @@ static void print_line(void *arg, remote_stream s, const char *line, size_t len,
 	}
 	if (s == REMOTE_STDERR && cli_repeated_note(line, len))
 		return; /* said once per run */
+	if (s == REMOTE_STDOUT && !v->verbose) {
+		run_tail_add(&v->tail, line, len);
+		return;
+	}
 	bool result = s == REMOTE_STDOUT && gate_is_result_line(line, len);
 	if (result && v->color_out) {
 		strbuf b = STRBUF_INIT;
@@ -246,26 +287,6 @@ static void keep_last(struct run_view *v, const gate_result *r)
 	v->last = *r;
 	v->last.raw = r->raw ? xstrdup(r->raw) : NULL;
 	v->last.json = r->json ? cJSON_Duplicate(r->json, 1) : NULL;
-}
-
-/* The device a result names, as the summary says it: the GPU's name, or
- * "CPU twin (its model)" when the device is "cpu"; "" when it names none. */
-static void device_label(const char *device, const char *device_name, char *buf, size_t n)
-{
-	bool cpu = strcmp(device, "cpu") == 0;
-	if (cpu && device_name[0])
-		snprintf(buf, n, "CPU twin (%s)", device_name);
-	else
-		snprintf(buf, n, "%s", cpu ? "CPU twin" : device_name[0] ? device_name : device);
-}
-
-/* device_label() of a result line's JSON. */
-static void result_device(const cJSON *res, char *buf, size_t n)
-{
-	const cJSON *d = cJSON_GetObjectItemCaseSensitive(res, "device");
-	const cJSON *dn = cJSON_GetObjectItemCaseSensitive(res, "device_name");
-	device_label(cJSON_IsString(d) ? d->valuestring : "",
-		     cJSON_IsString(dn) ? dn->valuestring : "", buf, n);
 }
 
 /* A result line arrived: kept, shown when the run's end is known. */
@@ -304,6 +325,8 @@ static void print_result_event(const struct run_view *v, const gate_result *r, g
 		cJSON_AddNumberToObject(o, "bar", r->bar);
 	if (r->problems[0])
 		cJSON_AddStringToObject(o, "problems", r->problems);
+	if (v->warmup)
+		cJSON_AddBoolToObject(o, "warmup", 1);
 	if (r->json)
 		cJSON_AddItemToObject(o, "result", cJSON_Duplicate(r->json, 1));
 	else
@@ -312,44 +335,11 @@ static void print_result_event(const struct run_view *v, const gate_result *r, g
 	cJSON_Delete(o);
 }
 
-/* The human line of one result line (its own judgement). */
-static void print_result_line(const struct run_view *v, const gate_result *r)
-{
-	const char *col = "", *end = v->color_err ? "\033[0m" : "";
-	if (v->color_err)
-		col = r->verdict == VERDICT_PASS_GATE || r->verdict == VERDICT_MEASURED
-			      ? "\033[1;32m"
-			      : "\033[1;31m";
-	/* The line ends with the device the gate ran on, when the result names it. */
-	char dev[160] = "", on[176] = "";
-	if (r->json)
-		result_device(r->json, dev, sizeof(dev));
-	if (dev[0])
-		snprintf(on, sizeof(on), "  on %s", dev);
-	if (r->verdict == VERDICT_MEASURED)
-		cli_printf(stderr,
-			   "boxgate: %s%s%s  slowCTA %.3f us  wall %.3f us  sumCTA %.3f us  cos "
-			   "%.5f%s  (the candidate alone: no baseline, no ratio)\n",
-			   col, gate_verdict_name(r->verdict), end, r->cand.slowCTA_us,
-			   r->cand.wall_us, r->cand.sumCTA_us, r->cand.cos, on);
-	else if (r->base.present && r->verdict != VERDICT_INVALID)
-		cli_printf(stderr,
-			   "boxgate: %s%s%s  slowCTA %.3f us (baseline %.3f us, ratio %.3f)  wall "
-			   "%.3f us  sumCTA %.3f us  cos %.5f%s%s%s\n",
-			   col, gate_verdict_name(r->verdict), end, r->cand.slowCTA_us,
-			   r->base.slowCTA_us, r->base.slowCTA_us / r->cand.slowCTA_us,
-			   r->cand.wall_us, r->cand.sumCTA_us, r->cand.cos, on,
-			   r->problems[0] ? "  -- " : "", r->problems);
-	else
-		cli_printf(stderr, "boxgate: %s%s%s%s%s%s\n", col, gate_verdict_name(r->verdict),
-			   end, r->problems[0] ? ": " : "", r->problems, on);
-}
-
 /* The invocation's result lines, once its verdict is known. JSON: every kept
  * line, each carrying the final verdict. Human: an earlier line only when it
- * is no PASS (a later line and the end decide), the last one only when the
- * final verdict is its own (`said`); otherwise the reason line says it. */
-static void show_results(struct run_view *v, gate_verdict final, bool said)
+ * is no PASS (a later line and the end decide); the last one is the
+ * invocation's own line (run_out_invocation). */
+static void show_results(struct run_view *v, gate_verdict final)
 {
 	if (v->ga->json) {
 		for (size_t i = 0; i < v->n_earlier; i++)
@@ -369,17 +359,15 @@ static void show_results(struct run_view *v, gate_verdict final, bool said)
 	for (size_t i = 0; i < v->n_earlier; i++)
 		if (v->earlier[i].verdict != VERDICT_PASS_GATE &&
 		    v->earlier[i].verdict != VERDICT_MEASURED)
-			print_result_line(v, &v->earlier[i]);
+			run_out_result(&v->earlier[i], "  earlier result: ", v->color_out);
 	if (v->n_omitted)
-		cli_printf(stderr,
-			   "boxgate: %zu more result lines, judged but not shown one by one\n",
+		cli_printf(stdout, "  %zu more result lines, judged but not shown one by one\n",
 			   v->n_omitted);
-	if (v->last.raw && said)
-		print_result_line(v, &v->last);
 }
 
 /* The last JSON event of an invocation: its final verdict and exit code. */
-static void print_end_event(const gate_args *ga, gate_verdict final, int code, const char *why)
+static void print_end_event(const gate_args *ga, gate_verdict final, int code, const char *why,
+			    bool warmup)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "box", ga->box->name);
@@ -391,11 +379,14 @@ static void print_end_event(const gate_args *ga, gate_verdict final, int code, c
 	cJSON_AddNumberToObject(o, "exit", code);
 	if (code)
 		cJSON_AddStringToObject(o, "why", why);
+	if (warmup)
+		cJSON_AddBoolToObject(o, "warmup", 1);
 	cli_print_json(o);
 	cJSON_Delete(o);
 }
 
-/* Appends the invocation's record; says where it went, or why it did not. */
+/* Appends the invocation's record; says why not, or under --json where it
+ * went (a person is told once, at the end of the run). */
 static int record_run(const gate_args *ga, const char *path, const results_record_in *in)
 {
 	bg_err err = {0};
@@ -414,8 +405,6 @@ static int record_run(const gate_args *ga, const char *path, const results_recor
 		cJSON_AddStringToObject(o, "run_id", in->run_id);
 		cli_print_json(o);
 		cJSON_Delete(o);
-	} else {
-		cli_printf(stderr, "boxgate: %s: recorded in %s\n", ga->box->name, path);
 	}
 	return 0;
 }
@@ -423,34 +412,6 @@ static int record_run(const gate_args *ga, const char *path, const results_recor
 #define RUN_REPEAT_MAX     MEASURE_REPEAT_MAX
 #define RUN_MAX_CV_DEFAULT 2.0 /* percent */
 #define RUN_INTERRUPTED    130
-
-/* One point: the gate's arguments with one worker count (or as given),
- * run `repeat` times. */
-typedef struct run_point {
-	cli_args args; /* the gate's arguments for this point */
-	char *word;    /* the --num-workers word put in (owned; args.v owned with it) */
-	gate_args ga;
-	bool parsed;
-	char *cmdline;
-	int count;                /* the sweep's count, -1 without a sweep */
-	measure_point m;          /* the judged invocations' numbers and the judgement */
-	int runs;                 /* invocations finished */
-	int bad;                  /* the merged exit of the others, 0 when none */
-	gate_verdict bad_verdict; /* the first INVALID or TIMEOUT_HANG among them */
-	bool record_failed;
-	char device[16];      /* the result's "device", "" when none */
-	char device_name[96]; /* the result's "device_name", "" when none */
-	int cpus, workers;    /* the result's "cpus" and "num_workers", -1 when absent */
-	int code;
-	/* Baseline and candidate apart (m.apart): the gate's first result had no
-	 * baseline side and no stated ratio, so each candidate invocation (C) is
-	 * followed by one of the user's arguments plus --baseline (B) on the same slot. */
-	bool checked;   /* the first invocation's result was looked at */
-	cli_args bargs; /* args + "--baseline" (bargs.v owned) */
-	gate_args bga;
-	bool bparsed;
-	char *bcmdline;
-} run_point;
 
 /* What every invocation of one boxgate run shares. */
 typedef struct run_state {
@@ -465,6 +426,11 @@ typedef struct run_state {
 	bool accept_new;      /* --accept-new: also for a reconnect that cancels a Slurm step */
 	const cli_list *pull; /* --pull GLOB ...: fetched after each invocation */
 	bool no_baseline;     /* --no-baseline (the box's no_baseline = yes counts too) */
+	bool verbose;         /* -v: the gate's stdout lines shown */
+	int warmup;           /* --warmup N: warm-up invocations per point */
+	bool alone;           /* one invocation in all: its line is the full one */
+	int n_recorded;       /* records written */
+	bool sweep;           /* a --num-workers sweep: lines name the count */
 } run_state;
 
 static void copy_str(char *dst, size_t n, const cJSON *obj, const char *key)
@@ -537,7 +503,8 @@ static void measured_alone(gate_result *r)
 /* One gate invocation of point p (its baseline run when `baseline`): streams
  * it, judges it, records it. Returns its exit code; *stop says no further
  * invocation may run. */
-static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool baseline, bool *stop)
+static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm, bool baseline,
+		  bool *stop)
 {
 	const gate_args *ga = baseline ? &p->bga : &p->ga;
 	const cli_args *args = baseline ? &p->bargs : &p->args;
@@ -551,7 +518,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 	policy.run_limit_s = gate_run_limit_s(&ga->spec);
 	view.ga = ga;
 	view.color_out = !ga->json && cli_color(stdout);
-	view.color_err = !ga->json && cli_color(stderr);
+	view.verbose = st->verbose;
+	view.warmup = warm;
 	gate_callbacks cb = {print_line, on_result, NULL, &view,
 			     GATE_HEARTBEAT_EVERY_MS(ga->spec.heartbeat_ms)};
 	if (st->line) {
@@ -585,16 +553,39 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 		}
 	}
 	gate_verdict final = results_verdict_of(code, &out);
-	show_results(&view, final, said);
-	/* A judged result has said why; anything else is said here. */
-	if (code && (!said || ga->json))
-		cli_error("%s: %s", ga->box->name, why);
 	if (!baseline && !p->checked) {
 		p->checked = true;
 		p->m.apart =
 			!alone && only_candidate(&view.last) && !has_word(&p->args, "--baseline");
 	}
-	note_invocation(p, code, &out, view.last.raw ? &view.last : NULL, baseline);
+	show_results(&view, final);
+	if (!ga->json) {
+		run_label label = {
+			.count = st->sweep ? p->count : -1,
+			.warmup = warm,
+			.alone = !warm && st->alone && !p->m.apart,
+			.i = k + 1,
+			.n = warm ? st->warmup : st->repeat,
+			.role = !p->m.apart ? NULL
+				: baseline  ? "B"
+					    : "C",
+		};
+		if (label.alone) /* a lone invocation's line names no count */
+			label.count = -1;
+		run_out_invocation(&label, view.last.raw ? &view.last : NULL, final, code, said,
+				   view.color_out);
+		bool judged = final == VERDICT_PASS_GATE || final == VERDICT_BELOW_BAR ||
+			      final == VERDICT_MEASURED;
+		if (!judged && !stop_requested)
+			run_tail_show(&view.tail, ga->box->name);
+	}
+	/* A judged result has said why; anything else is said here. */
+	if (code && (!said || ga->json))
+		cli_error("%s: %s", ga->box->name, why);
+	if (warm)
+		p->warm++;
+	else
+		note_invocation(p, code, &out, view.last.raw ? &view.last : NULL, baseline);
 	if (st->results) {
 		bool local = ga->box->transport == CONF_TRANSPORT_LOCAL;
 		results_record_in in = {
@@ -615,7 +606,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 			.outcome = &out,
 			.last = view.last.raw ? &view.last : NULL,
 			.repeat_i = k,
-			.repeat_n = st->repeat_n,
+			.repeat_n = warm ? 0 : st->repeat_n,
+			.warmup = warm,
 			.role = !p->m.apart ? NULL
 				: baseline  ? "baseline"
 					    : "candidate",
@@ -628,11 +620,14 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 			p->record_failed = true;
 			if (!code)
 				code = BG_EXIT_FAIL;
+		} else {
+			st->n_recorded++;
 		}
 	}
 	cJSON_Delete(pulled);
 	if (ga->json)
-		print_end_event(ga, final, code, why);
+		print_end_event(ga, final, code, why, warm);
+	run_tail_release(&view.tail);
 	gate_result_release(&view.last);
 	for (size_t i = 0; i < view.n_earlier; i++)
 		gate_result_release(&view.earlier[i]);
@@ -679,237 +674,17 @@ static void judge_point(run_point *p, const gate_args *ga)
 	}
 	if (p->record_failed)
 		p->code = bg_exit_merge(p->code, BG_EXIT_FAIL);
+	p->judged = true;
 }
 
-static const char *point_label(const run_point *p)
-{
-	if (p->m.noisy)
-		return "NOISY";
-	return p->m.verdict == VERDICT_NONE ? "FAILED" : gate_verdict_name(p->m.verdict);
-}
-
-/* Where the number came from: "CPU twin, 8 workers on 2 cpus, oversubscribed". */
-static void point_source(const run_point *p, char *buf, size_t n)
-{
-	bool cpu = strcmp(p->device, "cpu") == 0;
-	int w = p->workers >= 0 ? p->workers : p->count;
-	char dev[160];
-	device_label(p->device, p->device_name, dev, sizeof(dev));
-	int len = snprintf(buf, n, "%s", dev[0] ? dev : "device not reported");
-	if (w >= 0 && len >= 0 && (size_t)len < n)
-		len += snprintf(buf + len, n - (size_t)len, ", %d worker%s", w, w == 1 ? "" : "s");
-	if (cpu && p->cpus > 0 && len >= 0 && (size_t)len < n)
-		snprintf(buf + len, n - (size_t)len, " on %d cpu%s%s", p->cpus,
-			 p->cpus == 1 ? "" : "s", w > p->cpus ? ", oversubscribed" : "");
-}
-
-static void add_stat(cJSON *o, const char *key, const double *x, size_t n)
-{
-	cJSON *s = cJSON_AddObjectToObject(o, key);
-	cJSON_AddNumberToObject(s, "median", stats_median(x, n));
-	cJSON_AddNumberToObject(s, "min", stats_min(x, n));
-	cJSON_AddNumberToObject(s, "max", stats_max(x, n));
-	double cv = stats_cv(x, n);
-	if (isfinite(cv))
-		cJSON_AddNumberToObject(s, "cv_pct", cv * 100.0);
-	else
-		cJSON_AddNullToObject(s, "cv_pct");
-}
-
-/* Which path the point's baseline took (README.md, "Baseline and candidate apart"). */
-static const char *measured_path(const run_point *p, char *buf, size_t n)
-{
-	if (!p->m.apart)
-		return "baseline and candidate measured by the gate in one process";
-	size_t pairs = p->m.n_res < p->m.n_b ? p->m.n_res : p->m.n_b;
-	snprintf(buf, n,
-		 "baseline and candidate measured apart, interleaved (%zu pair%s, candidate "
-		 "first: C B C B ...)",
-		 pairs, pairs == 1 ? "" : "s");
-	return buf;
-}
-
-static void print_point(const run_point *p, int repeat, const char *run_id)
-{
-	const gate_args *ga = &p->ga;
-	char src[200], path[160];
-	point_source(p, src, sizeof(src));
-	bool oversub = strstr(src, "oversubscribed") != NULL;
-	if (ga->json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "box", ga->box->name);
-		cJSON_AddStringToObject(o, "event", "point");
-		cJSON_AddStringToObject(o, "run_id", run_id);
-		int w = p->workers >= 0 ? p->workers : p->count;
-		if (w >= 0)
-			cJSON_AddNumberToObject(o, "num_workers", w);
-		else
-			cJSON_AddNullToObject(o, "num_workers");
-		cJSON_AddNumberToObject(o, "n", p->runs);
-		cJSON_AddNumberToObject(o, "repeat", repeat);
-		cJSON_AddNumberToObject(o, "n_results", (double)p->m.n_res);
-		cJSON_AddStringToObject(o, "verdict", point_label(p));
-		if (p->m.verdict != VERDICT_NONE)
-			cJSON_AddStringToObject(o, "verdict_on_medians",
-						gate_verdict_name(p->m.verdict));
-		cJSON_AddBoolToObject(o, "noisy", p->m.noisy);
-		cJSON_AddBoolToObject(o, "sloughed", p->m.sloughed);
-		cJSON_AddNumberToObject(o, "max_cv_pct", p->m.max_cv);
-		cJSON_AddBoolToObject(o, "strict_noise", p->m.strict_noise);
-		cJSON_AddBoolToObject(o, "cv_warning", p->m.cv_warn || p->m.cv_warn_b);
-		cJSON_AddBoolToObject(o, "single", p->m.single);
-		if (p->m.decided)
-			cJSON_AddItemToObject(o, "decision", measure_decision_json(&p->m.dec));
-		else
-			cJSON_AddNullToObject(o, "decision");
-		cJSON_AddNumberToObject(o, "exit", p->code);
-		if (p->m.n_res) {
-			add_stat(o, "slowCTA_us", p->m.slow, p->m.n_res);
-			add_stat(o, "wall_us", p->m.wall, p->m.n_res);
-			add_stat(o, "sumCTA_us", p->m.sum, p->m.n_res);
-		}
-		if (p->m.n_ratio)
-			add_stat(o, "ratio", p->m.ratio, p->m.n_ratio);
-		if (p->m.bar > 0)
-			cJSON_AddNumberToObject(o, "bar", p->m.bar);
-		if (p->device[0])
-			cJSON_AddStringToObject(o, "device", p->device);
-		else
-			cJSON_AddNullToObject(o, "device");
-		if (p->device_name[0])
-			cJSON_AddStringToObject(o, "device_name", p->device_name);
-		else
-			cJSON_AddNullToObject(o, "device_name");
-		if (p->cpus >= 0)
-			cJSON_AddNumberToObject(o, "cpus", p->cpus);
-		cJSON_AddBoolToObject(o, "oversubscribed", oversub);
-		cJSON_AddStringToObject(o, "source", src);
-		if (p->m.apart || p->m.n_base) {
-			cJSON_AddStringToObject(o, "measured",
-						measured_path(p, path, sizeof(path)));
-			cJSON_AddBoolToObject(o, "apart", p->m.apart);
-		}
-		if (p->m.apart) {
-			size_t pairs = p->m.n_res < p->m.n_b ? p->m.n_res : p->m.n_b;
-			cJSON_AddNumberToObject(o, "pairs", (double)pairs);
-			cJSON_AddBoolToObject(o, "noisy_baseline", p->m.cv_warn_b);
-			if (p->m.n_b)
-				add_stat(o, "baseline_slowCTA_us", p->m.b_slow, p->m.n_b);
-		}
-		cli_print_json(o);
-		cJSON_Delete(o);
-		return;
-	}
-	bool color = cli_color(stderr);
-	const char *col = "", *end = color ? "\033[0m" : "";
-	if (color)
-		col = p->code == 0 ? "\033[1;32m" : "\033[1;31m";
-	if (!p->m.n_res || p->bad) {
-		cli_printf(stderr,
-			   "boxgate: %s%s%s  over %d of %d runs: not every run was judged "
-			   "(no verdict on the medians)  -- %s\n",
-			   col, point_label(p), end, p->runs, p->m.apart ? 2 * repeat : repeat,
-			   src);
-		if (p->m.apart)
-			cli_printf(stderr, "boxgate: %s\n", measured_path(p, path, sizeof(path)));
-		return;
-	}
-	const double *s = p->m.slow, *w = p->m.wall, *u = p->m.sum;
-	size_t n = p->m.n_res;
-	strbuf b = STRBUF_INIT;
-	strbuf_addf(&b,
-		    "boxgate: %s%s%s  median of %zu: slowCTA %.3f us (%.3f-%.3f, CV %.1f%%)  "
-		    "wall %.3f us (%.3f-%.3f, CV %.1f%%)  sumCTA %.3f us (%.3f-%.3f, CV %.1f%%)",
-		    col, point_label(p), end, n, stats_median(s, n), stats_min(s, n),
-		    stats_max(s, n), measure_cv_pct(s, n), stats_median(w, n), stats_min(w, n),
-		    stats_max(w, n), measure_cv_pct(w, n), stats_median(u, n), stats_min(u, n),
-		    stats_max(u, n), measure_cv_pct(u, n));
-	if (p->m.n_ratio)
-		strbuf_addf(&b, "  ratio %.3f", stats_median(p->m.ratio, p->m.n_ratio));
-	if (p->m.bar > 0 && p->m.verdict != VERDICT_MEASURED)
-		strbuf_addf(&b, " (bar %.2f)", p->m.bar);
-	strbuf_addf(&b, "  -- %s\n", src);
-	if (p->m.verdict == VERDICT_MEASURED)
-		strbuf_addf(&b, "boxgate: MEASURED: the candidate alone (no baseline): its "
-				"timings, no ratio and no verdict against a bar\n");
-	if (p->m.apart || p->m.n_base)
-		strbuf_addf(&b, "boxgate: %s\n", measured_path(p, path, sizeof(path)));
-	if (p->m.apart && p->m.n_b)
-		strbuf_addf(&b,
-			    "boxgate: baseline median of %zu: slowCTA %.3f us (%.3f-%.3f, CV "
-			    "%.1f%%)  sumCTA %.3f us; ratio = median over pairs of B/C\n",
-			    p->m.n_b, stats_median(p->m.b_slow, p->m.n_b),
-			    stats_min(p->m.b_slow, p->m.n_b), stats_max(p->m.b_slow, p->m.n_b),
-			    measure_cv_pct(p->m.b_slow, p->m.n_b),
-			    stats_median(p->m.b_sum, p->m.n_b));
-	if (p->m.decided && !p->m.sloughed) {
-		strbuf_addf(&b, "boxgate: %s: ", point_label(p));
-		measure_decision_text(&p->m.dec, p->m.bar_used, &b);
-		strbuf_addch(&b, '\n');
-	} else if (p->m.single && !p->m.sloughed) {
-		strbuf_addf(&b,
-			    "boxgate: %s on one %s: no interval (repeat to decide with a "
-			    "stated error rate)\n",
-			    point_label(p), p->m.apart ? "pair" : "run");
-	}
-	/* The CV over --max-cv: NOISY under --strict-noise, else a warning. */
-	const char *cvw = p->m.strict_noise ? "NOISY" : "warning";
-	if (p->m.cv_warn)
-		strbuf_addf(&b,
-			    "boxgate: %s: slowCTA CV %.1f%% > %.1f%% over %zu repeats; more "
-			    "repeats or iterations may steady it\n",
-			    cvw, measure_cv_pct(s, n), p->m.max_cv, n);
-	if (p->m.cv_warn_b)
-		strbuf_addf(&b,
-			    "boxgate: %s: the baseline's slowCTA CV %.1f%% > %.1f%% over %zu "
-			    "runs; more repeats or iterations may steady it\n",
-			    cvw, measure_cv_pct(p->m.b_slow, p->m.n_b), p->m.max_cv, p->m.n_b);
-	if (p->m.sloughed)
-		strbuf_addf(
-			&b,
-			"boxgate: BELOW_BAR: the median sumCTA %.3f us rose more than %.0f%% over "
-			"the baseline's %.3f us while slowCTA fell: work spread, not saved\n",
-			stats_median(u, n),
-			100.0 * ((gate_policy)GATE_POLICY_DEFAULT).sum_tolerance,
-			stats_median(p->m.base_sum, p->m.n_base));
-	cli_write(stderr, b.buf, b.len);
-	strbuf_release(&b);
-}
-
-/* The sweep's table: one row per count, aligned. */
-static void print_sweep(const run_point *pts, size_t n)
-{
-	strbuf b = STRBUF_INIT;
-	strbuf_addf(&b, "boxgate: %s: num_workers sweep\n", pts[0].ga.box->name);
-	strbuf_addf(&b, "  %11s  %12s  %7s  %7s  %s\n", "num_workers", "slowCTA_us", "CV", "ratio",
-		    "verdict");
-	for (size_t i = 0; i < n; i++) {
-		const run_point *p = &pts[i];
-		if (!p->runs)
-			continue;
-		char slow[32] = "-", cv[32] = "-", ratio[32] = "-";
-		if (p->m.n_res) {
-			snprintf(slow, sizeof(slow), "%.3f", stats_median(p->m.slow, p->m.n_res));
-			snprintf(cv, sizeof(cv), "%.1f%%", measure_cv_pct(p->m.slow, p->m.n_res));
-		}
-		if (p->m.n_ratio)
-			snprintf(ratio, sizeof(ratio), "%.3f",
-				 stats_median(p->m.ratio, p->m.n_ratio));
-		strbuf_addf(&b, "  %11d  %12s  %7s  %7s  %s\n", p->count, slow, cv, ratio,
-			    point_label(p));
-	}
-	cli_write(stderr, b.buf, b.len);
-	strbuf_release(&b);
-}
-
-/* --repeat N: a whole number 1..RUN_REPEAT_MAX. */
-static bool parse_repeat(const char *v, int *out)
+/* --repeat N and --warmup N: a whole number lo..RUN_REPEAT_MAX. */
+static bool parse_count(const char *v, int lo, int *out)
 {
 	size_t n = strlen(v);
 	if (!n || n > 3 || strspn(v, "0123456789") != n)
 		return false;
 	int x = atoi(v);
-	if (x < 1 || x > RUN_REPEAT_MAX)
+	if (x < lo || x > RUN_REPEAT_MAX)
 		return false;
 	*out = x;
 	return true;
@@ -1187,11 +962,16 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	gate_agent_how how;
 	bool manifest_read = false;
 	bg_err err = {0};
-	int code = 0, repeat = 1;
+	int code = 0, repeat = 1, warmup = 0;
 	double max_cv = ctx->conf.max_cv >= 0 ? ctx->conf.max_cv : RUN_MAX_CV_DEFAULT;
-	if (opts->repeat && !parse_repeat(opts->repeat, &repeat)) {
+	if (opts->repeat && !parse_count(opts->repeat, 1, &repeat)) {
 		cli_error("%s: --repeat wants a whole number from 1 to %d, got '%s'", name,
 			  RUN_REPEAT_MAX, opts->repeat);
+		return BG_EXIT_USAGE;
+	}
+	if (opts->warmup && !parse_count(opts->warmup, 0, &warmup)) {
+		cli_error("%s: --warmup wants a whole number from 0 to %d, got '%s'", name,
+			  RUN_REPEAT_MAX, opts->warmup);
 		return BG_EXIT_USAGE;
 	}
 	if (opts->max_cv && !conf_parse_percent(opts->max_cv, &max_cv)) {
@@ -1204,6 +984,16 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	if (opts->wait && !ctx->opt.pool) {
 		cli_error("%s: --wait goes with --pool (the broker's line)", name);
 		return BG_EXIT_USAGE;
+	}
+	if (opts->export_md || opts->export_json) {
+		/* a bad FILE is said before anything connects (the pool's broker included) */
+		char *res = opts->no_results ? NULL : cli_results_path(ctx, opts->results);
+		if (!opts->no_results && !res)
+			return BG_EXIT_USAGE;
+		code = run_export_check(name, opts->export_md, opts->export_json, res);
+		free(res);
+		if (code)
+			return code;
 	}
 	if (ctx->opt.pool) {
 		cli_catch_stop_signals(on_signal);
@@ -1309,37 +1099,62 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	results_new_run_id(st.run_id);
 	st.repeat = repeat;
 	st.repeat_n = opts->repeat ? repeat : 0;
+	st.warmup = warmup;
+	st.verbose = opts->verbose;
+	st.sweep = npts >= 2;
+	st.alone = repeat == 1 && npts == 1;
 	bool summary = repeat >= 2 || npts >= 2, stop = false;
 	size_t judged = 0;
 	for (size_t i = 0; i < npts && !stop; i++) {
 		run_point *p = &pts[i];
 		int last = 0;
-		for (int k = 0; k < repeat && !stop; k++) {
-			last = invoke(&st, c, p, k, false, &stop);
+		/* the warm-ups first, then the counted invocations: k counts each */
+		for (int j = 0; j < warmup + repeat && !stop; j++) {
+			bool warm = j < warmup;
+			int k = warm ? j : j - warmup;
+			last = invoke(&st, c, p, k, warm, false, &stop);
 			if (stop || !p->m.apart)
 				continue;
 			if (!p->bparsed && (last = baseline_prepare(ctx, &gopts, p))) {
 				stop = true;
 				break;
 			}
-			last = invoke(&st, c, p, k, true, &stop);
+			last = invoke(&st, c, p, k, warm, true, &stop);
 		}
 		if (stop) {
 			/* Ctrl-C or a lost link: no more invocations, no verdict on a cut point. */
 			code = stop_requested ? RUN_INTERRUPTED : bg_exit_merge(code, last);
 			break;
 		}
+		judge_point(p, &p->ga); /* also a lone run's, for --export-* */
 		if (!summary && !p->m.apart) {
 			code = last;
 			break;
 		}
-		judge_point(p, &p->ga);
-		print_point(p, repeat, st.run_id);
+		run_out_point(p, repeat, st.run_id);
 		code = bg_exit_merge(code, p->code);
 		judged++;
 	}
 	if (npts >= 2 && judged && !pts[0].ga.json)
-		print_sweep(pts, judged);
+		run_out_sweep(pts, judged);
+	if (st.n_recorded && !pts[0].ga.json) {
+		if (st.n_recorded == 1)
+			cli_printf(stderr, "boxgate: %s: recorded in %s\n", pts[0].ga.box->name,
+				   st.results);
+		else
+			cli_printf(stderr, "boxgate: %s: %d records (run %s) in %s\n",
+				   pts[0].ga.box->name, st.n_recorded, st.run_id, st.results);
+	}
+	/* a run cut short (Ctrl-C, a lost link) leaves a table it would not stand
+	 * by, and an earlier FILE is better kept than overwritten with part of one */
+	if (stop && (opts->export_md || opts->export_json))
+		cli_error("%s: the run was cut short: %s not written", name,
+			  opts->export_md && opts->export_json ? "the exported tables"
+			  : opts->export_md                    ? opts->export_md
+							       : opts->export_json);
+	else
+		code = bg_exit_merge(code, run_export(name, pts, npts, st.run_id, opts->export_md,
+						      opts->export_json));
 out:
 	for (size_t i = 0; pts && i < npts; i++) {
 		if (pts[i].parsed)

@@ -10,6 +10,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "gate/client/result.h"
+#include "results/record.h"
 
 static const char *const fixed_names[RESULTS_FIXED_FIELDS] = {"device", "kind", "shape",
 							      "num-workers", "candidate"};
@@ -132,6 +133,8 @@ static void keep_min(char **dst, const char *s, bool min)
 
 void results_points_add(results_points *ps, const cJSON *rec)
 {
+	if (results_record_is_warmup(rec))
+		return; /* outside every point's numbers */
 	size_t nf = 0;
 	results_field *f = key_of(rec, &nf);
 	results_point *p = NULL;

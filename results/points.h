@@ -53,7 +53,8 @@ typedef struct results_points {
 		NULL, 0, 0                                                                         \
 	}
 
-/* Adds `rec` to its point (made when new). */
+/* Adds `rec` to its point (made when new); a warm-up's record
+ * (results_record_is_warmup) is left out. */
 void results_points_add(results_points *ps, const struct cJSON *rec);
 void results_points_release(results_points *ps);
 

@@ -154,6 +154,11 @@ gate_verdict results_verdict_of(int exit_code, const gate_outcome *o)
 	}
 }
 
+bool results_record_is_warmup(const cJSON *rec)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "warmup"));
+}
+
 cJSON *results_record_build(const results_record_in *in)
 {
 	const gate_outcome *o = in->outcome;
@@ -171,6 +176,8 @@ cJSON *results_record_build(const results_record_in *in)
 	}
 	if (in->role)
 		cJSON_AddStringToObject(r, "role", in->role);
+	if (in->warmup)
+		cJSON_AddBoolToObject(r, "warmup", 1);
 	cJSON_AddStringToObject(r, "boxgate", in->version);
 	cJSON_AddStringToObject(r, "box", in->box);
 	cJSON_AddStringToObject(r, "host", in->host);

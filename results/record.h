@@ -29,6 +29,9 @@ typedef struct results_record_in {
 	/* Baseline and candidate measured apart: "role": "candidate" | "baseline"
 	 * (a "baseline" record's point.candidate is "baseline"); NULL: no role. */
 	const char *role;
+	/* run --warmup: a warm-up invocation, "warmup": true, left out of every
+	 * point's numbers (results_record_is_warmup) */
+	bool warmup;
 	/* The box's push manifest as read ("SHA256 TAB EPOCH TAB PATH" lines,
 	 * "" when none): "pushed"; NULL: "pushed": null and "pushed_error". */
 	const char *pushed;
@@ -63,5 +66,9 @@ void results_new_run_id(char out[17]);
  * result's verdict; VERDICT_NONE when there is none (a usage or connection
  * failure, a gate that failed without a result). */
 gate_verdict results_verdict_of(int exit_code, const gate_outcome *o);
+
+/* True for a warm-up invocation's record ("warmup": true): no reader counts
+ * it in a point's numbers, its verdict or its statistics. */
+bool results_record_is_warmup(const struct cJSON *rec);
 
 #endif

@@ -59,11 +59,11 @@ if grep -aq __asan_init "$moved/libexec/boxgate/boxgate-demo-gate-cpu" 2>/dev/nu
   want='(PASS_GATE|BELOW_BAR)' rc_want='[01]'
 fi
 rc=0
-"$bg" run local --repeat 1 -- --kind demo --shape q_b >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
+"$bg" run local -v --repeat 1 -- --kind demo --shape q_b >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
 if [[ $rc =~ ^$rc_want$ ]]; then ok "run local --repeat 1 -- --kind demo --shape q_b, installed, outside the repo (exit $rc)"; else
   not_ok "run local --repeat 1 -- --kind demo --shape q_b, installed, outside the repo (exit $rc)"; diag "$(cat "$ERR_FILE")"; fi
 has "$OUT_FILE" "^FAITHFUL_RESULT \\{.*\"verdict\":\"$want\"" "... the demo gate ran"
-has "$ERR_FILE" "^boxgate: $want " "... and boxgate judged it $want"
+has "$OUT_FILE" "^$want " "... and boxgate judged it $want"
 hasnt "$ERR_FILE" "not found" "... nothing was missing"
 
 # The page and the completion as installed.

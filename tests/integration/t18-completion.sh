@@ -49,6 +49,10 @@ has "$OUT_FILE" "^-b$" "... and its letter -b"
 hasnt "$OUT_FILE" "^--(verify-timeout|dry-run)$" "... and no other command's options"
 expect_rc 0 "__complete valued run" "$BOXGATE" __complete valued run
 has "$OUT_FILE" "^--gpu$" "... lists the options that take a value"
+has "$OUT_FILE" "^--warmup$" "... --warmup"
+has "$OUT_FILE" "^--export-markdown$" "... --export-markdown"
+has "$OUT_FILE" "^--export-json$" "... --export-json"
+hasnt "$OUT_FILE" "^(-v|--verbose)$" "... not -v"
 hasnt "$OUT_FILE" "^--json$" "... not the flags"
 expect_rc 2 "__complete options of an unknown command" "$BOXGATE" __complete options nope
 has "$ERR_FILE" "__complete: options of which command\? \(got 'nope'\)" "... says so"
@@ -88,6 +92,12 @@ bcomp "boxgate ex"; words_are "exec explain" "bash: a command prefix"
 bcomp "boxgate exec --ga"; words_are "--gather" "bash: an option prefix"
 bcomp "boxgate push --dry"; words_are "--dry-run" "bash: another command's option"
 bcomp "boxgate run --str"; words_are "--strict-noise" "bash: run's --strict-noise"
+bcomp "boxgate run --exp"; words_are "--export-json --export-markdown" "bash: run's --export-markdown and --export-json"
+bcomp "boxgate run --war"; words_are "--warmup" "bash: run's --warmup"
+bcomp "boxgate run --verb"; words_are "--verbose" "bash: run's --verbose"
+bcomp "boxgate --config $BG_TMP/c.ini run --warmup 2 oth"; words_are "other" "bash: --warmup's value is not the box operand"
+bcomp "boxgate --config $BG_TMP/c.ini run -v oth"; words_are "other" "bash: -v takes no value"
+bcomp "boxgate --config $BG_TMP/c.ini run other --export-json $BG_TMP/c."; words_are "$BG_TMP/c.ini" "bash: a file after --export-json"
 bcomp "boxgate --config $BG_TMP/c.ini exec --boxes gpu"; words_are "gpu-a1 gpu-a2" "bash: a box name prefix after --boxes, with --config on the line"
 bcomp "boxgate --config=$BG_TMP/c.ini run o"; words_are "other" "bash: run's box operand, --config=FILE"
 bcomp "boxgate run gpu-a" BOXGATE_CONFIG="$BG_TMP/c.ini"; words_are "gpu-a1 gpu-a2" "bash: a box name from \$BOXGATE_CONFIG"
@@ -200,11 +210,13 @@ done
 zpty -d z
 EOF
 zlines=("boxgate expl" "boxgate exec --acc" "boxgate --config $BG_TMP/c.ini run oth"
-  "boxgate --config $BG_TMP/c.ini exec --boxes gpu-a1,oth" "boxgate --config $BG_TMP/c.ini exec --pool fl")
+  "boxgate --config $BG_TMP/c.ini exec --boxes gpu-a1,oth" "boxgate --config $BG_TMP/c.ini exec --pool fl"
+  "boxgate run --warm")
 timeout 60 zsh -f drive.zsh "${zlines[@]}" >"$OUT_FILE" 2>"$ERR_FILE"
 has "$OUT_FILE" "^boxgate explain $" "zsh: a command prefix"
 has "$OUT_FILE" "^boxgate exec --accept-new $" "zsh: an option prefix"
 has "$OUT_FILE" "^boxgate --config $BG_TMP/c.ini run other $" "zsh: a box name from --config"
 has "$OUT_FILE" "^boxgate --config $BG_TMP/c.ini exec --boxes gpu-a1,other $" "zsh: the last item of a comma list"
 has "$OUT_FILE" "^boxgate --config $BG_TMP/c.ini exec --pool fleet $" "zsh: a pool name"
+has "$OUT_FILE" "^boxgate run --warmup $" "zsh: run's --warmup"
 finish

@@ -91,14 +91,14 @@ for v in ' 0' '0 ' '1, 2' $'0\t' '' ',' '0,' '+1' '-1' '0x1' '1e0' '4'; do
 done
 
 # --- a passing run: agent installed on demand, lines live, env translated ---
-expect_rc 0 "a passing gate exits 0" bg run g1 -- --kind gemv_m1 --shape q_b --configs q_b --decode-m1 --mode pass
+expect_rc 0 "a passing gate exits 0 (-v: the gate's stdout lines too)" bg run g1 -v -- --kind gemv_m1 --shape q_b --configs q_b --decode-m1 --mode pass
 has "$ERR_FILE" "agent installed \(prebuilt\)" "the agent was installed on first use"
 has "$OUT_FILE" '^argv: \[--kind\] \[gemv_m1\] \[--shape\] \[q_b\] \[--configs\] \[q_b\] \[--mode\] \[pass\]$' "the gate got exactly the allowed arguments"
 has "$OUT_FILE" 'MPK_GG_DECODE_M1=1 ' "--decode-m1 arrived as MPK_GG_DECODE_M1=1"
 has "$OUT_FILE" 'PYTHONUNBUFFERED=1 cwd=/root/repo' "the gate ran in the repo with PYTHONUNBUFFERED=1"
 has "$OUT_FILE" '^FAITHFUL_RESULT \{.*"verdict":"PASS_GATE"\}$' "the result line arrived verbatim"
 has "$ERR_FILE" 'progress line on stderr' "stderr lines arrive on stderr"
-has "$ERR_FILE" 'boxgate: PASS_GATE +slowCTA 4.000 us \(baseline 5.200 us, ratio 1.300\)' "boxgate judged the result itself"
+has "$OUT_FILE" '^PASS_GATE +slowCTA 4.000 us \(baseline 5.200 us, ratio 1.300\)' "boxgate judged the result itself (its line on stdout)"
 ls "$BG_HOST_1_ROOT"/.cache/boxgate/agent-* >/dev/null 2>&1 && ok "the agent is content-addressed under ~/.cache/boxgate" || not_ok "agent path"
 expect_rc 0 "a second run finds the agent present" bg run g1 -- --mode pass
 hasnt "$ERR_FILE" "agent installed" "no second install"
@@ -111,8 +111,8 @@ has "$OUT_FILE" '^g2: agent installed' "bootstrap --force installed again"
 # --- verdicts ---
 expect_rc 1 "BELOW_BAR exits 1" bg run g1 -- --mode below
 expect_rc 125 "a result that lies about its numbers is INVALID" bg run g1 -- --mode liar
-has "$ERR_FILE" 'INVALID.*cos' "the lie is named"
-expect_rc 125 "an unparseable result line is INVALID" bg run g1 -- --mode garbage
+has "$OUT_FILE" '^INVALID: .*cos' "the lie is named (the result's line, on stdout)"
+expect_rc 125 "an unparseable result line is INVALID" bg run g1 -v -- --mode garbage
 has "$OUT_FILE" 'FAITHFUL_RESULT \{"verdict": PASS_GATE oops' "the bad line is kept verbatim"
 expect_rc 125 "a gate without a result line is INVALID" bg run g1 -- --mode none
 expect_rc 1 "a failing gate exits 1" bg run g1 -- --mode fail
@@ -126,14 +126,14 @@ assert any(e.get('stream') == 'stdout' and e.get('line', '').startswith('argv:')
 PY
 
 # --- the watchdog over ssh: hangs ---
-expect_rc 124 "a sleeping gate times out (exit 124)" bg run g1 --timeout 2 -- --mode sleep --tag 1
+expect_rc 124 "a sleeping gate times out (exit 124)" bg run g1 -v --timeout 2 -- --mode sleep --tag 1
 has "$OUT_FILE" '"verdict":"TIMEOUT_HANG"' "a TIMEOUT_HANG line was printed"
 wait_gone 'sleep.1001\.5' && ok "the sleeping gate is gone" || not_ok "sleep 1001.5 survived"
 expect_rc 124 "a gate ignoring SIGTERM times out" bg run g1 --timeout 2 -- --mode ignore-term --tag 2
 wait_gone 'sleep.102\.25' && ok "the SIGTERM-ignoring gate is gone" || not_ok "ignore-term survived"
 expect_rc 124 "a gate whose children escaped (setsid, double fork) times out" bg run g1 --timeout 2 -- --mode escape --tag 3
 wait_gone 'sleep.(2003|3003|4003)\.5' && ok "setsid grandchild and double-forked child are gone" || not_ok "escapees survived"
-expect_rc 124 "MPK_GATE_TIMEOUT_S through the shim sets the watchdog" bg run g1 -- --mode sleep --tag 4 --gate-timeout 02
+expect_rc 124 "MPK_GATE_TIMEOUT_S through the shim sets the watchdog" bg run g1 -v -- --mode sleep --tag 4 --gate-timeout 02
 has "$OUT_FILE" "MPK_GATE_TIMEOUT_S=2 " "... and the gate was given 2, not 02"
 wait_gone 'sleep.1004\.5' && ok "gate gone after the shim-given timeout" || not_ok "sleep 1004.5 survived"
 
@@ -159,10 +159,10 @@ kill -INT $cpid; wait $cpid; rc=$?
 wait_gone 'sleep.1007\.5' 8 && ok "Ctrl-C: the remote gate was killed" || not_ok "Ctrl-C: gate survived"
 
 # --- two clients, one slot ---
-"$BOXGATE" --config "$INI" run g1 -- --mode slow >"$BG_TMP/first.out" 2>&1 &
+"$BOXGATE" --config "$INI" run g1 -v -- --mode slow >"$BG_TMP/first.out" 2>&1 &
 first=$!
 wait_for "$BG_TMP/first.out" '^argv' 30
-expect_rc 1 "a second client on a held slot is refused" bg run g1 -- --mode pass
+expect_rc 1 "a second client on a held slot is refused" bg run g1 -v -- --mode pass
 has "$ERR_FILE" 'busy: held by [^ ]+@[^ ]+ pid [0-9]+ since' "the refusal names the holder's tag, pid and start time"
 hasnt "$OUT_FILE" '^argv' "the second gate never started"
 touch "$BG_HOST_1_ROOT/release-0"
@@ -187,15 +187,15 @@ EOF2
 chmod +x "$BG_HOST_1_ROOT/repo/dev_gate.sh"
 printf '\n[box gd]\nhost = h1\nrepo = /root/repo\ngate = dev_gate.sh\nrequire_gpu = no\nallow = --dev --name\n' >>"$INI"
 expect_rc 0 "a result on a GPU" bg run gd -- --dev cuda --name 'NVIDIA H200 (compute 9.0)'
-has "$ERR_FILE" '^boxgate: PASS_GATE  slowCTA .* cos [0-9.]+  on NVIDIA H200 \(compute 9\.0\)$' "the result line ends with the GPU's name"
+has "$OUT_FILE" '^PASS_GATE  slowCTA .* cos [0-9.]+  on NVIDIA H200 \(compute 9\.0\)$' "the result line ends with the GPU's name"
 expect_rc 0 "a result on the CPU twin" bg run gd -- --dev cpu --name 'AMD EPYC 7B13'
-has "$ERR_FILE" '^boxgate: PASS_GATE  slowCTA .*  on CPU twin \(AMD EPYC 7B13\)$' "the CPU twin, with its CPU model"
+has "$OUT_FILE" '^PASS_GATE  slowCTA .*  on CPU twin \(AMD EPYC 7B13\)$' "the CPU twin, with its CPU model"
 expect_rc 0 "the CPU twin without a model" bg run gd -- --dev cpu
-has "$ERR_FILE" '^boxgate: PASS_GATE  slowCTA .*  on CPU twin$' "the CPU twin alone"
+has "$OUT_FILE" '^PASS_GATE  slowCTA .*  on CPU twin$' "the CPU twin alone"
 expect_rc 0 "a result naming no device" bg run gd
-hasnt "$ERR_FILE" ' on ' "no device: the line names none"
+hasnt "$OUT_FILE" ' on ' "no device: the line names none"
 expect_rc 0 "--repeat 3 on a GPU" bg run gd --repeat 3 -- --dev cuda --name 'NVIDIA H200'
-has "$ERR_FILE" '^boxgate: PASS_GATE  median of 3: .*  -- NVIDIA H200, 8 workers$' "the repeat summary names the GPU"
+has "$OUT_FILE" '^PASS_GATE  median of 3: .*  -- NVIDIA H200, 8 workers$' "the repeat summary names the GPU"
 expect_rc 0 "--repeat 3 on the CPU twin" bg run gd --repeat 3 -- --dev cpu --name 'AMD EPYC 7B13'
-has "$ERR_FILE" '^boxgate: PASS_GATE  median of 3: .*  -- CPU twin \(AMD EPYC 7B13\), 8 workers$' "the repeat summary names the CPU twin and its model"
+has "$OUT_FILE" '^PASS_GATE  median of 3: .*  -- CPU twin \(AMD EPYC 7B13\), 8 workers$' "the repeat summary names the CPU twin and its model"
 finish

@@ -43,12 +43,12 @@ gone() { ! grep -qaE -- "$1" /proc/[0-9]*/cmdline 2>/dev/null; }
 wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep 0.25; done; return 1; }
 
 # --- the baseline: a clean PASS ---
-expect_rc 0 "a clean PASS_GATE exits 0" bg run t1 -- --mode pass
+expect_rc 0 "a clean PASS_GATE exits 0 (-v: the gate's lines shown)" bg run t1 -v -- --mode pass
 has "$OUT_FILE" '^FAITHFUL_RESULT \{"kind":"gemv_m1".*"verdict":"PASS_GATE"\}$' "the gate's result line reaches stdout verbatim"
 hasnt "$OUT_FILE" '@boxgate-agent' "no agent frame reaches the user"
 
 # --- a verdict needs a clean exit ---
-expect_rc 125 "PASS then SIGSEGV: INVALID" bg run t1 -- --mode pass-segv
+expect_rc 125 "PASS then SIGSEGV: INVALID" bg run t1 -v -- --mode pass-segv
 has "$ERR_FILE" 'INVALID: the gate printed its PASS_GATE line, then was killed by signal 11' "the crash is named"
 has "$OUT_FILE" '"verdict":"PASS_GATE"' "the PASS line itself still flows to the user"
 expect_rc 125 "PASS then SIGABRT: INVALID" bg run t1 -- --mode pass-abort
@@ -77,7 +77,8 @@ PY
 }
 for m in pass-exit1 pass-exit2 pass-exit124 pass-segv pass-kill pass-abort pass-cuda; do
   expect_rc 125 "PASS then $m: INVALID (exit 125)" bg run t1 -- --mode $m
-  hasnt "$ERR_FILE" '^boxgate: (.\[[0-9;]*m)?PASS_GATE' "$m: no 'boxgate: PASS_GATE' line in the human output"
+  hasnt "$OUT_FILE" '^(.\[[0-9;]*m)?PASS_GATE' "$m: no PASS_GATE line in the human output"
+  hasnt "$ERR_FILE" '^boxgate: (.\[[0-9;]*m)?PASS_GATE' "$m: nor on stderr"
   has "$ERR_FILE" '^boxgate: t1: INVALID' "$m: the INVALID line says why"
   expect_rc 125 "--json, PASS then $m: exit 125" bg run --json t1 -- --mode $m
   check "--json, $m: every event is JSON, none says PASS_GATE, the last is the end with INVALID" json_final INVALID 125
@@ -85,7 +86,7 @@ done
 expect_rc 0 "--json, a clean PASS" bg run --json t1 -- --mode pass
 check "--json, a clean PASS: the result event and the end say PASS_GATE" json_final PASS_GATE 0
 expect_rc 0 "human, a clean PASS" bg run t1 -- --mode pass
-has "$ERR_FILE" '^boxgate: PASS_GATE  slowCTA 5.000 us' "the PASS line comes once the end is known"
+has "$OUT_FILE" '^PASS_GATE  slowCTA 5.000 us' "the PASS line comes once the end is known"
 
 # --- only the agent speaks for the agent ---
 expect_rc 125 "a gate printing TIMEOUT_HANG and exiting 124: INVALID, not a timeout" bg run t1 -- --mode forge-timeout
@@ -102,12 +103,12 @@ hasnt "$ERR_FILE" 'TIMEOUT_HANG:' "no TIMEOUT_HANG verdict came of it"
 # process's memory)
 # root can read any process's memory: the forged line has the real nonce, and still
 # is not shown as the watchdog's, since the agent's end report disagrees
-expect_rc 125 "a root gate that reads the nonce from /proc/PPID/mem and forges TIMEOUT_HANG: INVALID" bg run t1 -- --mode steal-nonce-root
+expect_rc 125 "a root gate that reads the nonce from /proc/PPID/mem and forges TIMEOUT_HANG: INVALID" bg run t1 -v -- --mode steal-nonce-root
 has "$ERR_FILE" '^thief: mem: found$' "(root did read the nonce)"
 hasnt "$OUT_FILE" '^FAITHFUL_RESULT \{"verdict":"TIMEOUT_HANG"' "the forged line is not shown as the agent's"
 has "$OUT_FILE" '^@boxgate-agent [0-9a-f]{32} FAITHFUL_RESULT' "it is shown as it came, framed: gate output"
 has "$ERR_FILE" "INVALID: the agent's TIMEOUT_HANG line and its exit \(exited\) disagree" "the disagreement is named"
-hasnt "$ERR_FILE" '^boxgate: TIMEOUT_HANG' "no TIMEOUT_HANG verdict line"
+hasnt "$OUT_FILE" '^TIMEOUT_HANG' "no TIMEOUT_HANG verdict line"
 expect_rc 125 "--json: the same" bg run --json t1 -- --mode steal-nonce-root
 check "--json: no result event, the end event says INVALID" python3 -c '
 import json, sys
@@ -121,7 +122,7 @@ expect_rc 1 "a gate exiting 124 itself is a failed gate (exit 1), not TIMEOUT_HA
 has "$ERR_FILE" 'the gate failed \(exited 124\)' "the gate's own 124 is named as the gate's"
 expect_rc 1 "a gate exiting 75 itself is a failed gate, not a busy slot" bg run t1 -- --mode exit-75
 hasnt "$ERR_FILE" 'busy' "no 'slot busy' for a gate's own 75"
-expect_rc 124 "the agent's own timeout still is TIMEOUT_HANG (exit 124)" bg run t1 --timeout 2 -- --mode sleep
+expect_rc 124 "the agent's own timeout still is TIMEOUT_HANG (exit 124)" bg run t1 -v --timeout 2 -- --mode sleep
 has "$OUT_FILE" '^FAITHFUL_RESULT \{"verdict":"TIMEOUT_HANG"' "the agent's TIMEOUT_HANG line reaches stdout unframed"
 hasnt "$OUT_FILE" '@boxgate-agent' "the frame is stripped"
 wait_gone 'sleep.1046\.5' && ok "the timed-out gate is gone" || not_ok "sleep 1046.5 survived"
@@ -129,7 +130,7 @@ wait_gone 'sleep.1046\.5' && ok "the timed-out gate is gone" || not_ok "sleep 10
 # --- the user's bar wins ---
 expect_rc 0 "ratio 1.1, no --bar: PASS_GATE" bg run t1 -- --mode pass
 expect_rc 1 "ratio 1.1 with --bar 1.2 over the gate's bar 1.0: BELOW_BAR (exit 1), not PASS, not INVALID" bg run t1 --bar 1.2 -- --mode pass
-has "$ERR_FILE" 'BELOW_BAR.*below the bar 1.20 \(--bar\)' "the user's bar is named"
+has "$OUT_FILE" '^BELOW_BAR.*below the bar 1.20 \(--bar\)' "the user's bar is named (the result's line, on stdout)"
 expect_rc 0 "--bar 1.05: PASS_GATE" bg run t1 --bar 1.05 -- --mode pass
 for b in 0 -1 nan inf 1e3x 0x2 ' 1.2' ''; do
   expect_rc 2 "--bar '$b' refused" bg run t1 --bar "$b" -- --mode pass
@@ -137,9 +138,9 @@ done
 
 # --- strict result lines ---
 expect_rc 125 "duplicate \"verdict\" key: INVALID" bg run t1 -- --mode dup-verdict
-has "$ERR_FILE" 'duplicate key \\?"verdict' "the duplicate key is named"
+has "$OUT_FILE" '^INVALID: .*duplicate key \\?"verdict' "the duplicate key is named"
 expect_rc 125 "trailing bytes after the object: INVALID" bg run t1 -- --mode trailing
-has "$ERR_FILE" 'trailing bytes' "the trailing bytes are named"
+has "$OUT_FILE" '^INVALID: .*trailing bytes' "the trailing bytes are named"
 expect_rc 125 "absurd numbers (cos 1.7, num_workers -3): INVALID" bg run t1 -- --mode absurd
 has "$ERR_FILE" 'num_workers' "the absurd field is named"
 expect_rc 0 "--json with bytes that are not UTF-8" bg run --json t1 -- --mode bytes
@@ -160,7 +161,7 @@ assert all(e['verdict'] == 'PASS_GATE' for e in res) and ev[-1]['event'] == 'end
 PY
 
 # --- --gpu and seconds, refused before anything connects ---
-expect_rc 0 "--gpu 1 on a box with gpus = 0-1" bg run t1 --gpu 1 -- --mode env
+expect_rc 0 "--gpu 1 on a box with gpus = 0-1" bg run t1 -v --gpu 1 -- --mode env
 has "$OUT_FILE" '^CUDA_VISIBLE_DEVICES=1 ' "the gate got GPU 1"
 for g in 5 0-2 '1;id' -1 2.5 99999999999 ''; do
   expect_rc 2 "--gpu '$g' on a box with gpus = 0-1 is refused" bg run far --gpu "$g" -- --mode env
@@ -179,27 +180,33 @@ for v in '1;id' 2.5 99999999999 -5 ''; do
 done
 expect_rc 2 "--gate-timeout=2.5 refused" bg run far -- --mode env --gate-timeout=2.5
 has "$ERR_FILE" "--gate-timeout wants whole seconds from 1 to 604800, got '2.5'" "the value is quoted back"
-expect_rc 0 "a good --gate-timeout reaches the gate and the agent" bg run t1 -- --mode env --gate-timeout 30
+expect_rc 0 "a good --gate-timeout reaches the gate and the agent" bg run t1 -v -- --mode env --gate-timeout 30
 has "$OUT_FILE" 'MPK_GATE_TIMEOUT_S=30$' "MPK_GATE_TIMEOUT_S=30 arrived"
 
 # --- a stalled reader is not a dead client ---
 lines=200000
 sh "$GATE" --mode flood --lines $lines >"$BG_TMP/flood.want"
 want=$(wc -c <"$BG_TMP/flood.want")
+# -v: the gate's lines on stdout, byte for byte, then boxgate's one verdict line.
+bg run t1 -v -- --mode flood --lines $lines >"$BG_TMP/flood.got" 2>/dev/null
+cmp -s <(head -c "$want" "$BG_TMP/flood.got") "$BG_TMP/flood.want" && ok "flood without a stall: the gate's stdout byte for byte" \
+  || not_ok "flood: stdout differs"
+tail -c +"$((want + 1))" "$BG_TMP/flood.got" >"$BG_TMP/flood.tail"
+[ "$(nlines "$BG_TMP/flood.tail")" = 1 ] && grep -q '^PASS_GATE  slowCTA ' "$BG_TMP/flood.tail" \
+  && ok "... then the verdict line alone" || not_ok "flood: after the gate's bytes: $(head -c 300 "$BG_TMP/flood.tail")"
+whole=$(wc -c <"$BG_TMP/flood.got")
 # The reader takes one byte (the run is under way), stalls until the gate has written
 # everything and ended (the agent then holds the rest), and 3 s more: longer than
 # heartbeat 2 s + grace 0.5 s.
-bg run t1 -- --mode flood --lines $lines 2>"$BG_TMP/stall.err" \
+bg run t1 -v -- --mode flood --lines $lines 2>"$BG_TMP/stall.err" \
   | (dd bs=1 count=1 2>/dev/null | wc -c; wait_until 60 gone 'trust.sh.--mode.flood'; sleep 3; wc -c) \
   | awk '{ n += $1 } END { print n }' >"$BG_TMP/stall.count"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] && ok "stalled reader (the gate's end + 3 s > heartbeat 2 s + grace 0.5 s), $want bytes: PASS_GATE, exit 0" \
   || { not_ok "stalled reader: exit $rc"; diag "$(tail -5 "$BG_TMP/stall.err")"; }
 got=$(tr -d ' ' <"$BG_TMP/stall.count")
-[ "$got" = "$want" ] && ok "stalled reader: all $want bytes arrived" || not_ok "stalled reader: $got of $want bytes"
+[ "$got" = "$whole" ] && ok "stalled reader: all $want bytes of the gate and the verdict line arrived" || not_ok "stalled reader: $got of $whole bytes"
 hasnt "$BG_TMP/stall.err" 'no heartbeat|client gone|presumed gone' "stalled reader: the agent never took the client for dead"
-bg run t1 -- --mode flood --lines $lines >"$BG_TMP/flood.got" 2>/dev/null
-cmp -s "$BG_TMP/flood.got" "$BG_TMP/flood.want" && ok "flood without a stall: stdout byte for byte" || not_ok "flood: stdout differs"
 
 # --- a frozen client still is a dead client ---
 "$BOXGATE" --config "$INI" run t1 --timeout 300 -- --mode sleep >"$BG_TMP/stop.out" 2>&1 &
@@ -216,6 +223,6 @@ has "$BG_TMP/stop.out" 'client_gone' "the agent's reason reaches the client"
 # --- a gate that stops its agent (same user: it may) does not hang the client ---
 expect_rc 125 "a gate that SIGSTOPs its agent: INVALID once timeout + grace + 60 s have passed" bg run t1 --timeout 1 -- --mode stop-agent
 has "$ERR_FILE" 'INVALID: the agent did not end within its timeout and grace plus 60 s' "the client says why"
-hasnt "$ERR_FILE" '^boxgate: PASS_GATE' "the PASS line before it is not said"
+hasnt "$OUT_FILE" '^PASS_GATE' "the PASS line before it is not said"
 # (the stopped agent and its gate go with the test host)
 finish

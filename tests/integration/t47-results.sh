@@ -17,7 +17,7 @@ rc=0
 "$BOXGATE" run local -- --kind demo --shape tiny --num-workers 8 >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
 case $rc in 0|1) ok "the demo gate ran on the local box (exit $rc)" ;;
   *) not_ok "the demo gate exited $rc"; diag "$(cat "$ERR_FILE")" ;; esac
-said=$(sed -n 's/^boxgate: \(PASS_GATE\|BELOW_BAR\|INVALID\) .*/\1/p' "$ERR_FILE" | tail -1)
+said=$(sed -n 's/^\(PASS_GATE\|BELOW_BAR\|INVALID\) .*/\1/p' "$OUT_FILE" | tail -1)
 has "$ERR_FILE" "^boxgate: local: recorded in $DEFAULT\$" "the summary says where the record went (the default file under XDG_DATA_HOME)"
 [ "$(nlines "$DEFAULT")" = 1 ] && ok "exactly one record appended" || not_ok "$(nlines "$DEFAULT") lines in $DEFAULT"
 pycheck "the record's fields: schema, run_id, box, transport, command, gate_args, times, exit, verdict, point, result" '
@@ -66,14 +66,17 @@ expect_rc 125 "run --no-results" "$BOXGATE" run local --no-results -- --kind dem
 [ "$(nlines "$DEFAULT")" = 1 ] && ok "--no-results appends nothing" || not_ok "--no-results appended to $DEFAULT"
 hasnt "$ERR_FILE" "recorded in" "--no-results: no 'recorded in'"
 expect_rc 2 "--results and --no-results together are refused" "$BOXGATE" run local --no-results --results x.jsonl -- --kind demo
-expect_rc 1 "a record that cannot be written is an error (exit 1)" "$BOXGATE" run local --results "$BG_TMP" -- --kind demo --shape tiny --num-workers 4 --iters 2
-pycheck "the verdict is said first, then the error naming the file" '
+# stdout and stderr into one file: the order in which they were said
+rc=0
+"$BOXGATE" run local --results "$BG_TMP" -- --kind demo --shape tiny --num-workers 4 --iters 2 >"$BG_TMP/both.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && ok "a record that cannot be written is an error (exit 1)" || { not_ok "unwritable record: exit $rc"; diag "$(cat "$BG_TMP/both.out")"; }
+pycheck "the verdict is said first (stdout), then the error naming the file (stderr)" '
 import sys
 lines = open(sys.argv[1]).read().splitlines()
-v = [i for i, l in enumerate(lines) if l.startswith(("boxgate: PASS_GATE", "boxgate: BELOW_BAR"))]
-e = [i for i, l in enumerate(lines) if "record was not kept" in l and sys.argv[2] in l]
+v = [i for i, l in enumerate(lines) if l.startswith(("PASS_GATE", "BELOW_BAR"))]
+e = [i for i, l in enumerate(lines) if l.startswith("boxgate: ") and "record was not kept" in l and sys.argv[2] in l]
 assert v and e and v[0] < e[0], lines
-' "$ERR_FILE" "$BG_TMP"
+' "$BG_TMP/both.out" "$BG_TMP"
 
 # TIMEOUT_HANG and Ctrl-C end an invocation too: each still leaves its record.
 H=$BG_TMP/hang.jsonl

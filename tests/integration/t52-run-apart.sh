@@ -33,14 +33,14 @@ candrun() {
 R=$BG_TMP/a.jsonl
 candrun 1 "a candidate-only gate, --repeat 3: three pairs, NOISY at the default bar" "$R" \
   --repeat 3 --max-cv 50 -- --values 100,110,90 --bvalues 150,121,99
-has "$ERR_FILE" "^boxgate: NOISY  median of 3: slowCTA 100\.000 us .*  ratio 1\.100 \(bar 1\.00\)" \
+has "$OUT_FILE" "^NOISY  median of 3: slowCTA 100\.000 us .*  ratio 1\.100 \(bar 1\.00\)" \
   "the point's ratio is the median over pairs of B/C: 1.100"
-has "$ERR_FILE" "^boxgate: NOISY: estimated ratio [0-9.]+, 90\.0% interval [0-9.]+-[0-9.]+ \(rank-sum, 3 pairs as two samples\) straddles the bar 1\.00; leans above the bar" \
+has "$OUT_FILE" "^  NOISY: estimated ratio [0-9.]+, 90\.0% interval [0-9.]+-[0-9.]+ \(rank-sum, 3 pairs as two samples\) straddles the bar 1\.00; leans above the bar" \
   "NOISY names the interval of the pairs and the lean"
-has "$ERR_FILE" "^boxgate: baseline and candidate measured apart, interleaved \(3 pairs, candidate first: C B C B \.\.\.\)$" \
+has "$OUT_FILE" "^  baseline and candidate measured apart, interleaved \(3 pairs, candidate first: C B C B \.\.\.\)$" \
   "the point line says baseline and candidate were measured apart, 3 pairs"
-has "$ERR_FILE" "^boxgate: baseline median of 3: slowCTA 121\.000 us \(99\.000-150\.000" "the baseline's median and spread are shown"
-hasnt "$ERR_FILE" "measured by the gate in one process" "it does not claim the one-process path"
+has "$OUT_FILE" "^  baseline median of 3: slowCTA 121\.000 us \(99\.000-150\.000" "the baseline's median and spread are shown"
+hasnt "$OUT_FILE" "measured by the gate in one process" "it does not claim the one-process path"
 pycheck "6 records alternate candidate, baseline with one run_id; B is the user's arguments plus --baseline" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
@@ -81,15 +81,15 @@ assert p["baseline_slowCTA_us"]["median"] == 121 and p["slowCTA_us"]["median"] =
 # every B/C between 1.079 and 1.121: under --bar 1.2, over --bar 1.05.
 candrun 1 "the median ratio 1.100 under --bar 1.2 is BELOW_BAR (exit 1)" "$BG_TMP/b.jsonl" \
   --repeat 3 --max-cv 50 --bar 1.2 -- --values 100,101,99 --bvalues 110,111,109
-has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 3: .*ratio 1\.100 \(bar 1\.20\)" "the point is BELOW_BAR against bar 1.20"
+has "$OUT_FILE" "^BELOW_BAR  median of 3: .*ratio 1\.100 \(bar 1\.20\)" "the point is BELOW_BAR against bar 1.20"
 candrun 0 "and passes --bar 1.05" "$BG_TMP/b2.jsonl" \
   --repeat 3 --max-cv 50 --bar 1.05 -- --values 100,101,99 --bvalues 110,111,109
-has "$ERR_FILE" "^boxgate: PASS_GATE  median of 3: .*ratio 1\.100 \(bar 1\.05\)" "the point is PASS_GATE against bar 1.05"
+has "$OUT_FILE" "^PASS_GATE  median of 3: .*ratio 1\.100 \(bar 1\.05\)" "the point is PASS_GATE against bar 1.05"
 
 # (c) Default: one pair. A slower candidate (130 vs 100) is BELOW_BAR.
 candrun 1 "one pair by default; a slower candidate is BELOW_BAR" "$BG_TMP/c.jsonl" -- --values 130 --bvalues 100
-has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 1: .*ratio 0\.769" "ratio 100/130 = 0.769"
-has "$ERR_FILE" "measured apart, interleaved \(1 pair," "one pair"
+has "$OUT_FILE" "^BELOW_BAR  median of 1: .*ratio 0\.769" "ratio 100/130 = 0.769"
+has "$OUT_FILE" "measured apart, interleaved \(1 pair," "one pair"
 pycheck "2 records: candidate then baseline" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
@@ -101,21 +101,21 @@ assert [x["role"] for x in r] == ["candidate", "baseline"], r
 # gate itself says INVALID, there is nothing to pair and no baseline run.
 candrun 125 "a candidate with cos 0.5 the gate calls PASS_GATE is INVALID (exit 125)" "$BG_TMP/d.jsonl" \
   --repeat 2 -- --values 50 --bvalues 100 --cos 0.5 --stated PASS_GATE
-has "$ERR_FILE" "candidate cos 0\.500000 < 0\.99" "boxgate's cos gate names the candidate's cos"
-has "$ERR_FILE" "^boxgate: INVALID  over 4 of 4 runs" "the point is INVALID over its 2 pairs"
-hasnt "$ERR_FILE" "^boxgate: PASS_GATE  median" "never PASS_GATE"
+has "$OUT_FILE" "candidate cos 0\.500000 < 0\.99" "boxgate's cos gate names the candidate's cos"
+has "$OUT_FILE" "^INVALID  over 4 of 4 runs" "the point is INVALID over its 2 pairs"
+hasnt "$OUT_FILE" "^PASS_GATE  median" "never PASS_GATE"
 pycheck "the records: C INVALID, B PASS_GATE, alternating" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
 assert [(x["role"], x["verdict"]) for x in r] == [("candidate", "INVALID"), ("baseline", "PASS_GATE")] * 2, r
 ' "$BG_TMP/d.jsonl"
 candrun 125 "a candidate the gate itself calls INVALID is INVALID (exit 125)" "$BG_TMP/d2.jsonl" --repeat 2 -- --values 50 --bvalues 100 --cos 0.5
-has "$ERR_FILE" "^boxgate: INVALID  over 2 of 2 runs" "the point is INVALID, without baseline runs"
+has "$OUT_FILE" "^INVALID  over 2 of 2 runs" "the point is INVALID, without baseline runs"
 
 # (e) Sloughing: ratio 1.3, but the candidate's sumCTA is 20% over the baseline's.
 candrun 1 "a candidate whose sumCTA is 20% over the baseline's is BELOW_BAR" "$BG_TMP/e.jsonl" -- --values 100 --bvalues 130 --cand-sum-pct 20
-has "$ERR_FILE" "^boxgate: BELOW_BAR  median of 1: .*ratio 1\.300" "the ratio alone would pass"
-has "$ERR_FILE" "^boxgate: BELOW_BAR: the median sumCTA 15600\.000 us rose more than 10% over the baseline's 13000\.000 us" "the sloughing line names both sumCTAs"
+has "$OUT_FILE" "^BELOW_BAR  median of 1: .*ratio 1\.300" "the ratio alone would pass"
+has "$OUT_FILE" "^  BELOW_BAR: the median sumCTA 15600\.000 us rose more than 10% over the baseline's 13000\.000 us" "the sloughing line names both sumCTAs"
 candrun 0 "5% more sumCTA is within the tolerance" "$BG_TMP/e2.jsonl" -- --values 100 --bvalues 130 --cand-sum-pct 5
 
 # (e2) A noisy baseline (100, 150, 200) under a steady candidate (50): every B/C is 2 to
@@ -123,12 +123,12 @@ candrun 0 "5% more sumCTA is within the tolerance" "$BG_TMP/e2.jsonl" -- --value
 # --strict-noise, never PASS_GATE.
 candrun 0 "a noisy baseline under a steady candidate twice as fast passes, with a warning" "$BG_TMP/n.jsonl" \
   --repeat 3 -- --values 50,50,50 --bvalues 100,150,200
-has "$ERR_FILE" "^boxgate: warning: the baseline's slowCTA CV 33\.3% > 2\.0% over 3 runs" "the warning names the baseline's CV"
+has "$OUT_FILE" "^  warning: the baseline's slowCTA CV 33\.3% > 2\.0% over 3 runs" "the warning names the baseline's CV"
 candrun 1 "--strict-noise: a noisy baseline under a steady candidate is NOISY" "$BG_TMP/n.jsonl" \
   --repeat 3 --strict-noise -- --values 50,50,50 --bvalues 100,150,200
-has "$ERR_FILE" "^boxgate: NOISY  median of 3: slowCTA 50\.000 us" "the point is NOISY"
-has "$ERR_FILE" "^boxgate: NOISY: the baseline's slowCTA CV 33\.3% > 2\.0% over 3 runs" "the line names the baseline's CV"
-hasnt "$ERR_FILE" "^boxgate: NOISY: slowCTA CV" "the candidate's own CV is not blamed"
+has "$OUT_FILE" "^NOISY  median of 3: slowCTA 50\.000 us" "the point is NOISY"
+has "$OUT_FILE" "^  NOISY: the baseline's slowCTA CV 33\.3% > 2\.0% over 3 runs" "the line names the baseline's CV"
+hasnt "$OUT_FILE" "^  NOISY: slowCTA CV" "the candidate's own CV is not blamed"
 
 # (e3) A worker-count sweep: each count is its own pair.
 candrun 0 "a sweep of 2 counts: one pair per count" "$BG_TMP/s.jsonl" -- --num-workers 8,64 --values 100 --bvalues 130
@@ -138,7 +138,7 @@ r = [json.loads(l) for l in open(sys.argv[1])]
 assert [(x["role"], x["point"]["num_workers"]) for x in r] == [("candidate", 8), ("baseline", 8), ("candidate", 64), ("baseline", 64)], r
 assert r[3]["gate_args"][-3:] == ["--bvalues", "130", "--baseline"] and "64" in r[3]["gate_args"], r[3]["gate_args"]
 ' "$BG_TMP/s.jsonl"
-has "$ERR_FILE" "^ +64 +100\.000 +0\.0% +1\.300 +PASS_GATE$" "the sweep table's row for 64 has ratio 1.300"
+has "$OUT_FILE" "^ +64 +100\.000 +0\.0% +1\.300 +PASS_GATE$" "the sweep table's row for 64 has ratio 1.300"
 
 # (f) --baseline given by the user: one invocation, point.candidate baseline, no pairing.
 candrun 0 "run -- --baseline runs the in-tree kernel once" "$BG_TMP/f.jsonl" -- --baseline --bvalues 130
@@ -166,7 +166,7 @@ has "$ERR_FILE" "reports only the candidate, and its baseline run .* cannot be m
 rm -f "$BG_TMP/cnt"
 expect_rc 0 "seq_gate (baseline in the same line) with --repeat 3" "$BOXGATE" --config "$CONF" run seq \
   --results "$BG_TMP/h.jsonl" --repeat 3 -- --values 100,100,100 --counter "$BG_TMP/cnt"
-has "$ERR_FILE" "^boxgate: baseline and candidate measured by the gate in one process$" "the point says: measured by the gate in one process"
+has "$OUT_FILE" "^  baseline and candidate measured by the gate in one process$" "the point says: measured by the gate in one process"
 pycheck "3 records, no role, no --baseline" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
@@ -175,8 +175,8 @@ assert len(r) == 3 and all("role" not in x and "--baseline" not in x["gate_args"
 rc=0
 "$BOXGATE" run local --results "$BG_TMP/demo.jsonl" --repeat 2 --max-cv 100 -- --kind demo --shape tiny --num-workers 8 >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
 case $rc in 0|1) ok "the demo gate with --repeat 2 (exit $rc)" ;; *) not_ok "the demo gate exited $rc"; diag "$(cat "$ERR_FILE")" ;; esac
-has "$ERR_FILE" "^boxgate: baseline and candidate measured by the gate in one process$" "the demo gate's point says measured in one process"
-hasnt "$ERR_FILE" "measured apart" "the demo gate is not measured apart"
+has "$OUT_FILE" "^  baseline and candidate measured by the gate in one process$" "the demo gate's point says measured in one process"
+hasnt "$OUT_FILE" "measured apart" "the demo gate is not measured apart"
 pycheck "the demo gate: 2 records, no role, no --baseline added" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]

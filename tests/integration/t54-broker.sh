@@ -37,16 +37,16 @@ cd "$BG_TMP" || exit 1
 LOG1=$BG_HOST_1_ROOT/slot.log LOG2=$BG_HOST_2_ROOT/slot.log
 
 # --- picking ---
-expect_rc 0 "run --pool takes a free slot" bg run --pool p --no-results -- --mode pass
+expect_rc 0 "run --pool takes a free slot" bg run -v --pool p --no-results -- --mode pass
 has "$ERR_FILE" '^boxgate: pool p: g1:gpu0 is free, taking it$' "the first free slot in the pool's order: g1:gpu0"
 has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=0 ' "the gate ran on GPU 0 of that box"
 expect_rc 0 "disable g1:0" bg slots disable g1:0 --why "bench job"
-expect_rc 0 "run --pool skips the disabled slot" bg run --pool p --no-results -- --mode pass
+expect_rc 0 "run --pool skips the disabled slot" bg run -v --pool p --no-results -- --mode pass
 has "$ERR_FILE" '^boxgate: pool p: g2:gpu0 is free, taking it$' "it took g2:gpu0"
-bg run --pool p --holder long-job --no-results -- --mode slow >"$BG_TMP/slow.out" 2>&1 &
+bg run -v --pool p --holder long-job --no-results -- --mode slow >"$BG_TMP/slow.out" 2>&1 &
 slow=$!
 wait_for "$BG_TMP/slow.out" '^argv' 30
-expect_rc 1 "every slot taken and no --wait: refused at once" bg run --pool p --no-results -- --mode pass
+expect_rc 1 "every slot taken and no --wait: refused at once" bg run -v --pool p --no-results -- --mode pass
 has "$ERR_FILE" 'no free slot in pool p:' "the refusal says no slot is free"
 has "$ERR_FILE" '^  g1:gpu0 disabled: bench job$' "it names the disabled slot and why"
 has "$ERR_FILE" '^  g2:gpu0 held by long-job [^ ]+@[^ ]+:[0-9]+ since ' "it names the holder, with its --holder tag"
@@ -56,28 +56,28 @@ rm -f "$BG_HOST_2_ROOT/release-0"
 expect_rc 0 "enable g1:0" bg slots enable g1:0
 
 # --- -x/--exclude: boxes left out of the pick ---
-expect_rc 0 "run --pool -x g1 passes g1 by although it is free" bg run --pool p -x g1 --no-results -- --mode pass
+expect_rc 0 "run --pool -x g1 passes g1 by although it is free" bg run -v --pool p -x g1 --no-results -- --mode pass
 has "$ERR_FILE" '^boxgate: pool p: g2:gpu0 is free, taking it$' "... taking g2:gpu0"
-expect_rc 2 "an exclusion that leaves the pool empty is refused" bg run --pool one --exclude g2 --no-results -- --mode pass
+expect_rc 2 "an exclusion that leaves the pool empty is refused" bg run -v --pool one --exclude g2 --no-results -- --mode pass
 has "$ERR_FILE" "matched no box \(--exclude took every box of pool 'one'\)" "... saying so"
-expect_rc 2 "excluding a box that is not configured is refused" bg run --pool p -x g3 --no-results -- --mode pass
+expect_rc 2 "excluding a box that is not configured is refused" bg run -v --pool p -x g3 --no-results -- --mode pass
 has "$ERR_FILE" "unknown box 'g3' to exclude" "... naming it"
 hasnt "$ERR_FILE" "taking it" "... before anything is picked"
 
 # --- run BOX without --gpu on a box of several GPUs: its first free one ---
-expect_rc 0 "run g1 with every GPU free" bg run g1 --no-results -- --mode pass
+expect_rc 0 "run g1 with every GPU free" bg run -v g1 --no-results -- --mode pass
 hasnt "$ERR_FILE" 'is free, taking it' "quiet when the box's first GPU is free"
 has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=0 ' "it ran on GPU 0"
-"$BOXGATE" --config "$INI" run g1 --gpu 0 --no-results -- --mode slow >"$BG_TMP/g0.out" 2>&1 &
+"$BOXGATE" --config "$INI" run -v g1 --gpu 0 --no-results -- --mode slow >"$BG_TMP/g0.out" 2>&1 &
 g0=$!
 wait_for "$BG_TMP/g0.out" '^argv' 30
-expect_rc 0 "run g1 while GPU 0 is held" bg run g1 --no-results -- --mode pass
+expect_rc 0 "run g1 while GPU 0 is held" bg run -v g1 --no-results -- --mode pass
 has "$ERR_FILE" '^boxgate: g1: gpu1 is free, taking it \(the first GPUs are taken\)$' "it says it took gpu1, the first being taken"
 has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=1 ' "the gate ran on GPU 1"
-"$BOXGATE" --config "$INI" run g1 --gpu 1 --no-results -- --mode slow >"$BG_TMP/g1.out" 2>&1 &
+"$BOXGATE" --config "$INI" run -v g1 --gpu 1 --no-results -- --mode slow >"$BG_TMP/g1.out" 2>&1 &
 g1=$!
 wait_for "$BG_TMP/g1.out" '^argv' 30
-expect_rc 1 "run g1 with both GPUs held" bg run g1 --no-results -- --mode pass
+expect_rc 1 "run g1 with both GPUs held" bg run -v g1 --no-results -- --mode pass
 has "$ERR_FILE" 'no free slot on box g1' "refused: no free slot on the box"
 has "$ERR_FILE" '^  g1:gpu0 held by ' "naming each holder"
 touch "$BG_HOST_1_ROOT/release-0"
@@ -86,10 +86,10 @@ rm -f "$BG_HOST_1_ROOT/release-0"
 
 # --- --repeat under --wait: later repeats wait for their slot too ---
 rm -f "$LOG2"
-bg run --pool one --wait 60 --repeat 3 --no-results -- --mode hold --tag r3 >"$BG_TMP/r3.out" 2>&1 &
+bg run -v --pool one --wait 60 --repeat 3 --no-results -- --mode hold --tag r3 >"$BG_TMP/r3.out" 2>&1 &
 r3=$!
 wait_for "$LOG2" '^start r3 ' 30
-bg run --pool one --wait 60 --no-results -- --mode hold --tag r1 >"$BG_TMP/r1.out" 2>&1 &
+bg run -v --pool one --wait 60 --no-results -- --mode hold --tag r1 >"$BG_TMP/r1.out" 2>&1 &
 r1=$!
 wait $r3; rc3=$?
 wait $r1; rc1=$?
@@ -109,7 +109,7 @@ printf '\n[pool cfg]\nslots = g1:0-1\ndisabled = g1:0\ndisabled_why = reserved f
 expect_rc 0 "slots --pool cfg" bg slots --pool cfg
 has "$OUT_FILE" '^g1 +gpu0 +disabled +reserved for the KDA job \(by pool cfg in .*t54\.ini:[0-9]+\)$' \
   "the configured slot shows disabled, the reason and where it was configured"
-expect_rc 0 "run --pool cfg skips the configured slot" bg run --pool cfg --no-results -- --mode pass
+expect_rc 0 "run --pool cfg skips the configured slot" bg run -v --pool cfg --no-results -- --mode pass
 has "$ERR_FILE" '^boxgate: pool cfg: g1:gpu1 is free, taking it$' "it took gpu1"
 printf '[box b]\nhost = h1\ngpus = 0-1\n\n[pool x]\nslots = b:0\ndisabled = b:1\ndisabled_why = no\n' >"$BG_TMP/bad1.ini"
 expect_rc 2 "a disabled slot that is not the pool's" "$BOXGATE" --config "$BG_TMP/bad1.ini" config check
@@ -128,33 +128,33 @@ export BOXGATE_AGENT_FAKE_NVML=$BG_TMP/nvml
 expect_rc 0 "slots: a GPU with a foreign compute process" bg slots --pool lp
 has "$OUT_FILE" '^lo +gpu0 +busy +compute process pid 4242 \(foreign_job\)$' "gpu0 is busy, naming the process"
 has "$OUT_FILE" '^lo +gpu1 +free$' "gpu1 is free"
-expect_rc 0 "run --pool never picks the busy GPU" bg run --pool lp --no-results -- --mode pass
+expect_rc 0 "run --pool never picks the busy GPU" bg run -v --pool lp --no-results -- --mode pass
 has "$ERR_FILE" '^boxgate: pool lp: lo:gpu1 is free, taking it$' "it took gpu1"
 has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=1 ' "the gate ran on GPU 1"
-expect_rc 0 "run lo without --gpu skips it too" bg run lo --no-results -- --mode pass
+expect_rc 0 "run lo without --gpu skips it too" bg run -v lo --no-results -- --mode pass
 has "$ERR_FILE" '^boxgate: lo: gpu1 is free, taking it' "it took gpu1"
-expect_rc 125 "run lo --gpu 0 on the busy GPU is INVALID (the agent's check)" bg run lo --gpu 0 --no-results -- --mode pass
+expect_rc 125 "run lo --gpu 0 on the busy GPU is INVALID (the agent's check)" bg run -v lo --gpu 0 --no-results -- --mode pass
 has "$OUT_FILE" '"reason":"gpu_busy","gpu":0,"pid":4242' "gpu_busy names the process"
 printf 'gpus 2\nproc 0 4242 foreign_job\nproc 1 4343 other_job\n' >"$BG_TMP/nvml"
-expect_rc 1 "both GPUs busy: run --pool is refused" bg run --pool lp --no-results -- --mode pass
+expect_rc 1 "both GPUs busy: run --pool is refused" bg run -v --pool lp --no-results -- --mode pass
 has "$ERR_FILE" '^  lo:gpu1 busy: compute process pid 4343 \(other_job\)$' "naming each process"
 unset BOXGATE_AGENT_FAKE_NVML
 
 # --- refused before anything connects ---
-expect_rc 2 "--pool and a BOX" bg run g1 --pool p -- --mode pass
+expect_rc 2 "--pool and a BOX" bg run -v g1 --pool p -- --mode pass
 has "$ERR_FILE" 'give BOX or --pool, not both' "the error says so"
-expect_rc 2 "--pool and --gpu" bg run --pool p --gpu 0 -- --mode pass
-expect_rc 2 "--wait without --pool" bg run g1 --wait 5 -- --mode pass
-expect_rc 2 "an unknown pool" bg run --pool nope -- --mode pass
+expect_rc 2 "--pool and --gpu" bg run -v --pool p --gpu 0 -- --mode pass
+expect_rc 2 "--wait without --pool" bg run -v g1 --wait 5 -- --mode pass
+expect_rc 2 "an unknown pool" bg run -v --pool nope -- --mode pass
 has "$ERR_FILE" "no pool 'nope'" "the error names the pool"
-expect_rc 2 "a flag one box of the pool refuses" bg run --pool p -- --frobnicate
+expect_rc 2 "a flag one box of the pool refuses" bg run -v --pool p -- --frobnicate
 has "$ERR_FILE" 'g1.*--frobnicate' "the refusal names the box and the flag"
 
 # --- 20 clients, 2 slots, each gate holding its slot about 0.5 s ---
 rm -f "$LOG1" "$LOG2"
 pids=()
 for i in $(seq -w 1 20); do
-  bg run --pool p --wait 120 --no-results -- --mode hold --tag "c$i" >"$BG_TMP/c$i.out" 2>&1 &
+  bg run -v --pool p --wait 120 --no-results -- --mode hold --tag "c$i" >"$BG_TMP/c$i.out" 2>&1 &
   pids+=($!)
   sleep 0.15
 done
@@ -185,10 +185,10 @@ PY
 
 # --- a SIGKILLed holder frees its slot; the next in line gets it ---
 # started without the bg function, so that $! is boxgate itself
-"$BOXGATE" --config "$INI" run --pool one --no-results -- --mode sleep --tag 5 >"$BG_TMP/holder.out" 2>&1 &
+"$BOXGATE" --config "$INI" run -v --pool one --no-results -- --mode sleep --tag 5 >"$BG_TMP/holder.out" 2>&1 &
 holder=$!
 wait_for "$BG_TMP/holder.out" '^argv' 30
-bg run --pool one --wait 60 --no-results -- --mode pass >"$BG_TMP/next.out" 2>&1 &
+bg run -v --pool one --wait 60 --no-results -- --mode pass >"$BG_TMP/next.out" 2>&1 &
 next=$!
 wait_for "$BG_TMP/next.out" 'first in line' 30
 kill -KILL $holder
@@ -204,7 +204,7 @@ took=$(($(date +%s) - t0))
 # ticket of a dead waiter; the waiter passes them by and its --wait holds exactly ---
 Q=$BG_HOST_2_ROOT/.cache/boxgate/locks/queue-one
 mkdir -p "$Q"
-"$BOXGATE" --config "$INI" run --pool one --no-results -- --mode sleep --tag 7 >"$BG_TMP/holder3.out" 2>&1 &
+"$BOXGATE" --config "$INI" run -v --pool one --no-results -- --mode sleep --tag 7 >"$BG_TMP/holder3.out" 2>&1 &
 holder=$!
 for _ in $(seq 1 120); do grep -q '^argv' "$BG_TMP/holder3.out" && break; sleep 0.25; done
 mkfifo "$Q/000000000000.ticket"
@@ -213,7 +213,7 @@ mkdir "$Q/000000000002.ticket"
 printf 'pid=999999\n' >"$Q/000000000003.ticket"
 t0=$(date +%s.%N)
 expect_rc 1 "a waiter with --wait 2 past a FIFO, a symlink and a directory in the line" \
-  bg run --pool one --wait 2 --no-results -- --mode pass
+  bg run -v --pool one --wait 2 --no-results -- --mode pass
 took=$(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$t0" "$(date +%s.%N)")
 python3 -c "import sys; sys.exit(not 2 <= float(sys.argv[1]) <= 6)" "$took" &&
   ok "it ended at the --wait ($took s for --wait 2)" || not_ok "it ended after $took s for --wait 2"
@@ -243,14 +243,14 @@ has "$ERR_FILE" 'cannot take a ticket: .*/counter: a symbolic link' "... saying 
 check "... and the file it points to is untouched" grep -qx precious "$BG_TMP/victim"
 
 # --- Ctrl-C while waiting leaves no ticket behind ---
-"$BOXGATE" --config "$INI" run --pool one --no-results -- --mode sleep --tag 6 >"$BG_TMP/holder2.out" 2>&1 &
+"$BOXGATE" --config "$INI" run -v --pool one --no-results -- --mode sleep --tag 6 >"$BG_TMP/holder2.out" 2>&1 &
 holder=$!
 wait_for "$BG_TMP/holder2.out" '^argv' 30
-"$BOXGATE" --config "$INI" run --pool one --wait 60 --no-results -- --mode pass >"$BG_TMP/w.out" 2>&1 &
+"$BOXGATE" --config "$INI" run -v --pool one --wait 60 --no-results -- --mode pass >"$BG_TMP/w.out" 2>&1 &
 w=$!
 wait_for "$BG_TMP/w.out" 'first in line' 10
 has "$BG_TMP/w.out" 'first in line, waiting for a free slot' "the waiter is first in line, waiting"
-expect_rc 1 "a second waiter whose --wait runs out in line" bg run --pool one --wait 2 --no-results -- --mode pass
+expect_rc 1 "a second waiter whose --wait runs out in line" bg run -v --pool one --wait 2 --no-results -- --mode pass
 has "$ERR_FILE" 'pool one: still 1 waiter ahead in line after --wait 2 s; the slots:' "it says how many were ahead"
 has "$ERR_FILE" '^  g2:gpu1 held by [^ ]+@[^ ]+:[0-9]+ since ' "and names the slot's holder"
 kill -INT $w; wait $w; rc=$?
@@ -262,6 +262,6 @@ for _ in $(seq 1 20); do
 done
 [ "$left" = 0 ] && ok "no ticket left in the line" || not_ok "$left tickets left behind"
 kill -INT $holder; wait $holder
-expect_rc 0 "the slot is free again" bg run --pool one --no-results -- --mode pass
+expect_rc 0 "the slot is free again" bg run -v --pool one --no-results -- --mode pass
 
 finish

@@ -54,7 +54,7 @@ echo "candidate kernel A" >cand.cuh
 echo "candidate data" >table.txt
 RES=$BG_TMP/r.jsonl
 
-expect_rc 0 "run --kernel" bg run g1 --kernel cand.cuh --results "$RES" -- --kind largem_compact --shape w13
+expect_rc 0 "run --kernel" bg run g1 -v --kernel cand.cuh --results "$RES" -- --kind largem_compact --shape w13
 has "$OUT_FILE" '^kernel: candidate kernel A$' "the gate sees the candidate at the kind's kernel path"
 has "$OUT_FILE" '^data: production data$' "and the production bytes elsewhere"
 has "$OUT_FILE" '^root: /.*/\.cache/boxgate/shadow/[0-9a-f]{64}$' "MIRAGE_ROOT (overlay_env) is the shadow tree"
@@ -69,41 +69,41 @@ assert ov["files"] == [{"path": "kernels/largem.cuh", "sha256": sys.argv[2], "lo
 assert len(ov["id"]) == 64 and ov["root"].endswith(ov["id"]) and ov["reused"] is False, ov
 PY
 
-expect_rc 0 "the same candidate again" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "the same candidate again" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 has "$ERR_FILE" '^boxgate: g1: candidate overlay [0-9a-f]{12} reused at ' "the second run reused the shadow tree"
 check "one shadow tree on the box" test "$(find "$BG_HOST_1_ROOT/.cache/boxgate/shadow" -mindepth 1 -maxdepth 1 | wc -l)" = 1
 
 # the shadow tree follows the repo: a file pushed, one modified, one deleted between runs
 echo "gone soon" >"$R/data/gone.txt"
-expect_rc 0 "a run with the candidate" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "a run with the candidate" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 has "$OUT_FILE" '^listing: gone.txt table.txt $' "the gate sees the repo's files"
 echo "pushed new" >new.txt
 echo "production data v2" >table2.txt
 expect_rc 0 "push a new file and a changed one into the repo" bg push --boxes g1 new.txt=data/new.txt table2.txt=data/table.txt
 rm "$R/data/gone.txt" "$R/data/table.txt.bak"
-expect_rc 0 "the same candidate after the push" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "the same candidate after the push" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 has "$OUT_FILE" '^new: pushed new$' "the gate sees the pushed file"
 has "$OUT_FILE" '^data: production data v2$' "and the pushed change"
 has "$OUT_FILE" '^listing: new.txt table.txt $' "and not the deleted file"
 has "$OUT_FILE" '^kernel: candidate kernel A$' "with the candidate still in place"
 has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "a changed repo gets a new tree"
-expect_rc 0 "again, nothing changed" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "again, nothing changed" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} reused at ' "an unchanged repo reuses it"
 echo "production data" >"$R/data/table.txt"
 rm -f "$R/data/new.txt" "$R/data/table.txt.bak" "$R/.boxgate/pushed"
 rmdir "$R/.boxgate" 2>/dev/null
-expect_rc 0 "the repo back as it was" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "the repo back as it was" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 has "$OUT_FILE" '^listing: table.txt $' "the gate sees the repo as it is"
 has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} reused at ' "the first tree, which matches it again, is reused"
 before=$(tree_hash)
 
-expect_rc 0 "--kernel and --overlay together" bg run g1 --kernel cand.cuh --overlay table.txt=data/table.txt --no-results -- --kind largem_compact
+expect_rc 0 "--kernel and --overlay together" bg run g1 -v --kernel cand.cuh --overlay table.txt=data/table.txt --no-results -- --kind largem_compact
 has "$OUT_FILE" '^data: candidate data$' "--overlay places a file at any repo path"
 echo "candidate kernel B" >cand.cuh
-expect_rc 0 "another candidate" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "another candidate" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 has "$OUT_FILE" '^kernel: candidate kernel B$' "a changed candidate gets its own tree"
 has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "made, not reused"
-expect_rc 0 "no overlay: the production tree" bg run g1 --no-results -- --kind largem_compact
+expect_rc 0 "no overlay: the production tree" bg run g1 -v --no-results -- --kind largem_compact
 has "$OUT_FILE" '^kernel: production kernel$' "without --kernel the gate runs in the repo"
 has "$OUT_FILE" '^root: unset$' "and MIRAGE_ROOT is not set"
 check "the production tree is still unchanged" test "$(tree_hash)" = "$before"
@@ -148,27 +148,27 @@ expect_rc 2 "a bad --older-than" bg bootstrap g1 --clean --older-than 1.5
 check "the production tree is unchanged at the end" test "$(tree_hash)" = "$before"
 
 # a gate that edits the overlaid file in its tree spoils it: the next run makes a new one
-expect_rc 0 "a run with candidate B after the clean" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "a run with candidate B after the clean" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 SH=$BG_HOST_1_ROOT/.cache/boxgate/shadow
 root=$(ls -d "$SH"/[0-9a-f]*)
 check "one tree" test "$(echo "$root" | wc -l)" = 1
 echo spoiled >>"$root/kernels/largem.cuh"  # as a gate editing its candidate in place would
-expect_rc 0 "the next run with the same candidate" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "the next run with the same candidate" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 has "$OUT_FILE" '^kernel: candidate kernel B$' "sees the candidate's bytes, not the spoiled ones"
 has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "in a tree made anew"
 ln -sf /etc/hostname "$root/data/extra"
-expect_rc 0 "a tree with a link added by a gate is not reused" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "a tree with a link added by a gate is not reused" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "made anew"
 hasnt "$OUT_FILE" 'extra' "the added link is not in it"
 root=$(ls -d "$SH"/[0-9a-f]*)
 rm "$root/data/table.txt"; echo "poisoned" >"$root/data/table.txt"
 echo "$(basename "$root")" >"$root/.boxgate-shadow"
-expect_rc 0 "a tree whose link a gate replaced by its own file (mark rewritten) is not reused" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "a tree whose link a gate replaced by its own file (mark rewritten) is not reused" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 has "$OUT_FILE" '^data: production data$' "the gate sees the repo's bytes, not the planted ones"
 has "$ERR_FILE" 'candidate overlay [0-9a-f]{12} made at ' "in a tree made anew"
 root=$(ls -d "$SH"/[0-9a-f]*)
 ln -sfn /etc "$root/kernels" 2>/dev/null || { rm -rf "$root/kernels"; ln -s /etc "$root/kernels"; }
-expect_rc 0 "a tree whose directory a gate replaced by a link out is not reused" bg run g1 --kernel cand.cuh --no-results -- --kind largem_compact
+expect_rc 0 "a tree whose directory a gate replaced by a link out is not reused" bg run g1 -v --kernel cand.cuh --no-results -- --kind largem_compact
 has "$OUT_FILE" '^kernel: candidate kernel B$' "the candidate is in place again"
 check "still one complete tree (the spoiled ones moved aside, unmarked)" test "$(ls -d "$SH"/[0-9a-f]* | wc -l)" = 1
 check "the spoiled ones go with bootstrap --clean's temporary trees" test "$(find "$SH" -mindepth 2 -maxdepth 2 -path "$SH/.*/.boxgate-shadow" | wc -l)" = 0

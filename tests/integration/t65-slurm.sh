@@ -55,7 +55,7 @@ expect_rc 0 "explain shows the srun step" bg explain sl -- --mode pass
 has "$OUT_FILE" "srun --quiet --ntasks=1 --job-name=boxgate-[0-9a-f]{16} --gres gpu:1 --partition gpu --time=10 .*agent-[0-9a-f]* run --nonce-stdin --gpus-from-env" "... with the gres, partition, srun_args and the agent taking Slurm's GPU"
 
 # --- a gate passes, its job recorded ---
-expect_rc 0 "a gate passes as a Slurm step" bg run sl -- --mode pass
+expect_rc 0 "a gate passes as a Slurm step" bg run sl -v -- --mode pass
 has "$OUT_FILE" 'CUDA_VISIBLE_DEVICES=[0-3] ' "the gate got one of the 4 GPUs from Slurm"
 pycheck "the record holds the Slurm job, step and node, and the job is known to Slurm" '
 import json, subprocess, sys
@@ -73,7 +73,7 @@ printf 'print("on the shared filesystem")\n' >"$L/scripts/s.py"
 expect_rc 0 "push to a Slurm box (its login node)" bg push --root "$L" --boxes sl scripts/s.py
 cmp -s "$L/scripts/s.py" "$BG_HOST_1_ROOT/repo/scripts/s.py" && ok "... the file is in the box's repo" || not_ok "pushed file on the login node"
 expect_rc 0 "status on a Slurm box" bg status --root "$L" --boxes sl scripts/s.py
-expect_rc 0 "run --pool on a pool of a Slurm box" bg run --pool slurm -- --kind fake --sleep 0.1
+expect_rc 0 "run --pool on a pool of a Slurm box" bg run -v --pool slurm -- --kind fake --sleep 0.1
 has "$OUT_FILE" 'FAITHFUL_RESULT' "... the broker placed it as a Slurm step"
 
 # --- a hang is killed at the timeout and the job leaves squeue ---

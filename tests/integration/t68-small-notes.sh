@@ -22,7 +22,8 @@ hasnt "$ERR_FILE" '\(\(built-in\)\)' "no ((built-in))"
 expect_rc 0 "run --repeat 3 on a box without NVML (require_gpu = no)" bg run h1 --repeat 3 -- --mode pass
 n=$(grep -c 'no GPU check' "$ERR_FILE")
 [ "$n" = 1 ] && ok "the agent's no-GPU note shows once per run, not per repeat" || { not_ok "shown $n times"; diag "$(cat "$ERR_FILE")"; }
-[ "$(grep -c 'recorded in' "$ERR_FILE")" = 3 ] && ok "all 3 repeats ran and were recorded" || not_ok "repeats: $(cat "$ERR_FILE")"
+grep -Eq '^boxgate: h1: 3 records \(run [0-9a-f]{16}\) in ' "$ERR_FILE" && [ "$(grep -c '^  run [1-3]/3  ' "$OUT_FILE")" = 3 ] \
+  && ok "all 3 repeats ran (a line each) and were recorded" || not_ok "repeats: $(cat "$OUT_FILE" "$ERR_FILE")"
 
 # run --pull: what the gate left in the repo comes back beside the results file, and the
 # record names each file with its SHA-256.

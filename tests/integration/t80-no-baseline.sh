@@ -67,9 +67,9 @@ has "$ERR_FILE" "reports only the candidate, and its baseline run .* cannot be m
 # (b) --no-baseline: one run, MEASURED, exit 0, no --baseline run, one record.
 expect_rc 0 "--no-baseline: the candidate alone is MEASURED (exit 0)" \
   bg run nb --no-baseline --results "$R" -- --values 100
-has "$ERR_FILE" "^boxgate: MEASURED  slowCTA 100\.000 us  wall 101\.000 us  sumCTA 10000\.000 us  cos 0\.99990.*no baseline, no ratio" \
+has "$OUT_FILE" "^MEASURED  slowCTA 100\.000 us  wall 101\.000 us  sumCTA 10000\.000 us  cos 0\.99990.*no baseline, no ratio" \
   "the result line gives the candidate's timings, no ratio"
-hasnt "$ERR_FILE" "PASS_GATE|BELOW_BAR|ratio [0-9]" "no bar verdict, no ratio"
+hasnt "$OUT_FILE" "PASS_GATE|BELOW_BAR|ratio [0-9]" "no bar verdict, no ratio"
 pycheck "one record, verdict MEASURED, the candidate's numbers, no role, no --baseline" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
@@ -88,10 +88,10 @@ rm -f "$BG_HOST_1_ROOT/repo/cnt"
 : >"$R"
 expect_rc 0 "--no-baseline --repeat 3: MEASURED (exit 0)" \
   bg run nb --no-baseline --repeat 3 --max-cv 50 --results "$R" -- --counter cnt --values 100,110,90
-has "$ERR_FILE" "^boxgate: MEASURED  median of 3: slowCTA 100\.000 us \(90\.000-110\.000, CV [0-9.]+%\)  wall 101\.000 us" \
+has "$OUT_FILE" "^MEASURED  median of 3: slowCTA 100\.000 us \(90\.000-110\.000, CV [0-9.]+%\)  wall 101\.000 us" \
   "the point line gives the median, the spread and the CV"
-has "$ERR_FILE" "^boxgate: MEASURED: the candidate alone \(no baseline\)" "and says the candidate was measured alone"
-hasnt "$ERR_FILE" "ratio [0-9]|NOISY|measured apart" "no ratio, no NOISY, no apart path"
+has "$OUT_FILE" "^  MEASURED: the candidate alone \(no baseline\)" "and says the candidate was measured alone"
+hasnt "$OUT_FILE" "ratio [0-9]|NOISY|measured apart" "no ratio, no NOISY, no apart path"
 pycheck "3 records, all MEASURED, one run_id, repeat i 0..2, no baseline run" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
@@ -127,10 +127,10 @@ assert "ratio" not in p and p["decision"] is None and p["noisy"] is False, p
 # or claims PASS_GATE.
 expect_rc 125 "--no-baseline, cos 0.5 (the gate says INVALID): INVALID (exit 125)" \
   bg run nb --no-baseline --no-results -- --values 100 --cos 0.5
-hasnt "$ERR_FILE" "MEASURED" "not MEASURED"
+hasnt "$OUT_FILE" "MEASURED" "not MEASURED"
 expect_rc 125 "--no-baseline, cos 0.5 stated PASS_GATE: INVALID (exit 125)" \
   bg run nb --no-baseline --results "$BG_TMP/e.jsonl" -- --values 100 --cos 0.5 --stated PASS_GATE
-has "$ERR_FILE" "cos" "the refusal names the cos"
+has "$OUT_FILE" "^INVALID: .*cos" "the refusal names the cos"
 pycheck "its record says INVALID" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
@@ -144,23 +144,23 @@ expect_rc 125 "--no-baseline, a candidate line then a crash (exit 3): INVALID (e
 has "$ERR_FILE" "a result needs a clean exit" "the crash is named"
 expect_rc 125 "--no-baseline, a gate that states MEASURED itself: INVALID (the verdict is boxgate's)" \
   bg run odd --no-baseline --no-results -- --m claims
-has "$ERR_FILE" "unknown verdict 'MEASURED'" "a gate cannot claim MEASURED"
+has "$OUT_FILE" "^INVALID: .*unknown verdict 'MEASURED'" "a gate cannot claim MEASURED (its result line, on stdout)"
 expect_rc 0 "--no-baseline, candidate status FAIL: not MEASURED, the line's own verdict as without the flag" \
   bg run odd --no-baseline --no-results -- --m statfail
-hasnt "$ERR_FILE" "MEASURED" "a candidate saying status FAIL is not MEASURED"
+hasnt "$OUT_FILE" "MEASURED" "a candidate saying status FAIL is not MEASURED"
 
 # (f) --bar does not apply to the candidate alone.
 expect_rc 0 "--no-baseline --bar 2: still MEASURED (no ratio to hold against a bar)" \
   bg run nb --no-baseline --bar 2 --no-results -- --values 100
-has "$ERR_FILE" "^boxgate: MEASURED  slowCTA 100\.000 us" "MEASURED line"
+has "$OUT_FILE" "^MEASURED  slowCTA 100\.000 us" "MEASURED line"
 
 # (g) A gate that reports both sides keeps its verdict under --no-baseline.
 expect_rc 0 "--no-baseline, a gate with a baseline side: PASS_GATE (exit 0)" \
   bg run both --no-baseline --results "$BG_TMP/g.jsonl" -- --values 100 --base 130
-has "$ERR_FILE" "^boxgate: PASS_GATE  slowCTA 100\.000 us \(baseline 130\.000 us, ratio 1\.300\)" "PASS_GATE with its ratio"
+has "$OUT_FILE" "^PASS_GATE  slowCTA 100\.000 us \(baseline 130\.000 us, ratio 1\.300\)" "PASS_GATE with its ratio"
 expect_rc 1 "--no-baseline, a gate with a baseline side under --bar 2: BELOW_BAR (exit 1)" \
   bg run both --no-baseline --bar 2 --results "$BG_TMP/g.jsonl" -- --values 100 --base 130
-has "$ERR_FILE" "^boxgate: BELOW_BAR" "BELOW_BAR"
+has "$OUT_FILE" "^BELOW_BAR" "BELOW_BAR"
 pycheck "their records say PASS_GATE, BELOW_BAR" '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
@@ -169,12 +169,12 @@ assert [x["verdict"] for x in r] == ["PASS_GATE", "BELOW_BAR"], [x["verdict"] fo
 rm -f "$BG_HOST_1_ROOT/repo/cnt"
 expect_rc 0 "--no-baseline --repeat 3 on a gate with a baseline side: its ratio decides (PASS_GATE)" \
   bg run both --no-baseline --repeat 3 --no-results -- --counter cnt --values 100,101,99 --base 200
-has "$ERR_FILE" "^boxgate: PASS_GATE  median of 3: .* ratio " "the point keeps its ratio and verdict"
+has "$OUT_FILE" "^PASS_GATE  median of 3: .* ratio " "the point keeps its ratio and verdict"
 
 # (h) The box key: no_baseline = yes runs the candidate alone without the flag.
 expect_rc 0 "no_baseline = yes: MEASURED without --no-baseline (exit 0)" \
   bg run nbkey --no-results -- --values 100
-has "$ERR_FILE" "^boxgate: MEASURED  slowCTA 100\.000 us" "MEASURED line"
+has "$OUT_FILE" "^MEASURED  slowCTA 100\.000 us" "MEASURED line"
 expect_rc 0 "config check shows the effective key" bg config check
 pycheck "no_baseline = yes for nbkey only, no (the default) for nb" '
 import sys
