@@ -120,6 +120,9 @@ void cli_trace_round_trips(const char *box, const remote_conn *c);
 void cli_catch_stop_signals(void (*handler)(int));
 /* remote_connect to box with its warnings printed through cli_log_warning. */
 int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err);
+/* cli_connect through the box's connection master when it has one, leaving
+ * one behind otherwise (control_persist_s; remote/master.h). */
+int cli_connect_warm(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err);
 /* What the engine (pool/, campaign/) connects with: --accept-new, and warnings
  * printed through cli_log_warning. */
 remote_connect_opts cli_link(const cli_ctx *ctx);

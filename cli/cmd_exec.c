@@ -235,7 +235,7 @@ static void run_on_box(void *arg, size_t i)
 		free(path);
 	}
 	if (r->rc == 0)
-		r->rc = cli_connect(r->box, job->accept_new, &c, &r->err);
+		r->rc = cli_connect_warm(r->box, job->accept_new, &c, &r->err);
 	if (r->rc == 0 && t)
 		r->rc = remote_run_fed(c, job->cmdline, on_line, r, job->timeout_s * 1000,
 				       feed_and_wait, t, &r->st, &r->err);

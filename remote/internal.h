@@ -37,6 +37,15 @@ struct remote_conn {
 	unsigned round_trips, auth_round_trips; /* all; those up to authenticated */
 	bool sent_since_wait, waiting;
 	int64_t tcp_ms; /* how long the TCP connect took: about one round trip */
+	/* Connection masters (remote/master*.c). A connection through a
+	 * master has mfd >= 0 and the master ops; opts are kept for falling
+	 * back to a fresh connection when the master cannot serve. */
+	int mfd;
+	remote_connect_opts opts;
+	bool leave_master; /* a fresh connection that forks a master at close */
+	strbuf m_in;       /* bytes from the master, not yet a whole frame */
+	size_t m_in_off;
+	strbuf m_out; /* frames for the master, not yet written */
 };
 
 struct remote_exec {
@@ -74,6 +83,10 @@ struct remote_exec {
 	bool have_trailer;
 	int t_code;
 	char t_signal[32];
+	/* through a master: stdin bytes sent to it and those it says the
+	 * command took; the difference counts as queued. */
+	unsigned long long m_sent, m_acked;
+	bool m_eof_sent;
 	/* local */
 	pid_t pid;
 	int fd_in, fd_out, fd_err;
@@ -81,6 +94,19 @@ struct remote_exec {
 
 extern const struct remote_ops remote_ssh_ops;
 extern const struct remote_ops remote_local_ops;
+extern const struct remote_ops remote_master_ops;
+
+/* master_client.c: c (target set, ssh) reaches its box through the box's
+ * master; 0 on success (c->ops the master's), negative when there is none
+ * to use (the caller connects fresh). */
+int remote_master_attach(remote_conn *c, const remote_connect_opts *opts);
+/* A connection through a master becomes a fresh one of its own (SFTP, or
+ * a master that cannot serve); on failure it is dead. */
+int remote_master_go_fresh(remote_conn *c, bg_err *err);
+/* master_serve.c: at the close of a fresh, healthy connection, a master
+ * takes over its session (a background process); the caller then frees its
+ * copy without a word on the socket. True when one did. */
+bool remote_master_detach(remote_conn *c);
 
 int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err);
 
