@@ -78,6 +78,7 @@ extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help, 
 extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status,
 	cli_cmd_campaign, cli_cmd_rollback, cli_cmd_results, cli_cmd_validate, cli_cmd_slots;
 extern const cli_cmd cli_cmd_report, cli_cmd_brief, cli_cmd_init, cli_cmd_pull;
+extern const cli_cmd cli_cmd_disconnect;
 extern const cli_cmd cli_cmd_complete;
 /* The table (cli/commands.c), NULL-terminated, in `boxgate help` order. */
 extern const cli_cmd *const cli_commands[];

@@ -113,7 +113,9 @@ static void send_fail(int fd, int rc, bool retry, const char *msg)
 	strbuf_release(&p);
 }
 
-/* A client of our uid, or nothing. */
+/* A client of our uid, or nothing. A peer of another uid means the socket
+ * or its directory is open to others: the master ends rather than stay
+ * where it can be reached. */
 static int accept_ours(int lfd)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -123,6 +125,8 @@ static int accept_ours(int lfd)
 	socklen_t len = sizeof(cr);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || cr.uid != getuid()) {
 		close(fd);
+		g_stop = 1;
+		unlink(g_path);
 		return -1;
 	}
 	return fd;
@@ -267,9 +271,11 @@ static void run_one(struct master *m, int fd, int epfd, strbuf *in, size_t *off,
 	remote_exec_free(e);
 }
 
-/* Serves one client until it goes: its commands one after another. */
-static void serve_client(struct master *m, int fd)
+/* Serves one client until it goes: its commands one after another. True
+ * when it ran any (a client that only looked leaves the idle time be). */
+static bool serve_client(struct master *m, int fd)
 {
+	bool ran = false;
 	remote_conn *c = m->c;
 	strbuf in = STRBUF_INIT;
 	size_t off = 0;
@@ -289,8 +295,10 @@ static void serve_client(struct master *m, int fd)
 		if (t < 0)
 			break;
 		if (t == 1) {
-			if (type == MF_EXEC)
+			if (type == MF_EXEC) {
 				run_one(m, fd, epfd, &in, &off, p, n);
+				ran = true;
+			}
 			else if (type == MF_QUIT)
 				g_stop = 1;
 			if (g_stop)
@@ -323,6 +331,7 @@ out:
 	if (epfd >= 0)
 		close(epfd);
 	strbuf_release(&in);
+	return ran;
 }
 
 /* Closes every descriptor but the ones the master keeps; stdio goes to
@@ -420,9 +429,9 @@ static _Noreturn void master_main(remote_conn *c, int lfd, int lock_fd, const ch
 			int fd = accept_ours(lfd);
 			if (fd < 0)
 				continue;
-			serve_client(&m, fd);
+			if (serve_client(&m, fd))
+				m.idle_at = bg_now_ms();
 			close(fd);
-			m.idle_at = bg_now_ms();
 		}
 	}
 	/* We hold the lock: the name is still ours to remove. */
