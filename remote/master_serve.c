@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,7 +47,17 @@ struct master {
 	int64_t idle_at; /* when the last command ended */
 	strbuf hello;    /* HELLO's payload: BUSY says the same */
 	unsigned alarm_s;
+	ino_t ino; /* its socket's: a master whose name was taken or removed ends */
 };
+
+/* How often an idle master looks at its socket's name. */
+#define NAME_CHECK_MS 2000
+
+static bool name_is_ours(const struct master *m)
+{
+	struct stat st;
+	return lstat(g_path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == m->ino;
+}
 
 static void on_term(int sig)
 {
@@ -395,24 +407,36 @@ static _Noreturn void master_main(remote_conn *c, int lfd, int lock_fd, const ch
 	keep_alive(&m);
 	build_hello(&m);
 	/* Listening only now: a client's peer credentials name this process. */
-	if (listen(lfd, 16) != 0)
+	struct stat st;
+	if (listen(lfd, 16) != 0 || lstat(g_path, &st) != 0)
 		g_stop = 1;
+	m.ino = st.st_ino;
+	/* Idle, the master sends no SSH keepalive: nothing would read the
+	 * replies (libssh2 reads only for a channel) and they would pile up.
+	 * TCP keepalives at keepalive_s stand in: a link gone silent fails the
+	 * socket after about four intervals, and the poll below sees it. */
+	if (c->keepalive_s) {
+		int one = 1, s = c->keepalive_s, cnt = 3;
+		unsigned ms = (unsigned)c->keepalive_s * 4000;
+		setsockopt(c->sock, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		setsockopt(c->sock, IPPROTO_TCP, TCP_KEEPIDLE, &s, sizeof(s));
+		setsockopt(c->sock, IPPROTO_TCP, TCP_KEEPINTVL, &s, sizeof(s));
+		setsockopt(c->sock, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+		setsockopt(c->sock, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+	}
 	m.idle_at = bg_now_ms();
 	while (!g_stop && !c->dead) {
 		int64_t end = m.idle_at + t->control_persist_ms;
 		if (bg_now_ms() >= end)
 			break;
 		int64_t wake = end;
-		if (c->keepalive_s) {
-			int next = 0;
-			libssh2_session_set_blocking(c->session, 0);
-			if (libssh2_keepalive_send(c->session, &next) < 0 &&
-			    libssh2_session_last_errno(c->session) != LIBSSH2_ERROR_EAGAIN)
-				break;
-			int64_t ka = bg_now_ms() + (int64_t)(next > 0 ? next : c->keepalive_s) * 1000;
-			if (ka < wake)
-				wake = ka;
+		if (!name_is_ours(&m)) {
+			/* Someone removed or replaced it: no client can reach us. */
+			g_path[0] = '\0';
+			break;
 		}
+		if (bg_now_ms() + NAME_CHECK_MS < wake)
+			wake = bg_now_ms() + NAME_CHECK_MS;
 		keep_alive(&m);
 		struct pollfd pf[2] = {{.fd = lfd, .events = POLLIN},
 				       {.fd = c->sock, .events = POLLRDHUP}};
@@ -435,7 +459,8 @@ static _Noreturn void master_main(remote_conn *c, int lfd, int lock_fd, const ch
 		}
 	}
 	/* We hold the lock: the name is still ours to remove. */
-	unlink(g_path);
+	if (g_path[0])
+		unlink(g_path);
 	if (!c->dead) {
 		libssh2_session_set_blocking(c->session, 1);
 		libssh2_session_set_timeout(c->session, 2000);
