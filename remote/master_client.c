@@ -79,9 +79,12 @@ char *remote_master_path(const remote_target *t, const char *dir)
 {
 	if (!eligible(t) || !dir)
 		return NULL;
-	/* The box's key: whatever makes its session a different one. */
+	/* The box's key: whatever makes its session a different one, and what
+	 * the master says or does in the box's name (its name in messages,
+	 * its keepalive and timeouts). */
 	strbuf k = STRBUF_INIT;
-	strbuf_addf(&k, "v1\n%s@%s:%d\n", t->user ? t->user : "root", t->hostname, t->port);
+	strbuf_addf(&k, "v1\n%s@%s:%d\n%s\nka %d ct %d\n", t->user ? t->user : "root",
+		    t->hostname, t->port, t->name, t->keepalive_s, t->connect_timeout_s);
 	for (size_t i = 0; i < t->n_identities; i++)
 		strbuf_addf(&k, "id %s\n", t->identities[i]);
 	for (size_t i = 0; i < t->n_known_hosts; i++)
