@@ -119,10 +119,11 @@ static void print_masters(void)
 	if (n)
 		print_line(NULL, "");
 	for (size_t i = 0; i < n; i++) {
-		char *line = xasprintf("; connection master: %s: pid %d, %s, idle %.1f s of %g s%s, %s",
-				       v[i].box, (int)v[i].pid, v[i].target,
-				       (double)v[i].idle_ms / 1000.0, (double)v[i].persist_ms / 1000.0,
-				       v[i].busy ? ", busy" : "", v[i].fingerprint);
+		char *line =
+			xasprintf("; connection master: %s: pid %d, %s, idle %.1f s of %g s%s, %s",
+				  v[i].box, (int)v[i].pid, v[i].target,
+				  (double)v[i].idle_ms / 1000.0, (double)v[i].persist_ms / 1000.0,
+				  v[i].busy ? ", busy" : "", v[i].fingerprint);
 		print_line(NULL, line);
 		free(line);
 	}

@@ -90,7 +90,8 @@ static int run_disconnect(cli_ctx *ctx, void *opts, const cli_args *args)
 				path = remote_master_path(&t, dir);
 			}
 			if (path)
-				code = bg_exit_merge(code, end_one(ctx->boxes[i]->name, path, json));
+				code = bg_exit_merge(code,
+						     end_one(ctx->boxes[i]->name, path, json));
 			free(path);
 		}
 	}

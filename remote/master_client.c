@@ -83,8 +83,8 @@ char *remote_master_path(const remote_target *t, const char *dir)
 	 * the master says or does in the box's name (its name in messages,
 	 * its keepalive and timeouts). */
 	strbuf k = STRBUF_INIT;
-	strbuf_addf(&k, "v1\n%s@%s:%d\n%s\nka %d ct %d\n", t->user ? t->user : "root",
-		    t->hostname, t->port, t->name, t->keepalive_s, t->connect_timeout_s);
+	strbuf_addf(&k, "v1\n%s@%s:%d\n%s\nka %d ct %d\n", t->user ? t->user : "root", t->hostname,
+		    t->port, t->name, t->keepalive_s, t->connect_timeout_s);
 	for (size_t i = 0; i < t->n_identities; i++)
 		strbuf_addf(&k, "id %s\n", t->identities[i]);
 	for (size_t i = 0; i < t->n_known_hosts; i++)
@@ -193,9 +193,9 @@ static int read_hello(int fd, strbuf *in, size_t *off, struct hello *h)
 static bool key_still_known(remote_conn *c, const struct hello *h)
 {
 	const char *why = NULL;
-	remote_hostkey k = {remote_hostkey_parse_blob((const unsigned char *)h->blob, h->blob_n,
-						      &why),
-			    (unsigned char *)h->blob, h->blob_n};
+	remote_hostkey k = {
+		remote_hostkey_parse_blob((const unsigned char *)h->blob, h->blob_n, &why),
+		(unsigned char *)h->blob, h->blob_n};
 	if (k.type < 0)
 		return false;
 	remote_known_hosts kh;
@@ -433,8 +433,9 @@ static int master_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			return 0;
 		if (bg_now_ms() >= deadline)
 			return 0;
-		struct pollfd pf[2] = {{.fd = c->mfd, .events = POLLIN | (c->m_out.len ? POLLOUT : 0)},
-				       {.fd = e->wake_fd, .events = POLLIN}};
+		struct pollfd pf[2] = {
+			{.fd = c->mfd, .events = POLLIN | (c->m_out.len ? POLLOUT : 0)},
+			{.fd = e->wake_fd, .events = POLLIN}};
 		int r = poll(pf, e->wake_fd >= 0 ? 2 : 1, bg_poll_timeout(deadline));
 		if (r < 0 && errno != EINTR)
 			break;
@@ -462,8 +463,9 @@ static int master_exec_signal(remote_exec *e, int sig, bg_err *err)
 	mf_add(&c->m_out, MF_KILL, x.buf, x.len);
 	strbuf_release(&x);
 	if (mf_write_all(c->mfd, c->m_out.buf, c->m_out.len) < 0)
-		return bg_fail(err, BG_ECONNECT, "%s: cannot send the kill: the connection "
-						 "master went away",
+		return bg_fail(err, BG_ECONNECT,
+			       "%s: cannot send the kill: the connection "
+			       "master went away",
 			       c->target->name);
 	strbuf_reset(&c->m_out);
 	return 0;

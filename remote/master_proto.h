@@ -33,8 +33,8 @@ enum {
 	MF_QUIT = 'Q'
 };
 
-#define MF_HDR 5
-#define MF_MAX ((size_t)1 << 21) /* a whole line of output fits (lines.h's 1 MiB) */
+#define MF_HDR           5
+#define MF_MAX           ((size_t)1 << 21) /* a whole line of output fits (lines.h's 1 MiB) */
 #define MF_PROTO_VERSION 1
 /* EXEC flags */
 #define MF_KILLABLE 1u

@@ -226,8 +226,8 @@ static void run_one(struct master *m, int fd, int epfd, strbuf *in, size_t *off,
 	}
 	char *cmdline = xstrndup((const char *)r.p, r.n);
 	struct relay rl = {fd, false};
-	remote_exec_opts o = {.on_line = relay_line, .ctx = &rl,
-			      .killable = (flags & MF_KILLABLE) != 0};
+	remote_exec_opts o = {
+		.on_line = relay_line, .ctx = &rl, .killable = (flags & MF_KILLABLE) != 0};
 	remote_exec *e = NULL;
 	bg_err err = {0};
 	c->last_rx_ms = bg_now_ms(); /* idle is not silence */
@@ -310,8 +310,7 @@ static bool serve_client(struct master *m, int fd)
 			if (type == MF_EXEC) {
 				run_one(m, fd, epfd, &in, &off, p, n);
 				ran = true;
-			}
-			else if (type == MF_QUIT)
+			} else if (type == MF_QUIT)
 				g_stop = 1;
 			if (g_stop)
 				break;

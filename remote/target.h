@@ -36,7 +36,7 @@ typedef struct remote_target {
 	size_t n_global_known_hosts;
 	remote_hostkey_policy host_key_check;
 	int connect_timeout_s;
-	int keepalive_s;          /* 0: none */
+	int keepalive_s; /* 0: none */
 	/* How long a connection master (remote/master.h) outlives its last
 	 * command, idle; 0: none is left behind. */
 	long long control_persist_ms;
