@@ -300,7 +300,10 @@ int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *e
 
 int cli_connect_warm(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err)
 {
-	remote_connect_opts co = {.log = cli_log_warning, .accept_new = accept_new, .warm = true};
+	remote_connect_opts co = {.log = cli_log_warning,
+				  .accept_new = accept_new,
+				  .warm = true,
+				  .trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL};
 	return remote_connect(&box->target, &co, c, err);
 }
 

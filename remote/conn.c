@@ -53,7 +53,9 @@ int remote_connect(const remote_target *t, const remote_connect_opts *opts, remo
 		return 0;
 	}
 	rc = remote_ssh_connect(c, opts, err);
-	c->leave_master = opts->warm;
+	/* Only a connection that got all the way (host key, authentication)
+	 * may become a master. */
+	c->leave_master = rc == 0 && opts->warm;
 out:
 	if (rc < 0) {
 		remote_close(c);

@@ -43,7 +43,10 @@ struct remote_conn {
 	int mfd;
 	remote_connect_opts opts;
 	bool leave_master; /* a fresh connection that forks a master at close */
-	strbuf m_in;       /* bytes from the master, not yet a whole frame */
+	/* A session channel opened ahead of the next command (a master opens
+	 * one while idle): its exec then costs one round trip less. */
+	LIBSSH2_CHANNEL *spare;
+	strbuf m_in; /* bytes from the master, not yet a whole frame */
 	size_t m_in_off;
 	strbuf m_out; /* frames for the master, not yet written */
 };
@@ -152,6 +155,10 @@ void remote_ssh_blocks_release(remote_conn *c);
  * calls fail at once instead of waiting on a peer that cannot answer (and
  * libssh2_session_free then frees everything). */
 void remote_ssh_mark_dead(remote_conn *c);
+
+/* Opens c->spare when there is none (blocking, up to the connect
+ * timeout); false when the session cannot. */
+bool remote_ssh_open_spare(remote_conn *c);
 
 /* The exec half of the ssh transport (ssh_exec.c). */
 int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err);

@@ -205,20 +205,46 @@ static bool key_still_known(remote_conn *c, const struct hello *h)
 	return ok;
 }
 
+/* Says why the master was passed by, under BOXGATE_TRACE. */
+static void why(const remote_conn *c, const char *what)
+{
+	if (c->opts.trace)
+		c->opts.trace(c->opts.log_ctx, c->target->name, what);
+}
+
 int remote_master_attach(remote_conn *c, const remote_connect_opts *opts)
 {
 	(void)opts;
 	char *dir = NULL, *path = NULL;
 	int fd = -1, rc = -1;
 	struct hello h;
-	if (!eligible(c->target) || remote_master_dir(&dir, NULL) < 0)
+	bg_err err = {0};
+	if (!eligible(c->target))
 		goto out;
+	if (remote_master_dir(&dir, &err) < 0) {
+		why(c, err.msg);
+		goto out;
+	}
 	path = remote_master_path(c->target, dir);
-	if (!path || (fd = dial(path, NULL)) < 0)
+	if (!path) {
+		why(c, "no connection master: its socket's path would be too long");
 		goto out;
-	if (read_hello(fd, &c->m_in, &c->m_in_off, &h) < 0 || h.type != MF_HELLO)
+	}
+	if ((fd = dial(path, NULL)) < 0) {
+		why(c, "no connection master to use: connecting fresh");
 		goto out;
+	}
+	if (read_hello(fd, &c->m_in, &c->m_in_off, &h) < 0) {
+		why(c, "the connection master did not greet: connecting fresh");
+		goto out;
+	}
+	if (h.type != MF_HELLO) {
+		why(c, "the connection master is busy: connecting fresh");
+		goto out;
+	}
 	if (!key_still_known(c, &h)) {
+		why(c, "known_hosts does not hold the connection master's host key: it ends; "
+		       "connecting fresh");
 		/* Its session is not one a fresh connection would make: it ends. */
 		strbuf q = STRBUF_INIT;
 		mf_add(&q, MF_QUIT, NULL, 0);

@@ -410,6 +410,8 @@ static _Noreturn void master_main(remote_conn *c, int lfd, int lock_fd, const ch
 	if (listen(lfd, 16) != 0 || lstat(g_path, &st) != 0)
 		g_stop = 1;
 	m.ino = st.st_ino;
+	/* The next command's channel, opened while no one waits for it. */
+	remote_ssh_open_spare(c);
 	/* Idle, the master sends no SSH keepalive: nothing would read the
 	 * replies (libssh2 reads only for a channel) and they would pile up.
 	 * TCP keepalives at keepalive_s stand in: a link gone silent fails the
@@ -455,6 +457,7 @@ static _Noreturn void master_main(remote_conn *c, int lfd, int lock_fd, const ch
 			if (serve_client(&m, fd))
 				m.idle_at = bg_now_ms();
 			close(fd);
+			remote_ssh_open_spare(c);
 		}
 	}
 	/* We hold the lock: the name is still ours to remove. */
@@ -475,7 +478,7 @@ bool remote_master_detach(remote_conn *c)
 	int lock_fd = -1, lfd = -1;
 	bool done = false;
 	if (c->ops != &remote_ssh_ops || c->dead || c->sftp || c->jump || !c->session ||
-	    remote_master_dir(&dir, NULL) < 0)
+	    !libssh2_userauth_authenticated(c->session) || remote_master_dir(&dir, NULL) < 0)
 		goto out;
 	path = remote_master_path(t, dir);
 	if (!path)

@@ -36,6 +36,9 @@ typedef struct remote_connect_opts {
 	 * one behind a fresh connection (remote/master.h). SFTP on a
 	 * connection through a master makes it a fresh one first. */
 	bool warm;
+	/* Why the master was passed by (BOXGATE_TRACE); NULL: quiet. Gets
+	 * log_ctx. */
+	remote_log_cb trace;
 } remote_connect_opts;
 
 /* Connects, checks the host key, authenticates. On failure *out is NULL and

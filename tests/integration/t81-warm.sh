@@ -136,6 +136,7 @@ h2_key() {
 }
 expect_rc 0 "a master for h2" warm exec -n -w h2 -- true
 pid3=$(master_pid h2)
+sock2=$(master_pid h2 socket)
 ssh-keygen -q -t ed25519 -N '' -f "$BG_TMP/otherkey" </dev/null
 h2_key "$name2 $(cut -d' ' -f1,2 "$BG_TMP/otherkey.pub")"
 a2=$(accepted 2)
@@ -143,6 +144,7 @@ expect_rc 3 "known_hosts now holds another key for h2: the exec is refused" warm
 has "$ERR_FILE" "HAS CHANGED" "... as a changed host key, by the fresh connection's strict check"
 check "... the master was not used" test "$(accepted 2)" = "$a2"
 check "... and it ended" wait_until 10 dead "$pid3"
+check "... and the refused connection leaves no master behind" wait_until 10 test ! -e "$sock2"
 cp "$BG_TMP/kh.orig" "$BG_KNOWN_HOSTS"
 
 expect_rc 0 "a master for h2 again" warm exec -n -w h2 -- true
@@ -151,10 +153,14 @@ pid4=$(master_pid h2)
 a3=$(accepted 2)
 # sshd keeps the sessions it has: the master's session (old key) is still up.
 h2_key "$("$HOSTS" knownhost "$BG_HOSTS_DIR" 2)"
-expect_rc 0 "h2 rekeyed, only its new key in known_hosts: exec works" warm exec -n -w h2 -- echo rekeyed
+BOXGATE_TRACE=1 expect_rc 0 "h2 rekeyed, only its new key in known_hosts: exec works" warm exec -n -w h2 -- echo rekeyed
 has "$OUT_FILE" "^h2: rekeyed$" "... with its output"
+has "$ERR_FILE" "h2 known_hosts does not hold the connection master's host key" "... the master's key is not in known_hosts any more (BOXGATE_TRACE)"
 check "... over a fresh connection (the old session is not vouched for now)" test "$(accepted 2)" = $((a3 + 1))
-check "... and the old master ended" wait_until 10 dead "$pid4"
+if wait_until 10 dead "$pid4"; then ok "... and the old master ended"; else
+  not_ok "... and the old master ended"
+  diag "$(ps -o pid,stat,wchan:30,cmd -p "$pid4"; ls -la "$MDIR"; timeout 3 strace -p "$pid4" 2>&1 | head -5)"
+fi
 h2_key "$(cut -d' ' -f1,2 "$BG_TMP/otherkey.pub" | sed "s/^/$name2 /")"
 expect_rc 3 "known_hosts with yet another key for rekeyed h2: refused" warm exec -n -w h2 -- true
 has "$ERR_FILE" "HAS CHANGED" "... by the strict check, master or not"
