@@ -180,7 +180,11 @@ void remote_exec_close_stdin(remote_exec *e)
 
 size_t remote_exec_stdin_queued(const remote_exec *e)
 {
-	return e->stdin_q.len - e->stdin_off + (size_t)(e->m_sent - e->m_acked);
+	/* Through a master, bytes it holds for the command count once they pass
+	 * what it may hold anyway (the master's stdin credit). */
+	size_t held = (size_t)(e->m_sent - e->m_acked);
+	held = held > REMOTE_MASTER_CREDIT ? held - REMOTE_MASTER_CREDIT : 0;
+	return e->stdin_q.len - e->stdin_off + held;
 }
 
 int remote_exec_pump(remote_exec *e, int64_t deadline, int wake_fd, remote_status *st, bg_err *err)

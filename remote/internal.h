@@ -87,7 +87,8 @@ struct remote_exec {
 	int t_code;
 	char t_signal[32];
 	/* through a master: stdin bytes sent to it and those it says the
-	 * command took; the difference counts as queued. */
+	 * command took; what of the difference passes REMOTE_MASTER_CREDIT
+	 * counts as queued. */
 	unsigned long long m_sent, m_acked;
 	bool m_eof_sent;
 	/* local */
@@ -98,6 +99,10 @@ struct remote_exec {
 extern const struct remote_ops remote_ssh_ops;
 extern const struct remote_ops remote_local_ops;
 extern const struct remote_ops remote_master_ops;
+/* Stdin bytes a master may hold for its command beyond what the command
+ * took, counted as sent (the pipe between client and master is no queue);
+ * the client sends at most twice as much. */
+#define REMOTE_MASTER_CREDIT (1u << 20)
 
 /* master_client.c: c (target set, ssh) reaches its box through the box's
  * master; 0 on success (c->ops the master's), negative when there is none

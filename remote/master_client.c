@@ -25,7 +25,7 @@
 #include "remote/master_proto.h"
 
 /* Stdin bytes a client lets the master hold beyond what the command took. */
-#define MASTER_WINDOW (1u << 20)
+#define MASTER_WINDOW (2 * REMOTE_MASTER_CREDIT)
 /* How long a client waits for a master's greeting: a live master answers
  * at once, busy or not; one that does not is wedged and is passed by. */
 #define HELLO_WAIT_MS 2000

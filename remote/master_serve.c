@@ -277,8 +277,15 @@ static void run_one(struct master *m, int fd, int epfd, strbuf *in, size_t *off,
 			else if (client_frames(m, e, fd, in, off, &got) < 0)
 				gone = true;
 		}
-		if (gone)
-			break; /* the channel is closed as the command is dropped */
+		if (gone) {
+			/* The client went mid-command. sshd closes a session
+			 * channel only once its command has exited, so closing
+			 * it here could hold the master for as long: the master
+			 * ends instead, as the client's own connection would
+			 * have, and the command runs on as it would then. */
+			unlink(g_path);
+			_exit(0);
+		}
 	}
 	remote_exec_free(e);
 }

@@ -28,7 +28,8 @@ for m in json.loads(sys.stdin.readline())["masters"]:
 }
 sock_of() { ls "$MDIR"/*.sock 2>/dev/null | head -n 1; }
 no_sock() { [ -z "$(ls "$MDIR"/*.sock 2>/dev/null)" ]; }
-dead() { ! kill -0 "$1" 2>/dev/null; }
+# dead PID: gone, or a zombie (a master is nobody's child to reap but init's or a subreaper's)
+dead() { ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 
 # --- off: control_persist_s = 0 leaves nothing behind ---
 expect_rc 0 "exec with control_persist_s = 0" cold exec -n -w h1 -- true
@@ -83,6 +84,18 @@ check "... and nothing of it is left on the box" wait_until 10 sh -c "! pgrep -x
 BOXGATE_TRACE=1 warm exec -n -w h1 -- true 2>"$ERR_FILE"
 has "$ERR_FILE" "through the box's connection master" "the master serves again after a kill"
 check "no connection for the warm ones since" test "$(accepted 1)" = $((a1 + 6))
+
+# --- a client killed mid-command: the master ends, as the client's connection would ---
+mark=$((500000 + RANDOM))
+"$BOXGATE" --config "$WARM" exec -n -w h1 -- "sleep $mark" >/dev/null 2>&1 &
+cl=$!
+wait_until 20 pgrep -x -f "sleep $mark" >/dev/null
+kill -9 "$cl"; wait "$cl" 2>/dev/null
+check "a client killed mid-command ends the master (no wait on the command)" wait_until 10 dead "$pid1"
+for p in $(pgrep -x -f "sleep $mark"); do kill "$p" 2>/dev/null; done
+expect_rc 0 "the next exec works" warm exec -n -w h1 -- echo next
+pid1=$(master_pid h1)
+check "... and leaves a new master" test -n "$pid1"
 
 # --- a killed master: its socket is stale ---
 a1=$(accepted 1)
