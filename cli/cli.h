@@ -78,6 +78,7 @@ extern const cli_cmd cli_cmd_exec, cli_cmd_check, cli_cmd_config, cli_cmd_help, 
 extern const cli_cmd cli_cmd_run, cli_cmd_explain, cli_cmd_bootstrap, cli_cmd_push, cli_cmd_status,
 	cli_cmd_campaign, cli_cmd_rollback, cli_cmd_results, cli_cmd_validate, cli_cmd_slots;
 extern const cli_cmd cli_cmd_report, cli_cmd_brief, cli_cmd_init, cli_cmd_pull;
+extern const cli_cmd cli_cmd_disconnect;
 extern const cli_cmd cli_cmd_complete;
 /* The table (cli/commands.c), NULL-terminated, in `boxgate help` order. */
 extern const cli_cmd *const cli_commands[];
@@ -120,6 +121,9 @@ void cli_trace_round_trips(const char *box, const remote_conn *c);
 void cli_catch_stop_signals(void (*handler)(int));
 /* remote_connect to box with its warnings printed through cli_log_warning. */
 int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err);
+/* cli_connect through the box's connection master when it has one, leaving
+ * one behind otherwise (control_persist_s; remote/master.h). */
+int cli_connect_warm(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err);
 /* What the engine (pool/, campaign/) connects with: --accept-new, and warnings
  * printed through cli_log_warning. */
 remote_connect_opts cli_link(const cli_ctx *ctx);

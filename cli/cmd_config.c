@@ -5,7 +5,9 @@
 #include <cjson/cJSON.h>
 
 #include "base/exit.h"
+#include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "remote/master.h"
 
 static const char config_help[] =
 	"usage: boxgate config check [--json]\n"
@@ -24,7 +26,12 @@ static const char config_help[] =
 	"           ssh_config setting that makes boxgate refuse the box, or null),\n"
 	"           proxyjump (the box's jump key or ssh_config's ProxyJump as\n"
 	"           written, or null) and jumps (each hop resolved the same way, in\n"
-	"           the order they are reached)\n";
+	"           the order they are reached), and masters (below)\n"
+	"\n"
+	"Live connection masters (boxgate disconnect) close the output, one comment line\n"
+	"each: box, pid, user@host:port, how long idle of control_persist_s, busy when\n"
+	"it is serving a command, the host key's fingerprint; in JSON, \"masters\": [{box,\n"
+	"pid, target, socket, idle_s, persist_s, busy, fingerprint}].\n";
 
 static void print_line(void *ctx, const char *line)
 {
@@ -72,6 +79,57 @@ static cJSON *box_json(const conf_box *b)
 	return o;
 }
 
+/* The live masters (none when their directory cannot be used). Owned. */
+static remote_master_info *masters(size_t *n)
+{
+	char *dir = NULL;
+	remote_master_info *v = NULL;
+	*n = 0;
+	if (remote_master_dir(&dir, NULL) == 0)
+		remote_master_list(dir, &v, n, NULL);
+	free(dir);
+	return v;
+}
+
+static cJSON *masters_json(void)
+{
+	size_t n = 0;
+	remote_master_info *v = masters(&n);
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "box", v[i].box);
+		cJSON_AddNumberToObject(o, "pid", (double)v[i].pid);
+		cJSON_AddStringToObject(o, "target", v[i].target);
+		cJSON_AddStringToObject(o, "socket", v[i].path);
+		cJSON_AddNumberToObject(o, "idle_s", (double)v[i].idle_ms / 1000.0);
+		cJSON_AddNumberToObject(o, "persist_s", (double)v[i].persist_ms / 1000.0);
+		cJSON_AddBoolToObject(o, "busy", v[i].busy);
+		cJSON_AddStringToObject(o, "fingerprint", v[i].fingerprint);
+		cJSON_AddItemToArray(a, o);
+	}
+	remote_master_infos_free(v, n);
+	return a;
+}
+
+static void print_masters(void)
+{
+	size_t n = 0;
+	remote_master_info *v = masters(&n);
+	if (n)
+		print_line(NULL, "");
+	for (size_t i = 0; i < n; i++) {
+		char *line =
+			xasprintf("; connection master: %s: pid %d, %s, idle %.1f s of %g s%s, %s",
+				  v[i].box, (int)v[i].pid, v[i].target,
+				  (double)v[i].idle_ms / 1000.0, (double)v[i].persist_ms / 1000.0,
+				  v[i].busy ? ", busy" : "", v[i].fingerprint);
+		print_line(NULL, line);
+		free(line);
+	}
+	remote_master_infos_free(v, n);
+}
+
 static void print_json(const conf *c)
 {
 	cJSON *root = cJSON_CreateObject();
@@ -83,6 +141,7 @@ static void print_json(const conf *c)
 	cJSON *boxes = cJSON_AddArrayToObject(root, "boxes");
 	for (size_t i = 0; i < c->n_boxes; i++)
 		cJSON_AddItemToArray(boxes, box_json(&c->boxes[i]));
+	cJSON_AddItemToObject(root, "masters", masters_json());
 	cli_print_json(root);
 	cJSON_Delete(root);
 }
@@ -106,6 +165,8 @@ static int run_config(cli_ctx *ctx, void *opts, const cli_args *args)
 		print_json(&ctx->conf);
 	else
 		conf_dump(&ctx->conf, print_line, NULL);
+	if (!ctx->opt.json)
+		print_masters();
 	const conf *c = &ctx->conf;
 	const char *boxes = c->n_boxes == 1 ? "box" : "boxes",
 		   *pools = c->n_pools == 1 ? "pool" : "pools";

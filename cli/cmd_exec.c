@@ -29,6 +29,11 @@ static const char exec_help[] =
 	"shell, as ssh(1) does. Each stdout line prints as 'box: line' as it arrives, stderr\n"
 	"lines likewise on stderr.\n"
 	"\n"
+	"A box's connection master (control_persist_s, default 300 s; boxgate disconnect)\n"
+	"serves the command when the box has a live one: no handshake. Otherwise the fresh\n"
+	"connection is left behind as the box's master once the command ends, as OpenSSH's\n"
+	"ControlPersist does.\n"
+	"\n"
 	"Standard input, when it is not a terminal, goes to CMD on every box, byte for byte,\n"
 	"as ssh and clush send it: one box reads it as it streams; several boxes each get\n"
 	"the same bytes, read once into a spool (an unlinked file in $TMPDIR, as big as the\n"
@@ -235,7 +240,7 @@ static void run_on_box(void *arg, size_t i)
 		free(path);
 	}
 	if (r->rc == 0)
-		r->rc = cli_connect(r->box, job->accept_new, &c, &r->err);
+		r->rc = cli_connect_warm(r->box, job->accept_new, &c, &r->err);
 	if (r->rc == 0 && t)
 		r->rc = remote_run_fed(c, job->cmdline, on_line, r, job->timeout_s * 1000,
 				       feed_and_wait, t, &r->st, &r->err);

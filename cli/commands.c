@@ -20,6 +20,7 @@ const cli_cmd *const cli_commands[] = {
 	&cli_cmd_explain,
 	&cli_cmd_exec,
 	&cli_cmd_check,
+	&cli_cmd_disconnect,
 	&cli_cmd_bootstrap,
 	&cli_cmd_push,
 	&cli_cmd_pull,

@@ -282,6 +282,10 @@ void cli_trace_round_trips(const char *box, const remote_conn *c)
 		return;
 	char phase[96];
 	unsigned auth = 0, all = remote_round_trips(c, &auth);
+	if (remote_is_warm(c)) {
+		cli_sync_trace(NULL, box, "through the box's connection master");
+		return;
+	}
 	snprintf(phase, sizeof(phase),
 		 "round trips after the TCP connect: %u (%u to authenticate, %u for channels)", all,
 		 auth, all - auth);
@@ -291,6 +295,15 @@ void cli_trace_round_trips(const char *box, const remote_conn *c)
 int cli_connect(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err)
 {
 	remote_connect_opts co = {.log = cli_log_warning, .accept_new = accept_new};
+	return remote_connect(&box->target, &co, c, err);
+}
+
+int cli_connect_warm(const conf_box *box, bool accept_new, remote_conn **c, bg_err *err)
+{
+	remote_connect_opts co = {.log = cli_log_warning,
+				  .accept_new = accept_new,
+				  .warm = true,
+				  .trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL};
 	return remote_connect(&box->target, &co, c, err);
 }
 

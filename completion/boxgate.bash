@@ -197,7 +197,7 @@ _boxgate() {
       [ -z "$selected" ] && _boxgate_selection ;;
     run | validate | explain | bootstrap)
       [ "$nth" = 0 ] && [ -z "$selected" ] && _boxgate_selection ;;
-    check) _boxgate_selection ;;
+    check | disconnect) _boxgate_selection ;;
     rollback)
       if [ "$nth" = 0 ] && [ -z "$selected" ]; then _boxgate_selection; else _boxgate_files; fi ;;
     *) _boxgate_files ;;

@@ -21,6 +21,7 @@ void conf_box_bind(conf_box *b, const char *agent_socket)
 									   : REMOTE_HKC_STRICT,
 		.connect_timeout_s = b->connect_timeout_s,
 		.keepalive_s = b->keepalive_s,
+		.control_persist_ms = b->control_persist_ms,
 		.agent_socket = agent_socket,
 		.unsupported = b->unsupported,
 	};

@@ -82,6 +82,7 @@ typedef struct conf_box {
 	int gate_timeout_s;             /* default 420 */
 	long long heartbeat_timeout_ms; /* heartbeat_timeout_s, default 15 s */
 	long long kill_grace_ms;        /* kill_grace_s, default 5 s */
+	long long control_persist_ms;   /* control_persist_s, default 300 s; 0: no master */
 	int lock_wait_s;                /* default 0: refuse at once when the slot is held */
 	char **allow;                   /* flags the entry point accepts */
 	size_t n_allow;

@@ -76,6 +76,7 @@ static void dump_box(dumper *d, const conf_box *b)
 			emit(d, "; ssh_config ConnectTimeout %d is overridden by connect_timeout_s",
 			     b->ssh_connect_timeout_s);
 		emit(d, "keepalive_s = %d", b->keepalive_s);
+		emit(d, "control_persist_s = %g", b->control_persist_ms / 1000.0);
 		if (b->jump) {
 			emit(d, "jump = %s", b->jump);
 			emit(d, "; jump set at %s", b->jump_at);

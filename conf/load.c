@@ -51,6 +51,7 @@ static const struct keydef {
 	{"host_key_check", K_HOST_KEY_CHECK, IN_BOTH, T_HKC, 0, 0},
 	{"connect_timeout_s", K_CONNECT_TIMEOUT, IN_BOTH, T_INT, 1, 3600},
 	{"keepalive_s", K_KEEPALIVE, IN_BOTH, T_INT, 0, 3600},
+	{"control_persist_s", K_CONTROL_PERSIST, IN_BOTH, T_SECS, 0, 7 * 86400000L},
 	{"gate_timeout_s", K_GATE_TIMEOUT, IN_BOTH, T_INT, 1, 7 * 86400},
 	{"heartbeat_timeout_s", K_HEARTBEAT_TIMEOUT, IN_BOTH, T_SECS, 100, 86400000},
 	{"kill_grace_s", K_KILL_GRACE, IN_BOTH, T_SECS, 0, 3600000},

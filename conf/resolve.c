@@ -411,6 +411,7 @@ static int resolve_box(resolver *rs, const conf_layer *L, conf_box *b)
 	b->gate_timeout_s = pick_int(L, D, K_GATE_TIMEOUT, 420);
 	b->heartbeat_timeout_ms = pick_ms(L, D, K_HEARTBEAT_TIMEOUT, 15000);
 	b->kill_grace_ms = pick_ms(L, D, K_KILL_GRACE, 5000);
+	b->control_persist_ms = pick_ms(L, D, K_CONTROL_PERSIST, 300000);
 	b->lock_wait_s = pick_int(L, D, K_LOCK_WAIT, 0);
 
 	if ((v = pick_str(L, D, K_REPO)))

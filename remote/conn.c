@@ -32,8 +32,10 @@ int remote_connect(const remote_target *t, const remote_connect_opts *opts, remo
 	*out = NULL;
 	c->target = t;
 	c->sock = -1;
+	c->mfd = -1;
 	if (!opts)
 		opts = &none;
+	c->opts = *opts;
 	if (t->transport == REMOTE_TRANSPORT_LOCAL) {
 		c->ops = &remote_local_ops;
 		*out = c;
@@ -46,7 +48,14 @@ int remote_connect(const remote_target *t, const remote_connect_opts *opts, remo
 			     t->unsupported);
 		goto out;
 	}
+	if (opts->warm && remote_master_attach(c, opts) == 0) {
+		*out = c;
+		return 0;
+	}
 	rc = remote_ssh_connect(c, opts, err);
+	/* Only a connection that got all the way (host key, authentication)
+	 * may become a master. */
+	c->leave_master = rc == 0 && opts->warm;
 out:
 	if (rc < 0) {
 		remote_close(c);
@@ -60,7 +69,11 @@ void remote_close(remote_conn *c)
 {
 	if (!c)
 		return;
+	if (c->leave_master)
+		remote_master_detach(c);
 	c->ops->close(c);
+	strbuf_release(&c->m_in);
+	strbuf_release(&c->m_out);
 	free(c);
 }
 
@@ -74,6 +87,11 @@ unsigned remote_round_trips(const remote_conn *c, unsigned *to_auth)
 	if (to_auth)
 		*to_auth = c ? c->auth_round_trips : 0;
 	return c ? c->round_trips : 0;
+}
+
+bool remote_is_warm(const remote_conn *c)
+{
+	return c && c->ops == &remote_master_ops;
 }
 
 const char *remote_host_fingerprint(const remote_conn *c)
@@ -162,7 +180,11 @@ void remote_exec_close_stdin(remote_exec *e)
 
 size_t remote_exec_stdin_queued(const remote_exec *e)
 {
-	return e->stdin_q.len - e->stdin_off;
+	/* Through a master, bytes it holds for the command count once they pass
+	 * what it may hold anyway (the master's stdin credit). */
+	size_t held = (size_t)(e->m_sent - e->m_acked);
+	held = held > REMOTE_MASTER_CREDIT ? held - REMOTE_MASTER_CREDIT : 0;
+	return e->stdin_q.len - e->stdin_off + held;
 }
 
 int remote_exec_pump(remote_exec *e, int64_t deadline, int wake_fd, remote_status *st, bg_err *err)

@@ -37,6 +37,18 @@ struct remote_conn {
 	unsigned round_trips, auth_round_trips; /* all; those up to authenticated */
 	bool sent_since_wait, waiting;
 	int64_t tcp_ms; /* how long the TCP connect took: about one round trip */
+	/* Connection masters (remote/master*.c). A connection through a
+	 * master has mfd >= 0 and the master ops; opts are kept for falling
+	 * back to a fresh connection when the master cannot serve. */
+	int mfd;
+	remote_connect_opts opts;
+	bool leave_master; /* a fresh connection that forks a master at close */
+	/* A session channel opened ahead of the next command (a master opens
+	 * one while idle): its exec then costs one round trip less. */
+	LIBSSH2_CHANNEL *spare;
+	strbuf m_in; /* bytes from the master, not yet a whole frame */
+	size_t m_in_off;
+	strbuf m_out; /* frames for the master, not yet written */
 };
 
 struct remote_exec {
@@ -74,6 +86,11 @@ struct remote_exec {
 	bool have_trailer;
 	int t_code;
 	char t_signal[32];
+	/* through a master: stdin bytes sent to it and those it says the
+	 * command took; what of the difference passes REMOTE_MASTER_CREDIT
+	 * counts as queued. */
+	unsigned long long m_sent, m_acked;
+	bool m_eof_sent;
 	/* local */
 	pid_t pid;
 	int fd_in, fd_out, fd_err;
@@ -81,6 +98,23 @@ struct remote_exec {
 
 extern const struct remote_ops remote_ssh_ops;
 extern const struct remote_ops remote_local_ops;
+extern const struct remote_ops remote_master_ops;
+/* Stdin bytes a master may hold for its command beyond what the command
+ * took, counted as sent (the pipe between client and master is no queue);
+ * the client sends at most twice as much. */
+#define REMOTE_MASTER_CREDIT (1u << 20)
+
+/* master_client.c: c (target set, ssh) reaches its box through the box's
+ * master; 0 on success (c->ops the master's), negative when there is none
+ * to use (the caller connects fresh). */
+int remote_master_attach(remote_conn *c, const remote_connect_opts *opts);
+/* A connection through a master becomes a fresh one of its own (SFTP, or
+ * a master that cannot serve); on failure it is dead. */
+int remote_master_go_fresh(remote_conn *c, bg_err *err);
+/* master_serve.c: at the close of a fresh, healthy connection, a master
+ * takes over its session (a background process); the caller then frees its
+ * copy without a word on the socket. True when one did. */
+bool remote_master_detach(remote_conn *c);
 
 int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err);
 
@@ -126,6 +160,10 @@ void remote_ssh_blocks_release(remote_conn *c);
  * calls fail at once instead of waiting on a peer that cannot answer (and
  * libssh2_session_free then frees everything). */
 void remote_ssh_mark_dead(remote_conn *c);
+
+/* Opens c->spare when there is none (blocking, up to the connect
+ * timeout); false when the session cannot. */
+bool remote_ssh_open_spare(remote_conn *c);
 
 /* The exec half of the ssh transport (ssh_exec.c). */
 int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err);

@@ -32,6 +32,13 @@ typedef struct remote_connect_opts {
 	remote_log_cb log;
 	void *log_ctx;
 	bool accept_new; /* record an unknown host key even when the box says strict */
+	/* Use the box's connection master when it has a live one, and leave
+	 * one behind a fresh connection (remote/master.h). SFTP on a
+	 * connection through a master makes it a fresh one first. */
+	bool warm;
+	/* Why the master was passed by (BOXGATE_TRACE); NULL: quiet. Gets
+	 * log_ctx. */
+	remote_log_cb trace;
 } remote_connect_opts;
 
 /* Connects, checks the host key, authenticates. On failure *out is NULL and
@@ -51,6 +58,8 @@ const remote_target *remote_target_of(const remote_conn *c);
  * NULL) gets those up to authenticated. 0 for the local box. For
  * BOXGATE_TRACE and the tests. */
 unsigned remote_round_trips(const remote_conn *c, unsigned *to_auth);
+/* Whether commands on c go through the box's connection master. */
+bool remote_is_warm(const remote_conn *c);
 /* "SHA256:..." of the host key (ssh) or "" (local); borrowed. */
 const char *remote_host_fingerprint(const remote_conn *c);
 

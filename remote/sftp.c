@@ -84,6 +84,11 @@ int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err)
 {
 	if (is_local(c) || c->sftp)
 		return 0;
+	if (c->ops == &remote_master_ops) {
+		int rc = remote_master_go_fresh(c, err);
+		if (rc < 0)
+			return rc;
+	}
 	libssh2_session_set_blocking(c->session, 0);
 	for (;;) {
 		c->sftp = libssh2_sftp_init(c->session);

@@ -65,6 +65,36 @@ static void block_for(remote_conn *c, long ms)
 	libssh2_session_set_timeout(c->session, ms);
 }
 
+bool remote_ssh_open_spare(remote_conn *c)
+{
+	if (c->spare || c->dead)
+		return c->spare != NULL;
+	block_for(c, (long)c->target->connect_timeout_s * 1000);
+	c->spare = libssh2_channel_open_session(c->session);
+	libssh2_session_set_blocking(c->session, 0);
+	return c->spare != NULL;
+}
+
+/* The spare channel, when the box has not closed it meanwhile (sshd's
+ * ChannelTimeout): what arrived while it waited is read first. */
+static LIBSSH2_CHANNEL *take_spare(remote_conn *c)
+{
+	LIBSSH2_CHANNEL *ch = c->spare;
+	c->spare = NULL;
+	if (!ch)
+		return NULL;
+	char b;
+	libssh2_session_set_blocking(c->session, 0);
+	ssize_t n = libssh2_channel_read(ch, &b, 0);
+	libssh2_session_set_blocking(c->session, 1);
+	if ((n < 0 && n != LIBSSH2_ERROR_EAGAIN) || libssh2_channel_eof(ch)) {
+		libssh2_channel_close(ch);
+		libssh2_channel_free(ch);
+		return NULL;
+	}
+	return ch;
+}
+
 int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err)
 {
 	const remote_target *b = c->target;
@@ -72,7 +102,9 @@ int remote_ssh_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, b
 	int rc = 0;
 
 	block_for(c, (long)b->connect_timeout_s * 1000);
-	e->ch = libssh2_channel_open_session(c->session);
+	e->ch = take_spare(c);
+	if (!e->ch)
+		e->ch = libssh2_channel_open_session(c->session);
 	if (!e->ch) {
 		rc = bg_fail(err, BG_EREMOTE, "%s: cannot open a session channel: %s", b->name,
 			     remote_ssh_errmsg(c->session));

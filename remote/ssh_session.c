@@ -205,6 +205,12 @@ static void ssh_close(remote_conn *c)
 		libssh2_sftp_shutdown(c->sftp);
 		c->sftp = NULL;
 	}
+	if (c->spare) {
+		libssh2_session_set_blocking(c->session, 1);
+		libssh2_session_set_timeout(c->session, 2000);
+		libssh2_channel_free(c->spare);
+		c->spare = NULL;
+	}
 	if (c->session) {
 		libssh2_session_set_blocking(c->session, 1);
 		libssh2_session_set_timeout(c->session, 2000);

@@ -36,7 +36,10 @@ typedef struct remote_target {
 	size_t n_global_known_hosts;
 	remote_hostkey_policy host_key_check;
 	int connect_timeout_s;
-	int keepalive_s;          /* 0: none */
+	int keepalive_s; /* 0: none */
+	/* How long a connection master (remote/master.h) outlives its last
+	 * command, idle; 0: none is left behind. */
+	long long control_persist_ms;
 	const char *agent_socket; /* ssh-agent's socket ($SSH_AUTH_SOCK); NULL: no agent */
 	/* Set when the box asks for something boxgate cannot do ("ProxyCommand
 	 * (~/.ssh/config:12)"): remote_connect refuses it. */

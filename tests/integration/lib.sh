@@ -7,6 +7,9 @@ BOXGATE=${BOXGATE:-$BG_ROOT/build/boxgate}
 BG_TMP=$(mktemp -d "${TMPDIR:-/tmp}/bgtest.XXXXXX")
 # boxgate run records every result; a test's records stay in its own directory.
 export XDG_DATA_HOME=$BG_TMP/data
+# Connection masters (control_persist_s) of a test stay in its own directory.
+export XDG_RUNTIME_DIR=$BG_TMP/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 _tap_n=0
 _tap_failed=0
 

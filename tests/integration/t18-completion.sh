@@ -114,6 +114,7 @@ bcomp "boxgate results compare --before ru"; words_are "run=" "bash: a selector 
 bcomp "boxgate report x.jsonl --select var"; words_are "variant=" "bash: a selector key after --select"
 bcomp "boxgate results show --by p"; words_are "point" "bash: --by point"
 bcomp "boxgate --config $BG_TMP/c.ini check gpu-a1 oth"; words_are "other" "bash: check takes many boxes"
+bcomp "boxgate --config $BG_TMP/c.ini disconnect gpu-a1 oth"; words_are "other" "bash: disconnect takes many boxes"
 bcomp "boxgate --config $BG_TMP/c.ini run --gpu 0 oth"; words_are "other" "bash: an option's value is not the box operand"
 bcomp "boxgate --config $BG_TMP/c.ini run other oth"; words_are "" "bash: run takes one box"
 bcomp "boxgate --config $BG_TMP/broken.ini run o"; words_are "" "bash: a broken config completes nothing"

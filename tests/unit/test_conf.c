@@ -158,6 +158,8 @@ static void test_design_example(void **state)
 	assert_int_equal(b->gate_timeout_s, 420);
 	assert_int_equal(b->heartbeat_timeout_ms, 15000);
 	assert_int_equal(b->kill_grace_ms, 5000);
+	assert_true(b->control_persist_ms == 300000);
+	assert_true(b->target.control_persist_ms == 300000);
 	assert_int_equal(b->lock_wait_s, 0);
 	assert_string_equal(b->repo, "/home/ubuntu/mirage");
 	assert_string_equal(b->gate, "scripts/faithful_eval.sh");
@@ -498,6 +500,22 @@ static void test_fractional_seconds(void **state)
 			 bad[i]);
 		expect_error(ini, fmt);
 	}
+	load_ok(&c,
+		"[defaults]\ncontrol_persist_s = 0.25\n"
+		"[box a]\nhost = a\nrepo = /r\n[box b]\nhost = b\nrepo = /r\n"
+		"control_persist_s = 0\n",
+		NULL);
+	a = conf_find_box(&c, "a");
+	b = conf_find_box(&c, "b");
+	assert_true(a->control_persist_ms == 250 && a->target.control_persist_ms == 250);
+	assert_true(b->control_persist_ms == 0 && b->target.control_persist_ms == 0);
+	conf_release(&c);
+	expect_error("[box a]\nhost = a\ncontrol_persist_s = 604801\n",
+		     "%s:3: control_persist_s must be seconds from 0 to 604800, with at most 3 "
+		     "decimals (2, 0.5), got '604801'");
+	expect_error("[defaults]\ncontrol_persist_s = -1\n",
+		     "%s:2: control_persist_s must be seconds from 0 to 604800, with at most 3 "
+		     "decimals (2, 0.5), got '-1'");
 	expect_error("[box a]\nhost = a\nkill_grace_s = 3601\n",
 		     "%s:3: kill_grace_s must be seconds from 0 to 3600, with at most 3 decimals "
 		     "(2, 0.5), got '3601'");
