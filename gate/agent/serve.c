@@ -8,7 +8,10 @@
  * and stderr as the job's own and a pipe as its stdin. The run's nonce goes
  * first into that pipe, then every byte the client sends until the run ends
  * (heartbeats, a kill): the run's lock, watchdog, GPU check, framing and end
- * line are the run's, unchanged. When the job's shell has been reaped the
+ * line are the run's, unchanged. The job's shell runs in a process group of
+ * its own with SIGHUP, SIGINT, SIGTERM and SIGQUIT ignored (the run resets
+ * them), so a signal passed to the group stops the run cleanly and the shell
+ * ends after it. When the job's shell has been reaped the
  * serving agent says so on both streams, framed with the job's nonce:
  *   stdout: @boxgate-agent NONCE served {"exit":N} (or {"signal":N})
  *   stderr: @boxgate-agent NONCE served
@@ -125,9 +128,17 @@ static void start_job(struct serve *sv, const char *nonce, size_t hn, const char
 		agent_exit(AGENT_EXIT_SYSERR);
 	}
 	if (pid == 0) {
-		static const int sigs[] = {SIGCHLD, SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGPIPE};
-		for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-			signal(sigs[i], SIG_DFL);
+		/* A group of its own for the signals passed on. The shell ignores
+		 * them (whether it execs the run or waits for it), so that it ends
+		 * only after the run, which resets them and stops its gate cleanly;
+		 * the markers then follow everything the run wrote. */
+		setpgid(0, 0);
+		static const int dfl[] = {SIGCHLD, SIGPIPE};
+		static const int ign[] = {SIGHUP, SIGINT, SIGTERM, SIGQUIT};
+		for (size_t i = 0; i < sizeof dfl / sizeof dfl[0]; i++)
+			signal(dfl[i], SIG_DFL);
+		for (size_t i = 0; i < sizeof ign / sizeof ign[0]; i++)
+			signal(ign[i], SIG_IGN);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -228,7 +239,7 @@ static void end_job(struct serve *sv, int status)
 static void pass_signal(struct serve *sv, int sig)
 {
 	if (sv->job > 0)
-		kill(sv->job, sig == SIGHUP ? SIGHUP : sig);
+		kill(-sv->job, sig);
 }
 
 int cmd_serve(int argc, char **argv)
