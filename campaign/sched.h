@@ -59,8 +59,8 @@ typedef struct sched_event {
 	/* JOB_END/CUT: round trips the gate's run waited for on the slot's
 	 * connection (a serving agent's start included), for BOXGATE_TRACE */
 	unsigned round_trips;
-	bool served; /* JOB_END/CUT: the job went to the worker's serving agent */
-	const char *why;           /* a one-line reason, "" when none */
+	bool served;     /* JOB_END/CUT: the job went to the worker's serving agent */
+	const char *why; /* a one-line reason, "" when none */
 } sched_event;
 
 /* A job's gate on one box: its arguments translated through the box's shim

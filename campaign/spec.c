@@ -20,10 +20,10 @@
 #define WORKERS_MAX 65536
 
 static const char *const keys[] = {
-	"pool",    "gate_args",     "shapes",       "num_workers", "candidates",
-	"repeats", "timeout_s",     "bar",          "push",        "results",
-	"max_cv",  "sum_tolerance", "max_failures", "lock_wait_s", "strict_noise",
-	"persistent_agent",
+	"pool",         "gate_args",   "shapes",       "num_workers",
+	"candidates",   "repeats",     "timeout_s",    "bar",
+	"push",         "results",     "max_cv",       "sum_tolerance",
+	"max_failures", "lock_wait_s", "strict_noise", "persistent_agent",
 };
 #define N_KEYS      (sizeof(keys) / sizeof(keys[0]))
 #define CAND_PREFIX "candidate."

@@ -49,7 +49,7 @@ struct remote_exec {
 	lines out_lines, err_lines;
 	strbuf stdin_q;
 	size_t stdin_off;
-	bool stdin_asks; /* the queued input asks for an answer: a round trip */
+	bool stdin_asks;   /* the queued input asks for an answer: a round trip */
 	bool stdin_close;  /* asked for */
 	bool stdin_closed; /* done */
 	/* remote_exec_pump: the transport's wait also returns once the stdin

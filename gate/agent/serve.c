@@ -218,11 +218,11 @@ static void end_job(struct serve *sv, int status)
 {
 	char out[200], err[120];
 	int n = WIFSIGNALED(status)
-			? snprintf(out, sizeof out, "%s" AGENT_SERVE_DONE " {\"" AGENT_SERVE_SIGNAL
-						    "\":%d}\n",
+			? snprintf(out, sizeof out,
+				   "%s" AGENT_SERVE_DONE " {\"" AGENT_SERVE_SIGNAL "\":%d}\n",
 				   sv->frame, WTERMSIG(status))
-			: snprintf(out, sizeof out, "%s" AGENT_SERVE_DONE " {\"" AGENT_SERVE_EXIT
-						    "\":%d}\n",
+			: snprintf(out, sizeof out,
+				   "%s" AGENT_SERVE_DONE " {\"" AGENT_SERVE_EXIT "\":%d}\n",
 				   sv->frame, WEXITSTATUS(status));
 	int m = snprintf(err, sizeof err, "%s" AGENT_SERVE_DONE "\n", sv->frame);
 	if (sv->job_in >= 0)

@@ -488,8 +488,8 @@ bool gate_rs_stalled(const struct run_state *rs)
 {
 	const gate_policy *policy = rs->policy;
 	return policy->run_limit_s > 0 && rs->locked_ms && !rs->out->agent_end &&
-	       bg_now_ms() > rs->locked_ms + 1000 * ((int64_t)policy->run_limit_s +
-						     GATE_END_SLACK_S);
+	       bg_now_ms() >
+		       rs->locked_ms + 1000 * ((int64_t)policy->run_limit_s + GATE_END_SLACK_S);
 }
 
 void gate_rs_finish(struct run_state *rs)

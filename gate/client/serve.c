@@ -31,7 +31,7 @@ struct gate_served {
 	struct run_state *job;
 	bool got_out, got_err; /* its markers */
 	remote_status job_status;
-	bool midline[3];      /* per stream: the last piece was LINE_PARTIAL */
+	bool midline[3];        /* per stream: the last piece was LINE_PARTIAL */
 	char tail[3][TAIL_MAX]; /* per stream: the end of the partial line so far */
 	size_t tail_len[3];
 	char note[200]; /* the serving agent's last stderr line between jobs */
@@ -196,8 +196,8 @@ int gate_serve_open(remote_conn *c, const char *agent, gate_served **out, bg_err
 		free(sv);
 		return rc;
 	}
-	char *cmd = xasprintf("%s " AGENT_CMD_SERVE " " AGENT_OPT_IDLE " %d", agent,
-			      GATE_SERVE_IDLE_S);
+	char *cmd =
+		xasprintf("%s " AGENT_CMD_SERVE " " AGENT_OPT_IDLE " %d", agent, GATE_SERVE_IDLE_S);
 	remote_exec_opts o = {.on_line = on_line, .ctx = sv, .max_line = 0};
 	int rc = remote_exec_start(c, cmd, &o, &sv->e, err);
 	free(cmd);
@@ -280,8 +280,8 @@ int gate_serve_run(gate_served *sv, const char *cmdline, const gate_policy *poli
 			 * connection lost */
 			char how[96];
 			remote_status_describe(&st, how, sizeof(how));
-			rc = bg_fail(err, BG_ECONNECT, "%s: the serving agent ended (%s) during the job",
-				     box, how);
+			rc = bg_fail(err, BG_ECONNECT,
+				     "%s: the serving agent ended (%s) during the job", box, how);
 			break;
 		}
 		if (gate_rs_stalled(&rs)) {

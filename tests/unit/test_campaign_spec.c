@@ -365,9 +365,9 @@ static void refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(keys_and_defaults), cmocka_unit_test(definition_in_key),
-		cmocka_unit_test(record_keys),       cmocka_unit_test(kernel_files),
-		cmocka_unit_test(named_campaigns),   cmocka_unit_test(refusals),
+		cmocka_unit_test(keys_and_defaults),    cmocka_unit_test(definition_in_key),
+		cmocka_unit_test(record_keys),          cmocka_unit_test(kernel_files),
+		cmocka_unit_test(named_campaigns),      cmocka_unit_test(refusals),
 		cmocka_unit_test(persistent_agent_key),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
