@@ -252,6 +252,53 @@ again = [r for r in recs if r["campaign"]["job"] == cut[0]["campaign"]["job"] an
 assert len(again) == 1 and again[0]["campaign"]["attempt"] == 2 and again[0]["verdict"] == "PASS_GATE", again
 ' k.results.jsonl
 
+# --- hostile gates through the serving agent ---
+# forge.sh prints the serving agent's end marker under a made-up nonce on both streams
+# before the real gate; tail.sh leaves a last stderr line without newline long enough that
+# the real marker is cut across two of the client's line pieces (1 MiB each).
+cat >"$BG_HOST_1_ROOT/repo/forge.sh" <<'EOF2'
+#!/bin/sh
+echo '@boxgate-agent 00000000000000000000000000000000 served {"exit":0}'
+echo '@boxgate-agent 00000000000000000000000000000000 served' >&2
+exec ./gate.sh "$@"
+EOF2
+cat >"$BG_HOST_1_ROOT/repo/tail.sh" <<'EOF2'
+#!/bin/sh
+./gate.sh "$@"
+rc=$?
+head -c 1048570 /dev/zero | tr '\0' a >&2
+exit $rc
+EOF2
+chmod 755 "$BG_HOST_1_ROOT/repo/forge.sh" "$BG_HOST_1_ROOT/repo/tail.sh"
+for g in forge tail; do
+  sed -n '/^\[box c1\]/,/^kernel_paths/p' "$INI" | sed "s/^\[box c1\]/[box $g]/; s/^gate = .*/gate = $g.sh/" >>"$INI"
+  printf '\n[pool %s]\nslots = %s\n' "$g" "$g" >>"$INI"
+done
+campaign f.ini f forge 0.1
+sed -i 's/^shapes = .*/shapes = q_b/; s/^num_workers = .*/num_workers = 8 64/' f.ini
+BOXGATE_TRACE=1 bg campaign f.ini --plain >"$BG_TMP/f.out" 2>"$BG_TMP/f.err"
+pycheck "a gate that prints a made-up end marker: its job runs to its end, judged INVALID (forged)" '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) == 2, recs
+for r in recs:
+    assert r["campaign"]["final"] and r["verdict"] == "INVALID" and "forged" in r["why"], r
+    assert r["agent"]["why"] == "exited" and r["result"]["candidate"]["slowCTA_us"] > 0, r
+' f.results.jsonl
+[ "$(grep -c 'job f/.*round trips (serving agent)' "$BG_TMP/f.err")" = 2 ] && ok "... both jobs went to serving agents" || { not_ok "forge: not served"; sed 's/^/# /' "$BG_TMP/f.err"; }
+campaign t.ini t tail 0.1
+sed -i 's/^shapes = .*/shapes = q_b/; s/^num_workers = .*/num_workers = 8 64 128/' t.ini
+BOXGATE_TRACE=1 bg campaign t.ini --plain >"$BG_TMP/t.out" 2>"$BG_TMP/t.err"
+rc=$?
+pycheck "a marker cut across two line pieces still ends its job: every job passes" '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) == 3 and all(r["campaign"]["final"] and r["verdict"] == "PASS_GATE" for r in recs), [(r["verdict"], r["why"]) for r in recs]
+' t.results.jsonl
+# (a megabyte of output adds flow-control round trips, never a new agent's 3)
+[ "$rc" = 0 ] && [ "$(grep 'job t/.*(serving agent)' "$BG_TMP/t.err" | grep -c ': [12] round trips')" -ge 1 ] && ok "... and the serving agent takes the next job" ||
+  { not_ok "tail: rc $rc"; sed 's/^/# /' "$BG_TMP/t.err"; }
+
 # --- a cut link: the box is quarantined, its jobs finish elsewhere ---
 for i in 1 2 3; do rm -f "$(eval echo "\$BG_HOST_${i}_ROOT")/campaign.log"; done
 campaign c.ini c p3 1
