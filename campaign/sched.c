@@ -160,12 +160,20 @@ void sched_box_charge(sched *s, sched_box *b, sched_slot *sl, bool windowed, con
 	}
 }
 
+/* Closes the slot's serving agent and connection. */
+static void drop_conn(sched_slot *sl)
+{
+	gate_serve_close(sl->served);
+	sl->served = NULL;
+	remote_close(sl->conn);
+	sl->conn = NULL;
+}
+
 /* Counts a failure against the slot's box and drops its connection. */
 static void box_failed(sched *s, sched_slot *sl, const char *why)
 {
 	sched_box_charge(s, sl->b, sl, true, why);
-	remote_close(sl->conn);
-	sl->conn = NULL;
+	drop_conn(sl);
 }
 
 void sched_clear_job(sched *s, const sched_slot *sl, const campaign_job *j)
@@ -388,6 +396,27 @@ sched_end sched_classify(int rc, const gate_outcome *o, bool stop, bool slurm)
 	return END_FINAL;
 }
 
+/* The job through the worker's serving agent, started first when there is
+ * none (or the one there is can take no job): gate_run's contract. */
+static int run_served(sched_slot *sl, const char *cmdline, const gate_policy *policy,
+		      const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out,
+		      bg_err *err)
+{
+	if (!gate_serve_usable(sl->served)) {
+		gate_serve_close(sl->served);
+		sl->served = NULL;
+		int rc = gate_serve_open(sl->conn, sl->agent_path, &sl->served, err);
+		if (rc < 0) {
+			/* as gate_run's channel that could not be opened */
+			memset(out, 0, sizeof(*out));
+			out->gate_exit = out->gate_signal = -1;
+			out->status.how = REMOTE_LOST;
+			return rc;
+		}
+	}
+	return gate_serve_run(sl->served, cmdline, policy, cb, stop, out, err);
+}
+
 /* One attempt of job j on slot sl. Returns false when the slot is done for. */
 static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 {
@@ -444,9 +473,14 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	gate_callbacks cb = {on_line, on_result, on_locked, &view,
 			     GATE_HEARTBEAT_EVERY_MS(g->spec.heartbeat_ms)};
 	gate_outcome out = {0};
+	unsigned rt0 = remote_round_trips(sl->conn, NULL);
 	t0 = results_now_ms();
-	int rc = gate_run(sl->conn, cmdline, &policy, &cb, s->stop, &out, &err);
+	bool served = !s->spec->per_job_agent && gate_serve_takes(cmdline);
+	int rc = served ? run_served(sl, cmdline, &policy, &cb, s->stop, &out, &err)
+			: gate_run(sl->conn, cmdline, &policy, &cb, s->stop, &out, &err);
 	int64_t t1 = results_now_ms();
+	ev.round_trips = remote_round_trips(sl->conn, NULL) - rt0;
+	ev.served = served;
 	sl->running = -1;
 	bool said;
 	int code = gate_outcome_judge(&out, why, sizeof(why), &said);
@@ -464,8 +498,7 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	 * reconnect charges it), else the job's, until it runs well elsewhere. */
 	bool job_fault = false, job_failed = false;
 	if (end == END_BOX_FAILED && !out.agent_end) {
-		remote_close(sl->conn);
-		sl->conn = NULL;
+		drop_conn(sl);
 		job_fault = !*s->stop && connect_slot(s, sl);
 	}
 	if (end == END_BOX_FAILED)
@@ -567,6 +600,9 @@ static void *worker(void *arg)
 		if (!(j = take(s, sl)) || !attempt(s, sl, j))
 			break;
 	}
+	/* the serving agent leaves at its stdin's EOF; the connection is the caller's */
+	gate_serve_close(sl->served);
+	sl->served = NULL;
 	/* wake the others: a worker that leaves may leave jobs to them */
 	pthread_mutex_lock(&s->mu);
 	sl->b->live--;

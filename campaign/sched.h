@@ -31,6 +31,7 @@
 #include "gate/client/agent_install.h"
 #include "gate/client/overlay.h"
 #include "gate/client/run.h"
+#include "gate/client/serve.h"
 #include "remote/remote.h"
 
 typedef enum {
@@ -55,7 +56,11 @@ typedef struct sched_event {
 	const char *verdict;       /* JOB_END: boxgate's verdict name, "FAILED" when none */
 	const gate_result *result; /* JOB_END: the last result line (may be NULL) */
 	double secs;               /* JOB_END/CUT: the invocation's wall time */
-	const char *why;           /* a one-line reason, "" when none */
+	/* JOB_END/CUT: round trips the gate's run waited for on the slot's
+	 * connection (a serving agent's start included), for BOXGATE_TRACE */
+	unsigned round_trips;
+	bool served;     /* JOB_END/CUT: the job went to the worker's serving agent */
+	const char *why; /* a one-line reason, "" when none */
 } sched_event;
 
 /* A job's gate on one box: its arguments translated through the box's shim
@@ -86,6 +91,10 @@ typedef struct sched_slot {
 	char *label; /* "h3:gpu0" */
 	remote_conn *conn;
 	char *agent_path;
+	/* The worker's serving agent on conn: every job of the worker goes to it
+	 * over its stdin (campaign key persistent_agent, default yes); NULL until
+	 * the first job and after it was lost. */
+	gate_served *served;
 	pthread_t th;
 	int running; /* index of the job whose gate runs (the agent holds the lock), -1 */
 	int done;    /* jobs finished on it */

@@ -20,9 +20,10 @@
 #define WORKERS_MAX 65536
 
 static const char *const keys[] = {
-	"pool",    "gate_args",     "shapes",       "num_workers", "candidates",
-	"repeats", "timeout_s",     "bar",          "push",        "results",
-	"max_cv",  "sum_tolerance", "max_failures", "lock_wait_s", "strict_noise",
+	"pool",         "gate_args",   "shapes",       "num_workers",
+	"candidates",   "repeats",     "timeout_s",    "bar",
+	"push",         "results",     "max_cv",       "sum_tolerance",
+	"max_failures", "lock_wait_s", "strict_noise", "persistent_agent",
 };
 #define N_KEYS      (sizeof(keys) / sizeof(keys[0]))
 #define CAND_PREFIX "candidate."
@@ -431,6 +432,11 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 			return bg_fail(err, BG_ECONFIG,
 				       "%s:%d: strict_noise: '%s' is not yes or no", f, ln, v);
 		s->strict_noise = strcmp(v, "yes") == 0;
+	} else if (strcmp(k, "persistent_agent") == 0) {
+		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+			return bg_fail(err, BG_ECONFIG,
+				       "%s:%d: persistent_agent: '%s' is not yes or no", f, ln, v);
+		s->per_job_agent = strcmp(v, "no") == 0;
 	} else if (strcmp(k, "push") == 0) {
 		conf_split_list(v, &w, &nw);
 		for (size_t i = 0; i < nw && !rc; i++) {
@@ -462,7 +468,7 @@ static int apply(campaign_spec *s, const section *sec, const char *dir, const en
 			       "%s:%d: unknown key '%s' in [campaign %s] (expected pool, "
 			       "gate_args, shapes, num_workers, candidates, candidate.NAME, "
 			       "repeats, timeout_s, bar, push, results, max_cv, sum_tolerance, "
-			       "strict_noise, max_failures or lock_wait_s)",
+			       "strict_noise, max_failures, lock_wait_s or persistent_agent)",
 			       f, ln, k, s->name);
 	}
 	conf_strv_free(w, nw);

@@ -54,9 +54,12 @@ typedef struct campaign_spec {
 	double max_cv;     /* percent; < 0: [defaults] max_cv, else 2 */
 	double sum_tol;    /* percent, anti-sloughing tolerance (default 10) */
 	bool strict_noise; /* a CV over max_cv makes a point NOISY (else only a warning) */
-	int max_failures;  /* a box failing this many times is quarantined (default 2) */
-	int lock_wait_s;   /* how long a job waits for its slot's lock (default 30) */
-	char **push;       /* local files pushed to every box first (absolute) */
+	/* persistent_agent = no: every job in an exec channel of its own, as before
+	 * the workers kept a serving agent (default: a serving agent per worker) */
+	bool per_job_agent;
+	int max_failures; /* a box failing this many times is quarantined (default 2) */
+	int lock_wait_s;  /* how long a job waits for its slot's lock (default 30) */
+	char **push;      /* local files pushed to every box first (absolute) */
 	size_t n_push;
 	char *results; /* the results file (absolute) */
 } campaign_spec;

@@ -103,9 +103,22 @@ static void json_event(campaign_view *v, const sched_event *ev)
 	cJSON_Delete(o);
 }
 
+/* BOXGATE_TRACE: what each attempt waited for on its connection. */
+static void trace_attempt(const sched_event *ev)
+{
+	if ((ev->kind != SCHED_JOB_END && ev->kind != SCHED_JOB_CUT) || !getenv("BOXGATE_TRACE"))
+		return;
+	char phase[CAMPAIGN_KEY_MAX + 160];
+	snprintf(phase, sizeof(phase), "job %s attempt %d: %u round trips (%s)", ev->job->key,
+		 ev->attempt, ev->round_trips,
+		 ev->served ? "serving agent" : "a channel of its own");
+	cli_sync_trace(NULL, ev->slot->label, phase);
+}
+
 void campaign_view_event(void *ctx, const sched_event *ev)
 {
 	campaign_view *v = ctx;
+	trace_attempt(ev);
 	const campaign_spec *sp = v->s->spec;
 	strbuf line = STRBUF_INIT;
 	FILE *to = stdout;

@@ -29,6 +29,7 @@ enum agent_exit {
 #define AGENT_CMD_SLOT_DISABLE "slot-disable"
 #define AGENT_CMD_SLOT_ENABLE  "slot-enable"
 #define AGENT_CMD_QUEUE        "queue"
+#define AGENT_CMD_SERVE        "serve"
 
 /* Options of run (each also as --opt=VALUE); "--" ends them. */
 #define AGENT_OPT_GPUS        "--gpus"
@@ -51,6 +52,19 @@ enum agent_exit {
  * "proc GPU PID NAME" (a compute process on that GPU). Read by the agent only;
  * it changes what the agent sees, never what it may do. */
 #define AGENT_ENV_FAKE_NVML "BOXGATE_AGENT_FAKE_NVML"
+
+/* serve: one agent that runs a campaign worker's jobs one after the other
+ * (gate/agent/serve.c). Its option, the idle time after which it leaves; its
+ * stdin line that hands it a job, "job NONCE CMDLINE" (CMDLINE's backslashes,
+ * newlines and carriage returns written as backslash and '\\', 'n', 'r'); the
+ * job's end, framed with the job's nonce on both streams: on stdout
+ * AGENT_FRAME NONCE " " AGENT_SERVE_DONE " {"exit":N}" (or {"signal":N}), on
+ * stderr AGENT_FRAME NONCE " " AGENT_SERVE_DONE. */
+#define AGENT_OPT_IDLE     "--idle"
+#define AGENT_SERVE_JOB    "job "
+#define AGENT_SERVE_DONE   "served"
+#define AGENT_SERVE_EXIT   "exit"
+#define AGENT_SERVE_SIGNAL "signal"
 
 /* Options of slot-disable (with --gpus and --lock-dir). */
 #define AGENT_OPT_WHY "--why"

@@ -173,6 +173,12 @@ void remote_exec_write(remote_exec *e, const void *data, size_t n)
 	strbuf_add(&e->stdin_q, data, n);
 }
 
+void remote_exec_write_request(remote_exec *e, const void *data, size_t n)
+{
+	strbuf_add(&e->stdin_q, data, n);
+	e->stdin_asks = true;
+}
+
 void remote_exec_close_stdin(remote_exec *e)
 {
 	e->stdin_close = true;

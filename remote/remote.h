@@ -106,6 +106,10 @@ int remote_exec_start(remote_conn *c, const char *cmdline, const remote_exec_opt
 		      remote_exec **out, bg_err *err);
 /* Queues bytes for the command's stdin (sent by remote_exec_wait). */
 void remote_exec_write(remote_exec *e, const void *data, size_t n);
+/* remote_exec_write for input that asks the command for an answer (a job
+ * handed to a serving agent): the round trip count counts its answer, as it
+ * does a channel request's; other input asks for none. */
+void remote_exec_write_request(remote_exec *e, const void *data, size_t n);
 /* Sends EOF on stdin once the queued bytes are out. */
 void remote_exec_close_stdin(remote_exec *e);
 /* Bytes queued for stdin that the command has not taken yet; a command

@@ -265,7 +265,7 @@ static int pump_stdin(remote_exec *e, bool ended)
 		bool sent = e->conn->sent_since_wait;
 		ssize_t n = libssh2_channel_write(e->ch, e->stdin_q.buf + e->stdin_off,
 						  e->stdin_q.len - e->stdin_off);
-		if (e->conn->sent_since_wait)
+		if (e->conn->sent_since_wait && !e->stdin_asks)
 			e->conn->sent_since_wait = sent;
 		if (n == LIBSSH2_ERROR_EAGAIN) {
 			e->send_pending = left_part_sent(e);
@@ -281,6 +281,7 @@ static int pump_stdin(remote_exec *e, bool ended)
 	if (e->stdin_off == e->stdin_q.len && e->stdin_off > 0) {
 		strbuf_reset(&e->stdin_q);
 		e->stdin_off = 0;
+		e->stdin_asks = false;
 	}
 	if (e->stdin_close && !e->stdin_closed && e->stdin_q.len == 0 && !e->send_pending) {
 		/* an EOF asks for no answer: what comes next answers the exec */

@@ -180,8 +180,15 @@ int remote_ssh_wait_socket(remote_conn *c, int64_t deadline, int wake_fd)
 		int64_t ka = now + (next > 0 ? next : c->keepalive_s) * 1000;
 		if (ka < wake)
 			wake = ka;
-		/* Silence for three intervals after a keepalive: the peer is gone. */
-		if (now - c->last_rx_ms > (int64_t)c->keepalive_s * 3000 + 1000)
+		/* Silence for three intervals after a keepalive: the peer is gone.
+		 * Counted from the later of the last bytes in and the start of this
+		 * stretch of waits: between a campaign worker's jobs nobody waits on
+		 * the connection and no keepalive goes out. */
+		if (now - c->watched_ms > (int64_t)c->keepalive_s * 1000 + 1000)
+			c->watch_from_ms = now;
+		c->watched_ms = now;
+		int64_t since = c->last_rx_ms > c->watch_from_ms ? c->last_rx_ms : c->watch_from_ms;
+		if (now - since > (int64_t)c->keepalive_s * 3000 + 1000)
 			return -1;
 	}
 	int r = poll(p, wake_fd >= 0 ? 2 : 1, bg_poll_timeout(wake));

@@ -242,6 +242,9 @@ int cmd_slot_enable(int argc, char **argv);
 /* ---------------------------------------------------------------- queue.c */
 
 int cmd_queue(int argc, char **argv);
+/* serve.c: jobs over stdin; main.c: no other process of the user may read this one */
+int cmd_serve(int argc, char **argv);
+void guard_memory(void);
 /* exclusive.c */
 void check_exclusive(struct run *r);
 int gpu_free_now(struct run *r, strbuf *why);

@@ -12,7 +12,7 @@ gate/agent/agent.h
 base/xmalloc.c base/strbuf.c base/timer.c base/lines.c base/parse.c base/quote.c
 gate/agent/main.c gate/agent/output.c gate/agent/options.c gate/agent/nvml.c
 gate/agent/proctree.c gate/agent/lock.c gate/agent/slots.c gate/agent/queue.c gate/agent/exclusive.c gate/agent/heartbeat.c
-gate/agent/child.c gate/agent/watchdog.c"
+gate/agent/child.c gate/agent/watchdog.c gate/agent/serve.c"
 if [ "${1:-}" = --list ]; then
 	echo $PARTS
 	exit 0

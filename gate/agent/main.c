@@ -32,6 +32,11 @@
  *       changes, "head" when no live ticket is before it, and holds the ticket until
  *       stdin says "done", closes, or stays silent for S seconds (default 15; any line is
  *       a heartbeat). A ticket is a flock'ed file: a waiter that dies loses its place.
+ *   boxgate-agent serve [--idle S]
+ *       runs jobs handed over stdin one after the other, each a `run` command line of its
+ *       own with its own nonce (gate/agent/serve.c says how), so that a campaign worker
+ *       pays one round trip a job instead of a channel; leaves after S idle seconds
+ *       (default 300, 0: never) or at stdin EOF.
  *   boxgate-agent run [options] -- CMD ARGS...
  *       --gpus LIST       slot GPUs ("0", "0,1", "2-3", combined); the gate gets
  *                         CUDA_VISIBLE_DEVICES=<ascending comma list> and
@@ -155,7 +160,7 @@ static int cmd_version(void)
  * (the gate first of all) may open this process's memory, fds or environment
  * through /proc, nor ptrace it; only root (CAP_SYS_PTRACE) still can. A tracer
  * attached before this point would stay attached, so a traced agent stops. */
-static void guard_memory(void)
+void guard_memory(void)
 {
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
 		msg("cannot make the agent non-dumpable: %s", strerror(errno));
@@ -258,6 +263,8 @@ int main(int argc, char **argv)
 		rc = cmd_slot_enable(argc - 2, argv + 2);
 	else if (!strcmp(c, AGENT_CMD_QUEUE))
 		rc = cmd_queue(argc - 2, argv + 2);
+	else if (!strcmp(c, AGENT_CMD_SERVE))
+		rc = cmd_serve(argc - 2, argv + 2);
 	else
 		usage_fail("unknown command '%s'", c);
 	agent_exit(rc);

@@ -15,6 +15,7 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
+#include "gate/client/run_state.h"
 #include "remote/slurm.h"
 
 static void add_opt(strbuf *s, const char *name, const char *value)
@@ -107,26 +108,6 @@ char *gate_command_line(const gate_spec *g)
 }
 
 /* ---------------------------------------------------------------- delivery queue */
-
-/* One line or one judged result on its way to the callbacks. */
-struct ev {
-	struct ev *next;
-	gate_result *res; /* a result (owned), else a line */
-	remote_stream s;
-	int flags;
-	size_t len;
-	char line[];
-};
-
-struct evq {
-	pthread_mutex_t mu;
-	pthread_cond_t more, room;
-	struct ev *head, *tail;
-	size_t bytes;
-	bool closing, threaded;
-	pthread_t th;
-	const gate_callbacks *cb;
-};
 
 static void ev_deliver(const gate_callbacks *cb, struct ev *e)
 {
@@ -242,33 +223,9 @@ static void evq_close(struct evq *q)
 
 /* ---------------------------------------------------------------- the run */
 
-enum line_class { L_OTHER, L_RESULT, L_AGENT, L_FORGED };
-
-struct run_state {
-	const gate_callbacks *cb;
-	const gate_policy *policy;
-	gate_outcome *out;
-	struct evq q;
-	remote_exec *e;
-	volatile sig_atomic_t *stop;
-	bool kill_sent;
-	int64_t next_hb;
-	char frame[80]; /* "@boxgate-agent NONCE " */
-	size_t frame_len;
-	bool midline;        /* the last stdout piece was LINE_PARTIAL */
-	enum line_class cls; /* of the stdout line being received */
-	strbuf pending;      /* a result or agent line arriving in pieces (bounded) */
-	/* The agent's verdict line (TIMEOUT_HANG, INVALID), framed, and its parse: held
-	 * back until the end report agrees with it. */
-	strbuf held_line;
-	gate_result held;
-	bool has_held;
-	int64_t locked_ms; /* when the agent said it holds the slot, 0 before */
-};
-
 /* Heartbeat and Ctrl-C, between waits: remote_exec_wait returns at its
  * deadline even while a gate floods the channel. */
-static void pump(struct run_state *rs)
+void gate_rs_pump(struct run_state *rs)
 {
 	if (!rs->e)
 		return;
@@ -353,7 +310,7 @@ static bool end_agrees(const gate_outcome *o, const gate_result *r)
 
 /* At the end: the held line goes out unframed as the agent's, or, when the end
  * disagrees, framed as it came, as output that speaks for nobody. */
-static void release_held(struct run_state *rs)
+void gate_rs_release_held(struct run_state *rs)
 {
 	if (!rs->has_held)
 		return;
@@ -448,7 +405,7 @@ static void agent_line(struct run_state *rs, const char *line, size_t len)
 	}
 }
 
-static void on_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
+void gate_rs_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
 {
 	struct run_state *rs = arg;
 	if (s != REMOTE_STDOUT) {
@@ -507,44 +464,66 @@ static void on_line(void *arg, remote_stream s, const char *line, size_t len, in
 	strbuf_reset(&rs->pending);
 }
 
-int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
-	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err)
+void gate_rs_init(struct run_state *rs, const gate_policy *policy, const gate_callbacks *cb,
+		  volatile sig_atomic_t *stop, gate_outcome *out, char *nonce_line, size_t n)
 {
-	struct run_state rs = {.cb = cb,
-			       .policy = policy,
-			       .out = out,
-			       .stop = stop,
-			       .pending = STRBUF_INIT,
-			       .held_line = STRBUF_INIT};
-	remote_exec_opts o = {.on_line = on_line, .ctx = &rs, .max_line = 0};
-	remote_exec *e = NULL;
-	char hex[2 * 16 + 1], nonce_line[64]; /* a 128-bit nonce */
-	int rc;
-
+	char hex[2 * 16 + 1]; /* a 128-bit nonce */
+	memset(rs, 0, sizeof(*rs));
+	rs->cb = cb;
+	rs->policy = policy;
+	rs->out = out;
+	rs->stop = stop;
+	rs->pending = (strbuf)STRBUF_INIT;
+	rs->held_line = (strbuf)STRBUF_INIT;
 	memset(out, 0, sizeof(*out));
 	out->gate_exit = out->gate_signal = -1;
 	bg_random_hex(hex, 16);
-	snprintf(rs.frame, sizeof(rs.frame), AGENT_FRAME "%s ", hex);
-	rs.frame_len = strlen(rs.frame);
-	snprintf(nonce_line, sizeof(nonce_line), AGENT_IN_NONCE "%s\n", hex);
+	snprintf(rs->frame, sizeof(rs->frame), AGENT_FRAME "%s ", hex);
+	rs->frame_len = strlen(rs->frame);
+	snprintf(nonce_line, n, AGENT_IN_NONCE "%s\n", hex);
+	evq_init(&rs->q, cb);
+}
 
-	evq_init(&rs.q, cb);
+bool gate_rs_stalled(const struct run_state *rs)
+{
+	const gate_policy *policy = rs->policy;
+	return policy->run_limit_s > 0 && rs->locked_ms && !rs->out->agent_end &&
+	       bg_now_ms() >
+		       rs->locked_ms + 1000 * ((int64_t)policy->run_limit_s + GATE_END_SLACK_S);
+}
+
+void gate_rs_finish(struct run_state *rs)
+{
+	gate_rs_release_held(rs);
+	evq_close(&rs->q);
+	strbuf_release(&rs->pending);
+	strbuf_release(&rs->held_line);
+}
+
+int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
+	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err)
+{
+	struct run_state rs;
+	remote_exec_opts o = {.on_line = gate_rs_line, .ctx = &rs, .max_line = 0};
+	remote_exec *e = NULL;
+	char nonce_line[64];
+	int rc;
+
+	gate_rs_init(&rs, policy, cb, stop, out, nonce_line, sizeof(nonce_line));
 	rc = remote_exec_start(c, cmdline, &o, &e, err);
 	if (rc < 0)
 		goto out;
 	remote_exec_write(e, nonce_line, strlen(nonce_line)); /* before anything else on stdin */
 	rs.e = e;
 	for (;;) {
-		pump(&rs);
+		gate_rs_pump(&rs);
 		/* Short ticks so a Ctrl-C is forwarded at once. */
 		int64_t now = bg_now_ms();
 		int64_t tick = now + 250 < rs.next_hb ? now + 250 : rs.next_hb;
 		rc = remote_exec_wait(e, tick, &out->status, err);
 		if (rc != 0)
 			break;
-		if (policy->run_limit_s > 0 && rs.locked_ms && !out->agent_end &&
-		    bg_now_ms() > rs.locked_ms + 1000 * ((int64_t)policy->run_limit_s +
-							 GATE_END_SLACK_S)) {
+		if (gate_rs_stalled(&rs)) {
 			/* a stopped agent enforces nothing: the channel is closed */
 			out->agent_stalled = true;
 			rc = 0;
@@ -556,9 +535,6 @@ int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 out:
 	if (e)
 		remote_exec_free(e);
-	release_held(&rs);
-	evq_close(&rs.q);
-	strbuf_release(&rs.pending);
-	strbuf_release(&rs.held_line);
+	gate_rs_finish(&rs);
 	return rc;
 }

@@ -75,6 +75,7 @@ static void keys_and_defaults(void **state)
 	/* the defaults */
 	assert_true(s.max_cv < 0);
 	assert_false(s.strict_noise);
+	assert_false(s.per_job_agent); /* a serving agent per worker */
 	assert_int_equal(s.max_failures, 2);
 	assert_int_equal(s.lock_wait_s, 30);
 	assert_int_equal(s.timeout_s, 0);
@@ -119,6 +120,18 @@ static void keys_and_defaults(void **state)
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(o, "strict_noise")));
 	cJSON_Delete(o);
 	campaign_jobs_free(jobs, n);
+	campaign_spec_release(&s);
+}
+
+static void persistent_agent_key(void **state)
+{
+	(void)state;
+	campaign_spec s =
+		load_ok("[campaign x]\npool = p\nshapes = q_b\npersistent_agent = no\n", NULL);
+	assert_true(s.per_job_agent);
+	campaign_spec_release(&s);
+	s = load_ok("[campaign x]\npool = p\nshapes = q_b\npersistent_agent = yes\n", NULL);
+	assert_false(s.per_job_agent);
 	campaign_spec_release(&s);
 }
 
@@ -300,6 +313,8 @@ static void refusals(void **state)
 		   "%s:4: max_cv: '2%%' is not a percentage such as 2 or 0.5");
 	load_fails("[campaign x]\npool = p\nshapes = a\nstrict_noise = maybe\n",
 		   "%s:4: strict_noise: 'maybe' is not yes or no");
+	load_fails("[campaign x]\npool = p\nshapes = a\npersistent_agent = 1\n",
+		   "%s:4: persistent_agent: '1' is not yes or no");
 	load_fails("[campaign x]\npool = p\nshapes = a\ntimeout_s = 0\n",
 		   "%s:4: timeout_s: '0' is not a whole number from 1 to 604800");
 	load_fails(
@@ -350,9 +365,10 @@ static void refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(keys_and_defaults), cmocka_unit_test(definition_in_key),
-		cmocka_unit_test(record_keys),       cmocka_unit_test(kernel_files),
-		cmocka_unit_test(named_campaigns),   cmocka_unit_test(refusals),
+		cmocka_unit_test(keys_and_defaults),    cmocka_unit_test(definition_in_key),
+		cmocka_unit_test(record_keys),          cmocka_unit_test(kernel_files),
+		cmocka_unit_test(named_campaigns),      cmocka_unit_test(refusals),
+		cmocka_unit_test(persistent_agent_key),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
