@@ -108,11 +108,13 @@ static const char run_help[] =
 	"  --no-baseline  the candidate alone (also the box's no_baseline = yes): no\n"
 	"                 baseline run is made, and a valid result line that reports only\n"
 	"                 the candidate (no \"baseline_in_tree\", no\n"
-	"                 slowCTA_ratio_base_over_cand) with cos >= 0.99 is MEASURED\n"
-	"                 (exit 0): its timings, recorded, with --repeat its medians and\n"
-	"                 spread, no ratio and no bar. A low cos, INVALID, TIMEOUT_HANG or\n"
-	"                 a crash keep their verdicts; a gate that does report a baseline\n"
-	"                 side keeps its PASS_GATE or BELOW_BAR\n"
+	"                 slowCTA_ratio_base_over_cand) with cos >= 0.99, the candidate's\n"
+	"                 status PASS and the gate's verdict PASS_GATE is MEASURED (exit\n"
+	"                 0): its timings, recorded, with --repeat its medians and spread,\n"
+	"                 no ratio and no bar. A low cos, INVALID, TIMEOUT_HANG or a crash\n"
+	"                 keep their verdicts; a candidate the gate calls BELOW_BAR stays\n"
+	"                 BELOW_BAR (exit 1), whatever --bar; a gate that does report a\n"
+	"                 baseline side keeps its PASS_GATE or BELOW_BAR\n"
 	"\n"
 	"Baseline and candidate apart: when the gate's first result has no baseline side\n"
 	"(no \"baseline_in_tree\", no slowCTA_ratio_base_over_cand), each candidate run (C)\n"
@@ -520,17 +522,24 @@ static bool only_candidate(const gate_result *r)
 	       !cJSON_GetObjectItemCaseSensitive(r->json, "slowCTA_ratio_base_over_cand");
 }
 
-/* --no-baseline: a result line that reports only the candidate and that the
- * bar alone would judge (PASS_GATE or BELOW_BAR: valid, cos good), its
- * candidate saying no status but PASS, is the candidate's timings, MEASURED;
- * anything else keeps its verdict. */
+/* --no-baseline: a result line that reports only the candidate, that the gate
+ * itself calls PASS_GATE and that the bar alone would judge (PASS_GATE or
+ * BELOW_BAR: valid, cos good, the candidate's status PASS), is the candidate's
+ * timings, MEASURED. A line the gate calls BELOW_BAR stays BELOW_BAR, whatever
+ * --bar says (no bar applies to the candidate alone, so the gate's own failing
+ * word stands); anything else keeps its verdict. */
 static void measured_alone(gate_result *r)
 {
-	bool status_ok = !r->cand.status[0] || strcmp(r->cand.status, "PASS") == 0;
-	if (only_candidate(r) && status_ok &&
-	    (r->verdict == VERDICT_PASS_GATE || r->verdict == VERDICT_BELOW_BAR)) {
+	if (!only_candidate(r) ||
+	    (r->verdict != VERDICT_PASS_GATE && r->verdict != VERDICT_BELOW_BAR))
+		return;
+	if (r->stated == VERDICT_PASS_GATE) {
 		r->verdict = VERDICT_MEASURED;
 		r->problems[0] = '\0'; /* a bar that does not apply */
+	} else if (r->verdict == VERDICT_PASS_GATE) {
+		r->verdict = VERDICT_BELOW_BAR;
+		snprintf(r->problems, sizeof(r->problems),
+			 "the gate says %s of the candidate alone", gate_verdict_name(r->stated));
 	}
 }
 
@@ -581,6 +590,12 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 				out.problems[0] = '\0';
 				code = BG_EXIT_OK;
 				snprintf(why, sizeof(why), "MEASURED");
+			} else if (view.last.verdict == VERDICT_BELOW_BAR && code == BG_EXIT_OK) {
+				out.verdict = VERDICT_BELOW_BAR;
+				snprintf(out.problems, sizeof(out.problems), "%s",
+					 view.last.problems);
+				code = BG_EXIT_FAIL;
+				snprintf(why, sizeof(why), "BELOW_BAR: %s", view.last.problems);
 			}
 		}
 	}

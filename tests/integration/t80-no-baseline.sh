@@ -19,6 +19,13 @@ case $2 in
   crash) echo "FAITHFUL_RESULT {$c,\"verdict\":\"PASS_GATE\"}"; exit 3 ;;
   statfail) echo "FAITHFUL_RESULT {$(echo "$c" | sed 's/PASS/FAIL/'),\"verdict\":\"PASS_GATE\"}" ;;
   claims) echo "FAITHFUL_RESULT {$c,\"verdict\":\"MEASURED\"}" ;;
+  statlow) echo "FAITHFUL_RESULT {$(echo "$c" | sed 's/PASS/pass/'),\"verdict\":\"PASS_GATE\"}" ;;
+  statempty) echo "FAITHFUL_RESULT {$(echo "$c" | sed 's/"PASS"/""/'),\"verdict\":\"PASS_GATE\"}" ;;
+  below) echo "FAITHFUL_RESULT {$c,\"bar\":1.5,\"verdict\":\"BELOW_BAR\"}"; exit 1 ;;
+  basefail) b=$(echo "$c" | sed 's/candidate/baseline_in_tree/; s/PASS/FAIL/; s/100,"wall_us":101,"sumCTA_us":100/130,"wall_us":131,"sumCTA_us":130/')
+     echo "FAITHFUL_RESULT {$c,$b,\"verdict\":\"PASS_GATE\"}" ;;
+  candfail) b=$(echo "$c" | sed 's/candidate/baseline_in_tree/; s/100,"wall_us":101,"sumCTA_us":100/130,"wall_us":131,"sumCTA_us":130/')
+     echo "FAITHFUL_RESULT {$(echo "$c" | sed 's/PASS/FAIL/'),$b,\"verdict\":\"PASS_GATE\"}" ;;
 esac
 EOF2
 chmod +x "$BG_HOST_1_ROOT/repo/odd.sh"
@@ -46,7 +53,7 @@ host = h1
 repo = /root/repo
 gate = odd.sh
 require_gpu = no
-allow = --m
+allow = --m --baseline
 
 [box both]
 host = h1
@@ -145,9 +152,43 @@ has "$ERR_FILE" "a result needs a clean exit" "the crash is named"
 expect_rc 125 "--no-baseline, a gate that states MEASURED itself: INVALID (the verdict is boxgate's)" \
   bg run odd --no-baseline --no-results -- --m claims
 has "$ERR_FILE" "unknown verdict 'MEASURED'" "a gate cannot claim MEASURED"
-expect_rc 0 "--no-baseline, candidate status FAIL: not MEASURED, the line's own verdict as without the flag" \
-  bg run odd --no-baseline --no-results -- --m statfail
-hasnt "$ERR_FILE" "MEASURED" "a candidate saying status FAIL is not MEASURED"
+# A candidate that says it failed is no pass and no measurement: INVALID (exit 125), as a
+# low cos is, with or without --no-baseline, and so is one whose status is not exactly PASS.
+expect_rc 125 "--no-baseline, candidate status FAIL stated PASS_GATE: INVALID (exit 125)" \
+  bg run odd --no-baseline --results "$BG_TMP/sf.jsonl" -- --m statfail
+hasnt "$ERR_FILE" "MEASURED|PASS_GATE  slowCTA" "a candidate saying status FAIL is neither MEASURED nor PASS_GATE"
+has "$ERR_FILE" "candidate status 'FAIL' is not PASS" "the refusal names the candidate's status"
+pycheck "its record says INVALID, exit 125" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 1 and r[0]["verdict"] == "INVALID" and r[0]["exit"] == 125, r
+' "$BG_TMP/sf.jsonl"
+expect_rc 125 "without --no-baseline, candidate status FAIL: INVALID too" \
+  bg run odd --no-results -- --m statfail
+expect_rc 125 "--no-baseline, candidate status 'pass' (not PASS): INVALID" \
+  bg run odd --no-baseline --no-results -- --m statlow
+expect_rc 125 "--no-baseline, candidate status '' : INVALID" \
+  bg run odd --no-baseline --no-results -- --m statempty
+expect_rc 125 "both sides, the candidate FAIL with a good ratio: INVALID, not PASS_GATE" \
+  bg run odd --no-results -- --m candfail
+has "$ERR_FILE" "candidate status 'FAIL'" "named"
+expect_rc 125 "both sides, the baseline FAIL: INVALID, not PASS_GATE" \
+  bg run odd --no-results -- --m basefail
+has "$ERR_FILE" "baseline_in_tree status 'FAIL'" "named"
+# A gate that itself calls its candidate BELOW_BAR (against its own bar) is not MEASURED:
+# the gate's failing verdict stands, whatever --bar says.
+expect_rc 1 "--no-baseline, the gate says BELOW_BAR (its bar 1.5): BELOW_BAR (exit 1), not MEASURED" \
+  bg run odd --no-baseline --results "$BG_TMP/bb.jsonl" -- --m below
+hasnt "$ERR_FILE" "MEASURED" "not MEASURED"
+has "$ERR_FILE" "^boxgate: BELOW_BAR" "BELOW_BAR said"
+expect_rc 1 "--no-baseline --bar 1, the gate says BELOW_BAR: still BELOW_BAR (exit 1)" \
+  bg run odd --no-baseline --bar 1 --no-results -- --m below
+hasnt "$ERR_FILE" "MEASURED|PASS_GATE  slowCTA" "neither MEASURED nor PASS_GATE"
+pycheck "its record says BELOW_BAR" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 1 and r[0]["verdict"] == "BELOW_BAR" and r[0]["exit"] == 1, r
+' "$BG_TMP/bb.jsonl"
 
 # (f) --bar does not apply to the candidate alone.
 expect_rc 0 "--no-baseline --bar 2: still MEASURED (no ratio to hold against a bar)" \
