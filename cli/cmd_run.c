@@ -22,6 +22,7 @@
 #include "base/timer.h"
 #include "results/record.h"
 #include "sync/sync.h"
+#include "measure/alone.h"
 #include "measure/kernel.h"
 #include "measure/point.h"
 #include "results/stats.h"
@@ -513,36 +514,6 @@ static bool has_word(const cli_args *a, const char *w)
 	return false;
 }
 
-/* True when a gate's result reports only the candidate: a parsed line from
- * the gate with a candidate side, no baseline side and no stated ratio. */
-static bool only_candidate(const gate_result *r)
-{
-	return r->raw && r->json && r->source == GATE_FROM_GATE && r->cand.present &&
-	       !r->base.present && !cJSON_GetObjectItemCaseSensitive(r->json, "baseline_in_tree") &&
-	       !cJSON_GetObjectItemCaseSensitive(r->json, "slowCTA_ratio_base_over_cand");
-}
-
-/* --no-baseline: a result line that reports only the candidate, that the gate
- * itself calls PASS_GATE and that the bar alone would judge (PASS_GATE or
- * BELOW_BAR: valid, cos good, the candidate's status PASS), is the candidate's
- * timings, MEASURED. A line the gate calls BELOW_BAR stays BELOW_BAR, whatever
- * --bar says (no bar applies to the candidate alone, so the gate's own failing
- * word stands); anything else keeps its verdict. */
-static void measured_alone(gate_result *r)
-{
-	if (!only_candidate(r) ||
-	    (r->verdict != VERDICT_PASS_GATE && r->verdict != VERDICT_BELOW_BAR))
-		return;
-	if (r->stated == VERDICT_PASS_GATE) {
-		r->verdict = VERDICT_MEASURED;
-		r->problems[0] = '\0'; /* a bar that does not apply */
-	} else if (r->verdict == VERDICT_PASS_GATE) {
-		r->verdict = VERDICT_BELOW_BAR;
-		snprintf(r->problems, sizeof(r->problems),
-			 "the gate says %s of the candidate alone", gate_verdict_name(r->stated));
-	}
-}
-
 /* One gate invocation of point p (its baseline run when `baseline`): streams
  * it, judges it, records it. Returns its exit code; *stop says no further
  * invocation may run. */
@@ -580,24 +551,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 	bool alone = !baseline && (st->no_baseline || ga->box->no_baseline);
 	if (alone) {
 		for (size_t i = 0; i < view.n_earlier; i++)
-			measured_alone(&view.earlier[i]);
-		if (said && view.last.raw &&
-		    (code == BG_EXIT_OK ||
-		     (code == BG_EXIT_FAIL && out.verdict == VERDICT_BELOW_BAR))) {
-			measured_alone(&view.last);
-			if (view.last.verdict == VERDICT_MEASURED) {
-				out.verdict = VERDICT_MEASURED;
-				out.problems[0] = '\0';
-				code = BG_EXIT_OK;
-				snprintf(why, sizeof(why), "MEASURED");
-			} else if (view.last.verdict == VERDICT_BELOW_BAR && code == BG_EXIT_OK) {
-				out.verdict = VERDICT_BELOW_BAR;
-				snprintf(out.problems, sizeof(out.problems), "%s",
-					 view.last.problems);
-				code = BG_EXIT_FAIL;
-				snprintf(why, sizeof(why), "BELOW_BAR: %s", view.last.problems);
-			}
-		}
+			measure_alone_line(&view.earlier[i]);
+		code = measure_alone_outcome(&view.last, &out, code, said, why, sizeof(why));
 	}
 	gate_verdict final = results_verdict_of(code, &out);
 	show_results(&view, final, said);
@@ -606,8 +561,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool basel
 		cli_error("%s: %s", ga->box->name, why);
 	if (!baseline && !p->checked) {
 		p->checked = true;
-		p->m.apart =
-			!alone && only_candidate(&view.last) && !has_word(&p->args, "--baseline");
+		p->m.apart = !alone && measure_only_candidate(&view.last) &&
+			     !has_word(&p->args, "--baseline");
 	}
 	note_invocation(p, code, &out, view.last.raw ? &view.last : NULL, baseline);
 	if (st->results) {

@@ -246,4 +246,82 @@ expect_rc 0 "results show reads MEASURED records" bg results show "$R"
 has "$OUT_FILE" "MEASURED" "the verdict column says MEASURED"
 expect_rc 0 "results --by point reads them" bg results show "$R" --by point
 hasnt "$OUT_FILE" "INVALID|PASS_GATE" "not counted as INVALID or PASS_GATE"
+# (k) A campaign with no baseline candidate runs each candidate alone: a result that
+# reports only the candidate is recorded MEASURED, and its cells are MEASURED (never
+# BELOW_BAR, never the best of their point); a candidate the gate itself calls BELOW_BAR
+# stays BELOW_BAR. The summary, report and --json say so; brief asks for a baseline.
+# alone.sh: reports only the candidate, slowCTA 1000 / --speed (x 8 / num_workers); --below
+# makes it call its candidate BELOW_BAR against its own bar 1.5 (exit 1, as the contract says).
+cat >"$BG_HOST_1_ROOT/repo/alone.sh" <<'EOF2'
+#!/bin/sh
+speed=1 nw=8 v=PASS_GATE rc=0 bar=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --speed) speed=$2; shift ;; --num-workers) nw=$2; shift ;;
+    --below) v=BELOW_BAR rc=1 bar='"bar":1.5,' ;;
+  esac
+  shift
+done
+awk -v s="$speed" -v nw="$nw" -v v="$v" -v bar="$bar" 'BEGIN { t = 1000 / s * 8 / nw
+  printf "FAITHFUL_RESULT {\"kind\":\"fake\",\"shape\":\"q_b\",\"num_workers\":%d,\"candidate\":{\"slowCTA_us\":%.3f,\"wall_us\":%.3f,\"sumCTA_us\":%.3f,\"cos\":0.9999,\"status\":\"PASS\"},%s\"verdict\":\"%s\",\"device\":\"cpu\"}\n", nw, t, t + 1, t * nw, bar, v }'
+exit $rc
+EOF2
+chmod +x "$BG_HOST_1_ROOT/repo/alone.sh"
+printf '\n[box ca]\nhost = h1\nrepo = /root/repo\ngate = alone.sh\nrequire_gpu = no\nallow = --kind --shape --configs --num-workers --speed --below --baseline\n\n[pool pc]\nslots = ca\n' >>"$INI"
+W=$BG_TMP/camp
+mkdir -p "$W"
+cat >"$W/alone.ini" <<'EOF2'
+[campaign alone]
+pool = pc
+gate_args = --kind fake
+shapes = q_b
+num_workers = 8 64
+repeats = 2
+candidates = fast same below
+candidate.fast = --speed 1.25
+candidate.same = --speed 1
+candidate.below = --speed 2 --below
+EOF2
+(cd "$W" && expect_rc 0 "a campaign with no baseline candidate runs every job" \
+  bg campaign alone.ini --plain)
+cp "$OUT_FILE" "$BG_TMP/camp.out"
+pycheck "records: fast and same MEASURED, below BELOW_BAR (its gate says so), none PASS_GATE" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 12, len(r)
+by = {}
+for x in r:
+    by.setdefault(x["campaign"]["candidate"], set()).add(x["verdict"])
+assert by == {"fast": {"MEASURED"}, "same": {"MEASURED"}, "below": {"BELOW_BAR"}}, by
+' "$W/alone.results.jsonl"
+has "$BG_TMP/camp.out" "^ +8 +fast .* MEASURED +2$" "the summary's fast cell at 8 says MEASURED"
+has "$BG_TMP/camp.out" "^ +64 +same .* MEASURED +2$" "the same cell at 64 says MEASURED"
+hasnt "$BG_TMP/camp.out" "(fast|same) .*BELOW_BAR" "no MEASURED cell shows BELOW_BAR"
+hasnt "$BG_TMP/camp.out" "^ +[0-9]+ +[a-z]+ +\*" "no cell is marked best, not even the fastest (its gate says BELOW_BAR, no baseline ran)"
+has "$BG_TMP/camp.out" "q_b: none best at 8-64" "no winner at any worker count"
+expect_rc 0 "report --json reads the campaign" bg report "$W/alone.results.jsonl" --json --out "$W/rep"
+cp "$OUT_FILE" "$BG_TMP/rep.json"
+pycheck "report --json: MEASURED cells, no ratio, no best" '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+pts = doc["points"] if "points" in doc else doc
+cells = {}
+for p in pts:
+    assert p["best"] is None, p
+    for c in p["cells"]:
+        cells[(p["num_workers"], c["candidate"])] = c
+for nw in (8, 64):
+    for k in ("fast", "same"):
+        c = cells[(nw, k)]
+        assert c["verdict"] == "MEASURED" and c["ratio"] is None and c["best"] is False, c
+    assert cells[(nw, "below")]["verdict"] == "BELOW_BAR", cells[(nw, "below")]
+' "$BG_TMP/rep.json"
+expect_rc 0 "report writes the markdown and the plots" bg report "$W/alone.results.jsonl" --out "$W/rep"
+has "$W/rep/alone.results.report.md" "\| fast \| [0-9.]+ \|.*\| MEASURED \| 2 \|" "the report's fast row says MEASURED"
+hasnt "$W/rep/alone.results.report.md" "\*\*(fast|same)\*\*" "and is not bold (best)"
+has "$W/rep/alone.results.ratio.svg" ">MEAS<" "the heat map labels the cell MEAS, not INV"
+hasnt "$W/rep/alone.results.ratio.svg" "(fast|same): (BELOW_BAR|INVALID)" "nor calls it BELOW_BAR or INVALID"
+expect_rc 1 "brief: no baseline measurement, a baseline is asked for" \
+  bg brief "$W/alone.results.jsonl" --shape q_b
+has "$ERR_FILE" "no baseline measurement" "it says why"
 finish
