@@ -948,7 +948,11 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 	remote_connect_opts link = cli_link(ctx);
 	if (wait_s > 0 && cp->n_slots) {
 		const conf_box *qbox = conf_find_box(&ctx->conf, cp->slots[0].box);
-		int rc = pool_line_join(qbox, pool, agent, &link, line, &err);
+		char *who = slot_probe_who();
+		char *tag = xasprintf("%s:%d", who, (int)getpid());
+		int rc = pool_line_join(qbox, pool, tag, agent, &link, line, &err);
+		free(tag);
+		free(who);
 		if (rc < 0) {
 			cli_error("%s: pool %s: cannot join the line on %s: %s", ctx->cmd->name,
 				  pool, qbox->name, err.msg);
@@ -958,6 +962,12 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 			rc = pool_line_wait_head(*line, deadline, &stop_requested, &ahead, &err);
 			if (rc == 1)
 				break;
+			if (rc == 2) {
+				cli_printf(stderr, "boxgate: pool %s: %d waiter%s ahead in line\n",
+					   pool, ahead, ahead == 1 ? "" : "s");
+				said = ahead;
+				continue;
+			}
 			if (rc < 0) {
 				if (stop_requested)
 					return RUN_INTERRUPTED;
@@ -981,11 +991,6 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 						  ahead == 1 ? "" : "s", wait_s, why.buf);
 				strbuf_release(&why);
 				return BG_EXIT_FAIL;
-			}
-			if (ahead != said && ahead > 0) {
-				cli_printf(stderr, "boxgate: pool %s: %d waiter%s ahead in line\n",
-					   pool, ahead, ahead == 1 ? "" : "s");
-				said = ahead;
 			}
 		}
 	}

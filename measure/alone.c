@@ -24,8 +24,8 @@ void measure_alone_line(gate_result *r)
 	} else if (r->verdict == VERDICT_PASS_GATE) {
 		/* the gate's own failing word stands: no bar applies to undo it */
 		r->verdict = VERDICT_BELOW_BAR;
-		snprintf(r->problems, sizeof(r->problems), "the gate says %s of the candidate alone",
-			 gate_verdict_name(r->stated));
+		snprintf(r->problems, sizeof(r->problems),
+			 "the gate says %s of the candidate alone", gate_verdict_name(r->stated));
 	}
 }
 

@@ -242,6 +242,10 @@ int cmd_slot_enable(int argc, char **argv);
 /* ---------------------------------------------------------------- queue.c */
 
 int cmd_queue(int argc, char **argv);
+int cmd_queue_list(int argc, char **argv);
+/* Whether some process holds a flock on `path`, read from /proc/locks (looking
+ * takes no lock). */
+int agent_flock_held(const char *path);
 /* exclusive.c */
 void check_exclusive(struct run *r);
 int gpu_free_now(struct run *r, strbuf *why);
