@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/exec_input.h"
 #include "remote/remote.h"
+#include "sync/plan.h"
 
 static const char exec_help[] =
 	"usage: boxgate exec [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"
@@ -59,8 +60,11 @@ static const char exec_help[] =
 	"                 \"lost\":true instead of status); stderr lines and each box's closing\n"
 	"                 event come as without -b\n"
 	"  --out-dir DIR  write each box's stdout and stderr, byte for byte, to DIR/BOX.out\n"
-	"                 and DIR/BOX.err (created or emptied; DIR is created) instead of\n"
-	"                 printing them (as parallel-ssh's -o/-e); -b still gathers stdout\n"
+	"                 and DIR/BOX.err (DIR is created) instead of printing them (as\n"
+	"                 parallel-ssh's -o/-e); each is written as a temporary file\n"
+	"                 (DIR/.BOX.out.boxgate-HEX.tmp) renamed over BOX.out when the\n"
+	"                 command ends, so a reader never sees half a file; -b still\n"
+	"                 gathers stdout\n"
 	"  --accept-new   record unknown host keys (changed keys are still refused)\n"
 	"\n"
 	"Lines longer than 1 MiB arrive in pieces, each but the last marked\n"
@@ -83,8 +87,9 @@ struct box_run {
 	int rc;
 	bg_err err;
 	remote_status st;
-	strbuf out; /* gathered stdout (-b) */
-	int fd[2];  /* --out-dir: BOX.out, BOX.err (-1: none) */
+	strbuf out;               /* gathered stdout (-b) */
+	int fd[2];                /* --out-dir: BOX.out, BOX.err (-1: none), written as temp[k] */
+	char *temp[2], *final[2]; /* ... renamed to final[k] at the end (owned) */
 	int write_errno;
 	bool not_run; /* --out-dir: its files could not be opened */
 };
@@ -226,13 +231,26 @@ static void run_on_box(void *arg, size_t i)
 	exec_input_tap *t = NULL;
 	remote_conn *c = NULL;
 	r->rc = job->input ? exec_input_tap_open(job->input, i, &t, &r->err) : 0;
+	/* Each file is written as a new temporary file beside its final name and
+	 * renamed over it at the end: a reader sees the old file or the whole new
+	 * one, never half of one, and a killed exec leaves the old one alone. */
 	for (int k = 0; k < 2 && job->out_dir && r->rc == 0; k++) {
-		char *path = xasprintf("%s/%s.%s", job->out_dir, r->box->name, k ? "err" : "out");
-		r->fd[k] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+		const char *ext = k ? "err" : "out";
+		r->final[k] = xasprintf("%s/%s.%s", job->out_dir, r->box->name, ext);
+		for (int tries = 0; r->fd[k] < 0 && tries < 8; tries++) {
+			char hex[17];
+			sync_random_hex(hex);
+			free(r->temp[k]);
+			r->temp[k] = xasprintf("%s/.%s.%s.boxgate-%s.tmp", job->out_dir,
+					       r->box->name, ext, hex);
+			r->fd[k] = open(r->temp[k],
+					O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+			if (r->fd[k] < 0 && errno != EEXIST)
+				break;
+		}
 		if (r->fd[k] < 0 && (r->not_run = true))
 			r->rc = bg_fail(&r->err, BG_EIO, "%s: cannot write %s: %s", r->box->name,
-					path, strerror(errno));
-		free(path);
+					r->temp[k], strerror(errno));
 	}
 	if (r->rc == 0)
 		r->rc = cli_connect(r->box, job->accept_new, &c, &r->err);
@@ -246,9 +264,22 @@ static void run_on_box(void *arg, size_t i)
 		exec_input_done(t);
 	cli_trace_round_trips(r->box->name, c);
 	remote_close(c);
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 2; k++) {
 		if (r->fd[k] >= 0 && close(r->fd[k]) < 0 && !r->write_errno)
 			r->write_errno = errno;
+		r->fd[k] = -1;
+	}
+	/* both files or neither: a half-written one is never renamed */
+	for (int k = 0; k < 2 && r->temp[0] && r->temp[1] && !r->not_run && !r->write_errno; k++)
+		if (rename(r->temp[k], r->final[k]) < 0 && !r->write_errno)
+			r->write_errno = errno;
+	for (int k = 0; k < 2; k++) {
+		if (r->temp[k])
+			unlink(r->temp[k]); /* gone when renamed; a leftover otherwise */
+		free(r->temp[k]);
+		free(r->final[k]);
+		r->temp[k] = r->final[k] = NULL;
+	}
 }
 
 static const char *failure_kind(int rc)

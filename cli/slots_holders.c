@@ -158,11 +158,13 @@ void slots_print_lines(const cJSON *lines, bool always)
 			add_clean(&b, str_of(l, "error"));
 			strbuf_addch(&b, '\n');
 		} else if (!nw && always) {
-			strbuf_addf(&b, "\nline of pool %s (on %s): no one waits\n", str_of(l, "pool"),
-				    str_of(l, "box"));
+			strbuf_addf(&b, "\nline of pool %s (on %s): no one waits\n",
+				    str_of(l, "pool"), str_of(l, "box"));
 		} else if (nw) {
-			strbuf_addf(&b, "\nline of pool %s (on %s): %d waiting, first come first served\n",
-				    str_of(l, "pool"), str_of(l, "box"), nw);
+			strbuf_addf(
+				&b,
+				"\nline of pool %s (on %s): %d waiting, first come first served\n",
+				str_of(l, "pool"), str_of(l, "box"), nw);
 			cJSON_ArrayForEach(x, w)
 			{
 				const cJSON *pos = cJSON_GetObjectItemCaseSensitive(x, "position");
@@ -173,7 +175,8 @@ void slots_print_lines(const cJSON *lines, bool always)
 				add_clean(&b, tag && *tag ? tag : "?");
 				strbuf_addstr(&b, "  since ");
 				add_clean(&b, since && *since ? since : "?");
-				strbuf_addf(&b, "  (ticket %.0f", cJSON_IsNumber(t) ? t->valuedouble : 0);
+				strbuf_addf(&b, "  (ticket %.0f",
+					    cJSON_IsNumber(t) ? t->valuedouble : 0);
 				if (cJSON_IsNumber(pid))
 					strbuf_addf(&b, ", agent pid %d", pid->valueint);
 				strbuf_addch(&b, ')');

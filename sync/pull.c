@@ -21,6 +21,7 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "remote/sftp.h"
+#include "sync/pull_temp.h"
 #include "sync/sync.h"
 
 #define PULL_DEPTH_MAX    32
@@ -91,6 +92,9 @@ void sync_pull_box_release(sync_pull_box *b)
 		free(b->files[i].msg);
 	}
 	free(b->files);
+	for (size_t i = 0; i < b->n_cleaned; i++)
+		free(b->cleaned[i]);
+	free(b->cleaned);
 	if (b->own_conn)
 		remote_close(b->conn);
 	free(b->repo_abs);
@@ -223,6 +227,8 @@ static int walk_dir(sync_pull_box *b, const char *rel, int depth)
 		return 0;
 	}
 	for (size_t i = 0; i < n && rc == 0 && !full(b); i++) {
+		if (sync_is_boxgate_temp(ents[i].name))
+			continue; /* a push's or pull's file in the making: never a file */
 		char *child = join_rel(rel, ents[i].name);
 		rc = visit(b, child, false, depth + 1, &ents[i]);
 		free(child);
@@ -662,6 +668,19 @@ static void sink_progress(void *ctx, uint64_t done, uint64_t total)
 		s->b->opts->progress(s->b->opts->progress_ctx, s->b, s->f, done, total);
 }
 
+/* Whether destination directory `sub` (NULL: the top) was cleaned of stale
+ * temporaries in this run; marks it so. */
+static bool cleaned(sync_pull_box *b, const char *sub)
+{
+	const char *key = sub ? sub : "";
+	for (size_t i = 0; i < b->n_cleaned; i++)
+		if (strcmp(b->cleaned[i], key) == 0)
+			return true;
+	b->cleaned = xrealloc(b->cleaned, (b->n_cleaned + 1) * sizeof(*b->cleaned));
+	b->cleaned[b->n_cleaned++] = xstrdup(key);
+	return false;
+}
+
 /* Copies one file into place; a failure is the file's, except a lost
  * connection (returned). */
 static int fetch_one(sync_pull_box *b, sync_pull_file *f)
@@ -689,6 +708,8 @@ static int fetch_one(sync_pull_box *b, sync_pull_file *f)
 		free(shown);
 		goto out;
 	}
+	if (!cleaned(b, sub))
+		b->stale_removed += sync_pull_clean_stale(dfd);
 	if (!f->sha[0]) {
 		set_msg(f, SYNC_PULL_FAILED, "the box could not read or hash it");
 		goto out;
@@ -698,15 +719,7 @@ static int fetch_one(sync_pull_box *b, sync_pull_file *f)
 		f->state = SYNC_PULL_UNCHANGED;
 		goto out;
 	}
-	char hex[17];
-	for (int tries = 0; fd < 0 && tries < 8; tries++) {
-		sync_random_hex(hex);
-		free(temp);
-		temp = sync_temp_name(base, hex);
-		fd = openat(dfd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
+	fd = sync_pull_temp_create(dfd, base, &temp);
 	if (fd < 0) {
 		set_msg(f, SYNC_PULL_FAILED, "cannot create a temporary file beside %s: %s",
 			f->local, strerror(errno));
@@ -744,12 +757,11 @@ static int fetch_one(sync_pull_box *b, sync_pull_file *f)
 		goto out;
 	}
 	f->size = got;
-	if (fchmod(fd, f->mode & 0777) < 0 || fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
+	if (fchmod(fd, f->mode & 0777) < 0 || fsync(fd) < 0) {
 		set_msg(f, SYNC_PULL_FAILED, "writing %s: %s", f->local, strerror(errno));
 		goto out;
 	}
-	fd = -1;
+	/* renamed while its lock is held: a stale-temp cleaner never takes it */
 	if (renameat(dfd, temp, dfd, base) < 0) {
 		set_msg(f, SYNC_PULL_FAILED, "cannot rename into %s: %s", f->local,
 			strerror(errno));
@@ -757,6 +769,12 @@ static int fetch_one(sync_pull_box *b, sync_pull_file *f)
 	}
 	free(temp);
 	temp = NULL;
+	int cfd = fd;
+	fd = -1;
+	if (close(cfd) < 0) {
+		set_msg(f, SYNC_PULL_FAILED, "writing %s: %s", f->local, strerror(errno));
+		goto out;
+	}
 	f->state = SYNC_PULL_PULLED;
 out:
 	bg_sha256_release(h);
