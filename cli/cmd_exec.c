@@ -237,6 +237,16 @@ static void run_on_box(void *arg, size_t i)
 	for (int k = 0; k < 2 && job->out_dir && r->rc == 0; k++) {
 		const char *ext = k ? "err" : "out";
 		r->final[k] = xasprintf("%s/%s.%s", job->out_dir, r->box->name, ext);
+		struct stat st;
+		if (lstat(r->final[k], &st) == 0 && !S_ISREG(st.st_mode)) {
+			/* what is there is not ours to replace: a link is never followed */
+			r->not_run = true;
+			r->rc = bg_fail(&r->err, BG_EIO, "%s: cannot write %s: %s", r->box->name,
+					r->final[k],
+					S_ISLNK(st.st_mode) ? "a symbolic link (not followed)"
+							    : "not a regular file");
+			break;
+		}
 		for (int tries = 0; r->fd[k] < 0 && tries < 8; tries++) {
 			char hex[17];
 			sync_random_hex(hex);

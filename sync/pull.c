@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "base/lines.h"
 #include "base/path.h"
 #include "base/quote.h"
 #include "base/strbuf.h"
@@ -462,47 +463,64 @@ out:
 
 struct hash_parse {
 	sync_pull_box *b;
-	const char *nonce;
-	const size_t *idx; /* the files the script covers */
-	size_t n;
+	const size_t *idx; /* the files the script covers, in its order */
+	size_t n, next;    /* next: the first not yet answered */
 };
 
+/* One line of sha256sum: "HASH  NAME", or "\\HASH  NAME" with NAME's
+ * backslash, newline and carriage return escaped. Lines come in the order of
+ * the names given, a file that cannot be read having none. */
 static void on_hash_line(void *ctx, remote_stream stream, const char *line, size_t len, int flags)
 {
 	struct hash_parse *hp = ctx;
-	(void)flags;
-	if (stream != REMOTE_STDOUT || len < 20 || line[0] != '@' ||
-	    strncmp(line + 1, hp->nonce, 16) || line[17] != ' ')
+	if (stream != REMOTE_STDOUT || (flags & LINE_PARTIAL))
 		return;
-	char *end = NULL;
-	unsigned long k = strtoul(line + 18, &end, 10);
-	if (!end || *end != ' ' || k >= hp->n)
+	bool esc = len && line[0] == '\\';
+	const char *h = line + esc;
+	size_t rest = len - esc;
+	if (rest < BG_SHA256_HEX_LEN + 3 || strspn(h, "0123456789abcdef") < BG_SHA256_HEX_LEN ||
+	    h[BG_SHA256_HEX_LEN] != ' ' ||
+	    (h[BG_SHA256_HEX_LEN + 1] != ' ' && h[BG_SHA256_HEX_LEN + 1] != '*'))
 		return;
-	sync_pull_file *f = &hp->b->files[hp->idx[k]];
-	const char *h = end + 1;
-	size_t hl = len - (size_t)(h - line);
-	if (hl >= BG_SHA256_HEX_LEN && strspn(h, "0123456789abcdef") >= BG_SHA256_HEX_LEN) {
-		memcpy(f->sha, h, BG_SHA256_HEX_LEN);
-		f->sha[BG_SHA256_HEX_LEN] = '\0';
+	const char *nm = h + BG_SHA256_HEX_LEN + 2;
+	size_t nl = rest - BG_SHA256_HEX_LEN - 2;
+	char *name = xmalloc(nl + 1);
+	size_t k = 0;
+	for (size_t i = 0; i < nl; i++) {
+		if (esc && nm[i] == '\\' && i + 1 < nl) {
+			char c = nm[++i];
+			name[k++] = c == 'n' ? '\n' : c == 'r' ? '\r' : c;
+		} else {
+			name[k++] = nm[i];
+		}
 	}
+	name[k] = '\0';
+	for (size_t j = hp->next; j < hp->n; j++) {
+		sync_pull_file *f = &hp->b->files[hp->idx[j]];
+		if (strcmp(f->rel, name) == 0) {
+			memcpy(f->sha, h, BG_SHA256_HEX_LEN);
+			f->sha[BG_SHA256_HEX_LEN] = '\0';
+			hp->next = j + 1;
+			break;
+		}
+	}
+	free(name);
 }
 
-/* Runs one hashing script over files idx[0..n). */
-static int hash_batch(sync_pull_box *b, const size_t *idx, size_t n, const char *nonce)
+/* Runs one hashing script over files idx[0..n): one sha256sum for them all
+ * (a process per file costs more than the hashing of small files). */
+static int hash_batch(sync_pull_box *b, const size_t *idx, size_t n)
 {
 	strbuf sb = STRBUF_INIT;
 	strbuf_addstr(&sb, "cd -- ");
 	bg_quote(&sb, b->repo_abs);
-	strbuf_addstr(&sb, " || exit 3\n");
-	strbuf_addstr(&sb, "bgh() { if h=$(sha256sum < \"$2\" 2>/dev/null); then echo \"@");
-	strbuf_addstr(&sb, nonce);
-	strbuf_addstr(&sb, " $1 ${h%% *}\"; fi; }\n");
+	strbuf_addstr(&sb, " || exit 3\nexec sha256sum --");
 	for (size_t k = 0; k < n; k++) {
-		strbuf_addf(&sb, "bgh %zu ", k);
+		strbuf_addch(&sb, ' ');
 		bg_quote(&sb, b->files[idx[k]].rel);
-		strbuf_addch(&sb, '\n');
 	}
-	struct hash_parse hp = {b, nonce, idx, n};
+	strbuf_addstr(&sb, " 2>/dev/null\n");
+	struct hash_parse hp = {b, idx, n, 0};
 	remote_status st;
 	bg_err err = {0};
 	int rc = remote_run(b->conn, strbuf_str(&sb), on_hash_line, &hp, PULL_HASH_MS, &st, &err);
@@ -517,8 +535,6 @@ static int hash_batch(sync_pull_box *b, const size_t *idx, size_t n, const char 
 /* Hashes every pending file on the box, in scripts of bounded size. */
 static int hash_files(sync_pull_box *b)
 {
-	char nonce[17];
-	sync_random_hex(nonce);
 	size_t *idx = xcalloc(b->n ? b->n : 1, sizeof(*idx));
 	size_t n = 0, bytes = 0;
 	int rc = 0;
@@ -528,7 +544,7 @@ static int hash_files(sync_pull_box *b)
 			continue;
 		size_t need = last ? 0 : strlen(b->files[i].rel) * 4 + 16;
 		if (n && (last || bytes + need > PULL_SCRIPT_MAX)) {
-			rc = hash_batch(b, idx, n, nonce);
+			rc = hash_batch(b, idx, n);
 			n = bytes = 0;
 		}
 		if (!last) {

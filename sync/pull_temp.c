@@ -64,14 +64,16 @@ bool sync_is_boxgate_temp(const char *name)
 	size_t ml = strlen(PUSH_MARK), sl = strlen(TEMP_SUFFIX);
 	for (const char *m = strstr(name + 1, PUSH_MARK); m; m = strstr(m + 1, PUSH_MARK)) {
 		const char *h = m + ml;
-		if (strnlen(h, HEX_LEN) < HEX_LEN || !hex16(h) || strncmp(h + HEX_LEN, TEMP_SUFFIX, sl))
+		if (strnlen(h, HEX_LEN) < HEX_LEN || !hex16(h) ||
+		    strncmp(h + HEX_LEN, TEMP_SUFFIX, sl))
 			continue;
 		const char *ext = h + HEX_LEN + sl;
 		if (!*ext)
 			return true;
 		size_t el = strlen(ext);
 		if (ext[0] == '.' && el >= 2 && el <= 16 &&
-		    strspn(ext + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+		    strspn(ext + 1,
+			   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
 			    el - 1)
 			return true;
 	}
@@ -120,15 +122,16 @@ size_t sync_pull_clean_stale(int dfd)
 	size_t removed = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (!sync_pull_is_temp(e->d_name) || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN))
+		if (!sync_pull_is_temp(e->d_name) ||
+		    (e->d_type != DT_REG && e->d_type != DT_UNKNOWN))
 			continue;
 		int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		struct stat st;
 		if (fd < 0)
 			continue;
 		/* a free lock: its pull is gone (a live one holds it while it writes) */
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-		    unlinkat(dfd, e->d_name, 0) == 0)
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0 && unlinkat(dfd, e->d_name, 0) == 0)
 			removed++;
 		close(fd);
 	}

@@ -101,7 +101,11 @@ kill -KILL "$ex"; wait "$ex" 2>/dev/null
   not_ok "after the kill: out=$(cat out/h1.out)"
 touch "$BG_HOST_1_ROOT/go-exec"
 rm -f out/h1.err; ln -s "$BG_TMP/victim" out/h1.err
-expect_rc 0 "exec --out-dir over a symlink at BOX.err" bg exec -w h1 --out-dir out -- 'echo x; echo y >&2'
-[ ! -e "$BG_TMP/victim" ] && [ ! -L out/h1.err ] && [ "$(cat out/h1.err)" = y ] &&
-  ok "the symlink is replaced, never written through" || not_ok "the symlink was followed or kept"
+find out -name '.*.boxgate-*.tmp' >"$BG_TMP/temps.before"
+expect_rc 1 "exec --out-dir with a symlink at BOX.err: that box is not run" bg exec -w h1 --out-dir out -- 'echo x; echo y >&2'
+[ ! -e "$BG_TMP/victim" ] && [ -L out/h1.err ] && [ "$(cat out/h1.out)" = "$(printf 'first\nsecond')" ] &&
+  ok "nothing written through the link, the link and the previous BOX.out left as they were" ||
+  not_ok "the symlink was followed or replaced, or BOX.out changed"
+has "$ERR_FILE" 'h1 \(not run: .*out/h1.err: a symbolic link \(not followed\)' "the refusal names the file"
+[ "$(find out -name '.*.boxgate-*.tmp')" = "$(cat "$BG_TMP/temps.before")" ] && ok "and leaves no temporary file" || not_ok "a temporary file was left: $(ls -a out)"
 finish
