@@ -1,10 +1,12 @@
 /* boxgate exec: one command on many boxes at once, output prefixed by box. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,8 +65,8 @@ static const char exec_help[] =
 	"                 and DIR/BOX.err (DIR is created) instead of printing them (as\n"
 	"                 parallel-ssh's -o/-e); each is written as a temporary file\n"
 	"                 (DIR/.BOX.out.boxgate-HEX.tmp) renamed over BOX.out when the\n"
-	"                 command ends, so a reader never sees half a file; -b still\n"
-	"                 gathers stdout\n"
+	"                 command ends, so a reader never sees half a file (one a killed\n"
+	"                 exec left is removed by the next); -b still gathers stdout\n"
 	"  --accept-new   record unknown host keys (changed keys are still refused)\n"
 	"\n"
 	"Lines longer than 1 MiB arrive in pieces, each but the last marked\n"
@@ -257,6 +259,12 @@ static void run_on_box(void *arg, size_t i)
 					O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 			if (r->fd[k] < 0 && errno != EEXIST)
 				break;
+			/* locked while written: the next exec removes it only when a
+			 * killed exec left it (its lock free) */
+			if (r->fd[k] >= 0 && flock(r->fd[k], LOCK_EX | LOCK_NB) < 0) {
+				close(r->fd[k]);
+				r->fd[k] = -1;
+			}
 		}
 		if (r->fd[k] < 0 && (r->not_run = true))
 			r->rc = bg_fail(&r->err, BG_EIO, "%s: cannot write %s: %s", r->box->name,
@@ -290,6 +298,41 @@ static void run_on_box(void *arg, size_t i)
 		free(r->final[k]);
 		r->temp[k] = r->final[k] = NULL;
 	}
+}
+
+/* A name of --out-dir's temporary files: ".BOX.out.boxgate-<16 hex>.tmp" (or .err). */
+static bool out_temp_name(const char *name)
+{
+	size_t n = strlen(name);
+	const char *tail = ".boxgate-0123456789abcdef.tmp";
+	size_t tl = strlen(tail);
+	if (name[0] != '.' || n < tl + 6 || strcmp(name + n - 4, ".tmp") != 0)
+		return false;
+	const char *m = name + n - tl;
+	if (strncmp(m, ".boxgate-", 9) != 0 || strspn(m + 9, "0123456789abcdef") < 16)
+		return false;
+	return (strncmp(m - 4, ".out", 4) == 0 || strncmp(m - 4, ".err", 4) == 0);
+}
+
+/* Removes the temporary files a killed exec left in DIR (their lock free). */
+static void clean_out_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!out_temp_name(e->d_name) || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN))
+			continue;
+		int fd =
+			openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (d)
+		closedir(d);
 }
 
 static const char *failure_kind(int rc)
@@ -488,6 +531,8 @@ static int run_exec(cli_ctx *ctx, void *opts, const cli_args *args)
 		cli_error("exec: --out-dir %s: %s", job.out_dir, strerror(errno));
 		return BG_EXIT_USAGE;
 	}
+	if (job.out_dir)
+		clean_out_dir(job.out_dir);
 	int code = open_input(eo, n, &job.input);
 	if (code)
 		return code;

@@ -100,6 +100,20 @@ kill -KILL "$ex"; wait "$ex" 2>/dev/null
 [ "$(cat out/h1.out)" = "$(printf 'first\nsecond')" ] && ok "a SIGKILLed exec leaves the previous whole file" ||
   not_ok "after the kill: out=$(cat out/h1.out)"
 touch "$BG_HOST_1_ROOT/go-exec"
+[ -n "$(find out -name '.h1.out.boxgate-*.tmp')" ] && ok "the killed exec left its temporary file" || not_ok "no temporary file after the kill"
+# a live exec's temporary file (held under its lock) and a look-alike stay
+live=out/.h9.out.boxgate-0123456789abcdef.tmp
+python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1], "w"); fcntl.flock(f, fcntl.LOCK_EX); print("locked", flush=True); time.sleep(600)' "$live" >"$BG_TMP/lock2.out" &
+holder=$!
+wait_for "$BG_TMP/lock2.out" '^locked$' 30
+printf 'mine' >out/.notes.out.boxgate-XYZ.tmp
+expect_rc 0 "the next exec --out-dir" bg exec -w h1 --out-dir out -- 'echo again'
+[ -z "$(find out -name '.h1.*.boxgate-*.tmp')" ] && ok "it removed the killed exec's temporary file" || not_ok "left: $(ls -a out)"
+[ -e "$live" ] && [ -e out/.notes.out.boxgate-XYZ.tmp ] && ok "a live one and a look-alike are left alone" || not_ok "a live or look-alike file was removed"
+kill "$holder"; wait "$holder" 2>/dev/null; rm -f "$live" out/.notes.out.boxgate-XYZ.tmp
+[ "$(cat out/h1.out)" = again ] && ok "and wrote its output" || not_ok "out: $(cat out/h1.out)"
+printf 'first\nsecond\n' >out/h1.out
 rm -f out/h1.err; ln -s "$BG_TMP/victim" out/h1.err
 find out -name '.*.boxgate-*.tmp' >"$BG_TMP/temps.before"
 expect_rc 1 "exec --out-dir with a symlink at BOX.err: that box is not run" bg exec -w h1 --out-dir out -- 'echo x; echo y >&2'
