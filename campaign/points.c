@@ -29,6 +29,7 @@ const char *campaign_verdict_name(campaign_verdict v)
 	case CAMPAIGN_INVALID: return "INVALID";
 	case CAMPAIGN_TIMEOUT_HANG: return "TIMEOUT_HANG";
 	case CAMPAIGN_BASELINE: return "baseline";
+	case CAMPAIGN_MEASURED: return "MEASURED";
 	}
 	return "?";
 }
@@ -463,6 +464,7 @@ static void add_record(campaign_points *p, const cJSON *rec)
 	push(&cell->cos, &n, &cap, num_in(side, "cos", -1 - GATE_COS_SLACK, 1 + GATE_COS_SLACK));
 	cell->n = n;
 	cell->cap_samples = cap;
+	cell->n_measured += strcmp(verdict, "MEASURED") == 0;
 
 	const cJSON *base = get(res, "baseline_in_tree");
 	double r = num_of(res, "slowCTA_ratio_base_over_cand");
@@ -553,6 +555,9 @@ static void pick_best(campaign_point *pt)
 		     c->verdict != CAMPAIGN_BASELINE && c->verdict != CAMPAIGN_NOISY) ||
 		    c->sloughed || !c->n)
 			continue;
+		/* nor is a candidate with no ratio: no baseline was run to hold it against */
+		if (!c->baseline && c->ratio_source == CAMPAIGN_RATIO_NONE)
+			continue;
 		if (pt->best < 0 || c->slow_median < pt->cells[pt->best].slow_median) {
 			pt->runner_up = pt->best;
 			pt->best = (long)i;
@@ -599,6 +604,9 @@ static void judge(const campaign_points *p, campaign_point *pt)
 			c->verdict = CAMPAIGN_TIMEOUT_HANG;
 		else if (c->n_bad || !c->n)
 			c->verdict = CAMPAIGN_INVALID;
+		else if (!c->baseline && c->ratio_source == CAMPAIGN_RATIO_NONE &&
+			 c->n_measured == c->n)
+			c->verdict = CAMPAIGN_MEASURED; /* nothing to hold its timings against */
 		else if (p->strict_noise && c->cv_warn)
 			c->verdict = CAMPAIGN_NOISY;
 		else if (c->baseline)
@@ -1061,6 +1069,7 @@ void campaign_summary_text(const campaign_points *p, strbuf *out)
 		      "BELOW_BAR not sloughed, NOISY and the baseline); *? provisional: not "
 		      "measurably faster than the next\nverdicts: the ratio's 90% interval "
 		      "against the bar; NOISY: it straddles the bar or no interval exists yet; "
+		      "MEASURED: measured alone, no baseline to compare (never best); "
 		      "CV!: CV over max CV\n\nwinners:\n");
 	for (size_t s = 0; s < p->shapes.n; s++) {
 		strbuf_addstr(out, "  ");

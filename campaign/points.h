@@ -16,6 +16,9 @@
  *                                          NOISY (without strict_noise the CV
  *                                          is a warning, cv_warn)
  *   the baseline cell                      BASELINE
+ *   no ratio (no baseline at the point, none in the gate) and every sample
+ *   a MEASURED record (run --no-baseline)  MEASURED (never best, never
+ *                                          below the bar)
  *   median sumCTA > baseline median sumCTA x (1 + sum_tolerance/100)
  *                                          BELOW_BAR (sloughed work)
  *   one sample a side                      ratio >= bar: PASS_GATE, else
@@ -28,10 +31,10 @@
  * unpaired), else the median of the gate's own ratio over the cell's records
  * (source "in-gate"; decided on those ratios as pairs), else none (BELOW_BAR).
  * The best cell of a point has the lowest median slowCTA among the cells
- * judged PASS_GATE, BELOW_BAR, NOISY or BASELINE and not sloughed: the
- * baseline may win. It is provisional when it is not measurably faster than
- * the next fastest (their ratio's interval does not lie above 1) or rests on
- * single runs. */
+ * judged PASS_GATE, BELOW_BAR, NOISY or BASELINE, not sloughed and with a
+ * ratio (the baseline aside): the baseline may win; a point where no baseline
+ * was run and no gate measured one has no best. It is provisional when it is not measurably faster
+ * than the next fastest (their ratio's interval does not lie above 1) or rests on single runs. */
 #ifndef BG_CAMPAIGN_POINTS_H
 #define BG_CAMPAIGN_POINTS_H
 
@@ -50,10 +53,14 @@ typedef enum campaign_verdict {
 	CAMPAIGN_NOISY,
 	CAMPAIGN_INVALID,
 	CAMPAIGN_TIMEOUT_HANG,
-	CAMPAIGN_BASELINE
+	CAMPAIGN_BASELINE,
+	/* the candidate measured alone (run --no-baseline): its timings with no
+	 * baseline to hold them against; neither a pass nor below the bar */
+	CAMPAIGN_MEASURED
 } campaign_verdict;
 
-/* "PASS_GATE", "BELOW_BAR", "NOISY", "INVALID", "TIMEOUT_HANG", "baseline". */
+/* "PASS_GATE", "BELOW_BAR", "NOISY", "INVALID", "TIMEOUT_HANG", "baseline",
+ * "MEASURED". */
 const char *campaign_verdict_name(campaign_verdict v);
 
 typedef enum campaign_ratio_source {
@@ -80,6 +87,7 @@ typedef struct campaign_cell {
 	char *candidate;                 /* owned */
 	bool baseline;                   /* the in-tree kernel ("baseline") */
 	size_t n;                        /* samples */
+	size_t n_measured;               /* ... of them MEASURED records (the candidate alone) */
 	double *slow, *wall, *sum, *cos; /* the samples (owned), NAN where a record lacked one */
 	double slow_median, slow_min, slow_max, slow_cv; /* CV in percent */
 	double wall_median, sum_median, cos_min;

@@ -191,7 +191,9 @@ void campaign_report_markdown(const campaign_points *p, const char *results_path
 		    "baseline's own jobs at the same point (source jobs), else from the gate's "
 		    "in-tree measurement (in-gate). A verdict is decided on the ratio's 90%% "
 		    "interval (Hodges-Lehmann): PASS_GATE when it lies above the bar, BELOW_BAR "
-		    "below, NOISY when it straddles the bar or no interval exists yet. The best of "
+		    "below, NOISY when it straddles the bar or no interval exists yet; MEASURED: "
+		    "the candidate measured alone, with no baseline to compare (never best). The "
+		    "best of "
 		    "each point (bold) has the lowest median slowCTA among PASS_GATE, BELOW_BAR "
 		    "(not sloughed), NOISY and the baseline; provisional when it is not measurably "
 		    "faster than the next.\n",

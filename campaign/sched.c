@@ -12,6 +12,7 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
+#include "measure/alone.h"
 #include "results/record.h"
 #include "remote/slurm.h"
 #include "results/store.h"
@@ -417,6 +418,23 @@ static int run_served(sched_slot *sl, const char *cmdline, const gate_policy *po
 	return gate_serve_run(sl->served, cmdline, policy, cb, stop, out, err);
 }
 
+/* True when job j's candidate runs alone: not the baseline, in a campaign
+ * with no baseline candidate or on a box with no_baseline = yes. Its result
+ * line that reports only the candidate is then MEASURED, as under run
+ * --no-baseline: there is nothing to hold its timings against. */
+static bool runs_alone(const sched *s, const sched_box *b, const campaign_job *j)
+{
+	const campaign_spec *sp = s->spec;
+	if (strcmp(sp->cands[j->cand].name, "baseline") == 0)
+		return false;
+	if (b->box->no_baseline)
+		return true;
+	for (size_t i = 0; i < sp->n_cands; i++)
+		if (strcmp(sp->cands[i].name, "baseline") == 0)
+			return false;
+	return true;
+}
+
 /* One attempt of job j on slot sl. Returns false when the slot is done for. */
 static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 {
@@ -484,6 +502,8 @@ static bool attempt(sched *s, sched_slot *sl, campaign_job *j)
 	sl->running = -1;
 	bool said;
 	int code = gate_outcome_judge(&out, why, sizeof(why), &said);
+	if (runs_alone(s, b, j))
+		code = measure_alone_outcome(&view.last, &out, code, said, why, sizeof(why));
 	if (rc < 0)
 		snprintf(why, sizeof(why), "%s", err.msg);
 	if (rc < 0 && !out.agent_end)

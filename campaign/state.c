@@ -73,6 +73,20 @@ char *campaign_state_dir(bg_err *err)
 	return dir;
 }
 
+char *campaign_state_dir_peek(void)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char *dir = xdg && xdg[0] == '/'     ? xasprintf("%s/boxgate/campaigns", xdg)
+		    : home && home[0] == '/' ? xasprintf("%s/.local/state/boxgate/campaigns", home)
+					     : NULL;
+	struct stat st;
+	if (dir && (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())) {
+		free(dir);
+		dir = NULL;
+	}
+	return dir;
+}
+
 char *campaign_state_path(const char *dir, const char *name, const char *ext)
 {
 	return xasprintf("%s/%s.%s", dir, name, ext);

@@ -25,6 +25,10 @@ struct cJSON;
  * directory of this user's or others can write it. Caller frees. */
 char *campaign_state_dir(bg_err *err);
 
+/* The state directory when it exists (never created: for readers that only
+ * look), else NULL. Caller frees. */
+char *campaign_state_dir_peek(void);
+
 /* Takes NAME.lock for this process (the descriptor survives fork, not exec).
  * BG_EBUSY when another run holds it; *fd set otherwise. */
 int campaign_state_lock(const char *dir, const char *name, int *fd, bg_err *err);

@@ -657,6 +657,8 @@ void campaign_svg_ratio(const campaign_points *p, strbuf *out)
 					strbuf_addstr(&label, "");
 				else if (cell->verdict == CAMPAIGN_TIMEOUT_HANG)
 					strbuf_addstr(&label, "HANG");
+				else if (cell->verdict == CAMPAIGN_MEASURED)
+					strbuf_addstr(&label, "MEAS");
 				else if (cell->verdict == CAMPAIGN_INVALID ||
 					 !isfinite(cell->ratio))
 					strbuf_addstr(&label, "INV");

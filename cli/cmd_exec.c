@@ -1,10 +1,12 @@
 /* boxgate exec: one command on many boxes at once, output prefixed by box. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/exec_input.h"
 #include "remote/remote.h"
+#include "sync/plan.h"
 
 static const char exec_help[] =
 	"usage: boxgate exec [--boxes SPEC | --pool POOL | --all] [--exclude SPEC]\n"
@@ -64,8 +67,11 @@ static const char exec_help[] =
 	"                 \"lost\":true instead of status); stderr lines and each box's closing\n"
 	"                 event come as without -b\n"
 	"  --out-dir DIR  write each box's stdout and stderr, byte for byte, to DIR/BOX.out\n"
-	"                 and DIR/BOX.err (created or emptied; DIR is created) instead of\n"
-	"                 printing them (as parallel-ssh's -o/-e); -b still gathers stdout\n"
+	"                 and DIR/BOX.err (DIR is created) instead of printing them (as\n"
+	"                 parallel-ssh's -o/-e); each is written as a temporary file\n"
+	"                 (DIR/.BOX.out.boxgate-HEX.tmp) renamed over BOX.out when the\n"
+	"                 command ends, so a reader never sees half a file (one a killed\n"
+	"                 exec left is removed by the next); -b still gathers stdout\n"
 	"  --accept-new   record unknown host keys (changed keys are still refused)\n"
 	"\n"
 	"Lines longer than 1 MiB arrive in pieces, each but the last marked\n"
@@ -88,8 +94,9 @@ struct box_run {
 	int rc;
 	bg_err err;
 	remote_status st;
-	strbuf out; /* gathered stdout (-b) */
-	int fd[2];  /* --out-dir: BOX.out, BOX.err (-1: none) */
+	strbuf out;               /* gathered stdout (-b) */
+	int fd[2];                /* --out-dir: BOX.out, BOX.err (-1: none), written as temp[k] */
+	char *temp[2], *final[2]; /* ... renamed to final[k] at the end (owned) */
 	int write_errno;
 	bool not_run; /* --out-dir: its files could not be opened */
 };
@@ -231,13 +238,42 @@ static void run_on_box(void *arg, size_t i)
 	exec_input_tap *t = NULL;
 	remote_conn *c = NULL;
 	r->rc = job->input ? exec_input_tap_open(job->input, i, &t, &r->err) : 0;
+	/* Each file is written as a new temporary file beside its final name and
+	 * renamed over it at the end: a reader sees the old file or the whole new
+	 * one, never half of one, and a killed exec leaves the old one alone. */
 	for (int k = 0; k < 2 && job->out_dir && r->rc == 0; k++) {
-		char *path = xasprintf("%s/%s.%s", job->out_dir, r->box->name, k ? "err" : "out");
-		r->fd[k] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+		const char *ext = k ? "err" : "out";
+		r->final[k] = xasprintf("%s/%s.%s", job->out_dir, r->box->name, ext);
+		struct stat st;
+		if (lstat(r->final[k], &st) == 0 && !S_ISREG(st.st_mode)) {
+			/* what is there is not ours to replace: a link is never followed */
+			r->not_run = true;
+			r->rc = bg_fail(&r->err, BG_EIO, "%s: cannot write %s: %s", r->box->name,
+					r->final[k],
+					S_ISLNK(st.st_mode) ? "a symbolic link (not followed)"
+							    : "not a regular file");
+			break;
+		}
+		for (int tries = 0; r->fd[k] < 0 && tries < 8; tries++) {
+			char hex[17];
+			sync_random_hex(hex);
+			free(r->temp[k]);
+			r->temp[k] = xasprintf("%s/.%s.%s.boxgate-%s.tmp", job->out_dir,
+					       r->box->name, ext, hex);
+			r->fd[k] = open(r->temp[k],
+					O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+			if (r->fd[k] < 0 && errno != EEXIST)
+				break;
+			/* locked while written: the next exec removes it only when a
+			 * killed exec left it (its lock free) */
+			if (r->fd[k] >= 0 && flock(r->fd[k], LOCK_EX | LOCK_NB) < 0) {
+				close(r->fd[k]);
+				r->fd[k] = -1;
+			}
+		}
 		if (r->fd[k] < 0 && (r->not_run = true))
 			r->rc = bg_fail(&r->err, BG_EIO, "%s: cannot write %s: %s", r->box->name,
-					path, strerror(errno));
-		free(path);
+					r->temp[k], strerror(errno));
 	}
 	if (r->rc == 0)
 		r->rc = cli_connect_warm(r->box, job->accept_new, &c, &r->err);
@@ -251,9 +287,57 @@ static void run_on_box(void *arg, size_t i)
 		exec_input_done(t);
 	cli_trace_round_trips(r->box->name, c);
 	remote_close(c);
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 2; k++) {
 		if (r->fd[k] >= 0 && close(r->fd[k]) < 0 && !r->write_errno)
 			r->write_errno = errno;
+		r->fd[k] = -1;
+	}
+	/* both files or neither: a half-written one is never renamed */
+	for (int k = 0; k < 2 && r->temp[0] && r->temp[1] && !r->not_run && !r->write_errno; k++)
+		if (rename(r->temp[k], r->final[k]) < 0 && !r->write_errno)
+			r->write_errno = errno;
+	for (int k = 0; k < 2; k++) {
+		if (r->temp[k])
+			unlink(r->temp[k]); /* gone when renamed; a leftover otherwise */
+		free(r->temp[k]);
+		free(r->final[k]);
+		r->temp[k] = r->final[k] = NULL;
+	}
+}
+
+/* A name of --out-dir's temporary files: ".BOX.out.boxgate-<16 hex>.tmp" (or .err). */
+static bool out_temp_name(const char *name)
+{
+	size_t n = strlen(name);
+	const char *tail = ".boxgate-0123456789abcdef.tmp";
+	size_t tl = strlen(tail);
+	if (name[0] != '.' || n < tl + 6 || strcmp(name + n - 4, ".tmp") != 0)
+		return false;
+	const char *m = name + n - tl;
+	if (strncmp(m, ".boxgate-", 9) != 0 || strspn(m + 9, "0123456789abcdef") < 16)
+		return false;
+	return (strncmp(m - 4, ".out", 4) == 0 || strncmp(m - 4, ".err", 4) == 0);
+}
+
+/* Removes the temporary files a killed exec left in DIR (their lock free). */
+static void clean_out_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!out_temp_name(e->d_name) || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN))
+			continue;
+		int fd =
+			openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (d)
+		closedir(d);
 }
 
 static const char *failure_kind(int rc)
@@ -452,6 +536,8 @@ static int run_exec(cli_ctx *ctx, void *opts, const cli_args *args)
 		cli_error("exec: --out-dir %s: %s", job.out_dir, strerror(errno));
 		return BG_EXIT_USAGE;
 	}
+	if (job.out_dir)
+		clean_out_dir(job.out_dir);
 	int code = open_input(eo, n, &job.input);
 	if (code)
 		return code;

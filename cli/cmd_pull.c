@@ -34,9 +34,13 @@ static const char pull_help[] =
 	"Each file is hashed on the box (sha256sum) first: a local copy that already has that\n"
 	"SHA-256 is left alone (unchanged), so an interrupted pull resumes where it stopped.\n"
 	"Others are read into a new temporary file beside the final name\n"
-	"(.NAME.boxgate-XXXXXXXXXXXXXXXX.tmp), hashed as they arrive, and renamed over the final\n"
-	"name only when the hash is the box's: a box that disconnects or a file that changes\n"
-	"meanwhile leaves no partial file under a final name. Local directories are never\n"
+	"(.NAME.boxgate-pull-XXXXXXXXXXXXXXXX.tmp, locked while it is written), hashed as\n"
+	"they arrive, and renamed over the final name only when the hash is the box's: a box\n"
+	"that disconnects or a file that changes meanwhile leaves no partial file under a\n"
+	"final name. A pull that was killed leaves its temporary file; the next pull into\n"
+	"that directory removes it (only one whose lock is free: never another pull's live\n"
+	"one). Temporary files of a push or pull on the box are never fetched as files.\n"
+	"Local directories are never\n"
 	"entered through a symlink, and a symlink at a final name is replaced, not written\n"
 	"through. Files keep the box's permission bits.\n"
 	"\n"
@@ -304,6 +308,13 @@ static int run_pull(cli_ctx *ctx, void *opts, const cli_args *args)
 		if (c == BG_EXIT_CONNECT || (c && !code))
 			code = c;
 	}
+	for (size_t i = 0; i < job.n && !ctx->opt.json; i++)
+		if (job.boxes[i].stale_removed)
+			cli_printf(stderr,
+				   "boxgate: %s: removed %zu stale temporary file%s of an "
+				   "interrupted pull\n",
+				   job.boxes[i].box->name, job.boxes[i].stale_removed,
+				   job.boxes[i].stale_removed == 1 ? "" : "s");
 	report(&job, to, !ctx->opt.no_fold, ctx->opt.json, code);
 	for (size_t i = 0; i < job.n; i++)
 		sync_pull_box_release(&job.boxes[i]);

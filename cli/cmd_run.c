@@ -23,6 +23,7 @@
 #include "base/timer.h"
 #include "results/record.h"
 #include "sync/sync.h"
+#include "measure/alone.h"
 #include "measure/kernel.h"
 #include "measure/point.h"
 #include "results/stats.h"
@@ -135,11 +136,13 @@ static const char run_help[] =
 	"  --no-baseline  the candidate alone (also the box's no_baseline = yes): no\n"
 	"                 baseline run is made, and a valid result line that reports only\n"
 	"                 the candidate (no \"baseline_in_tree\", no\n"
-	"                 slowCTA_ratio_base_over_cand) with cos >= 0.99 is MEASURED\n"
-	"                 (exit 0): its timings, recorded, with --repeat its medians and\n"
-	"                 spread, no ratio and no bar. A low cos, INVALID, TIMEOUT_HANG or\n"
-	"                 a crash keep their verdicts; a gate that does report a baseline\n"
-	"                 side keeps its PASS_GATE or BELOW_BAR\n"
+	"                 slowCTA_ratio_base_over_cand) with cos >= 0.99, the candidate's\n"
+	"                 status PASS and the gate's verdict PASS_GATE is MEASURED (exit\n"
+	"                 0): its timings, recorded, with --repeat its medians and spread,\n"
+	"                 no ratio and no bar. A low cos, INVALID, TIMEOUT_HANG or a crash\n"
+	"                 keep their verdicts; a candidate the gate calls BELOW_BAR stays\n"
+	"                 BELOW_BAR (exit 1), whatever --bar; a gate that does report a\n"
+	"                 baseline side keeps its PASS_GATE or BELOW_BAR\n"
 	"\n"
 	"Baseline and candidate apart: when the gate's first result has no baseline side\n"
 	"(no \"baseline_in_tree\", no slowCTA_ratio_base_over_cand), each candidate run (C)\n"
@@ -477,29 +480,6 @@ static bool has_word(const cli_args *a, const char *w)
 	return false;
 }
 
-/* True when a gate's result reports only the candidate: a parsed line from
- * the gate with a candidate side, no baseline side and no stated ratio. */
-static bool only_candidate(const gate_result *r)
-{
-	return r->raw && r->json && r->source == GATE_FROM_GATE && r->cand.present &&
-	       !r->base.present && !cJSON_GetObjectItemCaseSensitive(r->json, "baseline_in_tree") &&
-	       !cJSON_GetObjectItemCaseSensitive(r->json, "slowCTA_ratio_base_over_cand");
-}
-
-/* --no-baseline: a result line that reports only the candidate and that the
- * bar alone would judge (PASS_GATE or BELOW_BAR: valid, cos good), its
- * candidate saying no status but PASS, is the candidate's timings, MEASURED;
- * anything else keeps its verdict. */
-static void measured_alone(gate_result *r)
-{
-	bool status_ok = !r->cand.status[0] || strcmp(r->cand.status, "PASS") == 0;
-	if (only_candidate(r) && status_ok &&
-	    (r->verdict == VERDICT_PASS_GATE || r->verdict == VERDICT_BELOW_BAR)) {
-		r->verdict = VERDICT_MEASURED;
-		r->problems[0] = '\0'; /* a bar that does not apply */
-	}
-}
-
 /* One gate invocation of point p (its baseline run when `baseline`): streams
  * it, judges it, records it. Returns its exit code; *stop says no further
  * invocation may run. */
@@ -539,24 +519,14 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 	bool alone = !baseline && (st->no_baseline || ga->box->no_baseline);
 	if (alone) {
 		for (size_t i = 0; i < view.n_earlier; i++)
-			measured_alone(&view.earlier[i]);
-		if (said && view.last.raw &&
-		    (code == BG_EXIT_OK ||
-		     (code == BG_EXIT_FAIL && out.verdict == VERDICT_BELOW_BAR))) {
-			measured_alone(&view.last);
-			if (view.last.verdict == VERDICT_MEASURED) {
-				out.verdict = VERDICT_MEASURED;
-				out.problems[0] = '\0';
-				code = BG_EXIT_OK;
-				snprintf(why, sizeof(why), "MEASURED");
-			}
-		}
+			measure_alone_line(&view.earlier[i]);
+		code = measure_alone_outcome(&view.last, &out, code, said, why, sizeof(why));
 	}
 	gate_verdict final = results_verdict_of(code, &out);
 	if (!baseline && !p->checked) {
 		p->checked = true;
-		p->m.apart =
-			!alone && only_candidate(&view.last) && !has_word(&p->args, "--baseline");
+		p->m.apart = !alone && measure_only_candidate(&view.last) &&
+			     !has_word(&p->args, "--baseline");
 	}
 	show_results(&view, final);
 	if (!ga->json) {
@@ -753,7 +723,11 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 	remote_connect_opts link = cli_link(ctx);
 	if (wait_s > 0 && cp->n_slots) {
 		const conf_box *qbox = conf_find_box(&ctx->conf, cp->slots[0].box);
-		int rc = pool_line_join(qbox, pool, agent, &link, line, &err);
+		char *who = slot_probe_who();
+		char *tag = xasprintf("%s:%d", who, (int)getpid());
+		int rc = pool_line_join(qbox, pool, tag, agent, &link, line, &err);
+		free(tag);
+		free(who);
 		if (rc < 0) {
 			cli_error("%s: pool %s: cannot join the line on %s: %s", ctx->cmd->name,
 				  pool, qbox->name, err.msg);
@@ -763,6 +737,12 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 			rc = pool_line_wait_head(*line, deadline, &stop_requested, &ahead, &err);
 			if (rc == 1)
 				break;
+			if (rc == 2) {
+				cli_printf(stderr, "boxgate: pool %s: %d waiter%s ahead in line\n",
+					   pool, ahead, ahead == 1 ? "" : "s");
+				said = ahead;
+				continue;
+			}
 			if (rc < 0) {
 				if (stop_requested)
 					return RUN_INTERRUPTED;
@@ -786,11 +766,6 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 						  ahead == 1 ? "" : "s", wait_s, why.buf);
 				strbuf_release(&why);
 				return BG_EXIT_FAIL;
-			}
-			if (ahead != said && ahead > 0) {
-				cli_printf(stderr, "boxgate: pool %s: %d waiter%s ahead in line\n",
-					   pool, ahead, ahead == 1 ? "" : "s");
-				said = ahead;
 			}
 		}
 	}

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "gate/client/agent_install.h"
 #include "gate/agent_proto.h"
+#include "cli/slots_holders.h"
 #include "pool/slot_probe.h"
 
 static const char slots_help[] =
@@ -30,6 +31,12 @@ static const char slots_help[] =
 	"  held      a run holds it: its tag (user@host:pid of the client), agent pid, since\n"
 	"  disabled  marked out of use: the reason, who and since when\n"
 	"  busy      no boxgate run holds it, but NVML lists a compute process (a foreign job)\n"
+	"A slot a campaign holds reads \"campaign NAME: user@host:pid\"; a campaign detached\n"
+	"from this client adds \"(detached, JOB)\", the job on that slot. Below the table,\n"
+	"each pool's first-come line (run --pool P --wait S, kept on the pool's first box)\n"
+	"lists who waits, first in line first: position, user@host:pid, since when, ticket\n"
+	"(--pool P says \"no one waits\" for an empty line; other listings show the lines of\n"
+	"pools whose first box they list, where someone waits).\n"
 	"Looking never takes a lock, so it never makes a run busy. A Slurm box (scheduler =\n"
 	"slurm) lists boxgate's jobs from squeue (held: running, pending: queued) and its\n"
 	"free places up to max_jobs.\n"
@@ -45,7 +52,10 @@ static const char slots_help[] =
 	"  --no-fold  one row per box and slot; by default the boxes whose row reads the\n"
 	"             same are one row led by their node set (h[1-8]  gpu0  free), boxes in\n"
 	"             name order\n"
-	"  --json     one JSON object per slot, \"box\" added, then none else\n"
+	"  --json     one JSON object per slot, \"box\" added (\"campaign\", "
+	"\"campaign_detached\",\n"
+	"             \"campaign_job\" on a campaign's slot), then one per waiter in line:\n"
+	"             {\"line\":POOL,\"box\",\"position\",\"ticket\",\"pid\",\"tag\",\"since\"}\n"
 	"  --why TEXT the reason shown to everyone refused (disable; required)\n"
 	"Exit: 0 every box answered, else the worst of the boxes' errors (3 connect, 4 host\n"
 	"key, ...); 2 usage.\n";
@@ -71,7 +81,21 @@ static void detail_of(const cJSON *row, strbuf *d)
 {
 	const char *state = str_of(row, "state");
 	const cJSON *pid = cJSON_GetObjectItemCaseSensitive(row, "pid");
-	if (state && strcmp(state, "held") == 0) {
+	if (state && strcmp(state, "held") == 0 && str_of(row, "campaign")) {
+		/* "campaign NAME (detached, job KEY): user@host:pid" */
+		const char *tag = str_of(row, "tag"), *sp = tag ? strchr(tag, ' ') : NULL;
+		bool det = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "campaign_detached"));
+		strbuf_addf(d, "campaign %s", str_of(row, "campaign"));
+		if (det || str_of(row, "campaign_job"))
+			strbuf_addf(d, " (%s%s%s)", det ? "detached" : "",
+				    det && str_of(row, "campaign_job") ? ", " : "",
+				    str_of(row, "campaign_job") ? str_of(row, "campaign_job") : "");
+		if (sp)
+			strbuf_addf(d, ": %s", sp + 1);
+		if (cJSON_IsNumber(pid))
+			strbuf_addf(d, " (agent pid %d)", pid->valueint);
+		strbuf_addf(d, " since %s", str_of(row, "since") ? str_of(row, "since") : "?");
+	} else if (state && strcmp(state, "held") == 0) {
 		strbuf_addf(d, "%s", str_of(row, "tag") ? str_of(row, "tag") : "?");
 		if (cJSON_IsNumber(pid))
 			strbuf_addf(d, " (agent pid %d)", pid->valueint);
@@ -344,7 +368,13 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 		return BG_EXIT_FAIL;
 	}
 	remote_connect_opts link = cli_link(ctx);
-	slot_probe_all(jobs, n, &agent, &link, false);
+	/* a listing keeps the connections: the pools' lines are read over them */
+	slot_probe_all(jobs, n, &agent, &link, !action);
+	cJSON *lines = NULL;
+	if (!action) {
+		slots_note_campaigns(jobs, n);
+		lines = slots_lines(&ctx->conf, ctx->opt.pool, jobs, n, &agent);
+	}
 	code = BG_EXIT_OK;
 	for (size_t i = 0; i < n; i++) {
 		if (jobs[i].code)
@@ -368,9 +398,12 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 				cJSON_Delete(o);
 			}
 		}
+		slots_print_lines_json(lines);
 	} else {
 		print_table(jobs, n, !ctx->opt.no_fold);
+		slots_print_lines(lines, ctx->opt.pool != NULL);
 	}
+	cJSON_Delete(lines);
 	slot_probe_release(jobs, n);
 	gate_agent_release(&agent);
 	return code;

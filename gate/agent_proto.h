@@ -30,6 +30,7 @@ enum agent_exit {
 #define AGENT_CMD_SLOT_ENABLE  "slot-enable"
 #define AGENT_CMD_QUEUE        "queue"
 #define AGENT_CMD_SERVE        "serve"
+#define AGENT_CMD_QUEUE_LIST   "queue-list"
 
 /* Options of run (each also as --opt=VALUE); "--" ends them. */
 #define AGENT_OPT_GPUS        "--gpus"

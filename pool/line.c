@@ -1,5 +1,6 @@
 #include "pool/line.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -105,16 +106,52 @@ static void *keeper(void *arg)
 	}
 }
 
-char *pool_line_cmd(const char *agent_path, const char *pool)
+char *pool_line_cmd(const char *agent_path, const char *pool, const char *tag)
 {
 	strbuf cmd = STRBUF_INIT;
 	strbuf_addf(&cmd, "%s %s %s ", agent_path, AGENT_CMD_QUEUE, AGENT_OPT_NAME);
 	bg_quote(&cmd, pool);
 	strbuf_addf(&cmd, " %s %s", AGENT_OPT_HEARTBEAT, LINE_HEARTBEAT_S);
+	if (tag) {
+		strbuf_addf(&cmd, " %s ", AGENT_OPT_TAG);
+		bg_quote(&cmd, tag);
+	}
 	return strbuf_detach(&cmd);
 }
 
-int pool_line_join(const conf_box *box, const char *pool, const gate_agent *agent,
+char *pool_line_list_args(const char *pool)
+{
+	strbuf cmd = STRBUF_INIT;
+	strbuf_addf(&cmd, "%s %s ", AGENT_CMD_QUEUE_LIST, AGENT_OPT_NAME);
+	bg_quote(&cmd, pool);
+	return strbuf_detach(&cmd);
+}
+
+cJSON *pool_line_waiters(const char *out)
+{
+	cJSON *rows = cJSON_CreateArray();
+	int pos = 0;
+	for (const char *l = out; l && *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		char *line = xstrndup(l, len);
+		cJSON *o = cJSON_Parse(line);
+		free(line);
+		l = e ? e + 1 : NULL;
+		if (!cJSON_IsObject(o) ||
+		    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "ticket"))) {
+			cJSON_Delete(o);
+			continue;
+		}
+		/* the order is the agent's; the position is counted here */
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "position");
+		cJSON_AddNumberToObject(o, "position", ++pos);
+		cJSON_AddItemToArray(rows, o);
+	}
+	return rows;
+}
+
+int pool_line_join(const conf_box *box, const char *pool, const char *tag, const gate_agent *agent,
 		   const remote_connect_opts *link, pool_line **out, bg_err *err)
 {
 	pool_line *l = xcalloc(1, sizeof(*l));
@@ -127,7 +164,7 @@ int pool_line_join(const conf_box *box, const char *pool, const gate_agent *agen
 	if (rc == 0)
 		rc = gate_agent_ensure(l->conn, agent, false, &path, &how, err);
 	if (rc == 0) {
-		char *cmd = pool_line_cmd(path, pool);
+		char *cmd = pool_line_cmd(path, pool, tag);
 		remote_exec_opts o = {.on_line = on_line, .ctx = l, .killable = true};
 		rc = remote_exec_start(l->conn, cmd, &o, &l->exec, err);
 		free(cmd);
@@ -151,10 +188,14 @@ int pool_line_join(const conf_box *box, const char *pool, const gate_agent *agen
 int pool_line_wait_head(pool_line *l, int64_t deadline, volatile sig_atomic_t *stop, int *ahead,
 			bg_err *err)
 {
-	int rc;
+	int rc, seen = *ahead;
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
 		*ahead = l->ahead;
+		if (!l->head && l->ahead > 0 && l->ahead != seen) {
+			rc = 2; /* a new count ahead: the caller says it, then waits on */
+			break;
+		}
 		if (l->head) {
 			rc = 1;
 			break;

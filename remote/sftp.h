@@ -128,9 +128,11 @@ typedef struct remote_get_opts {
 	int stall_ms;
 } remote_get_opts;
 
-/* Reads the file `path` on the box from its start to its end, handing the
- * bytes to opts->data as they come (libssh2 keeps reads in flight). `size`
- * is what the caller expects (progress only). *got: the bytes delivered. */
+/* Reads the file `path` on the box from its start, handing the bytes to
+ * opts->data as they come (libssh2 keeps reads in flight): `size` bytes when
+ * size > 0 (what the caller knows it holds; the caller checks what came, by
+ * its hash: no round trip waits for the end of the file), else to its end.
+ * *got: the bytes delivered. */
 int remote_get_file(remote_conn *c, const char *path, uint64_t size, const remote_get_opts *opts,
 		    uint64_t *got, bg_err *err);
 

@@ -220,7 +220,17 @@ int remote_get_file(remote_conn *c, const char *path, uint64_t size, const remot
 	}
 	char *buf = xmalloc(READ_BUF);
 	for (;;) {
-		ssize_t r = libssh2_sftp_read(h, buf, READ_BUF);
+		/* libssh2 keeps requests in flight for a few times the length it is
+		 * asked for: asking for what is left of the known size (not the whole
+		 * buffer) keeps a small file to a few requests, not a hundred. Once the
+		 * known size has arrived, the caller's hash says whether it is whole:
+		 * no round trip waits for the end of the file. */
+		size_t want = READ_BUF;
+		if (size && *got >= size)
+			break;
+		if (size && size - *got < READ_BUF)
+			want = (size_t)(size - *got);
+		ssize_t r = libssh2_sftp_read(h, buf, want);
 		if (r == LIBSSH2_ERROR_EAGAIN) {
 			if ((rc = remote_sftp_wait(c, deadline, "reading", err)) < 0)
 				goto out;

@@ -15,12 +15,14 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "base/lines.h"
 #include "base/path.h"
 #include "base/quote.h"
 #include "base/strbuf.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "remote/sftp.h"
+#include "sync/pull_temp.h"
 #include "sync/sync.h"
 
 #define PULL_DEPTH_MAX    32
@@ -91,6 +93,9 @@ void sync_pull_box_release(sync_pull_box *b)
 		free(b->files[i].msg);
 	}
 	free(b->files);
+	for (size_t i = 0; i < b->n_cleaned; i++)
+		free(b->cleaned[i]);
+	free(b->cleaned);
 	if (b->own_conn)
 		remote_close(b->conn);
 	free(b->repo_abs);
@@ -223,6 +228,8 @@ static int walk_dir(sync_pull_box *b, const char *rel, int depth)
 		return 0;
 	}
 	for (size_t i = 0; i < n && rc == 0 && !full(b); i++) {
+		if (sync_is_boxgate_temp(ents[i].name))
+			continue; /* a push's or pull's file in the making: never a file */
 		char *child = join_rel(rel, ents[i].name);
 		rc = visit(b, child, false, depth + 1, &ents[i]);
 		free(child);
@@ -456,47 +463,64 @@ out:
 
 struct hash_parse {
 	sync_pull_box *b;
-	const char *nonce;
-	const size_t *idx; /* the files the script covers */
-	size_t n;
+	const size_t *idx; /* the files the script covers, in its order */
+	size_t n, next;    /* next: the first not yet answered */
 };
 
+/* One line of sha256sum: "HASH  NAME", or "\\HASH  NAME" with NAME's
+ * backslash, newline and carriage return escaped. Lines come in the order of
+ * the names given, a file that cannot be read having none. */
 static void on_hash_line(void *ctx, remote_stream stream, const char *line, size_t len, int flags)
 {
 	struct hash_parse *hp = ctx;
-	(void)flags;
-	if (stream != REMOTE_STDOUT || len < 20 || line[0] != '@' ||
-	    strncmp(line + 1, hp->nonce, 16) || line[17] != ' ')
+	if (stream != REMOTE_STDOUT || (flags & LINE_PARTIAL))
 		return;
-	char *end = NULL;
-	unsigned long k = strtoul(line + 18, &end, 10);
-	if (!end || *end != ' ' || k >= hp->n)
+	bool esc = len && line[0] == '\\';
+	const char *h = line + esc;
+	size_t rest = len - esc;
+	if (rest < BG_SHA256_HEX_LEN + 3 || strspn(h, "0123456789abcdef") < BG_SHA256_HEX_LEN ||
+	    h[BG_SHA256_HEX_LEN] != ' ' ||
+	    (h[BG_SHA256_HEX_LEN + 1] != ' ' && h[BG_SHA256_HEX_LEN + 1] != '*'))
 		return;
-	sync_pull_file *f = &hp->b->files[hp->idx[k]];
-	const char *h = end + 1;
-	size_t hl = len - (size_t)(h - line);
-	if (hl >= BG_SHA256_HEX_LEN && strspn(h, "0123456789abcdef") >= BG_SHA256_HEX_LEN) {
-		memcpy(f->sha, h, BG_SHA256_HEX_LEN);
-		f->sha[BG_SHA256_HEX_LEN] = '\0';
+	const char *nm = h + BG_SHA256_HEX_LEN + 2;
+	size_t nl = rest - BG_SHA256_HEX_LEN - 2;
+	char *name = xmalloc(nl + 1);
+	size_t k = 0;
+	for (size_t i = 0; i < nl; i++) {
+		if (esc && nm[i] == '\\' && i + 1 < nl) {
+			char c = nm[++i];
+			name[k++] = c == 'n' ? '\n' : c == 'r' ? '\r' : c;
+		} else {
+			name[k++] = nm[i];
+		}
 	}
+	name[k] = '\0';
+	for (size_t j = hp->next; j < hp->n; j++) {
+		sync_pull_file *f = &hp->b->files[hp->idx[j]];
+		if (strcmp(f->rel, name) == 0) {
+			memcpy(f->sha, h, BG_SHA256_HEX_LEN);
+			f->sha[BG_SHA256_HEX_LEN] = '\0';
+			hp->next = j + 1;
+			break;
+		}
+	}
+	free(name);
 }
 
-/* Runs one hashing script over files idx[0..n). */
-static int hash_batch(sync_pull_box *b, const size_t *idx, size_t n, const char *nonce)
+/* Runs one hashing script over files idx[0..n): one sha256sum for them all
+ * (a process per file costs more than the hashing of small files). */
+static int hash_batch(sync_pull_box *b, const size_t *idx, size_t n)
 {
 	strbuf sb = STRBUF_INIT;
 	strbuf_addstr(&sb, "cd -- ");
 	bg_quote(&sb, b->repo_abs);
-	strbuf_addstr(&sb, " || exit 3\n");
-	strbuf_addstr(&sb, "bgh() { if h=$(sha256sum < \"$2\" 2>/dev/null); then echo \"@");
-	strbuf_addstr(&sb, nonce);
-	strbuf_addstr(&sb, " $1 ${h%% *}\"; fi; }\n");
+	strbuf_addstr(&sb, " || exit 3\nexec sha256sum --");
 	for (size_t k = 0; k < n; k++) {
-		strbuf_addf(&sb, "bgh %zu ", k);
+		strbuf_addch(&sb, ' ');
 		bg_quote(&sb, b->files[idx[k]].rel);
-		strbuf_addch(&sb, '\n');
 	}
-	struct hash_parse hp = {b, nonce, idx, n};
+	strbuf_addstr(&sb, " 2>/dev/null\n");
+	struct hash_parse hp = {b, idx, n, 0};
 	remote_status st;
 	bg_err err = {0};
 	int rc = remote_run(b->conn, strbuf_str(&sb), on_hash_line, &hp, PULL_HASH_MS, &st, &err);
@@ -511,8 +535,6 @@ static int hash_batch(sync_pull_box *b, const size_t *idx, size_t n, const char 
 /* Hashes every pending file on the box, in scripts of bounded size. */
 static int hash_files(sync_pull_box *b)
 {
-	char nonce[17];
-	sync_random_hex(nonce);
 	size_t *idx = xcalloc(b->n ? b->n : 1, sizeof(*idx));
 	size_t n = 0, bytes = 0;
 	int rc = 0;
@@ -522,7 +544,7 @@ static int hash_files(sync_pull_box *b)
 			continue;
 		size_t need = last ? 0 : strlen(b->files[i].rel) * 4 + 16;
 		if (n && (last || bytes + need > PULL_SCRIPT_MAX)) {
-			rc = hash_batch(b, idx, n, nonce);
+			rc = hash_batch(b, idx, n);
 			n = bytes = 0;
 		}
 		if (!last) {
@@ -662,6 +684,19 @@ static void sink_progress(void *ctx, uint64_t done, uint64_t total)
 		s->b->opts->progress(s->b->opts->progress_ctx, s->b, s->f, done, total);
 }
 
+/* Whether destination directory `sub` (NULL: the top) was cleaned of stale
+ * temporaries in this run; marks it so. */
+static bool cleaned(sync_pull_box *b, const char *sub)
+{
+	const char *key = sub ? sub : "";
+	for (size_t i = 0; i < b->n_cleaned; i++)
+		if (strcmp(b->cleaned[i], key) == 0)
+			return true;
+	b->cleaned = xrealloc(b->cleaned, (b->n_cleaned + 1) * sizeof(*b->cleaned));
+	b->cleaned[b->n_cleaned++] = xstrdup(key);
+	return false;
+}
+
 /* Copies one file into place; a failure is the file's, except a lost
  * connection (returned). */
 static int fetch_one(sync_pull_box *b, sync_pull_file *f)
@@ -689,6 +724,8 @@ static int fetch_one(sync_pull_box *b, sync_pull_file *f)
 		free(shown);
 		goto out;
 	}
+	if (!cleaned(b, sub))
+		b->stale_removed += sync_pull_clean_stale(dfd);
 	if (!f->sha[0]) {
 		set_msg(f, SYNC_PULL_FAILED, "the box could not read or hash it");
 		goto out;
@@ -698,15 +735,7 @@ static int fetch_one(sync_pull_box *b, sync_pull_file *f)
 		f->state = SYNC_PULL_UNCHANGED;
 		goto out;
 	}
-	char hex[17];
-	for (int tries = 0; fd < 0 && tries < 8; tries++) {
-		sync_random_hex(hex);
-		free(temp);
-		temp = sync_temp_name(base, hex);
-		fd = openat(dfd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
+	fd = sync_pull_temp_create(dfd, base, &temp);
 	if (fd < 0) {
 		set_msg(f, SYNC_PULL_FAILED, "cannot create a temporary file beside %s: %s",
 			f->local, strerror(errno));
@@ -744,12 +773,11 @@ static int fetch_one(sync_pull_box *b, sync_pull_file *f)
 		goto out;
 	}
 	f->size = got;
-	if (fchmod(fd, f->mode & 0777) < 0 || fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
+	if (fchmod(fd, f->mode & 0777) < 0 || fsync(fd) < 0) {
 		set_msg(f, SYNC_PULL_FAILED, "writing %s: %s", f->local, strerror(errno));
 		goto out;
 	}
-	fd = -1;
+	/* renamed while its lock is held: a stale-temp cleaner never takes it */
 	if (renameat(dfd, temp, dfd, base) < 0) {
 		set_msg(f, SYNC_PULL_FAILED, "cannot rename into %s: %s", f->local,
 			strerror(errno));
@@ -757,6 +785,12 @@ static int fetch_one(sync_pull_box *b, sync_pull_file *f)
 	}
 	free(temp);
 	temp = NULL;
+	int cfd = fd;
+	fd = -1;
+	if (close(cfd) < 0) {
+		set_msg(f, SYNC_PULL_FAILED, "writing %s: %s", f->local, strerror(errno));
+		goto out;
+	}
 	f->state = SYNC_PULL_PULLED;
 out:
 	bg_sha256_release(h);

@@ -78,7 +78,8 @@ typedef struct sync_pull_box {
 	size_t n_paths;
 	sync_pull_file *files;
 	size_t n, cap;
-	uint64_t bytes; /* received */
+	uint64_t bytes;       /* received */
+	size_t stale_removed; /* stale temporaries of an interrupted pull removed */
 	/* Box-level failure (connect, no repo, lost connection): BG_E*, err. */
 	int rc;
 	bg_err err;
@@ -87,6 +88,8 @@ typedef struct sync_pull_box {
 	bool own_conn;
 	char *repo_abs;
 	bool walk_capped;
+	char **cleaned; /* destination directories cleaned of stale temporaries */
+	size_t n_cleaned;
 } sync_pull_box;
 
 /* `conn` may be an open connection to the box (borrowed; NULL: connect). */

@@ -245,6 +245,10 @@ int cmd_queue(int argc, char **argv);
 /* serve.c: jobs over stdin; main.c: no other process of the user may read this one */
 int cmd_serve(int argc, char **argv);
 void guard_memory(void);
+int cmd_queue_list(int argc, char **argv);
+/* Whether some process holds a flock on `path`, read from /proc/locks (looking
+ * takes no lock). */
+int agent_flock_held(const char *path);
 /* exclusive.c */
 void check_exclusive(struct run *r);
 int gpu_free_now(struct run *r, strbuf *why);

@@ -27,11 +27,18 @@
  *       writes (temp file + rename) or removes DIR/<slot>.disabled; "" is the CPU slot.
  *       run refuses a disabled slot (exit 75, "slot gpu5 disabled: WHY (disabled by WHO
  *       since TIME)") after taking its lock, so a run that started earlier finishes.
- *   boxgate-agent queue --name POOL [--lock-dir DIR] [--heartbeat S]
+ *   boxgate-agent queue --name POOL [--lock-dir DIR] [--heartbeat S] [--tag TAG]
  *       a ticket in POOL's line (DIR/queue-POOL/): prints "ticket N", "ahead K" whenever K
  *       changes, "head" when no live ticket is before it, and holds the ticket until
  *       stdin says "done", closes, or stays silent for S seconds (default 15; any line is
  *       a heartbeat). A ticket is a flock'ed file: a waiter that dies loses its place.
+ *       The ticket records "pid=", "tag=" (TAG, controls as '?') and "since=" (UTC).
+ *   boxgate-agent queue-list --name POOL [--lock-dir DIR]
+ *       one JSON object per live ticket of POOL's line, first in line first:
+ *       {"ticket":N,"position":K,"pid":P,"tag":"...","since":"..."} (K from 1; tag and
+ *       since "" when the ticket does not say). Liveness is read from /proc/locks,
+ *       never by taking a ticket's lock; nothing is removed. Exit 0 (an absent line
+ *       is an empty one).
  *   boxgate-agent serve [--idle S]
  *       runs jobs handed over stdin one after the other, each a `run` command line of its
  *       own with its own nonce (gate/agent/serve.c says how), so that a campaign worker
@@ -265,6 +272,8 @@ int main(int argc, char **argv)
 		rc = cmd_queue(argc - 2, argv + 2);
 	else if (!strcmp(c, AGENT_CMD_SERVE))
 		rc = cmd_serve(argc - 2, argv + 2);
+	else if (!strcmp(c, AGENT_CMD_QUEUE_LIST))
+		rc = cmd_queue_list(argc - 2, argv + 2);
 	else
 		usage_fail("unknown command '%s'", c);
 	agent_exit(rc);

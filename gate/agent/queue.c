@@ -14,6 +14,7 @@ struct queue {
 	char dir[PATH_MAX];
 	unsigned long long me;
 	int fd;
+	const char *tag; /* who waits (--tag), NULL: not said */
 };
 
 static int ticket_number(const char *name, unsigned long long *n)
@@ -105,14 +106,26 @@ static void take_ticket(struct queue *q)
 	snprintf(path, sizeof path, "%s/%012llu.ticket", q->dir, q->me);
 	unlink(tmp); /* a leftover of a dead agent of this pid, or anything else */
 	q->fd = open_regular(tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (q->fd >= 0) {
+		/* who waits, written before the ticket shows, for `queue-list`: the
+		 * record is for people; the lock is the truth */
+		char since[32], rec[600];
+		time_t t = time(NULL);
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(since, sizeof since, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		int r = snprintf(rec, sizeof rec, "pid=%d\ntag=", (int)getpid());
+		for (const char *c = q->tag ? q->tag : ""; *c && r < 500; c++)
+			rec[r++] = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
+		r += snprintf(rec + r, sizeof rec - (size_t)r, "\nsince=%s\n", since);
+		if (write(q->fd, rec, (size_t)r) != r) {
+			/* a ticket without its record still holds its place */
+		}
+	}
 	if (q->fd < 0 || flock(q->fd, LOCK_EX) < 0 || rename(tmp, path) < 0) {
 		msg("cannot place ticket %s: %s", path, not_regular_text(errno));
 		unlink(tmp);
 		agent_exit(AGENT_EXIT_SYSERR);
-	}
-	n = snprintf(buf, sizeof buf, "pid=%d\n", (int)getpid());
-	if (write(q->fd, buf, (size_t)n) != n) {
-		/* the pid is for people reading the directory; the lock is the truth */
 	}
 	close(cfd);
 }
@@ -142,9 +155,18 @@ static int read_client(long long *last_ms)
 	return 1;
 }
 
+/* A pool's name as the line's directory takes it; usage error otherwise. */
+static void check_name(const char *cmd, const char *name)
+{
+	if (!name || !*name ||
+	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			 "0123456789._-") != strlen(name))
+		usage_fail("%s needs --name NAME ([A-Za-z0-9._-]+)", cmd);
+}
+
 int cmd_queue(int argc, char **argv)
 {
-	const char *name = NULL, *lock_dir = NULL;
+	const char *name = NULL, *lock_dir = NULL, *tag = NULL;
 	long long hb_ms = 15000;
 	for (int i = 0; i < argc; i++) {
 		const char *v;
@@ -152,6 +174,8 @@ int cmd_queue(int argc, char **argv)
 			name = v;
 		else if ((v = opt_value(argc, argv, &i, AGENT_OPT_LOCK_DIR)))
 			lock_dir = v;
+		else if ((v = opt_value(argc, argv, &i, AGENT_OPT_TAG)))
+			tag = v;
 		else if ((v = opt_value(argc, argv, &i, AGENT_OPT_HEARTBEAT))) {
 			hb_ms = parse_secs(v);
 			if (hb_ms < 0)
@@ -159,11 +183,8 @@ int cmd_queue(int argc, char **argv)
 		} else
 			usage_fail("queue: unknown argument '%s'", argv[i]);
 	}
-	if (!name || !*name ||
-	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-			 "0123456789._-") != strlen(name))
-		usage_fail("queue needs --name NAME ([A-Za-z0-9._-]+)");
-	struct queue q = {.fd = -1};
+	check_name("queue", name);
+	struct queue q = {.fd = -1, .tag = tag};
 	snprintf(q.dir, sizeof q.dir, "%s/queue-%s", lock_dir ? lock_dir : agent_default_lock_dir(),
 		 name);
 	if (agent_mkdir_p(q.dir) < 0) {
@@ -203,4 +224,103 @@ int cmd_queue(int argc, char **argv)
 	}
 	leave(&q);
 	return rc;
+}
+
+/* One ticket of the line, as queue-list reads it. */
+struct waiter {
+	unsigned long long n;
+	char pid[24], tag[512], since[40];
+};
+
+static int waiter_cmp(const void *a, const void *b)
+{
+	const struct waiter *x = a, *y = b;
+	return (x->n > y->n) - (x->n < y->n);
+}
+
+/* The value of "key=" in a ticket's record ("" when absent). */
+static void ticket_value(const char *rec, const char *key, char *out, size_t n)
+{
+	size_t kl = strlen(key);
+	out[0] = 0;
+	for (const char *l = rec; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, key, kl) == 0 && l[kl] == '=') {
+			size_t len = strcspn(l + kl + 1, "\n");
+			snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), l + kl + 1);
+			return;
+		}
+}
+
+int cmd_queue_list(int argc, char **argv)
+{
+	const char *name = NULL, *lock_dir = NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *v;
+		if ((v = opt_value(argc, argv, &i, AGENT_OPT_NAME)))
+			name = v;
+		else if ((v = opt_value(argc, argv, &i, AGENT_OPT_LOCK_DIR)))
+			lock_dir = v;
+		else
+			usage_fail("queue-list: unknown argument '%s'", argv[i]);
+	}
+	check_name("queue-list", name);
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/queue-%s", lock_dir ? lock_dir : agent_default_lock_dir(),
+		 name);
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0
+				       : (msg("queue-list: cannot read the line %s: %s", dir,
+					      strerror(errno)),
+					  AGENT_EXIT_SYSERR);
+	struct waiter *w = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		unsigned long long num;
+		if (!ticket_number(e->d_name, &num) ||
+		    (e->d_type != DT_REG && e->d_type != DT_UNKNOWN))
+			continue;
+		char path[PATH_MAX], rec[1024] = "";
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		int fd = open_regular(path, O_RDONLY, 0);
+		if (fd < 0)
+			continue; /* gone meanwhile, or no ticket */
+		ssize_t k = pread(fd, rec, sizeof rec - 1, 0);
+		rec[k > 0 ? k : 0] = 0;
+		close(fd);
+		if (!agent_flock_held(path))
+			continue; /* its waiter is gone */
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			w = xrealloc(w, cap * sizeof(*w));
+		}
+		w[n].n = num;
+		ticket_value(rec, "pid", w[n].pid, sizeof w[n].pid);
+		ticket_value(rec, "tag", w[n].tag, sizeof w[n].tag);
+		ticket_value(rec, "since", w[n].since, sizeof w[n].since);
+		n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(w, n, sizeof(*w), waiter_cmp);
+	for (size_t i = 0; i < n; i++) {
+		strbuf b = STRBUF_INIT;
+		char *end;
+		long pid = strtol(w[i].pid, &end, 10);
+		strbuf_addf(&b, "{\"ticket\":%llu,\"position\":%zu,\"pid\":", w[i].n, i + 1);
+		if (*w[i].pid && !*end && pid > 0)
+			strbuf_addf(&b, "%ld", pid);
+		else
+			strbuf_addstr(&b, "null");
+		strbuf_addstr(&b, ",\"tag\":\"");
+		json_escape(&b, w[i].tag);
+		strbuf_addstr(&b, "\",\"since\":\"");
+		json_escape(&b, w[i].since);
+		strbuf_addstr(&b, "\"}");
+		print_line("%s", b.buf);
+		strbuf_release(&b);
+	}
+	free(w);
+	return 0;
 }

@@ -62,7 +62,7 @@ int slot_disabled(const char *lock_dir, const char *name, char *why, size_t n)
 /* Whether some process holds a flock on `path`, read from /proc/locks: taking even a
  * shared lock to look would make a run that tries its exclusive lock at that moment
  * be refused as busy. */
-static int flock_held(const char *path)
+int agent_flock_held(const char *path)
 {
 	struct stat st;
 	if (stat(path, &st) < 0)
@@ -109,7 +109,7 @@ static void report_slot(const char *lock_dir, const char *name, int gpu, struct 
 	const char *state = "free";
 	snprintf(path, sizeof path, "%s/%s.lock", lock_dir, name);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && flock_held(path)) {
+	if (fd >= 0 && agent_flock_held(path)) {
 		/* an empty record means the lock was taken a moment ago */
 		state = "held";
 		read_small(fd, text, sizeof text);

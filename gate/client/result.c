@@ -140,6 +140,12 @@ static bool read_side(gate_result *r, const cJSON *root, const char *key, gate_s
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
 	if (cJSON_IsString(st)) {
 		snprintf(s->status, sizeof(s->status), "%s", st->valuestring);
+		/* The gate's own check of the side: anything but PASS is a failed
+		 * side, never a pass nor a measurement. */
+		if (strcmp(st->valuestring, "PASS") != 0) {
+			problem(r, "%s status '%.40s' is not PASS", key, st->valuestring);
+			ok = false;
+		}
 	} else if (st) {
 		problem(r, "%s.status is not a string", key);
 		ok = false;

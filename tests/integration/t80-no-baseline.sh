@@ -19,6 +19,13 @@ case $2 in
   crash) echo "FAITHFUL_RESULT {$c,\"verdict\":\"PASS_GATE\"}"; exit 3 ;;
   statfail) echo "FAITHFUL_RESULT {$(echo "$c" | sed 's/PASS/FAIL/'),\"verdict\":\"PASS_GATE\"}" ;;
   claims) echo "FAITHFUL_RESULT {$c,\"verdict\":\"MEASURED\"}" ;;
+  statlow) echo "FAITHFUL_RESULT {$(echo "$c" | sed 's/PASS/pass/'),\"verdict\":\"PASS_GATE\"}" ;;
+  statempty) echo "FAITHFUL_RESULT {$(echo "$c" | sed 's/"PASS"/""/'),\"verdict\":\"PASS_GATE\"}" ;;
+  below) echo "FAITHFUL_RESULT {$c,\"bar\":1.5,\"verdict\":\"BELOW_BAR\"}"; exit 1 ;;
+  basefail) b=$(echo "$c" | sed 's/candidate/baseline_in_tree/; s/PASS/FAIL/; s/100,"wall_us":101,"sumCTA_us":100/130,"wall_us":131,"sumCTA_us":130/')
+     echo "FAITHFUL_RESULT {$c,$b,\"verdict\":\"PASS_GATE\"}" ;;
+  candfail) b=$(echo "$c" | sed 's/candidate/baseline_in_tree/; s/100,"wall_us":101,"sumCTA_us":100/130,"wall_us":131,"sumCTA_us":130/')
+     echo "FAITHFUL_RESULT {$(echo "$c" | sed 's/PASS/FAIL/'),$b,\"verdict\":\"PASS_GATE\"}" ;;
 esac
 EOF2
 chmod +x "$BG_HOST_1_ROOT/repo/odd.sh"
@@ -46,7 +53,7 @@ host = h1
 repo = /root/repo
 gate = odd.sh
 require_gpu = no
-allow = --m
+allow = --m --baseline
 
 [box both]
 host = h1
@@ -145,9 +152,43 @@ has "$ERR_FILE" "a result needs a clean exit" "the crash is named"
 expect_rc 125 "--no-baseline, a gate that states MEASURED itself: INVALID (the verdict is boxgate's)" \
   bg run odd --no-baseline --no-results -- --m claims
 has "$OUT_FILE" "^INVALID: .*unknown verdict 'MEASURED'" "a gate cannot claim MEASURED (its result line, on stdout)"
-expect_rc 0 "--no-baseline, candidate status FAIL: not MEASURED, the line's own verdict as without the flag" \
-  bg run odd --no-baseline --no-results -- --m statfail
-hasnt "$OUT_FILE" "MEASURED" "a candidate saying status FAIL is not MEASURED"
+# A candidate that says it failed is no pass and no measurement: INVALID (exit 125), as a
+# low cos is, with or without --no-baseline, and so is one whose status is not exactly PASS.
+expect_rc 125 "--no-baseline, candidate status FAIL stated PASS_GATE: INVALID (exit 125)" \
+  bg run odd --no-baseline --results "$BG_TMP/sf.jsonl" -- --m statfail
+hasnt "$OUT_FILE" "MEASURED|PASS_GATE  slowCTA" "a candidate saying status FAIL is neither MEASURED nor PASS_GATE"
+has "$OUT_FILE" "candidate status 'FAIL' is not PASS" "the refusal names the candidate's status"
+pycheck "its record says INVALID, exit 125" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 1 and r[0]["verdict"] == "INVALID" and r[0]["exit"] == 125, r
+' "$BG_TMP/sf.jsonl"
+expect_rc 125 "without --no-baseline, candidate status FAIL: INVALID too" \
+  bg run odd --no-results -- --m statfail
+expect_rc 125 "--no-baseline, candidate status 'pass' (not PASS): INVALID" \
+  bg run odd --no-baseline --no-results -- --m statlow
+expect_rc 125 "--no-baseline, candidate status '' : INVALID" \
+  bg run odd --no-baseline --no-results -- --m statempty
+expect_rc 125 "both sides, the candidate FAIL with a good ratio: INVALID, not PASS_GATE" \
+  bg run odd --no-results -- --m candfail
+has "$OUT_FILE" "candidate status 'FAIL'" "named"
+expect_rc 125 "both sides, the baseline FAIL: INVALID, not PASS_GATE" \
+  bg run odd --no-results -- --m basefail
+has "$OUT_FILE" "baseline_in_tree status 'FAIL'" "named"
+# A gate that itself calls its candidate BELOW_BAR (against its own bar) is not MEASURED:
+# the gate's failing verdict stands, whatever --bar says.
+expect_rc 1 "--no-baseline, the gate says BELOW_BAR (its bar 1.5): BELOW_BAR (exit 1), not MEASURED" \
+  bg run odd --no-baseline --results "$BG_TMP/bb.jsonl" -- --m below
+hasnt "$OUT_FILE" "MEASURED" "not MEASURED"
+has "$OUT_FILE" "^BELOW_BAR" "BELOW_BAR said"
+expect_rc 1 "--no-baseline --bar 1, the gate says BELOW_BAR: still BELOW_BAR (exit 1)" \
+  bg run odd --no-baseline --bar 1 --no-results -- --m below
+hasnt "$OUT_FILE" "MEASURED|PASS_GATE  slowCTA" "neither MEASURED nor PASS_GATE"
+pycheck "its record says BELOW_BAR" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 1 and r[0]["verdict"] == "BELOW_BAR" and r[0]["exit"] == 1, r
+' "$BG_TMP/bb.jsonl"
 
 # (f) --bar does not apply to the candidate alone.
 expect_rc 0 "--no-baseline --bar 2: still MEASURED (no ratio to hold against a bar)" \
@@ -205,4 +246,82 @@ expect_rc 0 "results show reads MEASURED records" bg results show "$R"
 has "$OUT_FILE" "MEASURED" "the verdict column says MEASURED"
 expect_rc 0 "results --by point reads them" bg results show "$R" --by point
 hasnt "$OUT_FILE" "INVALID|PASS_GATE" "not counted as INVALID or PASS_GATE"
+# (k) A campaign with no baseline candidate runs each candidate alone: a result that
+# reports only the candidate is recorded MEASURED, and its cells are MEASURED (never
+# BELOW_BAR, never the best of their point); a candidate the gate itself calls BELOW_BAR
+# stays BELOW_BAR. The summary, report and --json say so; brief asks for a baseline.
+# alone.sh: reports only the candidate, slowCTA 1000 / --speed (x 8 / num_workers); --below
+# makes it call its candidate BELOW_BAR against its own bar 1.5 (exit 1, as the contract says).
+cat >"$BG_HOST_1_ROOT/repo/alone.sh" <<'EOF2'
+#!/bin/sh
+speed=1 nw=8 v=PASS_GATE rc=0 bar=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --speed) speed=$2; shift ;; --num-workers) nw=$2; shift ;;
+    --below) v=BELOW_BAR rc=1 bar='"bar":1.5,' ;;
+  esac
+  shift
+done
+awk -v s="$speed" -v nw="$nw" -v v="$v" -v bar="$bar" 'BEGIN { t = 1000 / s * 8 / nw
+  printf "FAITHFUL_RESULT {\"kind\":\"fake\",\"shape\":\"q_b\",\"num_workers\":%d,\"candidate\":{\"slowCTA_us\":%.3f,\"wall_us\":%.3f,\"sumCTA_us\":%.3f,\"cos\":0.9999,\"status\":\"PASS\"},%s\"verdict\":\"%s\",\"device\":\"cpu\"}\n", nw, t, t + 1, t * nw, bar, v }'
+exit $rc
+EOF2
+chmod +x "$BG_HOST_1_ROOT/repo/alone.sh"
+printf '\n[box ca]\nhost = h1\nrepo = /root/repo\ngate = alone.sh\nrequire_gpu = no\nallow = --kind --shape --configs --num-workers --speed --below --baseline\n\n[pool pc]\nslots = ca\n' >>"$INI"
+W=$BG_TMP/camp
+mkdir -p "$W"
+cat >"$W/alone.ini" <<'EOF2'
+[campaign alone]
+pool = pc
+gate_args = --kind fake
+shapes = q_b
+num_workers = 8 64
+repeats = 2
+candidates = fast same below
+candidate.fast = --speed 1.25
+candidate.same = --speed 1
+candidate.below = --speed 2 --below
+EOF2
+(cd "$W" && expect_rc 0 "a campaign with no baseline candidate runs every job" \
+  bg campaign alone.ini --plain)
+cp "$OUT_FILE" "$BG_TMP/camp.out"
+pycheck "records: fast and same MEASURED, below BELOW_BAR (its gate says so), none PASS_GATE" '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 12, len(r)
+by = {}
+for x in r:
+    by.setdefault(x["campaign"]["candidate"], set()).add(x["verdict"])
+assert by == {"fast": {"MEASURED"}, "same": {"MEASURED"}, "below": {"BELOW_BAR"}}, by
+' "$W/alone.results.jsonl"
+has "$BG_TMP/camp.out" "^ +8 +fast .* MEASURED +2$" "the summary's fast cell at 8 says MEASURED"
+has "$BG_TMP/camp.out" "^ +64 +same .* MEASURED +2$" "the same cell at 64 says MEASURED"
+hasnt "$BG_TMP/camp.out" "(fast|same) .*BELOW_BAR" "no MEASURED cell shows BELOW_BAR"
+hasnt "$BG_TMP/camp.out" "^ +[0-9]+ +[a-z]+ +\*" "no cell is marked best, not even the fastest (its gate says BELOW_BAR, no baseline ran)"
+has "$BG_TMP/camp.out" "q_b: none best at 8-64" "no winner at any worker count"
+expect_rc 0 "report --json reads the campaign" bg report "$W/alone.results.jsonl" --json --out "$W/rep"
+cp "$OUT_FILE" "$BG_TMP/rep.json"
+pycheck "report --json: MEASURED cells, no ratio, no best" '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+pts = doc["points"] if "points" in doc else doc
+cells = {}
+for p in pts:
+    assert p["best"] is None, p
+    for c in p["cells"]:
+        cells[(p["num_workers"], c["candidate"])] = c
+for nw in (8, 64):
+    for k in ("fast", "same"):
+        c = cells[(nw, k)]
+        assert c["verdict"] == "MEASURED" and c["ratio"] is None and c["best"] is False, c
+    assert cells[(nw, "below")]["verdict"] == "BELOW_BAR", cells[(nw, "below")]
+' "$BG_TMP/rep.json"
+expect_rc 0 "report writes the markdown and the plots" bg report "$W/alone.results.jsonl" --out "$W/rep"
+has "$W/rep/alone.results.report.md" "\| fast \| [0-9.]+ \|.*\| MEASURED \| 2 \|" "the report's fast row says MEASURED"
+hasnt "$W/rep/alone.results.report.md" "\*\*(fast|same)\*\*" "and is not bold (best)"
+has "$W/rep/alone.results.ratio.svg" ">MEAS<" "the heat map labels the cell MEAS, not INV"
+hasnt "$W/rep/alone.results.ratio.svg" "(fast|same): (BELOW_BAR|INVALID)" "nor calls it BELOW_BAR or INVALID"
+expect_rc 1 "brief: no baseline measurement, a baseline is asked for" \
+  bg brief "$W/alone.results.jsonl" --shape q_b
+has "$ERR_FILE" "no baseline measurement" "it says why"
 finish

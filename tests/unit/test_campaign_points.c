@@ -213,8 +213,21 @@ static void measured_records(void **state)
 	assert_int_equal(a->n, 3);
 	assert_int_equal(a->n_bad, 0);
 	assert_int_equal(a->ratio_source, CAMPAIGN_RATIO_NONE);
-	assert_int_not_equal(a->verdict, CAMPAIGN_INVALID);
-	assert_int_not_equal(a->verdict, CAMPAIGN_PASS_GATE);
+	assert_int_equal(a->verdict, CAMPAIGN_MEASURED);
+	assert_string_equal(campaign_verdict_name(a->verdict), "MEASURED");
+	/* nothing to compare: no cell of that point is its best */
+	for (size_t i = 0; i < p.n_points; i++)
+		if (p.points[i].num_workers == 16)
+			assert_int_equal(p.points[i].best, -1);
+	/* against the baseline's jobs a MEASURED candidate is judged as any other */
+	assert_int_equal(c->verdict, CAMPAIGN_PASS_GATE);
+	campaign_points_release(&p);
+	/* a cell that mixes MEASURED with runs judged against no ratio is not MEASURED */
+	strbuf_reset(&f);
+	rec(&f, "c1", "s", 8, "mix", "MEASURED", 5, 100, NULL, true, NULL);
+	rec(&f, "c1", "s", 8, "mix", "PASS_GATE", 5, 100, NULL, true, NULL);
+	read_ok(&f, "c1", &p);
+	assert_int_equal(cell_of(&p, "s", 8, "mix")->verdict, CAMPAIGN_BELOW_BAR);
 	campaign_points_release(&p);
 	strbuf_release(&f);
 }

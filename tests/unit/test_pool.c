@@ -282,9 +282,36 @@ static void line_lines(void **state)
 	assert_int_equal(pool_line_parse("head and more", 4, &ahead), 1);
 	assert_int_equal(pool_line_parse("ahead 12345", 7, &ahead), 0);
 	assert_int_equal(ahead, 1);
-	char *cmd = pool_line_cmd("'/a b/agent'", "p o'ol");
+	char *cmd = pool_line_cmd("'/a b/agent'", "p o'ol", NULL);
 	assert_string_equal(cmd, "'/a b/agent' queue --name 'p o'\\''ol' --heartbeat 15");
 	free(cmd);
+	cmd = pool_line_cmd("agent", "p", "me@h:1 $(x)");
+	assert_string_equal(cmd, "agent queue --name p --heartbeat 15 --tag 'me@h:1 $(x)'");
+	free(cmd);
+	cmd = pool_line_list_args("p;q");
+	assert_string_equal(cmd, "queue-list --name 'p;q'");
+	free(cmd);
+}
+
+/* The waiters of a queue-list: the agent's order, positions counted here,
+ * lines that are not tickets skipped. */
+static void line_waiters(void **state)
+{
+	(void)state;
+	cJSON *w = pool_line_waiters("{\"ticket\":4,\"position\":1,\"pid\":9,\"tag\":\"a@h:1\","
+				     "\"since\":\"T\"}\nnoise\n{\"position\":7}\n[1]\n"
+				     "{\"ticket\":9,\"position\":-3,\"pid\":null,\"tag\":\"\"}");
+	assert_int_equal(cJSON_GetArraySize(w), 2);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(w, 0), "position")->valueint, 1);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(w, 1), "position")->valueint, 2);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(w, 1), "ticket")->valueint, 9);
+	cJSON_Delete(w);
+	w = pool_line_waiters("");
+	assert_int_equal(cJSON_GetArraySize(w), 0);
+	cJSON_Delete(w);
+	w = pool_line_waiters(NULL);
+	assert_int_equal(cJSON_GetArraySize(w), 0);
+	cJSON_Delete(w);
 }
 
 int main(void)
@@ -297,6 +324,7 @@ int main(void)
 		cmocka_unit_test(broker_first_free_in_order),
 		cmocka_unit_test(broker_passes_over_boxes_not_asked),
 		cmocka_unit_test(line_lines),
+		cmocka_unit_test(line_waiters),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

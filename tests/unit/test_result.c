@@ -102,6 +102,37 @@ static const struct judged_case {
 	 VERDICT_BELOW_BAR, NULL, AGREES},
 };
 
+/* A side whose own "status" is anything but PASS fails the line: INVALID,
+ * whatever its numbers and stated verdict say. */
+static void side_status(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {"FAIL", "pass", "", "PASS ", "SKIP"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char line[512];
+		gate_result r;
+		snprintf(line, sizeof(line),
+			 "FAITHFUL_RESULT {\"candidate\":{\"slowCTA_us\":4,\"wall_us\":5,"
+			 "\"sumCTA_us\":4,\"cos\":1,\"status\":\"%s\"},\"verdict\":\"PASS_GATE\"}",
+			 bad[i]);
+		judge_expect(&r, line, strlen(line), NULL, VERDICT_INVALID, "candidate status '");
+		gate_result_release(&r);
+		snprintf(
+			line, sizeof(line),
+			"FAITHFUL_RESULT {\"candidate\":" SIDE(
+				4, 5, 4, 1) ",\"baseline_in_tree\":{\"slowCTA_us\":8,\"wall_us\":9,"
+					    "\"sumCTA_us\":8,\"cos\":1,\"status\":\"%s\"},"
+					    "\"verdict\":\"PASS_GATE\"}",
+			bad[i]);
+		judge_expect(&r, line, strlen(line), NULL, VERDICT_INVALID,
+			     "baseline_in_tree status '");
+		gate_result_release(&r);
+	}
+	expect_verdict(
+		"FAITHFUL_RESULT {\"candidate\":" SIDE(4, 5, 4, 1) ",\"verdict\":\"PASS_GATE\"}",
+		NULL, VERDICT_PASS_GATE);
+}
+
 static void judged_lines(void **state)
 {
 	(void)state;
@@ -552,17 +583,12 @@ static void gpu_lists(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(pass_gate),
-		cmocka_unit_test(judged_lines),
-		cmocka_unit_test(garbage_kept_verbatim),
-		cmocka_unit_test(agent_lines),
-		cmocka_unit_test(gate_cannot_speak_for_agent),
-		cmocka_unit_test(user_bar_wins),
-		cmocka_unit_test(strict_json),
-		cmocka_unit_test(absurd_numbers),
-		cmocka_unit_test(utf8_and_cuda),
-		cmocka_unit_test(clean_exit),
-		cmocka_unit_test(outcome_verdicts),
+		cmocka_unit_test(pass_gate),      cmocka_unit_test(judged_lines),
+		cmocka_unit_test(side_status),    cmocka_unit_test(garbage_kept_verbatim),
+		cmocka_unit_test(agent_lines),    cmocka_unit_test(gate_cannot_speak_for_agent),
+		cmocka_unit_test(user_bar_wins),  cmocka_unit_test(strict_json),
+		cmocka_unit_test(absurd_numbers), cmocka_unit_test(utf8_and_cuda),
+		cmocka_unit_test(clean_exit),     cmocka_unit_test(outcome_verdicts),
 		cmocka_unit_test(gpu_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

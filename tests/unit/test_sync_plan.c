@@ -17,6 +17,7 @@
 #include "base/path.h"
 #include "base/sha256.h"
 #include "base/xmalloc.h"
+#include "sync/pull_temp.h"
 #include "sync/sync.h"
 #include "tests/unit/unit.h"
 
@@ -128,6 +129,50 @@ static void test_temp_names(void **state)
 	assert_int_equal(strlen(a), 16);
 	assert_int_equal(strspn(a, "0123456789abcdef"), 16);
 	assert_string_not_equal(a, b);
+}
+
+/* pull's temporary names: made, recognised, never confused with a file; push's
+ * recognised too (both are skipped when a pull walks a directory on the box). */
+static void test_pull_temp_names(void **state)
+{
+	(void)state;
+	char *t = sync_pull_temp_name("blob.bin", "0123456789abcdef");
+	assert_string_equal(t, ".blob.bin.boxgate-pull-0123456789abcdef.tmp");
+	assert_true(sync_pull_is_temp(t) && sync_is_boxgate_temp(t));
+	free(t);
+	char longname[NAME_MAX + 1];
+	memset(longname, 'x', NAME_MAX);
+	longname[NAME_MAX] = '\0';
+	t = sync_pull_temp_name(longname, "fedcba9876543210");
+	assert_int_equal(strlen(t), NAME_MAX);
+	assert_true(sync_pull_is_temp(t));
+	free(t);
+	t = sync_pull_temp_name("a b\n;$", "0123456789abcdef");
+	assert_string_equal(t, ".a_b___.boxgate-pull-0123456789abcdef.tmp");
+	free(t);
+	t = sync_temp_name("d/k.py", "0123456789abcdef");
+	assert_true(sync_is_boxgate_temp(strrchr(t, '/') + 1));
+	assert_false(sync_pull_is_temp(strrchr(t, '/') + 1));
+	free(t);
+	static const char *const no[] = {"blob.bin",
+					 ".boxgate-pull-0123456789abcdef.tmp",
+					 ".x.boxgate-pull-XYZ.tmp",
+					 ".x.boxgate-pull-0123456789ABCDEF.tmp",
+					 "x.boxgate-pull-0123456789abcdef.tmp",
+					 ".x.boxgate-pull-0123456789abcdef.tmpx",
+					 ".x.boxgate-0123456789abcde.tmp",
+					 ".x.boxgate-0123456789abcdef.tmp.a-b",
+					 ".x.boxgate-0123456789abcdef.tmp.",
+					 "x.boxgate-rollback-20261205T101010Z",
+					 ".x.boxgate-0123456789abcdef.tmp.12345678901234567",
+					 ""};
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (sync_pull_is_temp(no[i]) ||
+		    (sync_is_boxgate_temp(no[i]) &&
+		     strcmp(no[i], ".boxgate-pull-0123456789abcdef.tmp")))
+			fail_msg("'%s' taken for a temporary name", no[i]);
+	assert_true(sync_is_boxgate_temp(".x.boxgate-0123456789abcdef.tmp"));
+	assert_true(sync_is_boxgate_temp(".x.py.boxgate-0123456789abcdef.tmp.py"));
 }
 
 static void test_plan_paths(void **state)
@@ -298,7 +343,7 @@ int main(void)
 		cmocka_unit_test(test_normalize),        cmocka_unit_test(test_temp_names),
 		cmocka_unit_test(test_plan_paths),       cmocka_unit_test(test_plan_add_rel),
 		cmocka_unit_test(test_verifier_command), cmocka_unit_test(test_display),
-		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_exit_codes),       cmocka_unit_test(test_pull_temp_names),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
