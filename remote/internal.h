@@ -27,10 +27,11 @@ struct remote_conn {
 	LIBSSH2_SESSION *session;
 	LIBSSH2_SFTP *sftp;
 	int64_t last_rx_ms; /* stamped by the recv hook: silence means a dead peer */
-	/* When remote_ssh_wait_socket last ran, and when the current stretch of
-	 * waits began after a pause: silence counts only while someone waits (a
-	 * connection left alone sent no keepalive that could go unanswered). */
-	int64_t watched_ms, watch_from_ms;
+	/* When the last remote_ssh_wait_socket meant to return at the latest,
+	 * and when the current stretch of waits began after a pause: silence
+	 * counts only while someone waits (a connection left alone sent no
+	 * keepalive that could go unanswered). */
+	int64_t watch_until_ms, watch_from_ms;
 	int keepalive_s;
 	bool dead;                    /* the peer is gone: never wait on it again */
 	struct ssh_block *ssh_blocks; /* what libssh2 allocated for the session */

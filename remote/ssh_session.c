@@ -183,10 +183,12 @@ int remote_ssh_wait_socket(remote_conn *c, int64_t deadline, int wake_fd)
 		/* Silence for three intervals after a keepalive: the peer is gone.
 		 * Counted from the later of the last bytes in and the start of this
 		 * stretch of waits: between a campaign worker's jobs nobody waits on
-		 * the connection and no keepalive goes out. */
-		if (now - c->watched_ms > (int64_t)c->keepalive_s * 1000 + 1000)
+		 * the connection and no keepalive goes out. A pause is a caller
+		 * coming back more than a second after the last wait was due to
+		 * end (libssh2 may ask for a wait longer than keepalive_s). */
+		if (now > c->watch_until_ms + 1000)
 			c->watch_from_ms = now;
-		c->watched_ms = now;
+		c->watch_until_ms = wake;
 		int64_t since = c->last_rx_ms > c->watch_from_ms ? c->last_rx_ms : c->watch_from_ms;
 		if (now - since > (int64_t)c->keepalive_s * 3000 + 1000)
 			return -1;
