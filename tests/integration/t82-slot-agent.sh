@@ -22,7 +22,16 @@ serve_out() {
   "$@" | "$AGENT" serve --idle 20 >"$BG_TMP/$name.out" 2>"$BG_TMP/$name.err"
   echo $? >"$BG_TMP/$name.rc"
 }
-two_jobs() { job "sh -c 'echo one; exit 3'"; sleep 0.3; printf 'hb\nkill\n'; job "sh -c 'echo two'"; sleep 0.5; }
+# served_n N: serve's stdout holds N job-end markers (the input waits for them, so the
+# stray hb and kill land between the jobs however slow the machine).
+served_n() { [ "$(grep -c "^@boxgate-agent $N served {" "$BG_TMP/a.out" 2>/dev/null)" -ge "$1" ]; }
+two_jobs() {
+  job "sh -c 'echo one; exit 3'"
+  wait_until 60 served_n 1
+  printf 'hb\nkill\n'
+  job "sh -c 'echo two'"
+  wait_until 60 served_n 2
+}
 serve_out a two_jobs
 if grep -qx "@boxgate-agent $N served {\"exit\":3}" "$BG_TMP/a.out" && grep -qx "@boxgate-agent $N served {\"exit\":0}" "$BG_TMP/a.out" &&
   [ "$(grep -c "^@boxgate-agent $N end " "$BG_TMP/a.out")" = 2 ] && [ "$(grep -cx "@boxgate-agent $N served" "$BG_TMP/a.err")" = 2 ] &&
