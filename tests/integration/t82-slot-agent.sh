@@ -24,7 +24,10 @@ serve_out() {
 }
 # served_n N: serve's stdout holds N job-end markers (the input waits for them, so the
 # stray hb and kill land between the jobs however slow the machine).
-served_n() { [ "$(grep -c "^@boxgate-agent $N served {" "$BG_TMP/a.out" 2>/dev/null)" -ge "$1" ]; }
+served_n() { served_in a "$1"; }
+# served_in NAME N: NAME.out holds N job-end markers; locked_in NAME: its job took its slot.
+served_in() { [ "$(grep -c "^@boxgate-agent $N served {" "$BG_TMP/$1.out" 2>/dev/null)" -ge "$2" ]; }
+locked_in() { grep -q "^@boxgate-agent $N locked " "$BG_TMP/$1.out" 2>/dev/null; }
 two_jobs() {
   job "sh -c 'echo one; exit 3'"
   wait_until 60 served_n 1
@@ -42,12 +45,12 @@ else not_ok "serve: two jobs"; sed 's/^/# /' "$BG_TMP/a.out" "$BG_TMP/a.err"; fi
 cmd="$AGENT run --nonce-stdin --lock-dir $LK -- sh -c 'echo x
 printf \"%s\\n\" \"\$0\"' 'ba\\ck'"
 esc=$(printf '%s' "$cmd" | sed 's/\\/\\\\/g' | awk '{ printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }')
-nl_job() { printf 'job %s %s\n' "$N" "$esc"; sleep 0.5; }
+nl_job() { printf 'job %s %s\n' "$N" "$esc"; wait_until 60 served_in b 1; }
 serve_out b nl_job
 grep -qx 'x' "$BG_TMP/b.out" && grep -qxF 'ba\ck' "$BG_TMP/b.out" && ok "serve: a command line with a newline and a backslash arrives whole" ||
   { not_ok "serve: escaped command line"; printf '%s\n' "$esc" | sed 's/^/# /'; sed 's/^/# /' "$BG_TMP/b.out" "$BG_TMP/b.err"; }
 # the gate's last stderr line without a newline: the marker follows it on that line
-tail_job() { job "sh -c 'printf partial >&2'"; sleep 0.5; }
+tail_job() { job "sh -c 'printf partial >&2'"; wait_until 60 served_in c 1; }
 serve_out c tail_job
 grep -qx "partial@boxgate-agent $N served" "$BG_TMP/c.err" && ok "serve: a last stderr line without newline keeps its bytes; the marker ends it" ||
   { not_ok "serve: partial last line"; sed 's/^/# /' "$BG_TMP/c.err"; }
@@ -59,7 +62,7 @@ for line in "job zz $AGENT version" "job $N" "job ${N:0:8} $AGENT version" "job 
 done
 serve_out e bad "hello there"
 [ "$(cat "$BG_TMP/e.rc")" = 0 ] && grep -q "ignoring unknown stdin line 'hello there'" "$BG_TMP/e.err" && ok "serve: an unknown line is noted and ignored" || not_ok "serve: unknown line"
-long_line() { head -c 600000 /dev/zero | tr '\0' a; printf '\n'; job "echo after"; sleep 0.5; }
+long_line() { head -c 600000 /dev/zero | tr '\0' a; printf '\n'; job "echo after"; wait_until 60 served_in f 1; }
 serve_out f long_line
 grep -q 'longer than' "$BG_TMP/f.err" && grep -qx after "$BG_TMP/f.out" && ok "serve: an overlong line is dropped, the next job still runs" ||
   { not_ok "serve: overlong line"; sed 's/^/# /' "$BG_TMP/f.err"; }
@@ -69,7 +72,7 @@ t0=$(date +%s%N)
 took=$((($(date +%s%N) - t0) / 1000000))
 grep -q 'idle for' "$BG_TMP/g.err" && [ "$(cat "$BG_TMP/g.rc")" = 0 ] && ok "serve: leaves by itself when idle" || not_ok "serve: idle exit ($(cat "$BG_TMP/g.rc"))"
 # stdin EOF under a running job: the job's run stops its gate (client gone), then serve leaves
-eof_job() { job "sleep 30" "$N" 60; sleep 0.5; }
+eof_job() { job "sleep 30" "$N" 60; wait_until 60 locked_in h; }
 t0=$(date +%s)
 serve_out h eof_job
 took=$(($(date +%s) - t0))
