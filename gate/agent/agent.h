@@ -244,6 +244,8 @@ int cmd_slot_enable(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 /* serve.c: jobs over stdin; main.c: no other process of the user may read this one */
 int cmd_serve(int argc, char **argv);
+/* main.c: the signals every wait of the agent polls for, through a signalfd */
+int agent_signalfd(void);
 void guard_memory(void);
 int cmd_queue_list(int argc, char **argv);
 /* Whether some process holds a flock on `path`, read from /proc/locks (looking

@@ -188,6 +188,24 @@ void guard_memory(void)
 	}
 }
 
+/* Signals arrive through a signalfd, so every wait is the one poll. Inherited
+ * "ignore" dispositions (nohup, a shell's background job) are reset first: an
+ * ignored signal would never reach the signalfd. SIGPIPE is ignored: a closed
+ * pipe is an error return. -1 with errno when there is no signalfd. */
+int agent_signalfd(void)
+{
+	static const int sigs[] = {SIGCHLD, SIGHUP, SIGINT, SIGTERM, SIGQUIT};
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		signal(sigs[i], SIG_DFL);
+		sigaddset(&set, sigs[i]);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static struct run r; /* zeroed; lives until exit */
@@ -200,19 +218,7 @@ static int cmd_run(int argc, char **argv)
 	r.in[0].to = &g_out[0];
 	r.in[1].to = &g_out[1];
 
-	/* Signals arrive through a signalfd, so every wait is the one poll. Inherited
-	 * "ignore" dispositions (nohup, a shell's background job) are reset first: an ignored
-	 * signal would never reach the signalfd. */
-	static const int sigs[] = {SIGCHLD, SIGHUP, SIGINT, SIGTERM, SIGQUIT};
-	sigset_t set;
-	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		signal(sigs[i], SIG_DFL);
-		sigaddset(&set, sigs[i]);
-	}
-	signal(SIGPIPE, SIG_IGN);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	r.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	r.sfd = agent_signalfd();
 	if (r.sfd < 0) {
 		msg("signalfd: %s", strerror(errno));
 		agent_exit(AGENT_EXIT_SYSERR);

@@ -258,16 +258,7 @@ int cmd_serve(int argc, char **argv)
 			usage_fail("serve: unknown option '%s'", argv[i]);
 		}
 	}
-	static const int sigs[] = {SIGCHLD, SIGHUP, SIGINT, SIGTERM, SIGQUIT};
-	sigset_t set;
-	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		signal(sigs[i], SIG_DFL);
-		sigaddset(&set, sigs[i]);
-	}
-	signal(SIGPIPE, SIG_IGN);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	sv.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	sv.sfd = agent_signalfd();
 	if (sv.sfd < 0) {
 		note("signalfd: %s", strerror(errno));
 		agent_exit(AGENT_EXIT_SYSERR);
