@@ -57,7 +57,7 @@ cfg() { cat >"$BG_TMP/$1.cfg"; }
 check_host() {
   local name=$1 host=$2 want=${3:-}
   local file=$BG_TMP/$name.cfg ini=$BG_TMP/$name.ini desc="$name: $host"
-  printf '[defaults]\nssh_config = %s\n[box b]\nhost = %s\n' "$file" "$host" >"$ini"
+  printf '[defaults]\nssh_config = %s\ncontrol_persist_s = 0\n[box b]\nhost = %s\n' "$file" "$host" >"$ini"
   local sshout sshrc=0 bgout bgrc=0 bgerr
   sshout=$(ssh -G -T -F "$file" "$host" 2>"$BG_TMP/ssh.err" </dev/null) || sshrc=$?
   bgout=$("$BOXGATE" --config "$ini" config check --json 2>"$BG_TMP/bg.err") || bgrc=$?

@@ -197,7 +197,9 @@ prepare() {
   local hkc=strict; [ "$mode" = accept-new ] && hkc=accept-new
   local kh="known_hosts = $W/u1 $W/u2"
   [ $DFLT = 1 ] && kh='; known_hosts: the default'
-  printf '[defaults]\nssh_config = %s\nconnect_timeout_s = 5\nhost_key_check = %s\n[box h1]\nhost = %s\nport = %s\nuser = root\nidentity = %s\n%s\nrepo = /root/repo\nrequire_gpu = no\n' \
+  # control_persist_s = 0: each run is a fresh connection judged by its own host-key check
+  # (a master per case would also keep an sshd session of h1 alive for minutes).
+  printf '[defaults]\nssh_config = %s\nconnect_timeout_s = 5\ncontrol_persist_s = 0\nhost_key_check = %s\n[box h1]\nhost = %s\nport = %s\nuser = root\nidentity = %s\n%s\nrepo = /root/repo\nrequire_gpu = no\n' \
     "$W/ssh_config" "$hkc" "$ADDR" "$PORT" "$BG_KEY" "$kh" >"$W/boxgate.ini"
 }
 
