@@ -5,10 +5,10 @@ source "$(dirname "$0")/lib.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 [ -x /usr/sbin/sshd ] || skip_all "no /usr/sbin/sshd (tests/install-deps)"
 
-D8='' D2='' D1=''
+D8='' D2='' D1='' DA=''
 cleanup() {
   local d
-  for d in "$D8" "$D2" "$D1"; do [ -z "$d" ] || "$HOSTS" down "$d" >/dev/null 2>&1; done
+  for d in "$D8" "$D2" "$D1" "$DA"; do [ -z "$d" ] || "$HOSTS" down "$d" >/dev/null 2>&1; done
   rm -rf "$BG_TMP"
 }
 trap cleanup EXIT
@@ -283,6 +283,41 @@ if [ "$BG_HOSTS_MODE" = netns ]; then
   fi
   [ -z "$held" ] || kill "$held" 2>/dev/null
   [ -z "$KL" ] || ip link del "bg${KL}v1" 2>/dev/null
+fi
+
+# A namespace's id goes to the next new namespace once it is freed (the lowest free number).
+# Instance A's host loses its holder and sshd, which frees its mount namespace; new mount
+# namespaces are made until one gets A's old id (as another instance's new holder would):
+# down of A must end none of them.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+  strangers=() reused=''
+  DA=$("$HOSTS" up --n 1 2>"$BG_TMP/upa.err") || DA=''
+  if [ -n "$DA" ]; then
+    "$HOSTS" stop "$DA" 1
+    read -r ha _ <"$DA/h1/holder.pid"
+    kill "$ha"
+    for _ in $(seq 1 100); do [ -d "/proc/$ha" ] || break; sleep 0.02; done
+    old=$(cat "$DA/h1/mntns")
+    for _ in $(seq 1 20); do
+      setsid unshare -m sleep 1010.75 </dev/null >/dev/null 2>&1 &
+      strangers+=("$!")
+      for _ in $(seq 1 100); do
+        got=$(readlink "/proc/$!/ns/mnt" 2>/dev/null) && [ "$got" != "$(readlink /proc/self/ns/mnt)" ] && break
+        sleep 0.01
+      done
+      if [ "$got" = "$old" ]; then reused=1; break; fi
+    done
+    if [ -n "$reused" ]; then diag "a new mount namespace got A's old id $old"
+    else diag "no new mount namespace got A's old id $old (${#strangers[@]} made)"; fi
+    expect_rc 0 "down of an instance whose holder died" "$HOSTS" down "$DA"
+    DA=''
+    check "... ends no process of a namespace that reuses its old id" \
+      test "$(alive_pids "${strangers[@]}" | wc -l)" = "${#strangers[@]}"
+  else
+    not_ok "up --n 1 for the reused-id case"; diag "$(cat "$BG_TMP/upa.err")"
+  fi
+  [ ${#strangers[@]} = 0 ] || kill "${strangers[@]}" 2>/dev/null
+  [ -z "$DA" ] || "$HOSTS" down "$DA" >/dev/null 2>&1
 fi
 
 # ---- 2 hosts with 10 ms added each way --------------------------------------------------
