@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# boxgate pull against 4 real sshd test hosts: 100 files x 4 boxes into DIR/BOX/..., a
+# boxgate pull against 8 real sshd test hosts: 100 files x 8 boxes into DIR/BOX/..., a
 # resumed pull (matching SHA-256 left alone), folded and --no-fold output, wildcards,
 # hostile symlinks on the box (refused unless --follow-links), names with a newline and
 # control bytes, '..' and absolute paths, local symlinks never written through, a 256 MiB
@@ -7,7 +7,7 @@
 # (nothing half-written under the final name, the next pull completes it), --json.
 source "$(dirname "$0")/lib.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
-hosts_up 4
+hosts_up 8
 BIG_MB=${BG_PULL_BIG_MB:-256}
 
 bg() { "$BOXGATE" --config "$BG_CONFIG" "$@"; }
@@ -17,7 +17,7 @@ mkdir -p "$W"
 cd "$W" || exit 1
 
 # 100 files per box under out/ (10 directories), the same on every box but one file.
-for i in 1 2 3 4; do
+for i in $(seq 1 8); do
   R=$(root "$i")/repo
   mkdir -p "$R"
   for d in $(seq 0 9); do
@@ -27,14 +27,14 @@ for i in 1 2 3 4; do
   printf 'box %s\n' "$i" >"$R/out/d0/f0.txt"
 done
 
-expect_rc 0 "pull of 100 files from 4 boxes" bg pull --all out
-has "$OUT_FILE" '^h\[1-4\]: 100 files: 100 pulled$' "one folded line for the 4 boxes"
-has "$OUT_FILE" '^pull: 4 boxes into pulled/BOX: 400 files: 400 pulled' "the closing count"
+expect_rc 0 "pull of 100 files from 8 boxes" bg pull --all out
+has "$OUT_FILE" '^h\[1-8\]: 100 files: 100 pulled$' "one folded line for the 8 boxes"
+has "$OUT_FILE" '^pull: 8 boxes into pulled/BOX: 800 files: 800 pulled' "the closing count"
 same=0
-for i in 1 2 3 4; do
+for i in $(seq 1 8); do
   diff -r "$(root "$i")/repo/out" "pulled/h$i/out" >/dev/null && same=$((same + 1))
 done
-[ "$same" = 4 ] && ok "every box's tree arrived byte for byte" || not_ok "trees differ ($same of 4 same)"
+[ "$same" = 8 ] && ok "every box's tree arrived byte for byte" || not_ok "trees differ ($same of 8 same)"
 leftover=$(find pulled -name '*.boxgate-*' | wc -l)
 [ "$leftover" = 0 ] && ok "no temporary file left" || not_ok "$leftover temporary files left"
 
@@ -42,7 +42,7 @@ leftover=$(find pulled -name '*.boxgate-*' | wc -l)
 ino=$(stat -c %i pulled/h2/out/d5/f5.txt)
 echo local edit >pulled/h3/out/d1/f1.txt
 expect_rc 0 "a second pull" bg pull --all out
-has "$OUT_FILE" '^h\[1-2,4\]: 100 files: 100 unchanged$' "unchanged files are not fetched again"
+has "$OUT_FILE" '^h\[1-2,4-8\]: 100 files: 100 unchanged$' "unchanged files are not fetched again"
 has "$OUT_FILE" '^h3: 100 files: 1 pulled, 99 unchanged$' "a locally changed file is fetched again"
 [ "$(stat -c %i pulled/h2/out/d5/f5.txt)" = "$ino" ] && ok "an unchanged file is not rewritten" ||
   not_ok "an unchanged file was rewritten"
@@ -50,7 +50,7 @@ cmp -s pulled/h3/out/d1/f1.txt "$(root 3)/repo/out/d1/f1.txt" && ok "the changed
   not_ok "the changed copy was not restored"
 
 expect_rc 0 "--no-fold" bg pull --all --no-fold out/d0/f0.txt
-for i in 1 2 3 4; do
+for i in $(seq 1 8); do
   has "$OUT_FILE" "^h$i: 1 file: 1 unchanged$" "--no-fold: a line for h$i"
 done
 
@@ -174,12 +174,12 @@ has "$ERR_FILE" 'gone' "the unreachable box is named"
 # exec --out-dir: each box's stdout and stderr byte for byte in DIR/BOX.out, DIR/BOX.err.
 expect_rc 0 "exec --out-dir" bg exec --all --out-dir od -- 'echo "out $BG_X"; echo err >&2; printf "no newline"'
 ok_files=0
-for i in 1 2 3 4; do
+for i in $(seq 1 8); do
   [ "$(cat "od/h$i.out")" = "out "$'\n'"no newline" ] && [ "$(cat "od/h$i.err")" = err ] &&
     [ "$(tail -c 1 "od/h$i.out")" = e ] && ok_files=$((ok_files + 1))
 done
-[ "$ok_files" = 4 ] && ok "--out-dir: 4 boxes' output in their files, bytes as sent" ||
-  { not_ok "--out-dir files ($ok_files of 4 right)"; diag "$(head od/*)"; }
+[ "$ok_files" = 8 ] && ok "--out-dir: 8 boxes' output in their files, bytes as sent" ||
+  { not_ok "--out-dir files ($ok_files of 8 right)"; diag "$(head od/*)"; }
 hasnt "$OUT_FILE" 'out |no newline' "--out-dir: the lines are not printed"
 mkdir -p od2
 ln -s "$BG_TMP/victim" od2/h1.out
