@@ -210,18 +210,22 @@ for k in a:
 # --- a hanging job: TIMEOUT_HANG, and the next job runs on the same serving agent ---
 campaign h.ini h p1 0.1 'timeout_s = 2'
 sed -i 's/^gate_args = .*/& --hang kv_a:64/' h.ini
+s0=$(sessions)
 BOXGATE_TRACE=1 bg campaign h.ini --plain >"$BG_TMP/h.out" 2>"$BG_TMP/h.err"
 rc=$?
+s1=$(sessions)
 [ "$rc" = 0 ] && ok "a campaign with a hanging job ends (exit 0: every job recorded)" || { not_ok "hang campaign: exit $rc"; sed 's/^/# /' "$BG_TMP/h.err"; }
 pycheck "the hanging job is TIMEOUT_HANG from the agent, every other job passes" "$EXPECT"'
 hang = [r for r in final.values() if r["verdict"] == "TIMEOUT_HANG"]
 assert len(hang) == 1 and hang[0]["point"]["shape"] == "kv_a" and hang[0]["point"]["num_workers"] == 64, hang
 assert hang[0]["agent"]["why"] == "timeout" and hang[0]["exit"] == 124, hang[0]
 ' h.results.jsonl h 12
-n_more=$(grep 'job h/.*round trips (serving agent)' "$BG_TMP/h.err" | grep -vc ': 1 round trips')
-n_one=$(grep -c 'job h/.*: 1 round trips (serving agent)' "$BG_TMP/h.err")
-[ "$n_more" -le 2 ] && [ "$n_one" -ge 10 ] && ok "the jobs after the hang ran on the same serving agents ($n_more started, $n_one jobs of one round trip)" ||
-  { not_ok "$n_more serving agents started for one slot"; grep 'round trips' "$BG_TMP/h.err" | sed 's/^/# /'; }
+# Counted in exec channels, not round trips (a loaded machine splits a job's replies into
+# more waits): the slot probe, the manifest read, the second worker's agent check and one
+# serving agent per worker; a hang that cost its worker its agent would add more.
+n_served=$(grep -c 'job h/.*round trips (serving agent)' "$BG_TMP/h.err")
+[ $((s1 - s0)) -le 5 ] && [ "$n_served" = 12 ] && ok "the jobs after the hang ran on the same serving agents ($((s1 - s0)) exec channels for 12 jobs)" ||
+  { not_ok "$((s1 - s0)) exec channels, $n_served of 12 jobs served, for one slot"; grep 'round trips' "$BG_TMP/h.err" | sed 's/^/# /'; }
 after=$(grep -A100 '^start kv_a 64' "$BG_HOST_1_ROOT/campaign.log" | grep -c '^end')
 [ "$after" -ge 1 ] && ok "jobs ran on the slot after the hung one ($after)" || not_ok "nothing ran after the hang"
 
