@@ -164,9 +164,11 @@ for p in "${pids[@]}"; do wait "$p" || bad=$((bad + 1)); done
 check "never two holders of one slot, all 20 served, in arrival order (within 3 places)" \
   python3 - "$LOG1" "$LOG2" <<'PY'
 import sys
+import os
 events = []
 for box, path in enumerate(sys.argv[1:]):
-    for line in open(path):
+    # a loaded machine may serve every client from one box's slot: no log on the other
+    for line in (open(path) if os.path.exists(path) else []):
         kind, tag, gpu, t = line.split()
         events.append((float(t), kind, tag, (box, gpu)))
 starts = {tag: (t, slot) for t, kind, tag, slot in events if kind == "start"}
@@ -212,11 +214,13 @@ ln -s /dev/zero "$Q/000000000001.ticket"
 mkdir "$Q/000000000002.ticket"
 printf 'pid=999999\n' >"$Q/000000000003.ticket"
 t0=$(date +%s.%N)
-expect_rc 1 "a waiter with --wait 2 past a FIFO, a symlink and a directory in the line" \
-  bg run -v --pool one --wait 2 --no-results -- --mode pass
+# --wait 5: the line's queue command must answer within it, which takes a few seconds on a
+# loaded machine with the sanitizer build.
+expect_rc 1 "a waiter with --wait 5 past a FIFO, a symlink and a directory in the line" \
+  bg run -v --pool one --wait 5 --no-results -- --mode pass
 took=$(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$t0" "$(date +%s.%N)")
-python3 -c "import sys; sys.exit(not 2 <= float(sys.argv[1]) <= 6)" "$took" &&
-  ok "it ended at the --wait ($took s for --wait 2)" || not_ok "it ended after $took s for --wait 2"
+python3 -c "import sys; sys.exit(not 5 <= float(sys.argv[1]) <= 15)" "$took" &&
+  ok "it ended at the --wait ($took s for --wait 5)" || not_ok "it ended after $took s for --wait 5"
 has "$ERR_FILE" 'first in line, waiting for a free slot' "it was first in line: nothing there was a ticket"
 has "$ERR_FILE" 'no free slot in pool one within --wait:' "it says no slot was free within --wait"
 hasnt "$ERR_FILE" 'still -1|-1 waiter' "no placeholder count"
@@ -250,8 +254,8 @@ wait_for "$BG_TMP/holder2.out" '^argv' 30
 w=$!
 wait_for "$BG_TMP/w.out" 'first in line' 10
 has "$BG_TMP/w.out" 'first in line, waiting for a free slot' "the waiter is first in line, waiting"
-expect_rc 1 "a second waiter whose --wait runs out in line" bg run -v --pool one --wait 2 --no-results -- --mode pass
-has "$ERR_FILE" 'pool one: still 1 waiter ahead in line after --wait 2 s; the slots:' "it says how many were ahead"
+expect_rc 1 "a second waiter whose --wait runs out in line" bg run -v --pool one --wait 5 --no-results -- --mode pass
+has "$ERR_FILE" 'pool one: still 1 waiter ahead in line after --wait 5 s; the slots:' "it says how many were ahead"
 has "$ERR_FILE" '^  g2:gpu1 held by [^ ]+@[^ ]+:[0-9]+ since ' "and names the slot's holder"
 kill -INT $w; wait $w; rc=$?
 [ "$rc" = 130 ] && ok "Ctrl-C while waiting: exit 130" || not_ok "Ctrl-C while waiting: exit $rc"
