@@ -414,6 +414,53 @@ double copy_bandwidth(Dev &dev, struct demo_report *rep)
 	return ms > 0 ? 2.0 * (double)bytes / (ms * 1e6) : 0.0;
 }
 
+// Where the CTAs ran, on stderr (outside the result line): a hash of the grid's
+// CTA-to-SM map in the first timed launch, how many launches used another map,
+// the SMs in use, and the SM the slowest CTA sat on most often. Two processes
+// whose slowCTA differs with the same plan can be told apart by their map.
+void say_placement(const char *label, const unsigned long long *hp, const double *se, const double *sb,
+		   int count, int nw)
+{
+	const int W = bgk::PROF_WORDS;
+	unsigned long long h = 1469598103934665603ull;
+	for (int c = 0; c < nw; c++)
+		h = (h ^ (hp[(size_t)W * c + 4] & 0xff)) * 1099511628211ull;
+	int moved = 0;
+	std::vector<int> slowest_on(256, 0), used(256, 0);
+	for (int it = 0; it < count; it++) {
+		const unsigned long long *l = hp + (size_t)it * nw * W;
+		int same = 1, worst = 0;
+		double wspan = -1;
+		for (int c = 0; c < nw; c++) {
+			if ((l[(size_t)W * c + 4] & 0xff) != (hp[(size_t)W * c + 4] & 0xff))
+				same = 0;
+			double span = se[(size_t)it * nw + c] - sb[(size_t)it * nw + c];
+			if (span > wspan) {
+				wspan = span;
+				worst = c;
+			}
+		}
+		moved += !same;
+		slowest_on[l[(size_t)W * worst + 4] & 0xff]++;
+		if (it == 0)
+			for (int c = 0; c < nw; c++)
+				used[l[(size_t)W * c + 4] & 0xff] = 1;
+	}
+	int top = 0, nsm = 0, maxsm = 0;
+	for (int s = 0; s < 256; s++) {
+		if (slowest_on[s] > slowest_on[top])
+			top = s;
+		if (used[s]) {
+			nsm++;
+			maxsm = s;
+		}
+	}
+	fprintf(stderr,
+		"boxgate-demo-gate-cuda: placement %s: map %016llx, %d of %d launches on another map, "
+		"%d SMs used (highest %d), slowest CTA on SM %d in %d launches\n",
+		label, h, moved, count, nsm, maxsm, top, slowest_on[top]);
+}
+
 int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 {
 	int ndev = 0;
@@ -488,7 +535,7 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 	CK(dev.alloc(&counters, (size_t)n * sizeof(unsigned)));
 	CK(dev.alloc(&never, sizeof(int)));
 	const int slices = std::max(total, 40); // profiler slices per implementation
-	CK(dev.alloc(&prof, (size_t)2 * slices * nw * 4 * sizeof(unsigned long long)));
+	CK(dev.alloc(&prof, (size_t)2 * slices * nw * bgk::PROF_WORDS * sizeof(unsigned long long)));
 	CK(cudaMemset(counters, 0, (size_t)n * sizeof(unsigned)));
 	CK(cudaMemset(never, 0, sizeof(int)));
 	if (fp8)
@@ -512,7 +559,7 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 	const int nimpl = o->baseline_only ? 1 : 2;
 	Impl impl[2];
 	impl[0] = Impl{DEMO_V_BASELINE, bgk::Plan{0, 0, 0}, ybuf, prof, &rep->base};
-	impl[1] = Impl{o->variant, bgk::Plan{0, 0, 0}, ybuf + n, prof + (size_t)slices * nw * 4, &rep->cand};
+	impl[1] = Impl{o->variant, bgk::Plan{0, 0, 0}, ybuf + n, prof + (size_t)slices * nw * bgk::PROF_WORDS, &rep->cand};
 	if (o->variant == DEMO_V_CANDIDATE || o->variant == DEMO_V_HALFK || o->variant == DEMO_V_NOSPLIT) {
 		int kb_used = o->variant == DEMO_V_HALFK ? kb / 2 : kb;
 		impl[1].plan = bgk::choose_plan(n, kb_used, nw, o->force_rows,
@@ -574,17 +621,18 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 
 	// Reduces the profiler slices [first, first + count) of one implementation.
 	double cyc_per_ns = cpn;
-	auto spans = [&](const unsigned long long *dprof, int first, int count, struct demo_impl *out) -> int {
-		std::vector<unsigned long long> hp((size_t)count * nw * 4);
-		CK(cudaMemcpy(hp.data(), dprof + (size_t)first * nw * 4, hp.size() * sizeof(unsigned long long),
+	auto spans = [&](const unsigned long long *dprof, int first, int count, struct demo_impl *out,
+			 const char *label) -> int {
+		std::vector<unsigned long long> hp((size_t)count * nw * bgk::PROF_WORDS);
+		CK(cudaMemcpy(hp.data(), dprof + (size_t)first * nw * bgk::PROF_WORDS, hp.size() * sizeof(unsigned long long),
 			      cudaMemcpyDeviceToHost));
 		const size_t cnt = (size_t)count * nw;
 		std::vector<double> sb(cnt), se(cnt), wb(cnt), we(cnt);
 		unsigned long long base = ~0ull;
 		for (size_t j = 0; j < cnt; j++)
-			base = std::min(base, hp[4 * j]);
+			base = std::min(base, hp[bgk::PROF_WORDS * j]);
 		for (size_t j = 0; j < cnt; j++) {
-			const unsigned long long *r = &hp[4 * j];
+			const unsigned long long *r = &hp[bgk::PROF_WORDS * j];
 			wb[j] = (double)(r[0] - base);
 			we[j] = (double)(r[1] - base);
 			if (use_gt) {
@@ -596,6 +644,8 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 			}
 		}
 		demo_reduce_spans(sb.data(), se.data(), wb.data(), we.data(), count, nw, rep->timer_res_ns, out);
+		if (label)
+			say_placement(label, hp.data(), se.data(), sb.data(), count, nw);
 		return 0;
 	};
 
@@ -617,9 +667,9 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 					if (check(t, &tr.cos, &tr.relerr, &tr.nonfinite))
 						return -1;
 					for (int it = 0; it < twarm + titers; it++)
-						CK(launch(t, t.prof + (size_t)it * nw * 4));
+						CK(launch(t, t.prof + (size_t)it * nw * bgk::PROF_WORDS));
 					CK(cudaDeviceSynchronize());
-					if (spans(t.prof, twarm, titers, &tr))
+					if (spans(t.prof, twarm, titers, &tr, nullptr))
 						return -1;
 					printf("TUNE {\"shape\":\"%s\",\"dtype\":\"%s\",\"nw\":%d,\"depth\":%d,\"rows\":%d,\"split\":%d,"
 					       "\"slowCTA_us\":%.4f,\"wall_us\":%.4f,\"sumCTA_us\":%.3f,\"rsd_pct\":%.2f,\"cos\":%.7f,\"auto\":%s}\n",
@@ -641,7 +691,7 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 		}
 		for (int j = 0; j < nimpl; j++) {
 			const Impl &m = impl[(it & 1) ? nimpl - 1 - j : j];
-			CK(launch(m, m.prof + (size_t)it * nw * 4));
+			CK(launch(m, m.prof + (size_t)it * nw * bgk::PROF_WORDS));
 		}
 	}
 	cudaError_t es = cudaDeviceSynchronize();
@@ -662,7 +712,7 @@ int cuda_run(const struct demo_opts *o, struct demo_report *rep)
 	// the spans
 	for (int mi = 0; mi < nimpl; mi++) {
 		Impl &m = impl[mi];
-		if (spans(m.prof, o->warmup, o->iters, m.out))
+		if (spans(m.prof, o->warmup, o->iters, m.out, demo_variant_name(m.v)))
 			return -1;
 		m.out->variant = m.v;
 		double cosv, rel;

@@ -26,7 +26,7 @@ struct Args {
 	uint16_t *y;
 	float *partial;          // [splits][N] fp32 partial sums when splits > 1
 	unsigned *counters;      // [N / rows] arrival counters when splits > 1, kept at zero
-	unsigned long long *prof; // [gridDim.x][4]: globaltimer begin, end; clock64 begin, end
+	unsigned long long *prof; // [gridDim.x][PROF_WORDS]: globaltimer begin, end; clock64 begin, end; SM id
 	int n, k;
 	int splits;  // split-K factor S (candidate)
 	int kb_used; // K blocks reduced: all of them, or half for the drop-half-K variant
@@ -38,6 +38,9 @@ __device__ __forceinline__ unsigned long long globaltimer()
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
 	return t;
 }
+
+// Words per CTA in a profiler slice.
+constexpr int PROF_WORDS = 5;
 
 // The profiler: thread 0 of each CTA stamps the CTA's body, after a barrier on entry
 // and after one on exit (all warps done). Outside the tile loop, so no deadlock risk.
@@ -63,11 +66,14 @@ __device__ __forceinline__ void prof_end(const Args &a, const Prof &p)
 		if (threadIdx.x == 0) {
 			unsigned long long c1 = clock64();
 			unsigned long long g1 = globaltimer();
-			unsigned long long *r = a.prof + 4ull * blockIdx.x;
+			unsigned smid;
+			asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+			unsigned long long *r = a.prof + (unsigned long long)PROF_WORDS * blockIdx.x;
 			r[0] = p.g0;
 			r[1] = g1;
 			r[2] = p.c0;
 			r[3] = c1;
+			r[4] = smid;
 		}
 	}
 }
