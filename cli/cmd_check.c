@@ -104,7 +104,7 @@ static void check_box(void *arg, size_t i)
 	strcpy(p->python, "-");
 	strcpy(p->repo, "-");
 	strcpy(p->gpus, "-");
-	int rc = cli_connect(box, job->accept_new, &c, &p->err);
+	int rc = cli_connect_warm(box, job->accept_new, &c, &p->err);
 	if (rc < 0) {
 		bool past_tcp = rc == BG_EHOSTKEY || rc == BG_EAUTH;
 		p->reach = past_tcp ? "yes" : "no";

@@ -720,7 +720,7 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 	strbuf why = STRBUF_INIT;
 	bg_err err = {0};
 	int code, ahead = -1, said = -2;
-	remote_connect_opts link = cli_link(ctx);
+	remote_connect_opts link = cli_link_warm(ctx);
 	if (wait_s > 0 && cp->n_slots) {
 		const conf_box *qbox = conf_find_box(&ctx->conf, cp->slots[0].box);
 		char *who = slot_probe_who();
@@ -826,7 +826,7 @@ static int pick_on_box(cli_ctx *ctx, gate_opts *g, const cli_args *args, broker_
 		cli_error("%s", err.msg);
 		return BG_EXIT_FAIL;
 	}
-	remote_connect_opts link = cli_link(ctx);
+	remote_connect_opts link = cli_link_warm(ctx);
 	code = broker_pick_box(box, &agent, &link, pick, &why);
 	gate_agent_release(&agent);
 	if (code) {
@@ -1020,7 +1020,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		g0->agent_path = pick.agent_path;
 		pick.agent_path = NULL;
 	} else {
-		rc = cli_connect(g0->box, false, &c, &err);
+		rc = cli_connect_warm(g0->box, false, &c, &err);
 		if (rc == 0 && st.results)
 			manifest_read = read_manifest_probing(&st, c, g0);
 		if (rc == 0 && !g0->agent_path)

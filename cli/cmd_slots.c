@@ -367,7 +367,7 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 		slot_probe_release(jobs, n);
 		return BG_EXIT_FAIL;
 	}
-	remote_connect_opts link = cli_link(ctx);
+	remote_connect_opts link = cli_link_warm(ctx);
 	/* a listing keeps the connections: the pools' lines are read over them */
 	slot_probe_all(jobs, n, &agent, &link, !action);
 	cJSON *lines = NULL;

@@ -272,8 +272,9 @@ out:
 
 /* ---- commands through the master ---- */
 
-int remote_master_go_fresh(remote_conn *c, bg_err *err)
+int remote_master_go_fresh(remote_conn *c, const char *reason, bg_err *err)
 {
+	why(c, reason);
 	if (c->mfd >= 0)
 		close(c->mfd);
 	c->mfd = -1;
@@ -293,7 +294,8 @@ int remote_master_go_fresh(remote_conn *c, bg_err *err)
 /* The master could not serve: this connection becomes a fresh one. */
 static int fall_back(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err)
 {
-	int rc = remote_master_go_fresh(c, err);
+	int rc = remote_master_go_fresh(
+		c, "the connection master could not serve the command: connecting fresh", err);
 	return rc < 0 ? rc : c->ops->exec_start(c, cmdline, e, err);
 }
 
