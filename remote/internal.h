@@ -97,6 +97,7 @@ struct remote_exec {
 	 * counts as queued. */
 	unsigned long long m_sent, m_acked;
 	bool m_eof_sent;
+	int64_t m_heard_ms; /* when the master last sent a frame */
 	/* local */
 	pid_t pid;
 	int fd_in, fd_out, fd_err;
