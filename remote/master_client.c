@@ -473,10 +473,11 @@ static int master_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 		int64_t now = bg_now_ms();
 		if (limit && now - e->m_heard_ms > limit) {
 			lost(e);
-			return bg_fail(err, BG_ECONNECT,
-				       "%s: connection lost: the connection master sent nothing for "
-				       "%lld s",
-				       name, (long long)(limit / 1000));
+			return bg_fail(
+				err, BG_ECONNECT,
+				"%s: connection lost: the connection master sent nothing for "
+				"%lld s",
+				name, (long long)(limit / 1000));
 		}
 		if (now >= deadline)
 			return 0;

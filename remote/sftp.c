@@ -88,8 +88,9 @@ int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err)
 		/* Masters carry exec channels only: files go over a
 		 * connection of this command's own. */
 		int rc = remote_master_go_fresh(
-			c, "file transfer (SFTP) is not carried by the connection master: "
-			   "connecting fresh for it",
+			c,
+			"file transfer (SFTP) is not carried by the connection master: "
+			"connecting fresh for it",
 			err);
 		if (rc < 0)
 			return rc;
