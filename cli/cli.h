@@ -127,6 +127,8 @@ int cli_connect_warm(const conf_box *box, bool accept_new, remote_conn **c, bg_e
 /* What the engine (pool/, campaign/) connects with: --accept-new, and warnings
  * printed through cli_log_warning. */
 remote_connect_opts cli_link(const cli_ctx *ctx);
+/* cli_link through the boxes' connection masters (cli_connect_warm). */
+remote_connect_opts cli_link_warm(const cli_ctx *ctx);
 /* The sync_target view (sync/sync.h) of conf_box *B, its strings borrowed. */
 #define CLI_SYNC_TARGET(b)                                                                         \
 	{                                                                                          \

@@ -31,7 +31,10 @@ static const char check_help[] =
 	"\n"
 	"Host keys are checked as `ssh -o StrictHostKeyChecking=yes` (or accept-new) checks\n"
 	"them, over every user and global known_hosts file; HOSTKEY says ok, UNKNOWN,\n"
-	"CHANGED, REVOKED (a @revoked line holds the key) or REFUSED.\n"
+	"CHANGED, REVOKED (a @revoked line holds the key) or REFUSED. A box with a live\n"
+	"connection master (control_persist_s) is probed through it: its key is the one the\n"
+	"master's session was checked with; 'boxgate disconnect BOX' first to see it as it\n"
+	"is now.\n"
 	"\n"
 	"Exit: 0 when every box is usable, 3 when one cannot be reached or refused us, 1 when\n"
 	"one lacks python, its repo or (require_gpu = yes) a GPU.\n";
@@ -104,7 +107,7 @@ static void check_box(void *arg, size_t i)
 	strcpy(p->python, "-");
 	strcpy(p->repo, "-");
 	strcpy(p->gpus, "-");
-	int rc = cli_connect(box, job->accept_new, &c, &p->err);
+	int rc = cli_connect_warm(box, job->accept_new, &c, &p->err);
 	if (rc < 0) {
 		bool past_tcp = rc == BG_EHOSTKEY || rc == BG_EAUTH;
 		p->reach = past_tcp ? "yes" : "no";

@@ -169,7 +169,9 @@ static const char run_help[] =
 	"Ctrl-C stops the gate on the box cleanly (exit 130). If the client dies or the link\n"
 	"is cut, the agent stops the gate after heartbeat_timeout_s (default 15 s) without a\n"
 	"heartbeat, then the kill grace; the client itself notices a dead link after about\n"
-	"3 x keepalive_s. A slow reader of boxgate's stdout is not a dead client: output waits\n"
+	"3 x keepalive_s. Through the box's connection master (control_persist_s; a fresh\n"
+	"connection of the run's own for an overlay's files) all of this holds alike.\n"
+	"A slow reader of boxgate's stdout is not a dead client: output waits\n"
 	"in memory (up to 256 MiB) while the channel is read and heartbeats go on.\n"
 	"Every gate invocation appends one JSON record (provenance, verdict, the parsed\n"
 	"result and the raw line; \"pushed\": the SHA-256 of each file push last placed in the\n"
@@ -720,7 +722,7 @@ static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool
 	strbuf why = STRBUF_INIT;
 	bg_err err = {0};
 	int code, ahead = -1, said = -2;
-	remote_connect_opts link = cli_link(ctx);
+	remote_connect_opts link = cli_link_warm(ctx);
 	if (wait_s > 0 && cp->n_slots) {
 		const conf_box *qbox = conf_find_box(&ctx->conf, cp->slots[0].box);
 		char *who = slot_probe_who();
@@ -826,7 +828,7 @@ static int pick_on_box(cli_ctx *ctx, gate_opts *g, const cli_args *args, broker_
 		cli_error("%s", err.msg);
 		return BG_EXIT_FAIL;
 	}
-	remote_connect_opts link = cli_link(ctx);
+	remote_connect_opts link = cli_link_warm(ctx);
 	code = broker_pick_box(box, &agent, &link, pick, &why);
 	gate_agent_release(&agent);
 	if (code) {
@@ -1020,7 +1022,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		g0->agent_path = pick.agent_path;
 		pick.agent_path = NULL;
 	} else {
-		rc = cli_connect(g0->box, false, &c, &err);
+		rc = cli_connect_warm(g0->box, false, &c, &err);
 		if (rc == 0 && st.results)
 			manifest_read = read_manifest_probing(&st, c, g0);
 		if (rc == 0 && !g0->agent_path)

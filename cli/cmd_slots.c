@@ -39,7 +39,8 @@ static const char slots_help[] =
 	"pools whose first box they list, where someone waits).\n"
 	"Looking never takes a lock, so it never makes a run busy. A Slurm box (scheduler =\n"
 	"slurm) lists boxgate's jobs from squeue (held: running, pending: queued) and its\n"
-	"free places up to max_jobs.\n"
+	"free places up to max_jobs. A box with a live connection master (control_persist_s)\n"
+	"is asked through it.\n"
 	"\n"
 	"disable marks the slot on the box (everyone who connects sees it, and `run` refuses\n"
 	"it naming the reason; a run already holding it finishes); enable removes the mark.\n"
@@ -367,7 +368,7 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 		slot_probe_release(jobs, n);
 		return BG_EXIT_FAIL;
 	}
-	remote_connect_opts link = cli_link(ctx);
+	remote_connect_opts link = cli_link_warm(ctx);
 	/* a listing keeps the connections: the pools' lines are read over them */
 	slot_probe_all(jobs, n, &agent, &link, !action);
 	cJSON *lines = NULL;

@@ -312,6 +312,14 @@ remote_connect_opts cli_link(const cli_ctx *ctx)
 	return (remote_connect_opts){.log = cli_log_warning, .accept_new = ctx->opt.accept_new};
 }
 
+remote_connect_opts cli_link_warm(const cli_ctx *ctx)
+{
+	remote_connect_opts co = cli_link(ctx);
+	co.warm = true;
+	co.trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL;
+	return co;
+}
+
 bool cli_slurm_cancel(const conf_box *box, const char *cmdline, bool accept_new)
 {
 	char msg[600];

@@ -97,6 +97,7 @@ struct remote_exec {
 	 * counts as queued. */
 	unsigned long long m_sent, m_acked;
 	bool m_eof_sent;
+	int64_t m_heard_ms; /* when the master last sent a frame */
 	/* local */
 	pid_t pid;
 	int fd_in, fd_out, fd_err;
@@ -115,8 +116,9 @@ extern const struct remote_ops remote_master_ops;
  * to use (the caller connects fresh). */
 int remote_master_attach(remote_conn *c, const remote_connect_opts *opts);
 /* A connection through a master becomes a fresh one of its own (SFTP, or
- * a master that cannot serve); on failure it is dead. */
-int remote_master_go_fresh(remote_conn *c, bg_err *err);
+ * a master that cannot serve), saying `reason` under BOXGATE_TRACE; on
+ * failure it is dead. No command may be running through the master. */
+int remote_master_go_fresh(remote_conn *c, const char *reason, bg_err *err);
 /* master_serve.c: at the close of a fresh, healthy connection, a master
  * takes over its session (a background process); the caller then frees its
  * copy without a word on the socket. True when one did. */

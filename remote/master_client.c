@@ -272,8 +272,9 @@ out:
 
 /* ---- commands through the master ---- */
 
-int remote_master_go_fresh(remote_conn *c, bg_err *err)
+int remote_master_go_fresh(remote_conn *c, const char *reason, bg_err *err)
 {
+	why(c, reason);
 	if (c->mfd >= 0)
 		close(c->mfd);
 	c->mfd = -1;
@@ -293,7 +294,8 @@ int remote_master_go_fresh(remote_conn *c, bg_err *err)
 /* The master could not serve: this connection becomes a fresh one. */
 static int fall_back(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err)
 {
-	int rc = remote_master_go_fresh(c, err);
+	int rc = remote_master_go_fresh(
+		c, "the connection master could not serve the command: connecting fresh", err);
 	return rc < 0 ? rc : c->ops->exec_start(c, cmdline, e, err);
 }
 
@@ -330,8 +332,10 @@ static int master_exec_start(remote_conn *c, const char *cmdline, remote_exec *e
 	int64_t deadline = bg_deadline_ms((int64_t)c->target->connect_timeout_s * 1000);
 	if (w < 0 || mf_read_frame(c->mfd, deadline, &c->m_in, &c->m_in_off, &type, &p, &n) != 1)
 		return fall_back(c, cmdline, e, err);
-	if (type == MF_STARTED)
+	if (type == MF_STARTED) {
+		e->m_heard_ms = bg_now_ms();
 		return 0;
+	}
 	bool retry = false;
 	bg_err why = {0};
 	int rc = type == MF_FAIL ? fail_frame(p, n, &retry, &why) : BG_EPROTO;
@@ -443,11 +447,20 @@ static int take_frames(remote_exec *e, bool *acked, bg_err *err)
 	return 0;
 }
 
+/* How long a master may send nothing while a command runs (it sends a
+ * frame every keepalive_s): as long as ssh gives a silent link. 0: no limit. */
+static int64_t silence_limit_ms(const remote_conn *c)
+{
+	int ka = c->target->keepalive_s;
+	return ka > 0 ? (int64_t)ka * 3000 + 1000 : 0;
+}
+
 static int master_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 {
 	remote_conn *c = e->conn;
 	const char *name = c->target->name;
 	bool acked = false;
+	int64_t limit = silence_limit_ms(c);
 	for (;;) {
 		queue_input(e);
 		if (flush(c) < 0)
@@ -457,12 +470,24 @@ static int master_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			return t < 0 ? t : 0;
 		if (e->return_on_drain && e->stdin_q.len == 0 && (acked || e->m_sent == e->m_acked))
 			return 0;
-		if (bg_now_ms() >= deadline)
+		int64_t now = bg_now_ms();
+		if (limit && now - e->m_heard_ms > limit) {
+			lost(e);
+			return bg_fail(
+				err, BG_ECONNECT,
+				"%s: connection lost: the connection master sent nothing for "
+				"%lld s",
+				name, (long long)(limit / 1000));
+		}
+		if (now >= deadline)
 			return 0;
+		int64_t until = deadline;
+		if (limit && e->m_heard_ms + limit + 1 < until)
+			until = e->m_heard_ms + limit + 1;
 		struct pollfd pf[2] = {
 			{.fd = c->mfd, .events = POLLIN | (c->m_out.len ? POLLOUT : 0)},
 			{.fd = e->wake_fd, .events = POLLIN}};
-		int r = poll(pf, e->wake_fd >= 0 ? 2 : 1, bg_poll_timeout(deadline));
+		int r = poll(pf, e->wake_fd >= 0 ? 2 : 1, bg_poll_timeout(until));
 		if (r < 0 && errno != EINTR)
 			break;
 		if (r > 0 && e->wake_fd >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -472,8 +497,10 @@ static int master_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 			ssize_t got = recv(c->mfd, buf, sizeof(buf), MSG_DONTWAIT);
 			if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
 				break;
-			if (got > 0)
+			if (got > 0) {
 				strbuf_add(&c->m_in, buf, (size_t)got);
+				e->m_heard_ms = bg_now_ms();
+			}
 		}
 	}
 	lost(e);
@@ -494,6 +521,9 @@ static int master_exec_signal(remote_exec *e, int sig, bg_err *err)
 			       "master went away",
 			       c->target->name);
 	strbuf_reset(&c->m_out);
+	/* The master sends the kill on a channel of its own and waits for it
+	 * (up to 15 s, remote_ssh_exec_signal), saying nothing meanwhile. */
+	e->m_heard_ms = bg_now_ms() + 15000;
 	return 0;
 }
 

@@ -5,7 +5,9 @@
  * master -> client: HELLO or BUSY at once (pid, persist, idle, box, target,
  * host key blob, fingerprint); after EXEC: STARTED or FAIL, then OUT, ERR
  * (the command's bytes), ACK (stdin bytes the command took, a running
- * total), and STATUS or FAIL last.
+ * total; also sent, unchanged, after keepalive_s without another frame, so
+ * a client tells a stopped master from a quiet command), and STATUS or
+ * FAIL last.
  * client -> master: EXEC (flags, command line), IN (stdin bytes), EOF,
  * KILL (a signal), QUIT (the master ends: its host key is not trusted). */
 #ifndef BG_REMOTE_MASTER_PROTO_H
@@ -35,7 +37,7 @@ enum {
 
 #define MF_HDR           5
 #define MF_MAX           ((size_t)1 << 21) /* a whole line of output fits (lines.h's 1 MiB) */
-#define MF_PROTO_VERSION 1
+#define MF_PROTO_VERSION 2
 /* EXEC flags */
 #define MF_KILLABLE 1u
 

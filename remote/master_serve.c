@@ -157,6 +157,7 @@ static void turn_away(struct master *m)
 struct relay {
 	int fd;
 	bool gone;
+	int64_t sent_ms; /* when the last frame went to the client */
 };
 
 /* The command's output, back as the bytes it wrote: a line's newline is
@@ -175,6 +176,7 @@ static void relay_line(void *ctx, remote_stream s, const char *line, size_t len,
 		strbuf_addch(&f, '\n');
 	if (mf_write_all(r->fd, f.buf, f.len) < 0)
 		r->gone = true;
+	r->sent_ms = bg_now_ms();
 	strbuf_release(&f);
 }
 
@@ -225,7 +227,7 @@ static void run_one(struct master *m, int fd, int epfd, strbuf *in, size_t *off,
 		return;
 	}
 	char *cmdline = xstrndup((const char *)r.p, r.n);
-	struct relay rl = {fd, false};
+	struct relay rl = {fd, false, 0};
 	remote_exec_opts o = {
 		.on_line = relay_line, .ctx = &rl, .killable = (flags & MF_KILLABLE) != 0};
 	remote_exec *e = NULL;
@@ -242,18 +244,24 @@ static void run_one(struct master *m, int fd, int epfd, strbuf *in, size_t *off,
 	}
 	free(cmdline);
 	send_frame(fd, MF_STARTED, NULL);
+	rl.sent_ms = bg_now_ms();
+	/* A quiet command still gets a frame every keepalive_s: the client
+	 * tells a live master from a stopped one as ssh tells a link. */
+	int64_t tick_ms = (int64_t)c->keepalive_s * 1000;
 	unsigned long long got = 0, acked = 0;
 	for (;;) {
 		keep_alive(m);
 		remote_status st;
 		int rc = remote_exec_pump(e, bg_deadline_ms(1000), epfd, &st, &err);
 		unsigned long long took = got - remote_exec_stdin_queued(e);
-		if (took != acked && !rl.gone) {
+		bool tick = tick_ms > 0 && bg_now_ms() - rl.sent_ms >= tick_ms;
+		if ((took != acked || tick) && !rl.gone) {
 			strbuf a = STRBUF_INIT;
 			mf_put_u64(&a, took);
 			send_frame(fd, MF_ACK, &a);
 			strbuf_release(&a);
 			acked = took;
+			rl.sent_ms = bg_now_ms();
 		}
 		if (rc < 0) {
 			send_fail(fd, rc, false, err.msg);

@@ -85,7 +85,13 @@ int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err)
 	if (is_local(c) || c->sftp)
 		return 0;
 	if (c->ops == &remote_master_ops) {
-		int rc = remote_master_go_fresh(c, err);
+		/* Masters carry exec channels only: files go over a
+		 * connection of this command's own. */
+		int rc = remote_master_go_fresh(
+			c,
+			"file transfer (SFTP) is not carried by the connection master: "
+			"connecting fresh for it",
+			err);
 		if (rc < 0)
 			return rc;
 	}

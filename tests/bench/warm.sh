@@ -5,6 +5,9 @@
 # by the warm-up likewise), at an added one-way delay of 0 and 10 ms. The cold rows (a
 # fresh connection every run: boxgate with control_persist_s = 0, plain ssh) show what
 # the masters save. Goal: boxgate warm <= 1.0x OpenSSH ControlMaster at both delays.
+# Then `boxgate run` of a gate (the fake gate's passing mode: the run's own cost, not the
+# gate's) and `boxgate check`, warm and cold, against ssh running the same gate command
+# through its ControlMaster and fresh.
 source "$(dirname "$0")/lib.sh"
 DELAYS=${BENCH_DELAYS:-0 10}
 export XDG_RUNTIME_DIR=$BENCH_TMP/run
@@ -17,20 +20,41 @@ tool_sshcm() {
     -o ControlPersist=60 h1 true
 }
 tool_ssh() { ssh -F "$BG_SSH_CONFIG" h1 true; }
+GATE_CMD='cd /root/repo && ./gate.sh --mode pass'
+tool_runwarm() { "$BOXGATE" --config "$BENCH_TMP/warm.ini" run --no-results g1 -- --mode pass; }
+tool_runcold() { "$BOXGATE" --config "$BENCH_TMP/cold.ini" run --no-results g1 -- --mode pass; }
+tool_sshcmrun() {
+  ssh -F "$BG_SSH_CONFIG" -o ControlMaster=auto -o "ControlPath=$BENCH_TMP/cm-%C" \
+    -o ControlPersist=60 h1 "$GATE_CMD"
+}
+tool_sshrun() { ssh -F "$BG_SSH_CONFIG" h1 "$GATE_CMD"; }
+tool_checkwarm() { "$BOXGATE" --config "$BENCH_TMP/warm.ini" check g1; }
+tool_checkcold() { "$BOXGATE" --config "$BENCH_TMP/cold.ini" check g1; }
 
 bench_label bgwarm "boxgate exec, warm (its master)"
 bench_label sshcm "OpenSSH ssh, warm (ControlMaster)"
 bench_label bgcold "boxgate exec, cold"
 bench_label ssh "OpenSSH ssh, cold"
+bench_label runwarm "boxgate run (a gate), warm"
+bench_label sshcmrun "ssh the gate's command, ControlMaster"
+bench_label runcold "boxgate run (a gate), cold"
+bench_label sshrun "ssh the gate's command, cold"
+bench_label checkwarm "boxgate check, warm"
+bench_label checkcold "boxgate check, cold"
 TOOLS="bgwarm sshcm bgcold ssh"
+RUN_TOOLS="runwarm sshcmrun runcold sshrun checkwarm checkcold"
 
 keys=''
 for d in $DELAYS; do
   key="${d}ms"
   keys="$keys $key"
   bench_up_delayed 1 "$d"
-  sed 's/^control_persist_s = 0$/control_persist_s = 60/' "$BG_CONFIG" >"$BENCH_TMP/warm.ini"
-  bench_measure "$key" "$BENCH_RUNS" $TOOLS
+  install -m 755 "$BG_ROOT/tests/integration/gates/fake_gate.sh" "$BG_HOST_1_ROOT/repo/gate.sh"
+  { cat "$BG_CONFIG"
+    printf '\n[box g1]\nhost = h1\nrepo = /root/repo\ngate = gate.sh\nrequire_gpu = no\nallow = --mode\n'
+  } >"$BENCH_TMP/cold.ini"
+  sed 's/^control_persist_s = 0$/control_persist_s = 60/' "$BENCH_TMP/cold.ini" >"$BENCH_TMP/warm.ini"
+  bench_measure "$key" "$BENCH_RUNS" $TOOLS $RUN_TOOLS
   "$BOXGATE" --config "$BENCH_TMP/warm.ini" disconnect >/dev/null 2>&1
   bench_down
 done
@@ -40,6 +64,14 @@ printf '\nratios\n'
 bench_ratio "boxgate warm / OpenSSH ControlMaster warm" bgwarm sshcm "$keys" "<= 1.0x at both"
 bench_ratio "boxgate warm / boxgate cold" bgwarm bgcold "$keys"
 bench_ratio "OpenSSH ControlMaster warm / ssh cold" sshcm ssh "$keys"
+bench_table "a gate run and check again (warm): median of $BENCH_RUNS runs, seconds" "$keys" $RUN_TOOLS
+printf '\nratios\n'
+bench_ratio "boxgate run warm / ssh ControlMaster gate" runwarm sshcmrun "$keys"
+bench_ratio "boxgate run warm / boxgate run cold" runwarm runcold "$keys"
+bench_ratio "boxgate run cold / ssh cold gate" runcold sshrun "$keys"
+bench_ratio "boxgate check warm / ssh ControlMaster true" checkwarm sshcm "$keys"
+bench_ratio "boxgate check warm / boxgate check cold" checkwarm checkcold "$keys"
+bench_note "run: $BOXGATE --config warm.ini run --no-results g1 -- --mode pass (tests/integration/gates/fake_gate.sh as repo/gate.sh; boxgate run also checks the agent, takes the slot's lock, frames and judges the result) vs ssh ... h1 '$GATE_CMD'"
 bench_note "command: $BOXGATE --config warm.ini exec -n -w h1 -- true (control_persist_s = 60) vs ssh -F ssh_config -o ControlMaster=auto -o ControlPath=cm-%C -o ControlPersist=60 h1 true"
 bench_note "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 bench_notes

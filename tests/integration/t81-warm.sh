@@ -122,7 +122,25 @@ if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
   XDG_RUNTIME_DIR=$OTHER warm exec -n -w h1 -- true >/dev/null 2>&1
   pid2=$(XDG_RUNTIME_DIR=$OTHER master_pid h1)
   s=$(ls "$OTHER"/boxgate/*.sock)
-  chmod 711 "$OTHER" "$OTHER/boxgate"; chmod 666 "$s"
+  as_nobody_connect() {
+    setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+try:
+    s.connect(sys.argv[1])
+    print("connected")
+except OSError as e:
+    print(type(e).__name__)' "$s" 2>&1
+  }
+  check "another uid cannot reach the socket as boxgate leaves it (directory 0700)" \
+    test "$(as_nobody_connect)" = PermissionError
+  chmod 711 "$OTHER" "$OTHER/boxgate"
+  check "... nor with the directories open to it, the socket being 0600" \
+    test "$(as_nobody_connect)" = PermissionError
+  check "... and the master is still there (refused by the kernel: it never saw them)" \
+    sh -c "test -S '$s' && kill -0 '$pid2'"
+  chmod 666 "$s"
   reply=$(setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
@@ -135,6 +153,9 @@ print(len(s.recv(100)))' "$s" 2>&1)
   rm -rf "$OTHER"
 else
   ok "# SKIP setpriv cannot switch to uid 65534 here"
+  ok "# SKIP another uid"
+  ok "# SKIP another uid"
+  ok "# SKIP another uid"
   ok "# SKIP another uid"
   ok "# SKIP another uid"
 fi
