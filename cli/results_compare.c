@@ -11,7 +11,7 @@
 #include "base/exit.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
-#include "cli/csv.h"
+#include "base/csv.h"
 #include "measure/delta.h"
 #include "results/points.h"
 #include "results/select.h"
@@ -445,7 +445,7 @@ static void print_table(const row *rows, size_t n, const side *s, const pairing 
 
 static void csv_num(strbuf *b, double v)
 {
-	char *t = cli_num_text(v);
+	char *t = bg_num_text(v);
 	strbuf_addch(b, ',');
 	strbuf_addstr(b, t);
 	free(t);
@@ -475,7 +475,7 @@ static void print_csv(const row *rows, size_t n)
 		for (char *c = label; *c; c++)
 			if ((unsigned char)*c < 0x20 || *c == 0x7f)
 				*c = '?';
-		cli_csv_field(&b, label);
+		bg_csv_field(&b, label);
 		free(label);
 		for (int s = 0; s < 2; s++) {
 			csv_num(&b, side_median(r->p[s]));
@@ -488,7 +488,7 @@ static void print_csv(const row *rows, size_t n)
 		csv_num(&b, both ? round_sig(r->d.hi, 6) : NAN);
 		csv_num(&b, both ? round_sig(r->d.p, 4) : NAN);
 		strbuf_addch(&b, ',');
-		cli_csv_field(&b, call_key(r->call));
+		bg_csv_field(&b, call_key(r->call));
 		strbuf_addstr(&b, "\r\n");
 	}
 	cli_write(stdout, b.buf, b.len);
