@@ -44,10 +44,14 @@ static void liveness(void **state)
 		bool locked;
 		const char *want;
 	} cases[] = {
-		{"running", true, "running"},   {"starting", true, "starting"},
-		{"finished", true, "ending"},   {"running", false, "died"},
-		{"starting", false, "died"},    {"finished", false, "finished"},
-		{"cancelled", false, "cancelled"}, {NULL, false, "died"},
+		{"running", true, "running"},
+		{"starting", true, "starting"},
+		{"finished", true, "ending"},
+		{"running", false, "died"},
+		{"starting", false, "died"},
+		{"finished", false, "finished"},
+		{"cancelled", false, "cancelled"},
+		{NULL, false, "died"},
 		{NULL, true, "ending"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
