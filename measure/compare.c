@@ -147,11 +147,12 @@ int measure_pair_rows(const results_points *a, const results_points *b, const me
 							       NULL),
 				     *l3 = results_point_label(two_before ? &b->v[j] : &a->v[i],
 							       NULL);
-				rc = bg_fail(err, BG_EUSAGE,
-					     "%s points '%s' and '%s' both pair with '%s': narrow "
-					     "--before/--after (or --pair another key) so each point "
-					     "has one partner",
-					     two_before ? "before" : "after", l1, l2, l3);
+				rc = bg_fail(
+					err, BG_EUSAGE,
+					"%s points '%s' and '%s' both pair with '%s': narrow "
+					"--before/--after (or --pair another key) so each point "
+					"has one partner",
+					two_before ? "before" : "after", l1, l2, l3);
 				free(l1), free(l2), free(l3);
 				break;
 			}
@@ -181,7 +182,8 @@ int measure_pair_rows(const results_points *a, const results_points *b, const me
 /* Both sides have samples: the row has a change, an interval and p. */
 bool measure_row_has_both(const measure_row *r)
 {
-	return r->p[MEASURE_BEFORE] && r->p[MEASURE_AFTER] && r->p[MEASURE_BEFORE]->n && r->p[MEASURE_AFTER]->n;
+	return r->p[MEASURE_BEFORE] && r->p[MEASURE_AFTER] && r->p[MEASURE_BEFORE]->n &&
+	       r->p[MEASURE_AFTER]->n;
 }
 
 void measure_row_decide(measure_row *r)
@@ -201,4 +203,3 @@ void measure_row_decide(measure_row *r)
 	if ((!b || !b->n) && (!a || !a->n))
 		r->call = a && b ? STATS_AMBIGUOUS : a ? MEASURE_ONLY_BEFORE : MEASURE_ONLY_AFTER;
 }
-

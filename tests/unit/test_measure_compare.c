@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,12 +49,30 @@ static void pairing(void **state)
 		{"", {NULL}, {NULL}, BG_EUSAGE, NULL, NULL, NULL, false},
 		{"a b", {NULL}, {NULL}, BG_EUSAGE, NULL, NULL, NULL, false},
 		/* not given: the one point field the two selectors set apart */
-		{NULL, {"variant=nosplit", NULL}, {"variant=split", NULL}, 0, "variant", NULL,
-		 NULL, true},
-		{NULL, {"num_workers=64", NULL}, {"num_workers=128", NULL}, 0, "num-workers", NULL,
-		 NULL, true},
-		{NULL, {"variant=a", "shape=x", NULL}, {"variant=b", "shape=y", NULL}, 0, NULL,
-		 NULL, NULL, false},
+		{NULL,
+		 {"variant=nosplit", NULL},
+		 {"variant=split", NULL},
+		 0,
+		 "variant",
+		 NULL,
+		 NULL,
+		 true},
+		{NULL,
+		 {"num_workers=64", NULL},
+		 {"num_workers=128", NULL},
+		 0,
+		 "num-workers",
+		 NULL,
+		 NULL,
+		 true},
+		{NULL,
+		 {"variant=a", "shape=x", NULL},
+		 {"variant=b", "shape=y", NULL},
+		 0,
+		 NULL,
+		 NULL,
+		 NULL,
+		 false},
 		{NULL, {"variant=a", NULL}, {"variant=a", NULL}, 0, NULL, NULL, NULL, false},
 		{NULL, {"box=h1", NULL}, {"box=h2", NULL}, 0, NULL, NULL, NULL, false},
 		{NULL, {"run=ab12", NULL}, {"run=cd34", NULL}, 0, NULL, NULL, NULL, false},
@@ -74,7 +93,8 @@ static void pairing(void **state)
 				if ((got[k] == NULL) != (want[k] == NULL) ||
 				    (got[k] && strcmp(got[k], want[k]) != 0))
 					fail_msg("case %zu: field %d: %s, wanted %s", i, k,
-						 got[k] ? got[k] : "NULL", want[k] ? want[k] : "NULL");
+						 got[k] ? got[k] : "NULL",
+						 want[k] ? want[k] : "NULL");
 			assert_int_equal(pr.inferred, cases[i].inferred);
 		} else {
 			assert_non_null(strstr(err.msg, "--pair"));
@@ -128,8 +148,7 @@ static void read_pair_decide(void **state)
 	assert_string_equal(pr.skip, "variant");
 	measure_row *rows = NULL;
 	size_t n = 0;
-	assert_int_equal(
-		measure_pair_rows(&s[0].pts, &s[1].pts, &pr, &rows, &n, &err), 0);
+	assert_int_equal(measure_pair_rows(&s[0].pts, &s[1].pts, &pr, &rows, &n, &err), 0);
 	assert_int_equal(n, 4);
 	int want[4] = {STATS_FASTER, STATS_SLOWER, MEASURE_ONLY_BEFORE, MEASURE_ONLY_AFTER};
 	for (size_t i = 0; i < n; i++) {
@@ -172,11 +191,73 @@ static void read_pair_decide(void **state)
 	free(path);
 }
 
+/* results show --by point's verdict on a point of records. */
+static void point_view(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *recs[6];
+		const char *verdict;
+		bool have_d;
+	} cases[] = {
+		/* ratios well above the bar */
+		{{"{\"verdict\":\"PASS_GATE\",\"point\":{\"shape\":\"a\"},\"result\":{"
+		  "\"candidate\":{\"slowCTA_us\":10},\"slowCTA_ratio_base_over_cand\":%s}}",
+		  "1.5", "1.51", "1.49", "1.52", "1.5"},
+		 "PASS_GATE",
+		 true},
+		/* well below */
+		{{"{\"verdict\":\"BELOW_BAR\",\"point\":{\"shape\":\"a\"},\"result\":{"
+		  "\"candidate\":{\"slowCTA_us\":10},\"slowCTA_ratio_base_over_cand\":%s}}",
+		  "0.5", "0.51", "0.49", "0.52", "0.5"},
+		 "BELOW_BAR",
+		 true},
+		/* one hang makes the point's verdict */
+		{{"{\"verdict\":\"%s\",\"point\":{\"shape\":\"a\"},\"result\":{"
+		  "\"candidate\":{\"slowCTA_us\":10},\"slowCTA_ratio_base_over_cand\":1.5}}",
+		  "PASS_GATE", "TIMEOUT_HANG", NULL},
+		 "TIMEOUT_HANG",
+		 false},
+		/* a record without a sample */
+		{{"{\"verdict\":\"%s\",\"point\":{\"shape\":\"a\"}}", "INVALID", NULL},
+		 "INVALID",
+		 false},
+		/* samples but no ratio */
+		{{"{\"verdict\":\"%s\",\"point\":{\"shape\":\"a\"},\"result\":{"
+		  "\"candidate\":{\"slowCTA_us\":10}}}",
+		  "MEASURED", NULL},
+		 "-",
+		 false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		results_points ps = RESULTS_POINTS_INIT;
+		for (int k = 1; k < 6 && cases[i].recs[k]; k++) {
+			char *text = xasprintf(cases[i].recs[0], cases[i].recs[k]);
+			cJSON *r = cJSON_Parse(text);
+			assert_non_null(r);
+			results_points_add(&ps, r);
+			cJSON_Delete(r);
+			free(text);
+		}
+		assert_int_equal(ps.n, 1);
+		results_point_view v;
+		results_point_view_of(&ps.v[0], &v);
+		if (strcmp(v.verdict, cases[i].verdict) != 0)
+			fail_msg("case %zu: %s, wanted %s", i, v.verdict, cases[i].verdict);
+		assert_int_equal(v.have_d, cases[i].have_d);
+		assert_true(v.bar > 0);
+		if (!v.have_d)
+			assert_true(isnan(v.d.estimate));
+		results_points_release(&ps);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pairing),
 		cmocka_unit_test(read_pair_decide),
+		cmocka_unit_test(point_view),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
