@@ -437,42 +437,6 @@ typedef struct run_state {
 	bool sweep;           /* a --num-workers sweep: lines name the count */
 } run_state;
 
-static void copy_str(char *dst, size_t n, const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	if (cJSON_IsString(v))
-		snprintf(dst, n, "%s", v->valuestring);
-}
-
-static int int_of(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e9 ||
-	    v->valuedouble != floor(v->valuedouble))
-		return -1;
-	return (int)v->valuedouble;
-}
-
-/* Keeps what an invocation says about its point. */
-static void note_invocation(run_point *p, int code, const gate_outcome *o, const gate_result *last,
-			    bool baseline)
-{
-	gate_verdict v = results_verdict_of(code, o);
-	p->runs++;
-	if (!baseline && last && last->json) {
-		p->device[0] = p->device_name[0] = '\0';
-		copy_str(p->device, sizeof(p->device), last->json, "device");
-		copy_str(p->device_name, sizeof(p->device_name), last->json, "device_name");
-		p->cpus = int_of(last->json, "cpus");
-		p->workers = int_of(last->json, "num_workers");
-	}
-	if (measure_point_add(&p->m, v, last, baseline))
-		return;
-	p->bad = bg_exit_merge(p->bad, code ? code : BG_EXIT_FAIL);
-	if (p->bad_verdict == VERDICT_NONE && (v == VERDICT_INVALID || v == VERDICT_TIMEOUT_HANG))
-		p->bad_verdict = v;
-}
-
 static bool has_word(const cli_args *a, const char *w)
 {
 	for (size_t i = 0; i < a->n; i++)
@@ -556,7 +520,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 	if (warm)
 		p->warm++;
 	else
-		note_invocation(p, code, &out, view.last.raw ? &view.last : NULL, baseline);
+		measure_tally_note(&p->t, &p->m, code, results_verdict_of(code, &out),
+				   view.last.raw ? &view.last : NULL, baseline);
 	if (st->results) {
 		bool local = ga->box->transport == CONF_TRANSPORT_LOCAL;
 		results_record_in in = {
@@ -588,7 +553,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 			.pulled = pulled,
 		};
 		if (record_run(ga, st->results, &in)) {
-			p->record_failed = true;
+			p->t.record_failed = true;
 			if (!code)
 				code = BG_EXIT_FAIL;
 		} else {
@@ -630,22 +595,6 @@ static int baseline_prepare(cli_ctx *ctx, const gate_opts *g, run_point *p)
 	p->bga.spec.lock_wait_s = p->ga.spec.lock_wait_s;
 	p->bcmdline = gate_command_line(&p->bga.spec);
 	return 0;
-}
-
-/* The verdict on the point (measure/point.h), and its exit code. */
-static void judge_point(run_point *p, const gate_args *ga)
-{
-	if (p->bad || !p->m.n_res) {
-		p->m.verdict = p->bad_verdict;
-		p->m.noisy = false;
-		p->code = p->bad ? p->bad : BG_EXIT_FAIL;
-	} else {
-		measure_point_judge(&p->m, ga->bar);
-		p->code = p->m.noisy ? BG_EXIT_FAIL : gate_verdict_exit_code(p->m.verdict);
-	}
-	if (p->record_failed)
-		p->code = bg_exit_merge(p->code, BG_EXIT_FAIL);
-	p->judged = true;
 }
 
 /* --repeat N and --warmup N: a whole number lo..RUN_REPEAT_MAX. */
@@ -958,7 +907,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		else
 			p->args = *args;
 		p->count = sw.n >= 2 ? sw.counts[i] : sw.n == 1 ? sw.counts[0] : -1;
-		p->cpus = p->workers = -1;
+		p->t.cpus = p->t.workers = -1;
 		p->m.max_cv = max_cv;
 		p->m.strict_noise = opts->strict_noise;
 		p->parsed = true;
@@ -1069,13 +1018,14 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 			code = stop_requested ? RUN_INTERRUPTED : bg_exit_merge(code, last);
 			break;
 		}
-		judge_point(p, &p->ga); /* also a lone run's, for --export-* */
+		measure_tally_judge(&p->t, &p->m,
+				    p->ga.bar); /* also a lone run's, for --export-* */
 		if (!summary && !p->m.apart) {
 			code = last;
 			break;
 		}
 		run_out_point(p, repeat, st.run_id);
-		code = bg_exit_merge(code, p->code);
+		code = bg_exit_merge(code, p->t.code);
 		judged++;
 	}
 	if (npts >= 2 && judged && !pts[0].ga.json)
