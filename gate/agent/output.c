@@ -1,6 +1,6 @@
 /* The agent's stdout and stderr: queued, written whole lines at a time
  * without ever blocking, framed with the run's nonce, and the last line. */
-#include "gate/agent/agent.h"
+#include "gate/agent/output.h"
 
 struct outq g_out[2] = {{.fd = 1}, {.fd = 2}};
 int g_output_gone;

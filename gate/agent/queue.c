@@ -6,7 +6,9 @@
  * numbered from a counter under its own flock and appears under its final name
  * already locked (made as a temporary name, locked, renamed), so a ticket whose lock
  * can be taken belongs to a dead waiter: whoever finds one removes it. */
-#include "gate/agent/agent.h"
+#include "gate/agent/options.h"
+#include "gate/agent/slots.h"
+#include "gate/agent/serve.h"
 
 #define QUEUE_POLL_MS 50
 

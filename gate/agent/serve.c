@@ -28,7 +28,9 @@
  * SIGTERM, SIGINT, SIGQUIT or SIGHUP is passed to the job; the serving agent
  * exits once the job has ended. Idle for --idle S seconds (default 300, 0:
  * never), it exits by itself: a client that needs it again starts another. */
-#include "gate/agent/agent.h"
+#include "gate/agent/output.h"
+#include "gate/agent/options.h"
+#include "gate/agent/serve.h"
 
 #define SERVE_LINE_MAX  (512 * 1024)
 #define SERVE_IDLE_MS   300000LL
