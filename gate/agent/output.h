@@ -42,6 +42,9 @@ extern long long g_hb_ms, g_alive_ms;
 void out_add(struct outq *o, const char *data, size_t n);
 /* Queues one whole line of the agent's own, starting a fresh line when needed. */
 void out_line(struct outq *o, const char *line, size_t n);
+/* PREFIX and FMT's text in buf[0..size) (size at least 2), cut to fit, ending
+ * in a newline; returns its length. */
+size_t msg_vformat(char *buf, size_t size, const char *prefix, const char *fmt, va_list ap);
 /* A line "boxgate-agent: ..." on stderr. */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A line on stdout. */

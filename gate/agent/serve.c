@@ -83,15 +83,10 @@ static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void note(const char *fmt, ...)
 {
 	char b[512];
-	int k = snprintf(b, sizeof b, "boxgate-agent: serve: ");
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(b + k, sizeof b - (size_t)k - 1, fmt, ap);
+	size_t len = msg_vformat(b, sizeof b, "boxgate-agent: serve: ", fmt, ap);
 	va_end(ap);
-	size_t len = (size_t)k + (n > 0 ? (size_t)n : 0);
-	if (len > sizeof b - 2)
-		len = sizeof b - 2;
-	b[len++] = '\n';
 	put_all(2, b, len);
 }
 
