@@ -117,8 +117,8 @@ int campaign_recorded_scan(const campaign_spec *sp, const campaign_job *jobs, si
 	return rc == BG_ENOTFOUND ? 0 : rc < 0 ? rc : 0;
 }
 
-size_t campaign_recorded_changed_cells(const campaign_spec *sp, const campaign_job *jobs,
-				       size_t n, const campaign_recorded *r, bool *cand_changed)
+size_t campaign_recorded_changed_cells(const campaign_spec *sp, const campaign_job *jobs, size_t n,
+				       const campaign_recorded *r, bool *cand_changed)
 {
 	size_t nnw = sp->n_num_workers ? sp->n_num_workers : 1;
 	size_t cells = sp->n_shapes * nnw * sp->n_cands, count = 0;

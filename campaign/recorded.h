@@ -29,8 +29,8 @@ int campaign_recorded_scan(const campaign_spec *sp, const campaign_job *jobs, si
 
 /* The cells that changed definition and have no record under the current
  * one; cand_changed[c] (sp->n_cands of them) set for each cell's candidate. */
-size_t campaign_recorded_changed_cells(const campaign_spec *sp, const campaign_job *jobs,
-				       size_t n, const campaign_recorded *r, bool *cand_changed);
+size_t campaign_recorded_changed_cells(const campaign_spec *sp, const campaign_job *jobs, size_t n,
+				       const campaign_recorded *r, bool *cand_changed);
 
 void campaign_recorded_release(campaign_recorded *r);
 
