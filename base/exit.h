@@ -4,13 +4,14 @@
 #define BG_EXIT_H
 
 enum bg_exit {
-	BG_EXIT_OK = 0,        /* success, PASS_GATE */
-	BG_EXIT_FAIL = 1,      /* a command or gate failed, BELOW_BAR */
-	BG_EXIT_USAGE = 2,     /* bad usage or configuration */
-	BG_EXIT_CONNECT = 3,   /* connection, authentication or host-key failure */
-	BG_EXIT_VERIFY = 4,    /* a verifier refused a file (the box was left as it was) */
-	BG_EXIT_TIMEOUT = 124, /* TIMEOUT_HANG */
-	BG_EXIT_INVALID = 125  /* INVALID: a result that cannot be trusted */
+	BG_EXIT_OK = 0,           /* success, PASS_GATE */
+	BG_EXIT_FAIL = 1,         /* a command or gate failed, BELOW_BAR */
+	BG_EXIT_USAGE = 2,        /* bad usage or configuration */
+	BG_EXIT_CONNECT = 3,      /* connection, authentication or host-key failure */
+	BG_EXIT_VERIFY = 4,       /* a verifier refused a file (the box was left as it was) */
+	BG_EXIT_TIMEOUT = 124,    /* TIMEOUT_HANG */
+	BG_EXIT_INVALID = 125,    /* INVALID: a result that cannot be trusted */
+	BG_EXIT_INTERRUPTED = 130 /* stopped by Ctrl-C or SIGTERM (run, campaign) */
 };
 
 /* The exit code for a BG_E* error (0 for BG_OK). */

@@ -137,6 +137,14 @@ static void text(strbuf *b, double x, double y, const char *anchor, const char *
 	strbuf_addstr(b, "</text>\n");
 }
 
+/* One legend row below *ly: a circle with ATTRS, then LABEL. */
+static void legend_mark(strbuf *out, double *ly, const char *attrs, const char *label)
+{
+	strbuf_addf(out, "<circle cx=\"597.0\" cy=\"%.1f\" %s/>\n", *ly - 3, attrs);
+	text(out, 612, *ly + 2, "start", NULL, label, 0);
+	*ly += 22;
+}
+
 static void line(strbuf *b, double x1, double y1, double x2, double y2, const char *stroke,
 		 double width)
 {
@@ -420,27 +428,17 @@ void campaign_svg_slowcta(const campaign_points *p, const char *shape, strbuf *o
 		strbuf_release(&pts);
 		strbuf_release(&marks);
 	}
-	if (any_noisy) {
-		strbuf_addf(out,
-			    "<circle cx=\"597.0\" cy=\"%.1f\" r=\"5\" fill=\"#ffffff\" "
-			    "stroke=\"#404040\" stroke-width=\"2.5\"/>\n",
-			    ly - 3);
-		text(out, 612, ly + 2, "start", NULL, "NOISY (undecided)", 0);
-		ly += 22;
-	}
-	strbuf_addf(out,
-		    "<circle cx=\"597.0\" cy=\"%.1f\" r=\"7\" fill=\"none\" stroke=\"#000000\" "
-		    "stroke-width=\"1.5\"/>\n",
-		    ly - 3);
-	text(out, 612, ly + 2, "start", NULL, "best of its point", 0);
-	ly += 22;
-	if (any_prov) {
-		strbuf_addf(out,
-			    "<circle cx=\"597.0\" cy=\"%.1f\" r=\"7\" fill=\"none\" "
-			    "stroke=\"#000000\" stroke-width=\"1.5\" stroke-dasharray=\"3,2\"/>\n",
-			    ly - 3);
-		text(out, 612, ly + 2, "start", NULL, "provisional best", 0);
-	}
+	if (any_noisy)
+		legend_mark(out, &ly,
+			    "r=\"5\" fill=\"#ffffff\" stroke=\"#404040\" stroke-width=\"2.5\"",
+			    "NOISY (undecided)");
+	legend_mark(out, &ly, "r=\"7\" fill=\"none\" stroke=\"#000000\" stroke-width=\"1.5\"",
+		    "best of its point");
+	if (any_prov)
+		legend_mark(out, &ly,
+			    "r=\"7\" fill=\"none\" stroke=\"#000000\" stroke-width=\"1.5\" "
+			    "stroke-dasharray=\"3,2\"",
+			    "provisional best");
 	strbuf_addstr(out, "</svg>\n");
 	free(xs);
 #undef XPOS

@@ -2,23 +2,19 @@
 #include "cli/campaign_detach.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/exit.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
+#include "campaign/detach.h"
 #include "campaign/spec.h"
 #include "cli/cli.h"
 #include "conf/conf.h"
-#include "results/store.h"
 
 static const char *const subcommands[] = {"status", "logs", "cancel", "list"};
 
@@ -42,17 +38,6 @@ static double num_of(const cJSON *o, const char *key, double dflt)
 	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
-/* What the campaign is doing now: the state it wrote while it holds its lock;
- * "died" when it wrote that it runs but holds the lock no more (killed). */
-static const char *liveness(const char *dir, const char *name, const cJSON *st)
-{
-	const char *said = str_of(st, "state");
-	bool says_running = said && (!strcmp(said, "running") || !strcmp(said, "starting"));
-	if (campaign_state_running(dir, name))
-		return says_running ? said : "ending";
-	return says_running || !said ? "died" : said;
-}
-
 static void add_duration(strbuf *b, double s)
 {
 	if (s < 0)
@@ -73,26 +58,6 @@ static double now_wall_ms(void)
 	return (double)ts.tv_sec * 1000 + (double)ts.tv_nsec / 1e6;
 }
 
-struct run_count {
-	const char *run_id;
-	size_t final, cut;
-};
-
-static int count_record(void *ctx, const cJSON *rec, size_t line)
-{
-	(void)line;
-	struct run_count *c = ctx;
-	const char *id = str_of(rec, "run_id");
-	const cJSON *camp = cJSON_GetObjectItemCaseSensitive(rec, "campaign");
-	if (!id || strcmp(id, c->run_id) != 0 || !cJSON_IsObject(camp))
-		return 0;
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(camp, "final")))
-		c->final++;
-	else
-		c->cut++;
-	return 0;
-}
-
 static int read_state(const char *dir, const char *name, cJSON **st)
 {
 	bg_err err = {0};
@@ -104,11 +69,15 @@ static int read_state(const char *dir, const char *name, cJSON **st)
 	return 0;
 }
 
+struct run_count {
+	size_t final, cut;
+};
+
 static void status_json(const char *dir, const char *name, cJSON *st, const struct run_count *rc)
 {
 	cJSON *o = cJSON_Duplicate(st, true);
-	cJSON_ReplaceItemInObjectCaseSensitive(o, "state",
-					       cJSON_CreateString(liveness(dir, name, st)));
+	cJSON_ReplaceItemInObjectCaseSensitive(
+		o, "state", cJSON_CreateString(campaign_liveness(dir, name, st)));
 	if (rc) {
 		cJSON *r = cJSON_AddObjectToObject(o, "recorded_this_run");
 		cJSON_AddNumberToObject(r, "final", (double)rc->final);
@@ -124,13 +93,13 @@ static int status_one(const char *dir, const char *name, bool json)
 	int code = read_state(dir, name, &st);
 	if (code)
 		return code;
-	const char *how = liveness(dir, name, st), *run_id = str_of(st, "run_id");
+	const char *how = campaign_liveness(dir, name, st), *run_id = str_of(st, "run_id");
 	const char *results = str_of(st, "results");
-	struct run_count rc = {run_id, 0, 0};
+	struct run_count rc = {0, 0};
 	bool counted = false;
 	if (run_id && results) {
 		bg_err err = {0};
-		counted = results_read(results, count_record, &rc, NULL, &err) == 0;
+		counted = campaign_count_run(results, run_id, &rc.final, &rc.cut, &err) == 0;
 	}
 	if (json) {
 		status_json(dir, name, st, counted ? &rc : NULL);
@@ -227,7 +196,7 @@ static int list_all(const char *dir, bool json, bool detailed)
 					 num_of(st, "recorded_before", 0) + num_of(st, "ran", 0),
 					 num_of(st, "jobs", 0));
 				cli_printf(stdout, "%-24s %-10s %-11s %-21s %.0f\n", names[i],
-					   liveness(dir, names[i], st), rec,
+					   campaign_liveness(dir, names[i], st), rec,
 					   str_of(st, "started") ? str_of(st, "started") : "?",
 					   num_of(st, "pid", 0));
 			}
@@ -241,45 +210,23 @@ static int list_all(const char *dir, bool json, bool detailed)
 	return code;
 }
 
-static void sleep_ms(long ms)
+static void log_out(void *ctx, const char *buf, size_t n)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
+	bool follow = *(const bool *)ctx;
+	cli_write(stdout, buf, n);
+	if (follow)
+		fflush(stdout);
 }
 
-/* Copies the log to stdout; with follow, keeps copying until the campaign no
- * longer runs and the log has nothing more. */
+/* Copies the log to stdout; with follow, until the campaign ends. */
 static int show_logs(const char *dir, const char *name, bool follow)
 {
-	char *path = campaign_state_path(dir, name, "log");
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-	if (fd < 0) {
-		cli_error("campaign %s: no log: %s: %s", name, path, strerror(errno));
-		free(path);
-		return errno == ENOENT ? BG_EXIT_USAGE : BG_EXIT_FAIL;
+	bg_err err = {0};
+	int rc = campaign_log_copy(dir, name, follow, log_out, &follow, &err);
+	if (rc < 0) {
+		cli_error("campaign %s: %s", name, err.msg);
+		return rc == BG_ENOTFOUND ? BG_EXIT_USAGE : BG_EXIT_FAIL;
 	}
-	free(path);
-	char buf[65536];
-	for (;;) {
-		ssize_t got = read(fd, buf, sizeof(buf));
-		if (got > 0) {
-			cli_write(stdout, buf, (size_t)got);
-			continue;
-		}
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0 || !follow)
-			break;
-		fflush(stdout);
-		/* still running: look again soon; once it is not, read what is left once more */
-		if (!campaign_state_running(dir, name)) {
-			while ((got = read(fd, buf, sizeof(buf))) > 0)
-				cli_write(stdout, buf, (size_t)got);
-			break;
-		}
-		sleep_ms(200);
-	}
-	close(fd);
 	return 0;
 }
 
@@ -289,34 +236,32 @@ static int cancel(const char *dir, const char *name, bool json)
 	int code = read_state(dir, name, &st);
 	if (code)
 		return code;
-	if (!campaign_state_running(dir, name)) {
+	bg_err err = {0};
+	long pid = (long)num_of(st, "pid", 0);
+	int rc = campaign_stop(dir, name, pid, &err);
+	if (rc == BG_ENOTFOUND) {
 		cli_error("campaign %s is not running (%s); nothing to cancel", name,
-			  liveness(dir, name, st));
+			  campaign_liveness(dir, name, st));
 		cJSON_Delete(st);
 		return BG_EXIT_FAIL;
 	}
-	pid_t pid = (pid_t)num_of(st, "pid", 0);
 	cJSON_Delete(st);
-	if (pid <= 1 || kill(pid, SIGTERM) != 0) {
-		cli_error("campaign %s: cannot signal its process %ld: %s", name, (long)pid,
-			  pid <= 1 ? "no pid in its state" : strerror(errno));
+	if (rc < 0) {
+		cli_error("campaign %s: %s", name, err.msg);
 		return BG_EXIT_FAIL;
 	}
 	if (!json)
 		cli_printf(stderr,
 			   "boxgate: campaign %s (pid %ld): stopping its scheduling and its "
 			   "running gates on every box\n",
-			   name, (long)pid);
+			   name, pid);
 	/* It ends as Ctrl-C ends a campaign: each running gate is stopped by its
 	 * agent (the box's kill grace), then the attempt is recorded. */
-	for (long waited = 0; campaign_state_running(dir, name); waited += 100) {
-		if (waited >= 600 * 1000L) {
-			cli_error("campaign %s (pid %ld) still runs after 10 minutes; see 'boxgate "
-				  "campaign logs %s'",
-				  name, (long)pid, name);
-			return BG_EXIT_FAIL;
-		}
-		sleep_ms(100);
+	if (campaign_wait_end(dir, name, 600 * 1000L) < 0) {
+		cli_error("campaign %s (pid %ld) still runs after 10 minutes; see 'boxgate "
+			  "campaign logs %s'",
+			  name, pid, name);
+		return BG_EXIT_FAIL;
 	}
 	if ((code = read_state(dir, name, &st)))
 		return code;
@@ -327,7 +272,7 @@ static int cancel(const char *dir, const char *name, bool json)
 		cli_printf(stdout,
 			   "campaign %s %s: %.0f jobs recorded this run, %.0f attempts cut, %.0f "
 			   "left%s\n",
-			   name, liveness(dir, name, st), num_of(st, "ran", 0),
+			   name, campaign_liveness(dir, name, st), num_of(st, "ran", 0),
 			   num_of(st, "cut", 0), left,
 			   left > 0 ? " (run the campaign again to finish them)" : "");
 	}
@@ -385,49 +330,15 @@ int campaign_detach(const char *name, const char *file, const char *results, boo
 		cli_error("campaign %s: %s", name, err.msg);
 		return BG_EXIT_FAIL;
 	}
-	int lock_fd, code = BG_EXIT_FAIL;
-	int rc = campaign_state_lock(dir, name, &lock_fd, &err);
-	if (rc < 0) {
-		if (rc == BG_EBUSY)
-			cli_error("campaign %s is already running detached; see 'boxgate campaign "
-				  "status %s', or stop it with 'boxgate campaign cancel %s'",
-				  name, name, name);
-		else
-			cli_error("campaign %s: %s", name, err.msg);
-		free(dir);
-		return BG_EXIT_FAIL;
-	}
-	char *log = campaign_state_path(dir, name, "log");
-	int log_fd =
-		open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
-	int ready[2] = {-1, -1};
-	if (log_fd < 0 || pipe2(ready, O_CLOEXEC) != 0) {
-		cli_error("campaign %s: cannot open its log %s: %s", name, log, strerror(errno));
-		goto fail;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	pid_t first = fork();
-	if (first < 0) {
-		cli_error("campaign %s: cannot fork: %s", name, strerror(errno));
-		goto fail;
-	}
-	if (first == 0) {
-		/* its own session, and a second fork so it can never regain a terminal */
-		close(ready[0]);
-		if (setsid() < 0)
-			_exit(1);
-		pid_t second = fork();
-		if (second != 0)
-			_exit(second < 0);
-		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 ||
-		    dup2(log_fd, STDERR_FILENO) < 0)
-			_exit(1);
-		close(nul);
-		close(log_fd);
-		setvbuf(stdout, NULL, _IOLBF, 0);
-		*st = campaign_state_new(dir, name, file, results, log);
+	campaign_detached d;
+	int rc = campaign_detach_fork(dir, name, file, results, &d, &err);
+	if (rc == BG_EBUSY) {
+		cli_error("campaign %s is already running detached; see 'boxgate campaign "
+			  "status %s', or stop it with 'boxgate campaign cancel %s'",
+			  name, name, name);
+	} else if (rc < 0) {
+		cli_error("campaign %s: %s", name, err.msg);
+	} else if (rc == 1) {
 		char now[32];
 		time_t t = time(NULL);
 		struct tm tm;
@@ -435,42 +346,16 @@ int campaign_detach(const char *name, const char *file, const char *results, boo
 		strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		cli_printf(stderr, "boxgate: campaign %s detached at %s, pid %ld (file %s)\n", name,
 			   now, (long)getpid(), file);
-		if (campaign_state_write(*st, &err) < 0)
+		if (campaign_state_write(d.st, &err) < 0)
 			cli_warn("%s", err.msg);
-		char pid[24];
-		int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-		if (write(ready[1], pid, (size_t)len) != len)
-			(void)0; /* the first process then says the start failed */
-		close(ready[1]);
-		free(log);
-		free(dir);
-		/* the lock descriptor stays open (close-on-exec) for the campaign's life */
-		return 0;
-	}
-	close(ready[1]);
-	ready[1] = -1;
-	char buf[24] = "";
-	size_t have = 0;
-	ssize_t got;
-	while (have < sizeof(buf) - 1 &&
-	       ((got = read(ready[0], buf + have, sizeof(buf) - 1 - have)) > 0 ||
-		(got < 0 && errno == EINTR)))
-		have += got > 0 ? (size_t)got : 0;
-	buf[have] = '\0';
-	int status;
-	while (waitpid(first, &status, 0) < 0 && errno == EINTR)
-		;
-	long pid = strtol(buf, NULL, 10);
-	if (pid <= 0) {
-		cli_error("campaign %s: the detached process did not start; see %s", name, log);
-		goto fail;
-	}
-	if (json) {
+		campaign_detach_ready(&d);
+		*st = d.st;
+	} else if (json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "event", "detached");
 		cJSON_AddStringToObject(o, "campaign", name);
-		cJSON_AddNumberToObject(o, "pid", (double)pid);
-		cJSON_AddStringToObject(o, "log", log);
+		cJSON_AddNumberToObject(o, "pid", (double)d.pid);
+		cJSON_AddStringToObject(o, "log", d.log);
 		char *state = campaign_state_path(dir, name, "json");
 		cJSON_AddStringToObject(o, "state", state);
 		free(state);
@@ -482,18 +367,11 @@ int campaign_detach(const char *name, const char *file, const char *results, boo
 			   "boxgate: campaign %s runs detached (pid %ld, log %s): 'boxgate "
 			   "campaign status %s', 'boxgate campaign logs %s -f', 'boxgate campaign "
 			   "cancel %s'\n",
-			   name, pid, log, name, name, name);
+			   name, d.pid, d.log, name, name, name);
 	}
-	code = -1;
-fail:
-	if (ready[0] >= 0)
-		close(ready[0]);
-	if (ready[1] >= 0)
-		close(ready[1]);
-	if (log_fd >= 0)
-		close(log_fd);
-	close(lock_fd);
-	free(log);
+	if (rc >= 0)
+		campaign_detached_release(&d);
 	free(dir);
-	return code;
+	/* the detached process goes on (0); the first one is done (-1) */
+	return rc == 1 ? 0 : rc == 0 ? -1 : BG_EXIT_FAIL;
 }

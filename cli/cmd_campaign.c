@@ -16,6 +16,7 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "campaign/points.h"
+#include "campaign/recorded.h"
 #include "campaign/sched.h"
 #include "cli/campaign_detach.h"
 #include "cli/campaign_view.h"
@@ -145,115 +146,14 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
-/* The jobs the results file already holds final: 1 in done[] for each; and
- * the jobs whose cell has records of an earlier definition: 1 in changed[]. */
-struct done_scan {
-	const campaign_spec *sp;
-	campaign_job *jobs;
-	size_t n;
-	size_t *by_key; /* job indices sorted by key */
-	bool *done, *changed;
-	char **why; /* per candidate: what changed (owned), NULL when nothing */
-	size_t count;
-};
-
-static const campaign_job *sort_jobs;
-
-static int key_cmp(const void *a, const void *b)
-{
-	return strcmp(sort_jobs[*(const size_t *)a].key, sort_jobs[*(const size_t *)b].key);
-}
-
-/* The index of the job with key `key`, -1 when none. */
-static long job_by_key(const struct done_scan *d, const char *key)
-{
-	size_t lo = 0, hi = d->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(d->jobs[d->by_key[mid]].key, key);
-		if (c == 0)
-			return (long)d->by_key[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
-
-static int scan_record(void *ctx, const cJSON *rec, size_t line)
-{
-	struct done_scan *d = ctx;
-	(void)line;
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(rec, "campaign");
-	const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
-	const cJSON *job = cJSON_GetObjectItemCaseSensitive(c, "job");
-	const cJSON *cand = cJSON_GetObjectItemCaseSensitive(c, "candidate");
-	char key[CAMPAIGN_KEY_MAX], def[CAMPAIGN_DEF_LEN + 1];
-	if (!cJSON_IsString(name) || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "final")) ||
-	    strcmp(name->valuestring, d->sp->name) != 0)
-		return 0;
-	/* the key its fields define (gate_args, flags and kernel file included): a
-	 * record of an earlier definition of the job does not count for it */
-	const char *k = campaign_record_key(c, key) ? key
-			: cJSON_IsString(job)       ? job->valuestring
-						    : NULL;
-	long i = k ? job_by_key(d, k) : -1;
-	if (i >= 0 && !d->done[i]) {
-		d->done[i] = true;
-		d->count++;
-	}
-	if (i >= 0 || !cJSON_IsString(cand) || !campaign_record_def(c, def))
-		return 0;
-	for (size_t ci = 0; ci < d->sp->n_cands; ci++) {
-		const campaign_candidate *cd = &d->sp->cands[ci];
-		if (strcmp(cd->name, cand->valuestring) != 0 || strcmp(cd->def, def) == 0)
-			continue;
-		/* the same cell under the current definition */
-		cJSON *now = cJSON_Duplicate(c, 1);
-		cJSON_ReplaceItemInObjectCaseSensitive(
-			now, "gate_args",
-			cJSON_CreateStringArray((const char *const *)d->sp->gate_args,
-						(int)d->sp->n_gate_args));
-		cJSON_ReplaceItemInObjectCaseSensitive(
-			now, "candidate_flags",
-			cd->n_flags ? cJSON_CreateStringArray((const char *const *)cd->flags,
-							      (int)cd->n_flags)
-				    : cJSON_CreateNull());
-		cJSON_ReplaceItemInObjectCaseSensitive(now, "candidate_sha256",
-						       cd->sha[0] ? cJSON_CreateString(cd->sha)
-								  : cJSON_CreateNull());
-		long j = campaign_record_key(now, key) ? job_by_key(d, key) : -1;
-		cJSON_Delete(now);
-		if (j >= 0) {
-			/* what changed since the latest earlier definition */
-			d->changed[j] = true;
-			free(d->why[ci]);
-			d->why[ci] = campaign_def_change(d->sp, cd, c);
-		}
-	}
-	return 0;
-}
-
 /* Says which cells changed definition since their records: none of their
  * jobs is recorded under the current one (they run again; their old records
  * are not counted). */
-static void say_changed(const campaign_spec *sp, const struct done_scan *d)
+static void say_changed(const campaign_spec *sp, const campaign_job *jobs, size_t n_jobs,
+			const campaign_recorded *d)
 {
-	size_t nnw = sp->n_num_workers ? sp->n_num_workers : 1;
-	size_t cells = sp->n_shapes * nnw * sp->n_cands, n = 0;
 	bool *cand_changed = xcalloc(sp->n_cands ? sp->n_cands : 1, sizeof(bool));
-	for (size_t cell = 0; cell < cells; cell++) {
-		bool changed = false, recorded = false;
-		for (size_t i = cell; i < d->n; i += cells) {
-			changed |= d->changed[i];
-			recorded |= d->done[i];
-		}
-		if (changed && !recorded) {
-			n++;
-			cand_changed[d->jobs[cell].cand] = true;
-		}
-	}
+	size_t n = campaign_recorded_changed_cells(sp, jobs, n_jobs, d, cand_changed);
 	if (n) {
 		strbuf b = STRBUF_INIT;
 		for (size_t c = 0; c < sp->n_cands; c++)
@@ -721,9 +621,8 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	sched s = {0};
 	box_args ba = {0};
 	gate_agent agent = {0};
-	bool have_agent = false, *done = NULL, *changed = NULL;
-	size_t *by_key = NULL;
-	char **why = NULL;
+	bool have_agent = false;
+	campaign_recorded rec = {0};
 	campaign_view *view = NULL;
 	campaign_state *state = NULL;
 	struct detached_view dv = {0};
@@ -784,39 +683,30 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	}
 
 	/* what earlier runs recorded */
-	done = xcalloc(s.n_jobs ? s.n_jobs : 1, sizeof(bool));
-	changed = xcalloc(s.n_jobs ? s.n_jobs : 1, sizeof(bool));
-	by_key = xcalloc(s.n_jobs ? s.n_jobs : 1, sizeof(size_t));
-	for (size_t i = 0; i < s.n_jobs; i++)
-		by_key[i] = i;
-	sort_jobs = s.jobs;
-	qsort(by_key, s.n_jobs, sizeof(*by_key), key_cmp);
-	why = xcalloc(sp.n_cands ? sp.n_cands : 1, sizeof(char *));
-	struct done_scan ds = {&sp, s.jobs, s.n_jobs, by_key, done, changed, why, 0};
 	results_read_stats rst = {0};
-	int rc = results_read(sp.results, scan_record, &ds, &rst, &err);
-	if (rc < 0 && rc != BG_ENOTFOUND) {
+	int rc = campaign_recorded_scan(&sp, s.jobs, s.n_jobs, sp.results, &rec, &rst, &err);
+	if (rc < 0) {
 		cli_error("campaign %s: %s", sp.name, err.msg);
 		code = BG_EXIT_FAIL;
 		goto out;
 	}
-	say_changed(&sp, &ds);
+	say_changed(&sp, s.jobs, s.n_jobs, &rec);
 	if (rst.torn)
 		cli_warn("%s: its last line is torn (a run was killed while writing); that job "
 			 "runs again",
 			 sp.results);
 	if (o->dry_run) {
-		code = dry_run(ctx, &sp, s.jobs, s.n_jobs, done);
+		code = dry_run(ctx, &sp, s.jobs, s.n_jobs, rec.done);
 		goto out;
 	}
 	s.queue = xcalloc(s.n_jobs ? s.n_jobs : 1, sizeof(size_t));
 	for (size_t i = 0; i < s.n_jobs; i++)
-		if (!done[i])
+		if (!rec.done[i])
 			s.queue[s.q_len++] = i;
-	if (ds.count)
+	if (rec.count)
 		cli_printf(stderr,
 			   "boxgate: campaign %s: %zu of %zu jobs already recorded in %s%s\n",
-			   sp.name, ds.count, s.n_jobs, sp.results,
+			   sp.name, rec.count, s.n_jobs, sp.results,
 			   s.q_len ? ", running the rest" : "");
 	if (!s.q_len)
 		goto summary;
@@ -861,7 +751,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	campaign_view_mode mode = ctx->opt.json                          ? VIEW_JSON
 				  : (o->plain || !isatty(STDERR_FILENO)) ? VIEW_PLAIN
 									 : VIEW_LIVE;
-	view = campaign_view_new(&s, mode, s.n_jobs, ds.count);
+	view = campaign_view_new(&s, mode, s.n_jobs, rec.count);
 	s.on_event = campaign_view_event;
 	s.ctx = view;
 	if (state) {
@@ -869,7 +759,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		s.on_event = detached_event;
 		s.ctx = &dv;
 		results_new_run_id(s.run_id);
-		campaign_state_begin(state, s.run_id, s.n_jobs, ds.count, s.n_groups);
+		campaign_state_begin(state, s.run_id, s.n_jobs, rec.count, s.n_groups);
 	}
 	sched_run(&s);
 	size_t ended, cut;
@@ -877,7 +767,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 
 	size_t left = 0, quarantined = 0;
 	for (size_t i = 0; i < s.n_jobs; i++)
-		left += !done[i] && !s.finished[i];
+		left += !rec.done[i] && !s.finished[i];
 	strbuf q = STRBUF_INIT;
 	for (size_t b = 0; b < s.n_boxes; b++)
 		if (s.boxes[b].quarantined) {
@@ -888,7 +778,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		cJSON_AddStringToObject(e, "event", "summary");
 		cJSON_AddStringToObject(e, "campaign", sp.name);
 		cJSON_AddNumberToObject(e, "jobs", (double)s.n_jobs);
-		cJSON_AddNumberToObject(e, "recorded_before", (double)ds.count);
+		cJSON_AddNumberToObject(e, "recorded_before", (double)rec.count);
 		cJSON_AddNumberToObject(e, "ran", (double)ended);
 		cJSON_AddNumberToObject(e, "requeued", (double)cut);
 		cJSON_AddNumberToObject(e, "left", (double)left);
@@ -917,7 +807,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		cli_printf(stderr,
 			   "boxgate: campaign %s: %zu of %zu jobs recorded (%zu this run, %zu "
 			   "before)\n",
-			   sp.name, ds.count + ended, s.n_jobs, ended, ds.count);
+			   sp.name, rec.count + ended, s.n_jobs, ended, rec.count);
 		if (cut)
 			cli_printf(stderr, "boxgate: campaign %s: %zu attempt%s cut and requeued\n",
 				   sp.name, cut, cut == 1 ? "" : "s");
@@ -948,9 +838,9 @@ summary:
 	print_summary(&sp, ctx->opt.json);
 out:
 	if (state) {
-		size_t not_done = done ? 0 : s.n_jobs;
-		for (size_t i = 0; done && i < s.n_jobs; i++)
-			not_done += !done[i] && !(s.finished && s.finished[i]);
+		size_t not_done = rec.done ? 0 : s.n_jobs;
+		for (size_t i = 0; rec.done && i < s.n_jobs; i++)
+			not_done += !rec.done[i] && !(s.finished && s.finished[i]);
 		const char *how = stop_requested     ? "cancelled"
 				  : not_done || code ? "stopped"
 						     : "finished";
@@ -976,12 +866,7 @@ out:
 		free(s.failed_why[i]);
 	free(s.failed_why);
 	free(s.stop_why);
-	free(done);
-	free(changed);
-	free(by_key);
-	for (size_t i = 0; why && i < sp.n_cands; i++)
-		free(why[i]);
-	free(why);
+	campaign_recorded_release(&rec);
 	if (have_agent)
 		gate_agent_release(&agent);
 	campaign_spec_release(&sp);

@@ -9,7 +9,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
-#include "cli/csv.h"
+#include "base/csv.h"
 #include "cli/results_by_point.h"
 #include "cli/results_compare.h"
 #include "results/select.h"
@@ -157,7 +157,7 @@ static char *cell(const cJSON *v, int digits)
 		if (v->valuedouble == (double)(int64_t)v->valuedouble && digits > 6)
 			return xasprintf("%lld", (long long)v->valuedouble);
 		/* the digits the number was written with, not the binary's tail */
-		return digits > 6 ? cli_num_text(v->valuedouble)
+		return digits > 6 ? bg_num_text(v->valuedouble)
 				  : xasprintf("%.*g", digits, v->valuedouble);
 	}
 	if (cJSON_IsBool(v))
@@ -312,7 +312,7 @@ static void export_csv(cJSON *const *recs, size_t n)
 	for (size_t k = 0; k < N_CSV_COLS; k++) {
 		if (k)
 			strbuf_addch(&b, ',');
-		cli_csv_field(&b, csv_cols[k]);
+		bg_csv_field(&b, csv_cols[k]);
 	}
 	strbuf_addstr(&b, "\r\n");
 	for (size_t i = 0; i < n; i++) {
@@ -320,7 +320,7 @@ static void export_csv(cJSON *const *recs, size_t n)
 			char *s = cell(get_path(recs[i], csv_cols[k]), 17);
 			if (k)
 				strbuf_addch(&b, ',');
-			cli_csv_field(&b, s);
+			bg_csv_field(&b, s);
 			free(s);
 		}
 		strbuf_addstr(&b, "\r\n");

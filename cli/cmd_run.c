@@ -19,6 +19,7 @@
 #include "pool/broker.h"
 #include "pool/line.h"
 #include "pool/slot_probe.h"
+#include "pool/wait.h"
 #include "gate/client/overlay.h"
 #include "base/timer.h"
 #include "results/record.h"
@@ -416,7 +417,7 @@ static int record_run(const gate_args *ga, const char *path, const results_recor
 
 #define RUN_REPEAT_MAX     MEASURE_REPEAT_MAX
 #define RUN_MAX_CV_DEFAULT 2.0 /* percent */
-#define RUN_INTERRUPTED    130
+#define RUN_INTERRUPTED    BG_EXIT_INTERRUPTED
 
 /* What every invocation of one boxgate run shares. */
 typedef struct run_state {
@@ -437,42 +438,6 @@ typedef struct run_state {
 	int n_recorded;       /* records written */
 	bool sweep;           /* a --num-workers sweep: lines name the count */
 } run_state;
-
-static void copy_str(char *dst, size_t n, const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	if (cJSON_IsString(v))
-		snprintf(dst, n, "%s", v->valuestring);
-}
-
-static int int_of(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e9 ||
-	    v->valuedouble != floor(v->valuedouble))
-		return -1;
-	return (int)v->valuedouble;
-}
-
-/* Keeps what an invocation says about its point. */
-static void note_invocation(run_point *p, int code, const gate_outcome *o, const gate_result *last,
-			    bool baseline)
-{
-	gate_verdict v = results_verdict_of(code, o);
-	p->runs++;
-	if (!baseline && last && last->json) {
-		p->device[0] = p->device_name[0] = '\0';
-		copy_str(p->device, sizeof(p->device), last->json, "device");
-		copy_str(p->device_name, sizeof(p->device_name), last->json, "device_name");
-		p->cpus = int_of(last->json, "cpus");
-		p->workers = int_of(last->json, "num_workers");
-	}
-	if (measure_point_add(&p->m, v, last, baseline))
-		return;
-	p->bad = bg_exit_merge(p->bad, code ? code : BG_EXIT_FAIL);
-	if (p->bad_verdict == VERDICT_NONE && (v == VERDICT_INVALID || v == VERDICT_TIMEOUT_HANG))
-		p->bad_verdict = v;
-}
 
 static bool has_word(const cli_args *a, const char *w)
 {
@@ -557,7 +522,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 	if (warm)
 		p->warm++;
 	else
-		note_invocation(p, code, &out, view.last.raw ? &view.last : NULL, baseline);
+		measure_tally_note(&p->t, &p->m, code, results_verdict_of(code, &out),
+				   view.last.raw ? &view.last : NULL, baseline);
 	if (st->results) {
 		bool local = ga->box->transport == CONF_TRANSPORT_LOCAL;
 		results_record_in in = {
@@ -589,7 +555,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 			.pulled = pulled,
 		};
 		if (record_run(ga, st->results, &in)) {
-			p->record_failed = true;
+			p->t.record_failed = true;
 			if (!code)
 				code = BG_EXIT_FAIL;
 		} else {
@@ -631,22 +597,6 @@ static int baseline_prepare(cli_ctx *ctx, const gate_opts *g, run_point *p)
 	p->bga.spec.lock_wait_s = p->ga.spec.lock_wait_s;
 	p->bcmdline = gate_command_line(&p->bga.spec);
 	return 0;
-}
-
-/* The verdict on the point (measure/point.h), and its exit code. */
-static void judge_point(run_point *p, const gate_args *ga)
-{
-	if (p->bad || !p->m.n_res) {
-		p->m.verdict = p->bad_verdict;
-		p->m.noisy = false;
-		p->code = p->bad ? p->bad : BG_EXIT_FAIL;
-	} else {
-		measure_point_judge(&p->m, ga->bar);
-		p->code = p->m.noisy ? BG_EXIT_FAIL : gate_verdict_exit_code(p->m.verdict);
-	}
-	if (p->record_failed)
-		p->code = bg_exit_merge(p->code, BG_EXIT_FAIL);
-	p->judged = true;
 }
 
 /* --repeat N and --warmup N: a whole number lo..RUN_REPEAT_MAX. */
@@ -711,103 +661,66 @@ static int overlay_from_options(const run_opts *opts, const gate_args *ga, const
 	return 0;
 }
 
-/* --wait S: a ticket in the pool's line (on its first box), then, first in line,
- * the first free slot, looked for every half second until S seconds have passed. */
+static void said_ahead(void *ctx, int ahead)
+{
+	cli_printf(stderr, "boxgate: pool %s: %d waiter%s ahead in line\n", (const char *)ctx,
+		   ahead, ahead == 1 ? "" : "s");
+}
+
+static void said_first(void *ctx)
+{
+	cli_printf(stderr, "boxgate: pool %s: first in line, waiting for a free slot\n",
+		   (const char *)ctx);
+}
+
+/* --wait S: a place in the pool's line, then its first free slot (pool/wait.h);
+ * says why when there is none. */
 static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool_line **line,
 			 broker_pick *pick)
 {
 	const char *pool = ctx->opt.pool;
-	const conf_pool *cp = conf_find_pool(&ctx->conf, pool);
-	int64_t deadline = bg_now_ms() + (int64_t)wait_s * 1000;
-	strbuf why = STRBUF_INIT;
-	bg_err err = {0};
-	int code, ahead = -1, said = -2;
 	remote_connect_opts link = cli_link_warm(ctx);
-	if (wait_s > 0 && cp->n_slots) {
-		const conf_box *qbox = conf_find_box(&ctx->conf, cp->slots[0].box);
-		char *who = slot_probe_who();
-		char *tag = xasprintf("%s:%d", who, (int)getpid());
-		int rc = pool_line_join(qbox, pool, tag, agent, &link, line, &err);
-		free(tag);
-		free(who);
-		if (rc < 0) {
-			cli_error("%s: pool %s: cannot join the line on %s: %s", ctx->cmd->name,
-				  pool, qbox->name, err.msg);
-			return bg_exit_code(rc);
-		}
-		for (;;) {
-			rc = pool_line_wait_head(*line, deadline, &stop_requested, &ahead, &err);
-			if (rc == 1)
-				break;
-			if (rc == 2) {
-				cli_printf(stderr, "boxgate: pool %s: %d waiter%s ahead in line\n",
-					   pool, ahead, ahead == 1 ? "" : "s");
-				said = ahead;
-				continue;
-			}
-			if (rc < 0) {
-				if (stop_requested)
-					return RUN_INTERRUPTED;
-				cli_error("%s: pool %s: %s", ctx->cmd->name, pool, err.msg);
-				return BG_EXIT_CONNECT;
-			}
-			if (bg_now_ms() >= deadline) {
-				broker_describe(&ctx->conf, pool, cli_exclude_spec(ctx), agent,
-						&link, &why);
-				if (ahead < 0)
-					cli_error(
-						"%s: pool %s: the line on %s gave no place within "
-						"--wait %d s (its queue command said nothing); the "
-						"slots:%s",
-						ctx->cmd->name, pool, qbox->name, wait_s, why.buf);
-				else
-					cli_error("%s: pool %s: still %d waiter%s ahead in line "
-						  "after "
-						  "--wait %d s; the slots:%s",
-						  ctx->cmd->name, pool, ahead,
-						  ahead == 1 ? "" : "s", wait_s, why.buf);
-				strbuf_release(&why);
-				return BG_EXIT_FAIL;
-			}
-		}
+	pool_wait_opts o = {
+		.cf = &ctx->conf,
+		.pool = pool,
+		.exclude = cli_exclude_spec(ctx),
+		.agent = agent,
+		.link = &link,
+		.wait_s = wait_s,
+		.stop = &stop_requested,
+		.on_ahead = said_ahead,
+		.on_first = said_first,
+		.ctx = (void *)pool,
+	};
+	pool_wait_result r;
+	int code = pool_wait_slot(&o, line, pick, &r);
+	const char *cmd = ctx->cmd->name;
+	switch (r.end) {
+	case POOL_WAIT_TAKEN:
+	case POOL_WAIT_STOPPED: break;
+	case POOL_WAIT_JOIN_FAILED:
+		cli_error("%s: pool %s: cannot join the line on %s: %s", cmd, pool, r.line_box,
+			  r.err.msg);
+		break;
+	case POOL_WAIT_LINE_LOST: cli_error("%s: pool %s: %s", cmd, pool, r.err.msg); break;
+	case POOL_WAIT_LINE_TIMEOUT:
+		if (r.ahead < 0)
+			cli_error(
+				"%s: pool %s: the line on %s gave no place within --wait %d s (its "
+				"queue command said nothing); the slots:%s",
+				cmd, pool, r.line_box, wait_s, r.why.buf);
+		else
+			cli_error("%s: pool %s: still %d waiter%s ahead in line after --wait %d s; "
+				  "the slots:%s",
+				  cmd, pool, r.ahead, r.ahead == 1 ? "" : "s", wait_s, r.why.buf);
+		break;
+	case POOL_WAIT_NO_SLOT:
+		cli_error("%s: no free slot in pool %s%s:%s", cmd, pool,
+			  wait_s ? " within --wait" : "", r.why.buf ? r.why.buf : "");
+		break;
 	}
-	for (;;) {
-		strbuf_reset(&why);
-		code = broker_pick_slot(&ctx->conf, pool, cli_exclude_spec(ctx), agent, &link, pick,
-					&why);
-		if (code != BG_EXIT_FAIL || bg_now_ms() >= deadline || stop_requested)
-			break;
-		if (said != -1) {
-			cli_printf(stderr,
-				   "boxgate: pool %s: first in line, waiting for a free slot\n",
-				   pool);
-			said = -1;
-		}
-		for (int i = 0; i < 5 && !stop_requested; i++)
-			poll(NULL, 0, 100);
-	}
-	if (stop_requested && code)
-		code = RUN_INTERRUPTED;
-	else if (code)
-		cli_error("%s: no free slot in pool %s%s:%s", ctx->cmd->name, pool,
-			  wait_s ? " within --wait" : "", why.buf);
-	strbuf_release(&why);
+	strbuf_release(&r.why);
 	return code;
-}
-
-/* --pool: every box of the pool must take the gate's arguments (refused before
- * anything connects), then the broker picks the first free slot and run goes on
- * as `run BOX --gpu N` on the connection the broker opened. */
-static int gpu_count(const char *gpus)
-{
-	static bool set[BG_MAX_GPUS];
-	const char *why;
-	int n = 0;
-	if (!gpus || !bg_gpus_parse(gpus, set, &why))
-		return 0;
-	for (int g = 0; g < BG_MAX_GPUS; g++)
-		n += set[g];
-	return n;
 }
 
 /* run BOX without --gpu on a box of several GPUs: the box's first free one,
@@ -846,6 +759,9 @@ static int pick_on_box(cli_ctx *ctx, gate_opts *g, const cli_args *args, broker_
 	return code;
 }
 
+/* --pool: every box of the pool must take the gate's arguments (refused before
+ * anything connects), then the broker picks the first free slot and run goes on
+ * as `run BOX --gpu N` on the connection the broker opened. */
 static int pick_slot(cli_ctx *ctx, gate_opts *g, const cli_args *args, int wait_s, pool_line **line,
 		     broker_pick *pick)
 {
@@ -980,7 +896,8 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		}
 	} else if (!gopts.gpu && ctx->opt.boxes) {
 		const conf_box *b = conf_find_box(&ctx->conf, ctx->opt.boxes);
-		if (b && gpu_count(b->gpus) >= 2 && (code = pick_on_box(ctx, &gopts, args, &pick)))
+		if (b && pool_gpu_count(b->gpus) >= 2 &&
+		    (code = pick_on_box(ctx, &gopts, args, &pick)))
 			return code;
 	}
 	npts = sw.n >= 2 ? sw.n : 1;
@@ -992,7 +909,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		else
 			p->args = *args;
 		p->count = sw.n >= 2 ? sw.counts[i] : sw.n == 1 ? sw.counts[0] : -1;
-		p->cpus = p->workers = -1;
+		p->t.cpus = p->t.workers = -1;
 		p->m.max_cv = max_cv;
 		p->m.strict_noise = opts->strict_noise;
 		p->parsed = true;
@@ -1103,13 +1020,14 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 			code = stop_requested ? RUN_INTERRUPTED : bg_exit_merge(code, last);
 			break;
 		}
-		judge_point(p, &p->ga); /* also a lone run's, for --export-* */
+		measure_tally_judge(&p->t, &p->m,
+				    p->ga.bar); /* also a lone run's, for --export-* */
 		if (!summary && !p->m.apart) {
 			code = last;
 			break;
 		}
 		run_out_point(p, repeat, st.run_id);
-		code = bg_exit_merge(code, p->code);
+		code = bg_exit_merge(code, p->t.code);
 		judged++;
 	}
 	if (npts >= 2 && judged && !pts[0].ga.json)

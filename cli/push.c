@@ -108,53 +108,47 @@ static void report_box(cli_sync_job *job, const sync_box *b)
 
 /* ---- the local checks ---- */
 
-/* Runs the built-in verifiers here; 0 when all passed or none could run. */
+static void check_could_not_run(void *ctx, const sync_item *it, const char *why)
+{
+	(void)ctx;
+	cli_warn("%s: the local check could not run: %s", it->arg, why);
+}
+
+static void check_refused(void *ctx, const sync_item *it, int rc, const char *out)
+{
+	cli_sync_job *job = ctx;
+	char *shown = sync_path_display(it->rel);
+	if (job->json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "box", "local");
+		cJSON_AddStringToObject(o, "path", shown);
+		cJSON_AddStringToObject(o, "state", sync_state_key(SYNC_VERIFY_FAILED));
+		cJSON_AddNumberToObject(o, "verify_exit", rc);
+		cJSON_AddStringToObject(o, "verify_output", out);
+		cli_print_json(o);
+		cJSON_Delete(o);
+	} else {
+		cli_error("%s: refused by the local check (exit %d), no box was touched:", shown,
+			  rc);
+		const char *s = out;
+		while (*s) {
+			const char *e = strchr(s, '\n');
+			size_t len = e ? (size_t)(e - s) : strlen(s);
+			char *l = xasprintf("    %.*s", (int)len, s);
+			cli_print_line(stderr, "local", l, strlen(l));
+			free(l);
+			s += len + (e ? 1 : 0);
+		}
+	}
+	free(shown);
+}
+
+/* Runs the built-in verifiers here (sync_local_checks), saying what each
+ * refused; 0 when all passed or none could run. */
 static int local_checks(cli_sync_job *job)
 {
-	int code = BG_EXIT_OK;
-	for (size_t i = 0; i < job->plan.n; i++) {
-		const sync_item *it = &job->plan.items[i];
-		bool ran = false;
-		int rc = 0;
-		char *out = NULL;
-		bg_err err = {0};
-		if (sync_local_check(cli_local_python(&job->ctx->conf), &job->plan, it, &ran, &rc,
-				     &out, &err) < 0) {
-			cli_warn("%s: the local check could not run: %s", it->arg, err.msg);
-			continue;
-		}
-		if (ran && rc != 0) {
-			char *shown = sync_path_display(it->rel);
-			if (job->json) {
-				cJSON *o = cJSON_CreateObject();
-				cJSON_AddStringToObject(o, "box", "local");
-				cJSON_AddStringToObject(o, "path", shown);
-				cJSON_AddStringToObject(o, "state",
-							sync_state_key(SYNC_VERIFY_FAILED));
-				cJSON_AddNumberToObject(o, "verify_exit", rc);
-				cJSON_AddStringToObject(o, "verify_output", out ? out : "");
-				cli_print_json(o);
-				cJSON_Delete(o);
-			} else {
-				cli_error("%s: refused by the local check (exit %d), no box was "
-					  "touched:",
-					  shown, rc);
-				const char *s = out ? out : "";
-				while (*s) {
-					const char *e = strchr(s, '\n');
-					size_t len = e ? (size_t)(e - s) : strlen(s);
-					char *l = xasprintf("    %.*s", (int)len, s);
-					cli_print_line(stderr, "local", l, strlen(l));
-					free(l);
-					s += len + (e ? 1 : 0);
-				}
-			}
-			free(shown);
-			code = BG_EXIT_VERIFY;
-		}
-		free(out);
-	}
-	return code;
+	sync_local_checks_cb cb = {check_could_not_run, check_refused, job};
+	return sync_local_checks(cli_local_python(&job->ctx->conf), &job->plan, &cb);
 }
 
 static void *check_thread(void *arg)
@@ -238,14 +232,6 @@ static void release_one(cli_sync_job *job, sync_box *b)
 	sync_box_disconnect(b);
 }
 
-static bool box_failed(const sync_box *b)
-{
-	bool bad = b->rc < 0;
-	for (size_t k = 0; !bad && k < b->plan->n; k++)
-		bad = sync_state_failed(b->files[k].state);
-	return bad;
-}
-
 /* --all-or-nothing: swap everywhere or nowhere; then disconnect. A local
  * refusal (no box touched) is the exit code. */
 static int after(cli_sync_job *job)
@@ -254,9 +240,7 @@ static int after(cli_sync_job *job)
 	if (ps->checking)
 		pthread_join(ps->checker, NULL);
 	if (!ps->local_code && job->opts->all_or_nothing && !job->opts->dry_run) {
-		bool all_ok = true;
-		for (size_t i = 0; i < job->n && all_ok; i++)
-			all_ok = !box_failed(&job->boxes[i]);
+		bool all_ok = sync_boxes_all_ok(job->boxes, job->n);
 		cli_sync_each(job, all_ok ? commit_one : abort_one);
 	} else if (!ps->local_code && job->opts->all_or_nothing) {
 		for (size_t i = 0; i < job->n; i++)
@@ -298,7 +282,7 @@ static int summarise(cli_sync_job *job, int code, const size_t *c)
 	size_t failed = 0;
 	const sync_box **by_name = cli_sync_by_name(job);
 	for (size_t i = 0; i < job->n; i++) {
-		if (!box_failed(by_name[i]))
+		if (!sync_box_failed(by_name[i]))
 			continue;
 		strbuf_addf(&sb, "%s%s", failed ? ", " : "", by_name[i]->box->name);
 		failed++;

@@ -14,36 +14,6 @@
 #include "results/points.h"
 #include "results/stats.h"
 
-typedef struct point_view {
-	const char *verdict; /* static */
-	bool leans_above, noisy;
-	results_point_decision d;
-	bool have_d;
-	double bar;
-} point_view;
-
-static void view_of(const results_point *p, point_view *v)
-{
-	memset(v, 0, sizeof(*v));
-	v->bar = isfinite(p->bar) ? p->bar : GATE_DEFAULT_BAR;
-	v->d.estimate = v->d.lo = v->d.hi = NAN;
-	const char *cand = p->fields[RESULTS_F_CANDIDATE].value;
-	if (p->hang)
-		v->verdict = "TIMEOUT_HANG";
-	else if (!p->n || p->n_bad)
-		v->verdict = "INVALID";
-	else if (strcmp(cand, "baseline") == 0)
-		v->verdict = "baseline";
-	else if (p->n_ratio && results_point_decide(p->ratio, p->n_ratio, v->bar, &v->d) == 0) {
-		v->have_d = true;
-		v->verdict = results_point_call_name(v->d.call);
-		v->noisy = v->d.call == RESULTS_POINT_NOISY;
-		v->leans_above = v->d.leans_above;
-	} else {
-		v->verdict = "-";
-	}
-}
-
 static void json_num(cJSON *o, const char *key, double v)
 {
 	if (isfinite(v))
@@ -54,8 +24,8 @@ static void json_num(cJSON *o, const char *key, double v)
 
 static void print_json(const results_point *p)
 {
-	point_view v;
-	view_of(p, &v);
+	results_point_view v;
+	results_point_view_of(p, &v);
 	cJSON *o = cJSON_CreateObject();
 	char *label = results_point_label(p, NULL);
 	cJSON_AddStringToObject(o, "point", label);
@@ -104,8 +74,8 @@ static size_t width(const char *s)
 
 static void cells_of(const results_point *p, char **c)
 {
-	point_view v;
-	view_of(p, &v);
+	results_point_view v;
+	results_point_view_of(p, &v);
 	c[B_POINT] = results_point_label(p, NULL);
 	c[B_N] = p->n_bad ? xasprintf("%zu+%zu bad", p->n, p->n_bad) : xasprintf("%zu", p->n);
 	c[B_SLOW] = p->n ? xasprintf("%.3f \xc2\xb1 %.1f%%", stats_median(p->slow, p->n),

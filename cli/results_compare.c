@@ -1,6 +1,6 @@
 /* boxgate results compare: two sides (a file and a selector each), their
  * records grouped into points (results/points.h), the points paired, and each
- * pair decided by the adapter in measure/delta.h on the slowCTA samples. */
+ * pair decided (measure/compare.h); what is printed of them. */
 #include "cli/results_compare.h"
 
 #include <cjson/cJSON.h>
@@ -11,48 +11,20 @@
 #include "base/exit.h"
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
-#include "cli/csv.h"
-#include "measure/delta.h"
+#include "base/csv.h"
+#include "measure/compare.h"
 #include "results/points.h"
 #include "results/select.h"
 #include "results/store.h"
 
-enum { BEFORE, AFTER };
 static const char *const side_name[2] = {"before", "after"};
 
-typedef struct side {
-	const char *path;
-	results_selector sel;
-	char *sel_text;
-	results_points pts;
-	size_t matched, skipped; /* records the selector took; of them without a sample */
-} side;
-
-/* results_record_fn: a record the side's selector takes, into its point. */
-static int add_record(void *vs, const cJSON *rec, size_t line)
-{
-	side *s = vs;
-	(void)line;
-	if (!results_selector_match(&s->sel, rec))
-		return 0;
-	s->matched++;
-	size_t bad = 0;
-	for (size_t i = 0; i < s->pts.n; i++)
-		bad += s->pts.v[i].n_bad;
-	results_points_add(&s->pts, rec);
-	size_t bad_after = 0;
-	for (size_t i = 0; i < s->pts.n; i++)
-		bad_after += s->pts.v[i].n_bad;
-	s->skipped += bad_after - bad;
-	return 0;
-}
-
 /* Reads one side; prints what went wrong and returns an exit code, or 0. */
-static int read_side(side *s, int which)
+static int read_side(measure_side *s, const char *sel_text, int which)
 {
 	results_read_stats st = {0};
 	bg_err err = {0};
-	if (results_read(s->path, add_record, s, &st, &err) < 0) {
+	if (measure_side_read(s, &st, &err) < 0) {
 		cli_error("results compare: %s", err.msg);
 		return BG_EXIT_USAGE;
 	}
@@ -63,196 +35,12 @@ static int read_side(side *s, int which)
 	if (st.torn)
 		cli_warn("%s: a torn last line skipped", s->path);
 	if (s->sel.n && !s->matched) {
-		size_t len = strlen(s->sel_text);
+		size_t len = strlen(sel_text);
 		cli_error("results compare: --%s '%.200s%s' matches no record of %s",
-			  side_name[which], s->sel_text, len > 200 ? "..." : "", s->path);
+			  side_name[which], sel_text, len > 200 ? "..." : "", s->path);
 		return BG_EXIT_USAGE;
 	}
 	return 0;
-}
-
-/* The key --pair leaves out (or NULL) and the value mapping A=B. */
-typedef struct pairing {
-	char *skip, *from, *to; /* owned */
-	bool inferred;
-} pairing;
-
-static bool valid_key(const char *k)
-{
-	return *k && strspn(k, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(k);
-}
-
-/* The point field a selector key stands for, NULL when it is no point field. */
-static const char *field_of_key(const char *key)
-{
-	static const char *const not_fields[] = {"run",     "campaign", "box",
-						 "verdict", "since",    "until"};
-	for (size_t i = 0; i < sizeof(not_fields) / sizeof(not_fields[0]); i++)
-		if (strcmp(key, not_fields[i]) == 0)
-			return NULL;
-	return strcmp(key, "num_workers") == 0 ? "num-workers" : key;
-}
-
-static int parse_pair(const char *given, const side *s, pairing *pr)
-{
-	memset(pr, 0, sizeof(*pr));
-	if (given) {
-		const char *eq = strchr(given, '=');
-		if (eq) {
-			if (eq == given || !eq[1] || strchr(eq + 1, '=')) {
-				cli_error(
-					"results compare: --pair '%s': a key (--pair variant) or a "
-					"mapping BEFORE=AFTER of two values (--pair k1=k2)",
-					given);
-				return BG_EXIT_USAGE;
-			}
-			pr->from = xstrndup(given, (size_t)(eq - given));
-			pr->to = xstrdup(eq + 1);
-			return 0;
-		}
-		if (!valid_key(given)) {
-			cli_error("results compare: --pair '%s': not a key (device, kind, shape, "
-				  "num-workers, candidate, or a gate argument such as variant)",
-				  given);
-			return BG_EXIT_USAGE;
-		}
-		pr->skip = xstrdup(field_of_key(given) ? field_of_key(given) : given);
-		return 0;
-	}
-	/* Not given: the one point field both selectors name with different values. */
-	const char *found = NULL;
-	for (size_t i = 0; i < s[BEFORE].sel.n; i++)
-		for (size_t j = 0; j < s[AFTER].sel.n; j++) {
-			const results_term *a = &s[BEFORE].sel.t[i], *b = &s[AFTER].sel.t[j];
-			const char *fa = field_of_key(a->key), *fb = field_of_key(b->key);
-			if (!fa || !fb || strcmp(fa, fb) != 0 || strcmp(a->value, b->value) == 0)
-				continue;
-			if (found && strcmp(found, fa) != 0)
-				return 0; /* two keys differ: pair on the full key */
-			found = fa;
-		}
-	if (found) {
-		pr->skip = xstrdup(found);
-		pr->inferred = true;
-	}
-	return 0;
-}
-
-static void pairing_release(pairing *pr)
-{
-	free(pr->skip);
-	free(pr->from);
-	free(pr->to);
-}
-
-typedef struct row {
-	const results_point *p[2]; /* NULL: only on the other side */
-	char *label;
-	results_delta d;
-	int call; /* stats_call, or ONLY_BEFORE / ONLY_AFTER */
-} row;
-
-enum { ONLY_BEFORE = STATS_AMBIGUOUS + 1, ONLY_AFTER, N_CALLS };
-
-static const char *call_name(int call)
-{
-	if (call == ONLY_BEFORE)
-		return "only in before";
-	if (call == ONLY_AFTER)
-		return "only in after";
-	return stats_call_name((stats_call)call);
-}
-
-static const char *call_key(int call)
-{
-	if (call == ONLY_BEFORE)
-		return "only_before";
-	if (call == ONLY_AFTER)
-		return "only_after";
-	return stats_call_name((stats_call)call);
-}
-
-/* The rows: each before point with the after point it pairs with. Two points
- * of one side pairing the same point of the other is a usage error (the
- * samples of different points are never pooled). */
-static int pair_rows(const side *s, const pairing *pr, row **out, size_t *n_out)
-{
-	const results_points *a = &s[BEFORE].pts, *b = &s[AFTER].pts;
-	long *mate = xcalloc(b->n + 1, sizeof(*mate));
-	long *mate_a = xcalloc(a->n + 1, sizeof(*mate_a));
-	row *rows = xcalloc(a->n + b->n + 1, sizeof(*rows));
-	size_t n = 0;
-	int rc = 0;
-	for (size_t j = 0; j < b->n; j++)
-		mate[j] = -1;
-	for (size_t i = 0; i < a->n && !rc; i++) {
-		mate_a[i] = -1;
-		for (size_t j = 0; j < b->n; j++) {
-			if (!results_point_pairs(&a->v[i], &b->v[j], pr->skip, pr->from, pr->to))
-				continue;
-			if (mate[j] >= 0 || mate_a[i] >= 0) {
-				/* two of one side pair with one of the other */
-				bool two_before = mate[j] >= 0;
-				char *l1 = results_point_label(
-					     two_before ? &a->v[mate[j]] : &b->v[mate_a[i]], NULL),
-				     *l2 = results_point_label(two_before ? &a->v[i] : &b->v[j],
-							       NULL),
-				     *l3 = results_point_label(two_before ? &b->v[j] : &a->v[i],
-							       NULL);
-				cli_error(
-					"results compare: %s points '%s' and '%s' both pair with "
-					"'%s': narrow --before/--after (or --pair another key) so "
-					"each point has one partner",
-					two_before ? "before" : "after", l1, l2, l3);
-				free(l1), free(l2), free(l3);
-				rc = BG_EXIT_USAGE;
-				break;
-			}
-			mate[j] = (long)i;
-			mate_a[i] = (long)j;
-		}
-		if (rc)
-			break;
-		row *r = &rows[n++];
-		r->p[BEFORE] = &a->v[i];
-		r->p[AFTER] = mate_a[i] >= 0 ? &b->v[mate_a[i]] : NULL;
-		r->label = results_point_label(&a->v[i], r->p[AFTER] ? pr->skip : NULL);
-	}
-	for (size_t j = 0; j < b->n && !rc; j++)
-		if (mate[j] < 0) {
-			row *r = &rows[n++];
-			r->p[AFTER] = &b->v[j];
-			r->label = results_point_label(&b->v[j], NULL);
-		}
-	free(mate);
-	free(mate_a);
-	*out = rows;
-	*n_out = n;
-	return rc;
-}
-
-/* Both sides have samples: the row has a change, an interval and p. */
-static bool has_both(const row *r)
-{
-	return r->p[BEFORE] && r->p[AFTER] && r->p[BEFORE]->n && r->p[AFTER]->n;
-}
-
-static void decide_row(row *r)
-{
-	const results_point *a = r->p[BEFORE], *b = r->p[AFTER];
-	memset(&r->d, 0, sizeof(r->d));
-	r->d.lo = r->d.hi = r->d.ratio = NAN;
-	if (!b || !b->n)
-		r->call = a && a->n ? ONLY_BEFORE : STATS_AMBIGUOUS;
-	else if (!a || !a->n)
-		r->call = ONLY_AFTER;
-	else if (results_delta_decide(a->slow, a->n, b->slow, b->n, &r->d) < 0)
-		r->call = STATS_AMBIGUOUS; /* samples are finite and above 0: not reached */
-	else
-		r->call = (int)r->d.call;
-	/* no sample on either side (every record bad): nothing to decide */
-	if ((!b || !b->n) && (!a || !a->n))
-		r->call = a && b ? STATS_AMBIGUOUS : a ? ONLY_BEFORE : ONLY_AFTER;
 }
 
 static void add_num_or_null(cJSON *o, const char *key, double v)
@@ -291,10 +79,11 @@ static size_t side_n(const results_point *p)
 	return p ? p->n : 0;
 }
 
-static void print_json_row(const row *r)
+static void print_json_row(const measure_row *r)
 {
-	const results_point *any = r->p[BEFORE] ? r->p[BEFORE] : r->p[AFTER];
-	bool both = has_both(r);
+	const results_point *any =
+		r->p[MEASURE_BEFORE] ? r->p[MEASURE_BEFORE] : r->p[MEASURE_AFTER];
+	bool both = measure_row_has_both(r);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "point", r->label);
 	for (int s = 0; s < 2; s++) {
@@ -322,12 +111,12 @@ static void print_json_row(const row *r)
 	}
 	cJSON_AddStringToObject(o, "args", args.buf ? args.buf : "");
 	strbuf_release(&args);
-	cJSON_AddNumberToObject(o, "n_before", (double)side_n(r->p[BEFORE]));
-	cJSON_AddNumberToObject(o, "n_after", (double)side_n(r->p[AFTER]));
-	add_num_or_null(o, "median_before", side_median(r->p[BEFORE]));
-	add_num_or_null(o, "median_after", side_median(r->p[AFTER]));
-	add_num_or_null(o, "cv_before", side_cv(r->p[BEFORE]));
-	add_num_or_null(o, "cv_after", side_cv(r->p[AFTER]));
+	cJSON_AddNumberToObject(o, "n_before", (double)side_n(r->p[MEASURE_BEFORE]));
+	cJSON_AddNumberToObject(o, "n_after", (double)side_n(r->p[MEASURE_AFTER]));
+	add_num_or_null(o, "median_before", side_median(r->p[MEASURE_BEFORE]));
+	add_num_or_null(o, "median_after", side_median(r->p[MEASURE_AFTER]));
+	add_num_or_null(o, "cv_before", side_cv(r->p[MEASURE_BEFORE]));
+	add_num_or_null(o, "cv_after", side_cv(r->p[MEASURE_AFTER]));
 	add_num_or_null(o, "ratio", both ? r->d.ratio : NAN);
 	add_num_or_null(o, "change_pct", both ? (r->d.ratio - 1) * 100 : NAN);
 	add_num_or_null(o, "ratio_low", both ? r->d.lo : NAN);
@@ -339,7 +128,7 @@ static void print_json_row(const row *r)
 	else
 		cJSON_AddNullToObject(o, "p_exact");
 	cJSON_AddBoolToObject(o, "decided", both && r->d.decided);
-	cJSON_AddStringToObject(o, "call", call_key(r->call));
+	cJSON_AddStringToObject(o, "call", measure_row_call_key(r->call));
 	cli_print_json(o);
 	cJSON_Delete(o);
 }
@@ -364,14 +153,14 @@ static const char *const c_head[C_N] = {"point", "before us",      "n", "after u
 static const bool c_right[C_N] = {
 	[C_BEFORE] = true, [C_NB] = true, [C_AFTER] = true, [C_NA] = true, [C_DELTA] = true};
 
-static void table_cells(const row *r, char **c)
+static void table_cells(const measure_row *r, char **c)
 {
-	bool both = has_both(r);
+	bool both = measure_row_has_both(r);
 	c[C_POINT] = xstrdup(r->label);
-	c[C_BEFORE] = median_cell(r->p[BEFORE]);
-	c[C_AFTER] = median_cell(r->p[AFTER]);
-	c[C_NB] = xasprintf("%zu", side_n(r->p[BEFORE]));
-	c[C_NA] = xasprintf("%zu", side_n(r->p[AFTER]));
+	c[C_BEFORE] = median_cell(r->p[MEASURE_BEFORE]);
+	c[C_AFTER] = median_cell(r->p[MEASURE_AFTER]);
+	c[C_NB] = xasprintf("%zu", side_n(r->p[MEASURE_BEFORE]));
+	c[C_NA] = xasprintf("%zu", side_n(r->p[MEASURE_AFTER]));
 	if (!both) {
 		c[C_DELTA] = xstrdup("-");
 		c[C_CI] = xstrdup("-");
@@ -387,7 +176,7 @@ static void table_cells(const row *r, char **c)
 		}
 		c[C_P] = r->d.p < 0.0001 ? xstrdup("p<0.0001") : xasprintf("p=%.4f", r->d.p);
 	}
-	c[C_CALL] = xstrdup(call_name(r->call));
+	c[C_CALL] = xstrdup(measure_row_call_name(r->call));
 	for (int k = 0; k < C_N; k++)
 		for (char *p = c[k]; *p; p++)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
@@ -403,7 +192,8 @@ static size_t width(const char *s)
 	return w;
 }
 
-static void print_table(const row *rows, size_t n, const side *s, const pairing *pr)
+static void print_table(const measure_row *rows, size_t n, const measure_side *s,
+			const char *const *sel_text, const measure_pairing *pr)
 {
 	char **cells = xcalloc((n + 1) * C_N, sizeof(*cells));
 	size_t w[C_N] = {0};
@@ -417,7 +207,7 @@ static void print_table(const row *rows, size_t n, const side *s, const pairing 
 	strbuf out = STRBUF_INIT;
 	for (int k = 0; k < 2; k++)
 		strbuf_addf(&out, "%s: %s%s%s\n", side_name[k], s[k].path, s[k].sel.n ? " " : "",
-			    s[k].sel_text);
+			    sel_text[k]);
 	if (pr->skip)
 		strbuf_addf(&out, "paired on everything but %s%s\n", pr->skip,
 			    pr->inferred ? " (the key the selectors differ in)" : "");
@@ -445,7 +235,7 @@ static void print_table(const row *rows, size_t n, const side *s, const pairing 
 
 static void csv_num(strbuf *b, double v)
 {
-	char *t = cli_num_text(v);
+	char *t = bg_num_text(v);
 	strbuf_addch(b, ',');
 	strbuf_addstr(b, t);
 	free(t);
@@ -462,20 +252,20 @@ static double round_sig(double v, int digits)
 	return strtod(buf, NULL);
 }
 
-static void print_csv(const row *rows, size_t n)
+static void print_csv(const measure_row *rows, size_t n)
 {
 	strbuf b = STRBUF_INIT;
 	strbuf_addstr(&b, "point,median_before_us,cv_before_pct,n_before,median_after_us,"
 			  "cv_after_pct,n_after,ratio,change_pct,ratio_low,ratio_high,p,call\r\n");
 	for (size_t i = 0; i < n; i++) {
-		const row *r = &rows[i];
-		bool both = has_both(r);
+		const measure_row *r = &rows[i];
+		bool both = measure_row_has_both(r);
 		/* one line of printable text, as in the table */
 		char *label = xstrdup(r->label);
 		for (char *c = label; *c; c++)
 			if ((unsigned char)*c < 0x20 || *c == 0x7f)
 				*c = '?';
-		cli_csv_field(&b, label);
+		bg_csv_field(&b, label);
 		free(label);
 		for (int s = 0; s < 2; s++) {
 			csv_num(&b, side_median(r->p[s]));
@@ -488,14 +278,14 @@ static void print_csv(const row *rows, size_t n)
 		csv_num(&b, both ? round_sig(r->d.hi, 6) : NAN);
 		csv_num(&b, both ? round_sig(r->d.p, 4) : NAN);
 		strbuf_addch(&b, ',');
-		cli_csv_field(&b, call_key(r->call));
+		bg_csv_field(&b, measure_row_call_key(r->call));
 		strbuf_addstr(&b, "\r\n");
 	}
 	cli_write(stdout, b.buf, b.len);
 	strbuf_release(&b);
 }
 
-static int add_selectors(side *s, int which, const cli_list *l)
+static int add_selectors(measure_side *s, char **sel_text, int which, const cli_list *l)
 {
 	for (size_t i = 0; l && i < l->n; i++) {
 		bg_err err = {0};
@@ -504,15 +294,16 @@ static int add_selectors(side *s, int which, const cli_list *l)
 			return BG_EXIT_USAGE;
 		}
 	}
-	s->sel_text = results_selector_text(&s->sel);
+	*sel_text = results_selector_text(&s->sel);
 	return 0;
 }
 
 int cli_results_compare(cli_ctx *ctx, const cli_args *args, const cli_compare_opts *o)
 {
-	side s[2] = {{0}, {0}};
-	pairing pr = {0};
-	row *rows = NULL;
+	measure_side s[2] = {{0}, {0}};
+	char *sel_text[2] = {NULL, NULL};
+	measure_pairing pr = {0};
+	measure_row *rows = NULL;
 	size_t n_rows = 0;
 	char *store = NULL;
 	int rc = 0;
@@ -527,30 +318,42 @@ int cli_results_compare(cli_ctx *ctx, const cli_args *args, const cli_compare_op
 			  "or one store and --before/--after selectors");
 		return BG_EXIT_USAGE;
 	}
-	if ((rc = add_selectors(&s[BEFORE], BEFORE, o->before)) ||
-	    (rc = add_selectors(&s[AFTER], AFTER, o->after)))
+	if ((rc = add_selectors(&s[MEASURE_BEFORE], &sel_text[MEASURE_BEFORE], MEASURE_BEFORE,
+				o->before)) ||
+	    (rc = add_selectors(&s[MEASURE_AFTER], &sel_text[MEASURE_AFTER], MEASURE_AFTER,
+				o->after)))
 		goto out;
 	if (files == 2) {
-		s[BEFORE].path = args->v[1];
-		s[AFTER].path = args->v[2];
+		s[MEASURE_BEFORE].path = args->v[1];
+		s[MEASURE_AFTER].path = args->v[2];
 	} else {
 		store = cli_results_path(ctx, files ? args->v[1] : NULL);
 		if (!store) {
 			rc = BG_EXIT_USAGE;
 			goto out;
 		}
-		s[BEFORE].path = s[AFTER].path = store;
+		s[MEASURE_BEFORE].path = s[MEASURE_AFTER].path = store;
 	}
-	if ((rc = parse_pair(o->pair, s, &pr)))
+	bg_err err = {0};
+	if (measure_pairing_parse(o->pair, &s[MEASURE_BEFORE].sel, &s[MEASURE_AFTER].sel, &pr,
+				  &err) < 0) {
+		cli_error("results compare: %s", err.msg);
+		rc = BG_EXIT_USAGE;
 		goto out;
-	if ((rc = read_side(&s[BEFORE], BEFORE)) || (rc = read_side(&s[AFTER], AFTER)))
+	}
+	if ((rc = read_side(&s[MEASURE_BEFORE], sel_text[MEASURE_BEFORE], MEASURE_BEFORE)) ||
+	    (rc = read_side(&s[MEASURE_AFTER], sel_text[MEASURE_AFTER], MEASURE_AFTER)))
 		goto out;
-	if ((rc = pair_rows(s, &pr, &rows, &n_rows)))
+	if (measure_pair_rows(&s[MEASURE_BEFORE].pts, &s[MEASURE_AFTER].pts, &pr, &rows, &n_rows,
+			      &err) < 0) {
+		cli_error("results compare: %s", err.msg);
+		rc = BG_EXIT_USAGE;
 		goto out;
+	}
 
-	size_t counts[N_CALLS] = {0};
+	size_t counts[MEASURE_N_CALLS] = {0};
 	for (size_t i = 0; i < n_rows; i++) {
-		decide_row(&rows[i]);
+		measure_row_decide(&rows[i]);
 		counts[rows[i].call]++;
 	}
 	rc = counts[STATS_SLOWER] ? BG_EXIT_FAIL : BG_EXIT_OK;
@@ -561,32 +364,32 @@ int cli_results_compare(cli_ctx *ctx, const cli_args *args, const cli_compare_op
 			print_json_row(&rows[i]);
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "summary", "compare");
-		cJSON_AddStringToObject(j, "before", s[BEFORE].path);
-		cJSON_AddStringToObject(j, "after", s[AFTER].path);
-		cJSON_AddStringToObject(j, "before_select", s[BEFORE].sel_text);
-		cJSON_AddStringToObject(j, "after_select", s[AFTER].sel_text);
+		cJSON_AddStringToObject(j, "before", s[MEASURE_BEFORE].path);
+		cJSON_AddStringToObject(j, "after", s[MEASURE_AFTER].path);
+		cJSON_AddStringToObject(j, "before_select", sel_text[MEASURE_BEFORE]);
+		cJSON_AddStringToObject(j, "after_select", sel_text[MEASURE_AFTER]);
 		add_str_or_null(j, "paired_on_all_but", pr.skip);
 		cJSON_AddNumberToObject(j, "points", (double)n_rows);
-		for (int k = 0; k < N_CALLS; k++)
-			cJSON_AddNumberToObject(j, call_key(k), (double)counts[k]);
-		cJSON_AddNumberToObject(j, "skipped_before", (double)s[BEFORE].skipped);
-		cJSON_AddNumberToObject(j, "skipped_after", (double)s[AFTER].skipped);
+		for (int k = 0; k < MEASURE_N_CALLS; k++)
+			cJSON_AddNumberToObject(j, measure_row_call_key(k), (double)counts[k]);
+		cJSON_AddNumberToObject(j, "skipped_before", (double)s[MEASURE_BEFORE].skipped);
+		cJSON_AddNumberToObject(j, "skipped_after", (double)s[MEASURE_AFTER].skipped);
 		cJSON_AddNumberToObject(j, "exit", rc);
 		cli_print_json(j);
 		cJSON_Delete(j);
 	} else {
-		print_table(rows, n_rows, s, &pr);
+		print_table(rows, n_rows, s, (const char *const *)sel_text, &pr);
 		cli_printf(stdout,
 			   "%zu point%s: %zu same, %zu faster, %zu slower, %zu ambiguous, %zu only "
 			   "in before, %zu only in after",
 			   n_rows, n_rows == 1 ? "" : "s", counts[STATS_SAME], counts[STATS_FASTER],
-			   counts[STATS_SLOWER], counts[STATS_AMBIGUOUS], counts[ONLY_BEFORE],
-			   counts[ONLY_AFTER]);
-		if (s[BEFORE].skipped + s[AFTER].skipped)
+			   counts[STATS_SLOWER], counts[STATS_AMBIGUOUS],
+			   counts[MEASURE_ONLY_BEFORE], counts[MEASURE_ONLY_AFTER]);
+		if (s[MEASURE_BEFORE].skipped + s[MEASURE_AFTER].skipped)
 			cli_printf(stdout,
 				   " (records without a slowCTA sample skipped: %zu before, %zu "
 				   "after; INVALID and TIMEOUT_HANG never count)",
-				   s[BEFORE].skipped, s[AFTER].skipped);
+				   s[MEASURE_BEFORE].skipped, s[MEASURE_AFTER].skipped);
 		cli_printf(stdout,
 			   "\n~: not decided (the 90%% interval holds 0%%, or the change is "
 			   "under 1%%)\n");
@@ -601,10 +404,10 @@ out:
 	free(rows);
 	for (int k = 0; k < 2; k++) {
 		results_selector_release(&s[k].sel);
-		free(s[k].sel_text);
+		free(sel_text[k]);
 		results_points_release(&s[k].pts);
 	}
-	pairing_release(&pr);
+	measure_pairing_release(&pr);
 	free(store);
 	return rc;
 }

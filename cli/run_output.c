@@ -50,16 +50,16 @@ const char *run_point_label(const run_point *p)
 /* Where the number came from: "CPU twin, 8 workers on 2 cpus, oversubscribed". */
 static void point_source(const run_point *p, char *buf, size_t n)
 {
-	bool cpu = strcmp(p->device, "cpu") == 0;
-	int w = p->workers >= 0 ? p->workers : p->count;
+	bool cpu = strcmp(p->t.device, "cpu") == 0;
+	int w = p->t.workers >= 0 ? p->t.workers : p->count;
 	char dev[160];
-	device_label(p->device, p->device_name, dev, sizeof(dev));
+	device_label(p->t.device, p->t.device_name, dev, sizeof(dev));
 	int len = snprintf(buf, n, "%s", dev[0] ? dev : "device not reported");
 	if (w >= 0 && len >= 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, ", %d worker%s", w, w == 1 ? "" : "s");
-	if (cpu && p->cpus > 0 && len >= 0 && (size_t)len < n)
-		snprintf(buf + len, n - (size_t)len, " on %d cpu%s%s", p->cpus,
-			 p->cpus == 1 ? "" : "s", w > p->cpus ? ", oversubscribed" : "");
+	if (cpu && p->t.cpus > 0 && len >= 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, " on %d cpu%s%s", p->t.cpus,
+			 p->t.cpus == 1 ? "" : "s", w > p->t.cpus ? ", oversubscribed" : "");
 }
 
 static void add_stat(cJSON *o, const char *key, const double *x, size_t n)
@@ -99,12 +99,12 @@ void run_out_point(const run_point *p, int repeat, const char *run_id)
 		cJSON_AddStringToObject(o, "box", ga->box->name);
 		cJSON_AddStringToObject(o, "event", "point");
 		cJSON_AddStringToObject(o, "run_id", run_id);
-		int w = p->workers >= 0 ? p->workers : p->count;
+		int w = p->t.workers >= 0 ? p->t.workers : p->count;
 		if (w >= 0)
 			cJSON_AddNumberToObject(o, "num_workers", w);
 		else
 			cJSON_AddNullToObject(o, "num_workers");
-		cJSON_AddNumberToObject(o, "n", p->runs);
+		cJSON_AddNumberToObject(o, "n", p->t.runs);
 		cJSON_AddNumberToObject(o, "repeat", repeat);
 		cJSON_AddNumberToObject(o, "n_results", (double)p->m.n_res);
 		cJSON_AddStringToObject(o, "verdict", run_point_label(p));
@@ -121,7 +121,7 @@ void run_out_point(const run_point *p, int repeat, const char *run_id)
 			cJSON_AddItemToObject(o, "decision", measure_decision_json(&p->m.dec));
 		else
 			cJSON_AddNullToObject(o, "decision");
-		cJSON_AddNumberToObject(o, "exit", p->code);
+		cJSON_AddNumberToObject(o, "exit", p->t.code);
 		if (p->m.n_res) {
 			add_stat(o, "slowCTA_us", p->m.slow, p->m.n_res);
 			add_stat(o, "wall_us", p->m.wall, p->m.n_res);
@@ -131,16 +131,16 @@ void run_out_point(const run_point *p, int repeat, const char *run_id)
 			add_stat(o, "ratio", p->m.ratio, p->m.n_ratio);
 		if (p->m.bar > 0)
 			cJSON_AddNumberToObject(o, "bar", p->m.bar);
-		if (p->device[0])
-			cJSON_AddStringToObject(o, "device", p->device);
+		if (p->t.device[0])
+			cJSON_AddStringToObject(o, "device", p->t.device);
 		else
 			cJSON_AddNullToObject(o, "device");
-		if (p->device_name[0])
-			cJSON_AddStringToObject(o, "device_name", p->device_name);
+		if (p->t.device_name[0])
+			cJSON_AddStringToObject(o, "device_name", p->t.device_name);
 		else
 			cJSON_AddNullToObject(o, "device_name");
-		if (p->cpus >= 0)
-			cJSON_AddNumberToObject(o, "cpus", p->cpus);
+		if (p->t.cpus >= 0)
+			cJSON_AddNumberToObject(o, "cpus", p->t.cpus);
 		cJSON_AddBoolToObject(o, "oversubscribed", oversub);
 		cJSON_AddStringToObject(o, "source", src);
 		if (p->m.apart || p->m.n_base) {
@@ -162,13 +162,13 @@ void run_out_point(const run_point *p, int repeat, const char *run_id)
 	bool color = cli_color(stdout);
 	const char *col = "", *end = color ? "\033[0m" : "";
 	if (color)
-		col = p->code == 0 ? "\033[1;32m" : "\033[1;31m";
-	if (!p->m.n_res || p->bad) {
+		col = p->t.code == 0 ? "\033[1;32m" : "\033[1;31m";
+	if (!p->m.n_res || p->t.bad) {
 		cli_printf(stdout,
 			   "%s%s%s  over %d of %d runs: not every run was judged "
 			   "(no verdict on the medians)  -- %s\n",
-			   col, run_point_label(p), end, p->runs, p->m.apart ? 2 * repeat : repeat,
-			   src);
+			   col, run_point_label(p), end, p->t.runs,
+			   p->m.apart ? 2 * repeat : repeat, src);
 		if (p->m.apart)
 			cli_printf(stdout, "  %s\n", measured_path(p, path, sizeof(path)));
 		return;
@@ -243,7 +243,7 @@ void run_out_sweep(const run_point *pts, size_t n)
 		    "verdict");
 	for (size_t i = 0; i < n; i++) {
 		const run_point *p = &pts[i];
-		if (!p->runs)
+		if (!p->t.runs)
 			continue;
 		char slow[32] = "-", cv[32] = "-", ratio[32] = "-";
 		if (p->m.n_res) {
@@ -434,17 +434,17 @@ int run_export(const char *cmd, const run_point *pts, size_t n, const char *run_
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		const run_point *p = &pts[i];
-		if (!p->judged)
+		if (!p->t.judged)
 			continue;
 		point_source(p, src[k], sizeof(src[k]));
 		rows[k] = (measure_row){
 			.m = &p->m,
-			.num_workers = p->workers >= 0 ? p->workers : p->count,
+			.num_workers = p->t.workers >= 0 ? p->t.workers : p->count,
 			.verdict = run_point_label(p),
-			.runs = p->runs,
+			.runs = p->t.runs,
 			.warmup = p->warm,
 			.source = src[k],
-			.exit_code = p->code,
+			.exit_code = p->t.code,
 		};
 		k++;
 	}

@@ -20,18 +20,10 @@ typedef struct run_point {
 	gate_args ga;
 	bool parsed;
 	char *cmdline;
-	int count;                /* the sweep's count, -1 without a sweep */
-	measure_point m;          /* the judged invocations' numbers and the judgement */
-	int runs;                 /* invocations finished, warm-ups left out */
-	int warm;                 /* warm-up invocations finished */
-	int bad;                  /* the merged exit of the others, 0 when none */
-	gate_verdict bad_verdict; /* the first INVALID or TIMEOUT_HANG among them */
-	bool record_failed;
-	bool judged;          /* m holds the point's judgement */
-	char device[16];      /* the result's "device", "" when none */
-	char device_name[96]; /* the result's "device_name", "" when none */
-	int cpus, workers;    /* the result's "cpus" and "num_workers", -1 when absent */
-	int code;
+	int count;       /* the sweep's count, -1 without a sweep */
+	measure_point m; /* the judged invocations' numbers and the judgement */
+	measure_tally t; /* what else they said, and the point's exit code */
+	int warm;        /* warm-up invocations finished */
 	/* Baseline and candidate apart (m.apart): the gate's first result had no
 	 * baseline side and no stated ratio, so each candidate invocation (C) is
 	 * followed by one of the user's arguments plus --baseline (B) on the same slot. */

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "gate/client/result.h"
 #include "measure/decide.h"
+#include "results/points.h"
 
 /* The smallest change called faster or slower: a decided change below it is
  * "same" (as the Mann-Whitney rule of results/stats.h has it). */
@@ -84,4 +86,26 @@ int results_point_decide(const double *r, size_t n, double bar, results_point_de
 	out->leans_above = d.lean >= 0 && out->estimate >= bar;
 	out->more = d.call == MEASURE_NOISY ? d.more : 0;
 	return 0;
+}
+
+void results_point_view_of(const results_point *p, results_point_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->bar = isfinite(p->bar) ? p->bar : GATE_DEFAULT_BAR;
+	v->d.estimate = v->d.lo = v->d.hi = NAN;
+	const char *cand = p->fields[RESULTS_F_CANDIDATE].value;
+	if (p->hang)
+		v->verdict = "TIMEOUT_HANG";
+	else if (!p->n || p->n_bad)
+		v->verdict = "INVALID";
+	else if (strcmp(cand, "baseline") == 0)
+		v->verdict = "baseline";
+	else if (p->n_ratio && results_point_decide(p->ratio, p->n_ratio, v->bar, &v->d) == 0) {
+		v->have_d = true;
+		v->verdict = results_point_call_name(v->d.call);
+		v->noisy = v->d.call == RESULTS_POINT_NOISY;
+		v->leans_above = v->d.leans_above;
+	} else {
+		v->verdict = "-";
+	}
 }

@@ -29,6 +29,8 @@
 
 #include "results/stats.h"
 
+struct results_point;
+
 typedef struct results_delta {
 	double ratio;  /* median(after) / median(before) */
 	double lo, hi; /* the interval of after/before, NAN when the samples are too few */
@@ -66,5 +68,19 @@ const char *results_point_call_name(results_point_call c);
 /* Ratios baseline/candidate r[0..n) (each above 0 and finite) against `bar`.
  * Returns 0, or BG_EUSAGE for n == 0 or a value that is not. */
 int results_point_decide(const double *r, size_t n, double bar, results_point_decision *out);
+
+/* What results show --by point says of a point of records. */
+typedef struct results_point_view {
+	const char *verdict; /* static: TIMEOUT_HANG, INVALID, baseline, a call's name, "-" */
+	bool leans_above, noisy;
+	results_point_decision d; /* when have_d */
+	bool have_d;
+	double bar; /* the point's bar, else the gate's default */
+} results_point_view;
+
+/* A hang anywhere makes the point TIMEOUT_HANG; a record without a sample
+ * INVALID; the baseline's own point "baseline"; else the ratios decided
+ * against the bar, "-" when it has none. */
+void results_point_view_of(const struct results_point *p, results_point_view *v);
 
 #endif

@@ -1,8 +1,12 @@
 /* One point of repeated invocations and its judgement (measure/point.h). */
 #include "measure/point.h"
 
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "base/exit.h"
 #include "results/stats.h"
 
 double measure_cv_pct(const double *x, size_t n)
@@ -109,4 +113,53 @@ void measure_point_judge(measure_point *p, double bar)
 	p->verdict = pass && !p->sloughed ? VERDICT_PASS_GATE : VERDICT_BELOW_BAR;
 	if (p->strict_noise && (p->cv_warn || p->cv_warn_b))
 		p->noisy = true;
+}
+
+static void copy_str(char *dst, size_t n, const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (cJSON_IsString(v))
+		snprintf(dst, n, "%s", v->valuestring);
+}
+
+static int int_of(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e9 ||
+	    v->valuedouble != floor(v->valuedouble))
+		return -1;
+	return (int)v->valuedouble;
+}
+
+void measure_tally_note(measure_tally *t, measure_point *m, int code, gate_verdict v,
+			const gate_result *last, bool baseline)
+{
+	t->runs++;
+	if (!baseline && last && last->json) {
+		t->device[0] = t->device_name[0] = '\0';
+		copy_str(t->device, sizeof(t->device), last->json, "device");
+		copy_str(t->device_name, sizeof(t->device_name), last->json, "device_name");
+		t->cpus = int_of(last->json, "cpus");
+		t->workers = int_of(last->json, "num_workers");
+	}
+	if (measure_point_add(m, v, last, baseline))
+		return;
+	t->bad = bg_exit_merge(t->bad, code ? code : BG_EXIT_FAIL);
+	if (t->bad_verdict == VERDICT_NONE && (v == VERDICT_INVALID || v == VERDICT_TIMEOUT_HANG))
+		t->bad_verdict = v;
+}
+
+void measure_tally_judge(measure_tally *t, measure_point *m, double bar)
+{
+	if (t->bad || !m->n_res) {
+		m->verdict = t->bad_verdict;
+		m->noisy = false;
+		t->code = t->bad ? t->bad : BG_EXIT_FAIL;
+	} else {
+		measure_point_judge(m, bar);
+		t->code = m->noisy ? BG_EXIT_FAIL : gate_verdict_exit_code(m->verdict);
+	}
+	if (t->record_failed)
+		t->code = bg_exit_merge(t->code, BG_EXIT_FAIL);
+	t->judged = true;
 }

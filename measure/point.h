@@ -71,6 +71,33 @@ size_t measure_point_pairs(const measure_point *p);
 /* Judges the point; `bar` the user's (0: the result's, else GATE_DEFAULT_BAR). */
 void measure_point_judge(measure_point *p, double bar);
 
+/* What the invocations of one point (run, validate) said beside their
+ * numbers, and the point's exit code once judged. */
+typedef struct measure_tally {
+	int runs;                 /* invocations finished, warm-ups left out */
+	int bad;                  /* the merged exit of the failed ones, 0 when none */
+	gate_verdict bad_verdict; /* the first INVALID or TIMEOUT_HANG among them */
+	bool record_failed;       /* a record of the point was not kept */
+	bool judged;              /* the point's measure_point holds its judgement */
+	char device[16];          /* the last result's "device", "" when none */
+	char device_name[96];     /* the last result's "device_name", "" when none */
+	int cpus, workers;        /* its "cpus" and "num_workers", -1 when absent */
+	int code;                 /* the point's exit code (measure_tally_judge) */
+} measure_tally;
+
+/* Keeps what one judged invocation of the point says: `code` its exit code,
+ * `v` its verdict, `last` its last result line (NULL: none), `baseline` an
+ * apart baseline run. The numbers go to m (measure_point_add); one that gives
+ * none counts as failed. */
+void measure_tally_note(measure_tally *t, measure_point *m, int code, gate_verdict v,
+			const gate_result *last, bool baseline);
+
+/* Judges the point against `bar` (as measure_point_judge), unless an
+ * invocation failed or none gave a sample (then its failure is the verdict),
+ * and sets t->code: a failure's exit, NOISY's 1, else the verdict's; a record
+ * not kept makes it at least 1. */
+void measure_tally_judge(measure_tally *t, measure_point *m, double bar);
+
 /* The slowCTA CV of x[0..n) in percent. */
 double measure_cv_pct(const double *x, size_t n);
 

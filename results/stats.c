@@ -26,26 +26,26 @@ double stats_median(const double *x, size_t n)
 	return m;
 }
 
-double stats_min(const double *x, size_t n)
+/* The least of x[0..n) (sign 1) or the greatest (sign -1); NAN for none. */
+static double extreme(const double *x, size_t n, double sign)
 {
 	if (n == 0)
 		return NAN;
 	double m = x[0];
 	for (size_t i = 1; i < n; i++)
-		if (x[i] < m)
+		if (sign * x[i] < sign * m)
 			m = x[i];
 	return m;
 }
 
+double stats_min(const double *x, size_t n)
+{
+	return extreme(x, n, 1);
+}
+
 double stats_max(const double *x, size_t n)
 {
-	if (n == 0)
-		return NAN;
-	double m = x[0];
-	for (size_t i = 1; i < n; i++)
-		if (x[i] > m)
-			m = x[i];
-	return m;
+	return extreme(x, n, -1);
 }
 
 double stats_mean(const double *x, size_t n)

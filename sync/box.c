@@ -156,6 +156,22 @@ int sync_push_commit(sync_box *b)
 	return b->rc;
 }
 
+bool sync_box_failed(const sync_box *b)
+{
+	bool bad = b->rc < 0;
+	for (size_t k = 0; !bad && k < b->plan->n; k++)
+		bad = sync_state_failed(b->files[k].state);
+	return bad;
+}
+
+bool sync_boxes_all_ok(const sync_box *boxes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (sync_box_failed(&boxes[i]))
+			return false;
+	return true;
+}
+
 void sync_push_abort(sync_box *b)
 {
 	for (size_t i = 0; i < b->plan->n; i++) {

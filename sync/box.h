@@ -235,6 +235,10 @@ int sync_push_box(sync_box *b);
 int sync_push_commit(sync_box *b);
 /* ... or remove their temporary files (state NOT_APPLIED). */
 void sync_push_abort(sync_box *b);
+/* Whether box b failed: its connection or a file of its plan. All-or-nothing
+ * commits only when no box of boxes[0..n) did. */
+bool sync_box_failed(const sync_box *b);
+bool sync_boxes_all_ok(const sync_box *boxes, size_t n);
 /* Status: compare each target with the local file. A plan without items
  * scans the box's repo for targets with a .bak or a temporary file beside
  * them (b->plan then points to the box's own plan). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/exit.h"
 #include "base/lines.h"
 #include "base/quote.h"
 #include "base/strbuf.h"
@@ -72,4 +73,26 @@ int sync_local_check(const char *python, const sync_plan *p, const sync_item *it
 	*rc_out = code;
 	*output = strbuf_detach(&out);
 	return 0;
+}
+
+int sync_local_checks(const char *python, const sync_plan *p, const sync_local_checks_cb *cb)
+{
+	int code = BG_EXIT_OK;
+	for (size_t i = 0; i < p->n; i++) {
+		const sync_item *it = &p->items[i];
+		bool ran = false;
+		int rc = 0;
+		char *out = NULL;
+		bg_err err = {0};
+		if (sync_local_check(python, p, it, &ran, &rc, &out, &err) < 0) {
+			cb->could_not_run(cb->ctx, it, err.msg);
+			continue;
+		}
+		if (ran && rc != 0) {
+			cb->refused(cb->ctx, it, rc, out ? out : "");
+			code = BG_EXIT_VERIFY;
+		}
+		free(out);
+	}
+	return code;
 }

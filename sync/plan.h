@@ -98,4 +98,18 @@ char *sync_verifier_command(const char *tmpl, const char *file, const char *pyth
 int sync_local_check(const char *python, const sync_plan *p, const sync_item *it, bool *ran,
 		     int *rc, char **output, bg_err *err);
 
+/* What the local checks of a whole plan tell their caller. */
+typedef struct sync_local_checks_cb {
+	/* The item's check could not run (the box decides alone). */
+	void (*could_not_run)(void *ctx, const sync_item *it, const char *why);
+	/* The item's check refused it: its exit status and output. */
+	void (*refused)(void *ctx, const sync_item *it, int rc, const char *output);
+	void *ctx;
+} sync_local_checks_cb;
+
+/* Runs sync_local_check on every item of plan p, in order. Returns 0 when
+ * all passed or none could run, BG_EXIT_VERIFY (base/exit.h) when one
+ * refused: no box may then be touched. */
+int sync_local_checks(const char *python, const sync_plan *p, const sync_local_checks_cb *cb);
+
 #endif

@@ -1,5 +1,6 @@
 /* The gate process: started in its own session, its output forwarded. */
-#include "gate/agent/agent.h"
+#include "gate/agent/child.h"
+#include "gate/agent/slots.h"
 
 static void child_exec(struct run *r, int outw, int errw) __attribute__((noreturn));
 static void child_exec(struct run *r, int outw, int errw)

@@ -1,6 +1,7 @@
 /* Exclusivity: no foreign compute process on the slot's GPUs before the
  * gate starts, none of ours after it is stopped. */
-#include "gate/agent/agent.h"
+#include "gate/agent/child.h"
+#include "gate/agent/slots.h"
 
 static void invalid_no_gpu(struct run *r, const char *detail)
 {

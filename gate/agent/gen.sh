@@ -2,13 +2,15 @@
 # Joins boxgate-agent's parts into the one C file that is built here, shipped
 # to a box and compiled there: the protocol header, the base/ files the agent
 # uses, then gate/agent/*. Local includes become comments (their files come
-# earlier in the list) and #line directives keep compiler errors pointing at
+# earlier in the list: the agent's headers before its parts, each after those it
+# includes) and #line directives keep compiler errors pointing at
 # the real files. Usage: gen.sh > boxgate-agent.c, or gen.sh --list.
 set -eu
 cd "$(dirname "$0")/../.."
 PARTS="gate/agent_proto.h
 base/xmalloc.h base/strbuf.h base/timer.h base/lines.h base/parse.h base/quote.h
-gate/agent/agent.h
+gate/agent/agent.h gate/agent/output.h gate/agent/options.h gate/agent/nvml.h gate/agent/run.h
+gate/agent/watchdog.h gate/agent/child.h gate/agent/slots.h gate/agent/serve.h
 base/xmalloc.c base/strbuf.c base/timer.c base/lines.c base/parse.c base/quote.c
 gate/agent/main.c gate/agent/output.c gate/agent/options.c gate/agent/nvml.c
 gate/agent/proctree.c gate/agent/lock.c gate/agent/slots.c gate/agent/queue.c gate/agent/exclusive.c gate/agent/heartbeat.c

@@ -1,5 +1,5 @@
 /* The client on stdin: the nonce line, heartbeats and the kill word. */
-#include "gate/agent/agent.h"
+#include "gate/agent/watchdog.h"
 
 /* Longer stdin lines are not the protocol: they still count as a heartbeat. */
 #define STDIN_LINE_MAX 1024

@@ -1,6 +1,8 @@
 /* The slot lock: one flock'ed file per GPU, all or none, with a holder
  * record that a refused run names. */
-#include "gate/agent/agent.h"
+#include "gate/agent/options.h"
+#include "gate/agent/watchdog.h"
+#include "gate/agent/slots.h"
 
 static void iso_now(char *out, size_t n)
 {

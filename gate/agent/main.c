@@ -153,7 +153,10 @@
  * files it needs, joined by gate/agent/gen.sh into the one C file that is shipped to a box
  * and compiled there (cc -std=c11 -D_GNU_SOURCE ... -ldl -lm).
  */
-#include "gate/agent/agent.h"
+#include "gate/agent/watchdog.h"
+#include "gate/agent/child.h"
+#include "gate/agent/slots.h"
+#include "gate/agent/serve.h"
 
 static int cmd_version(void)
 {

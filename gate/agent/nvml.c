@@ -1,6 +1,8 @@
 /* NVML, opened at run time with dlopen: the GPUs and their compute
  * processes, and the gpus and procs commands. */
-#include "gate/agent/agent.h"
+#include "gate/agent/output.h"
+#include "gate/agent/options.h"
+#include "gate/agent/nvml.h"
 
 static const char *nvml_err(struct nvml *nv, nvml_ret r)
 {

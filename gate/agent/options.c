@@ -1,5 +1,6 @@
 /* The agent's command line: seconds, GPU lists and the options of run. */
-#include "gate/agent/agent.h"
+#include "gate/agent/options.h"
+#include "gate/agent/slots.h"
 
 /* Seconds ("2", "0.5") to milliseconds; -1 when not a non-negative number.
  * Not bg_parse_seconds: the agent takes fractions (--lock-wait 0.3). */

@@ -1,6 +1,6 @@
 /* The agent's stdout and stderr: queued, written whole lines at a time
  * without ever blocking, framed with the run's nonce, and the last line. */
-#include "gate/agent/agent.h"
+#include "gate/agent/output.h"
 
 struct outq g_out[2] = {{.fd = 1}, {.fd = 2}};
 int g_output_gone;
@@ -65,20 +65,28 @@ void out_line(struct outq *o, const char *line, size_t n)
 		out_add(o, "\n", 1);
 }
 
+size_t msg_vformat(char *buf, size_t size, const char *prefix, const char *fmt, va_list ap)
+{
+	int k = snprintf(buf, size, "%s", prefix);
+	if (k < 0)
+		k = 0;
+	if ((size_t)k > size - 2)
+		k = (int)(size - 2);
+	int n = vsnprintf(buf + k, size - (size_t)k - 1, fmt, ap);
+	size_t len = (size_t)k + (n > 0 ? (size_t)n : 0);
+	if (len > size - 2)
+		len = size - 2;
+	buf[len++] = '\n';
+	return len;
+}
+
 void msg(const char *fmt, ...)
 {
 	char tmp[2048];
-	int k = snprintf(tmp, sizeof tmp, "boxgate-agent: ");
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(tmp + k, sizeof tmp - (size_t)k - 1, fmt, ap);
+	size_t len = msg_vformat(tmp, sizeof tmp, "boxgate-agent: ", fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		n = 0;
-	size_t len = (size_t)k + (size_t)n;
-	if (len > sizeof tmp - 2)
-		len = sizeof tmp - 2;
-	tmp[len++] = '\n';
 	out_line(&g_out[1], tmp, len);
 }
 

@@ -1,5 +1,5 @@
 /* The gate's process tree as /proc shows it: found, signalled and reaped. */
-#include "gate/agent/agent.h"
+#include "gate/agent/child.h"
 
 struct pent {
 	pid_t pid, ppid, sid;

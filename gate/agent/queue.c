@@ -6,7 +6,9 @@
  * numbered from a counter under its own flock and appears under its final name
  * already locked (made as a temporary name, locked, renamed), so a ticket whose lock
  * can be taken belongs to a dead waiter: whoever finds one removes it. */
-#include "gate/agent/agent.h"
+#include "gate/agent/options.h"
+#include "gate/agent/slots.h"
+#include "gate/agent/serve.h"
 
 #define QUEUE_POLL_MS 50
 
@@ -164,29 +166,46 @@ static void check_name(const char *cmd, const char *name)
 		usage_fail("%s needs --name NAME ([A-Za-z0-9._-]+)", cmd);
 }
 
-int cmd_queue(int argc, char **argv)
+/* The words of queue and queue-list: --name and --lock-dir for both, --tag
+ * and --heartbeat for queue (with_ticket). The line's directory into dir. */
+struct queue_opts {
+	const char *name, *lock_dir, *tag;
+	long long hb_ms;
+};
+
+static void queue_opts(const char *cmd, int argc, char **argv, bool with_ticket,
+		       struct queue_opts *o, char *dir, size_t dir_n)
 {
-	const char *name = NULL, *lock_dir = NULL, *tag = NULL;
-	long long hb_ms = 15000;
+	*o = (struct queue_opts){.hb_ms = 15000};
 	for (int i = 0; i < argc; i++) {
 		const char *v;
 		if ((v = opt_value(argc, argv, &i, AGENT_OPT_NAME)))
-			name = v;
+			o->name = v;
 		else if ((v = opt_value(argc, argv, &i, AGENT_OPT_LOCK_DIR)))
-			lock_dir = v;
-		else if ((v = opt_value(argc, argv, &i, AGENT_OPT_TAG)))
-			tag = v;
-		else if ((v = opt_value(argc, argv, &i, AGENT_OPT_HEARTBEAT))) {
-			hb_ms = parse_secs(v);
-			if (hb_ms < 0)
-				usage_fail("queue: bad --heartbeat '%s'", v);
+			o->lock_dir = v;
+		else if (with_ticket && (v = opt_value(argc, argv, &i, AGENT_OPT_TAG)))
+			o->tag = v;
+		else if (with_ticket && (v = opt_value(argc, argv, &i, AGENT_OPT_HEARTBEAT))) {
+			o->hb_ms = parse_secs(v);
+			if (o->hb_ms < 0)
+				usage_fail("%s: bad --heartbeat '%s'", cmd, v);
 		} else
-			usage_fail("queue: unknown argument '%s'", argv[i]);
+			usage_fail("%s: unknown argument '%s'", cmd, argv[i]);
 	}
-	check_name("queue", name);
+	check_name(cmd, o->name);
+	snprintf(dir, dir_n, "%s/queue-%s", o->lock_dir ? o->lock_dir : agent_default_lock_dir(),
+		 o->name);
+}
+
+int cmd_queue(int argc, char **argv)
+{
+	struct queue_opts o;
+	char dir[PATH_MAX];
+	queue_opts("queue", argc, argv, true, &o, dir, sizeof dir);
+	const char *tag = o.tag;
+	long long hb_ms = o.hb_ms;
 	struct queue q = {.fd = -1, .tag = tag};
-	snprintf(q.dir, sizeof q.dir, "%s/queue-%s", lock_dir ? lock_dir : agent_default_lock_dir(),
-		 name);
+	snprintf(q.dir, sizeof q.dir, "%s", dir);
 	if (agent_mkdir_p(q.dir) < 0) {
 		msg("cannot create queue directory %s: %s", q.dir, strerror(errno));
 		return AGENT_EXIT_SYSERR;
@@ -253,20 +272,9 @@ static void ticket_value(const char *rec, const char *key, char *out, size_t n)
 
 int cmd_queue_list(int argc, char **argv)
 {
-	const char *name = NULL, *lock_dir = NULL;
-	for (int i = 0; i < argc; i++) {
-		const char *v;
-		if ((v = opt_value(argc, argv, &i, AGENT_OPT_NAME)))
-			name = v;
-		else if ((v = opt_value(argc, argv, &i, AGENT_OPT_LOCK_DIR)))
-			lock_dir = v;
-		else
-			usage_fail("queue-list: unknown argument '%s'", argv[i]);
-	}
-	check_name("queue-list", name);
+	struct queue_opts o;
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/queue-%s", lock_dir ? lock_dir : agent_default_lock_dir(),
-		 name);
+	queue_opts("queue-list", argc, argv, false, &o, dir, sizeof dir);
 	DIR *d = opendir(dir);
 	if (!d)
 		return errno == ENOENT ? 0

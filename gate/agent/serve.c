@@ -28,7 +28,9 @@
  * SIGTERM, SIGINT, SIGQUIT or SIGHUP is passed to the job; the serving agent
  * exits once the job has ended. Idle for --idle S seconds (default 300, 0:
  * never), it exits by itself: a client that needs it again starts another. */
-#include "gate/agent/agent.h"
+#include "gate/agent/output.h"
+#include "gate/agent/options.h"
+#include "gate/agent/serve.h"
 
 #define SERVE_LINE_MAX  (512 * 1024)
 #define SERVE_IDLE_MS   300000LL
@@ -81,15 +83,10 @@ static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void note(const char *fmt, ...)
 {
 	char b[512];
-	int k = snprintf(b, sizeof b, "boxgate-agent: serve: ");
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(b + k, sizeof b - (size_t)k - 1, fmt, ap);
+	size_t len = msg_vformat(b, sizeof b, "boxgate-agent: serve: ", fmt, ap);
 	va_end(ap);
-	size_t len = (size_t)k + (n > 0 ? (size_t)n : 0);
-	if (len > sizeof b - 2)
-		len = sizeof b - 2;
-	b[len++] = '\n';
 	put_all(2, b, len);
 }
 

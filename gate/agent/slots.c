@@ -1,7 +1,8 @@
 /* boxgate-agent slots, slot-disable, slot-enable: the box's own view of its slots,
  * read from the same lock files and disable marks that `run` obeys, so everyone who
  * asks a box gets the same answer. */
-#include "gate/agent/agent.h"
+#include "gate/agent/options.h"
+#include "gate/agent/slots.h"
 
 static void slot_name(const int *gpus, int ngpus, int i, char *out, size_t n)
 {

@@ -1,6 +1,9 @@
 /* The watchdog: why the gate stops, the one wait, and the phases from
  * running through stopping and reaping to the verdict. */
-#include "gate/agent/agent.h"
+#include "gate/agent/options.h"
+#include "gate/agent/watchdog.h"
+#include "gate/agent/child.h"
+#include "gate/agent/slots.h"
 
 const char *const why_text[] = {
 	[W_NONE] = "",

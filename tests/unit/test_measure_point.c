@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 #include <string.h>
 
 #include "measure/kernel.h"
@@ -122,6 +123,58 @@ static void slough_and_no_ratio(void **state)
 	assert_false(p.decided);
 }
 
+/* run's bookkeeping beside the numbers: the device a result names, a failed
+ * invocation's exit and verdict, the point's exit code once judged. */
+static void tally(void **state)
+{
+	(void)state;
+	measure_point m;
+	measure_tally t;
+	memset(&m, 0, sizeof(m));
+	memset(&t, 0, sizeof(t));
+	m.max_cv = 2;
+	t.cpus = t.workers = -1;
+	gate_result r = line(100, 130, 100, 100);
+	r.json = cJSON_Parse(
+		"{\"device\":\"cuda\",\"device_name\":\"NVIDIA H200 with a "
+		"name longer than the field that holds it, cut and never "
+		"overrun, whatever the gate may print in it\",\"cpus\":-3,\"num_workers\":64}");
+	assert_non_null(r.json);
+	for (int i = 0; i < 5; i++)
+		measure_tally_note(&t, &m, 0, VERDICT_PASS_GATE, &r, false);
+	assert_int_equal(t.runs, 5);
+	assert_string_equal(t.device, "cuda");
+	assert_int_equal(strlen(t.device_name), sizeof(t.device_name) - 1);
+	assert_int_equal(t.cpus, -1); /* negative: absent */
+	assert_int_equal(t.workers, 64);
+	measure_tally_judge(&t, &m, 0);
+	assert_true(t.judged);
+	assert_int_equal(t.code, 0);
+	assert_int_equal(m.verdict, VERDICT_PASS_GATE);
+	/* a record not kept: at least 1 */
+	t.record_failed = true;
+	measure_tally_judge(&t, &m, 0);
+	assert_int_equal(t.code, 1);
+	t.record_failed = false;
+	/* a hang: no verdict on the point but the hang, its exit the point's */
+	measure_tally_note(&t, &m, 124, VERDICT_TIMEOUT_HANG, NULL, false);
+	measure_tally_note(&t, &m, 125, VERDICT_INVALID, NULL, false);
+	assert_int_equal(t.runs, 7);
+	assert_int_equal(t.bad_verdict, VERDICT_TIMEOUT_HANG);
+	measure_tally_judge(&t, &m, 0);
+	assert_int_equal(m.verdict, VERDICT_TIMEOUT_HANG);
+	assert_false(m.noisy);
+	assert_int_equal(t.code, 125); /* INVALID outranks TIMEOUT (base/exit.h) */
+	cJSON_Delete(r.json);
+	/* no invocation gave a sample: 1, no verdict */
+	memset(&m, 0, sizeof(m));
+	memset(&t, 0, sizeof(t));
+	measure_tally_note(&t, &m, 0, VERDICT_PASS_GATE, NULL, false);
+	measure_tally_judge(&t, &m, 0);
+	assert_int_equal(t.code, 1);
+	assert_int_equal(m.verdict, VERDICT_NONE);
+}
+
 static void gate_kind_and_kernel_path(void **state)
 {
 	(void)state;
@@ -143,11 +196,9 @@ static void gate_kind_and_kernel_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(in_gate_pairs),
-		cmocka_unit_test(two_runs_and_one),
-		cmocka_unit_test(apart_and_cv),
-		cmocka_unit_test(slough_and_no_ratio),
-		cmocka_unit_test(gate_kind_and_kernel_path),
+		cmocka_unit_test(in_gate_pairs), cmocka_unit_test(two_runs_and_one),
+		cmocka_unit_test(apart_and_cv),  cmocka_unit_test(slough_and_no_ratio),
+		cmocka_unit_test(tally),         cmocka_unit_test(gate_kind_and_kernel_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /* results/select (selectors), results/points (grouping and pairing),
- * results/delta (the decision adapter over measure/decide.h) and cli/csv.
+ * results/delta (the decision adapter over measure/decide.h).
  * The intervals were computed independently with Python: every arrangement
  * of the pooled samples enumerated for the Mann-Whitney critical value, every
  * subset for the signed-rank one, and SciPy's mannwhitneyu(method="exact")
@@ -12,7 +12,6 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 
-#include "cli/csv.h"
 #include "measure/delta.h"
 #include "results/points.h"
 #include "results/select.h"
@@ -215,42 +214,6 @@ static void delta(void **state)
 	assert_int_equal(results_point_decide(r, 0, 1.2, &pd), BG_EUSAGE);
 }
 
-static void csv(void **state)
-{
-	(void)state;
-	static const char *const cases[][2] = {
-		{"plain", "plain"},
-		{"=1+1", "'=1+1"},
-		{"+cmd", "'+cmd"},
-		{"-2+3", "'-2+3"},
-		{"@SUM(A1)", "'@SUM(A1)"},
-		{"\tx", "'\tx"},
-		{"-10.5", "-10.5"},
-		{"+1e3", "+1e3"},
-		{"-0x10", "'-0x10"},
-		{"=a,b", "\"'=a,b\""},
-		{"say \"hi\"", "\"say \"\"hi\"\"\""},
-		{"", ""},
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		strbuf b = STRBUF_INIT;
-		cli_csv_field(&b, cases[i][0]);
-		if (strcmp(b.buf ? b.buf : "", cases[i][1]) != 0)
-			fail_msg("[%s] -> [%s], wanted [%s]", cases[i][0], b.buf, cases[i][1]);
-		strbuf_release(&b);
-	}
-	static const struct {
-		double v;
-		const char *want;
-	} nums[] = {{28709.151, "28709.151"},        {0.1, "0.1"},          {64, "64"},
-		    {1.0 / 3, "0.3333333333333333"}, {-2.5e-7, "-2.5e-07"}, {110, "110"},
-		    {1.5e14, "150000000000000"},     {2e20, "2e+20"},       {NAN, ""}};
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		char *t = cli_num_text(nums[i].v);
-		unit_expect_str(t, nums[i].want, "cli_num_text", nums[i].want);
-	}
-}
-
 UNIT_SCRATCH_GROUP("select")
 
 int main(void)
@@ -259,7 +222,6 @@ int main(void)
 		cmocka_unit_test(selectors),
 		cmocka_unit_test(points_and_pairs),
 		cmocka_unit_test(delta),
-		cmocka_unit_test(csv),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

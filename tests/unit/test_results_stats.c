@@ -35,6 +35,14 @@ static void summaries(void **state)
 	assert_near(stats_mean(x, N(x)), 100, 1e-12);
 	assert_near(stats_min(x, N(x)), 98, 0);
 	assert_near(stats_max(x, N(x)), 102, 0);
+	/* negatives, infinities, one value, none (Python's min and max agree) */
+	const double z[] = {-1, -INFINITY, 3, INFINITY, -0.5};
+	assert_true(isinf(stats_min(z, N(z))) && stats_min(z, N(z)) < 0);
+	assert_true(isinf(stats_max(z, N(z))) && stats_max(z, N(z)) > 0);
+	assert_near(stats_min(z, 1), -1, 0);
+	assert_near(stats_max(z + 2, 1), 3, 0);
+	assert_near(stats_max(z, 2), -1, 0);
+	assert_true(isnan(stats_min(z, 0)) && isnan(stats_max(z, 0)));
 	assert_near(stats_cv(x, N(x)), 0.0158113883008419, 1e-12);
 	/* even count: the mean of the middle two; stdev(1,2,3,4) = 1.2909944 over 2.5 */
 	const double y[] = {4, 1, 3, 2};

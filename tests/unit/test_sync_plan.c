@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/exit.h"
 #include "base/path.h"
 #include "base/sha256.h"
 #include "base/xmalloc.h"
@@ -337,6 +338,100 @@ static void test_exit_codes(void **state)
 	assert_false(sync_state_failed(SYNC_UNCHANGED));
 }
 
+/* The local checks of a whole plan: the built-in ones run here (bash -n on
+ * the .sh files), a refusal is BG_EXIT_VERIFY with the verifier's output, an
+ * item without a built-in verifier is passed by. */
+static const char *sh_only(void *ctx, const char *rel, bool *builtin)
+{
+	(void)ctx;
+	size_t n = strlen(rel);
+	*builtin = n > 3 && strcmp(rel + n - 3, ".sh") == 0;
+	return *builtin ? "bash -n {}" : NULL;
+}
+
+struct checks_seen {
+	int refused, could_not;
+	char last[256];
+};
+
+static void seen_refused(void *ctx, const sync_item *it, int rc, const char *out)
+{
+	struct checks_seen *c = ctx;
+	c->refused++;
+	snprintf(c->last, sizeof(c->last), "%s %d %s", it->rel, rc, out);
+}
+
+static void seen_could_not(void *ctx, const sync_item *it, const char *why)
+{
+	(void)it;
+	(void)why;
+	((struct checks_seen *)ctx)->could_not++;
+}
+
+static void test_local_checks(void **state)
+{
+	(void)state;
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/good.sh", root);
+	write_file(p, "echo ok\n", 0644);
+	snprintf(p, sizeof(p), "%s/bad.sh", root);
+	write_file(p, "if then fi (\n", 0644);
+	snprintf(p, sizeof(p), "%s/it's bad;.sh", root);
+	write_file(p, "done\n", 0644);
+	char cwd[PATH_MAX];
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(root), 0);
+	sync_plan pl;
+	bg_err err = {0};
+	assert_int_equal(sync_plan_init(&pl, root, &err), 0);
+	assert_int_equal(sync_plan_add(&pl, "good.sh", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_int_equal(sync_plan_add(&pl, "scripts/a.py", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_int_equal(sync_plan_finish(&pl, sh_only, NULL, &err), 0);
+	struct checks_seen seen = {0};
+	sync_local_checks_cb cb = {seen_could_not, seen_refused, &seen};
+	assert_int_equal(sync_local_checks(NULL, &pl, &cb), 0);
+	assert_int_equal(seen.refused + seen.could_not, 0);
+	sync_plan_release(&pl);
+
+	assert_int_equal(sync_plan_init(&pl, root, &err), 0);
+	assert_int_equal(sync_plan_add(&pl, "good.sh", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_int_equal(sync_plan_add(&pl, "bad.sh", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_int_equal(sync_plan_add(&pl, "it's bad;.sh", SYNC_ADD_NEED_LOCAL, &err), 0);
+	assert_int_equal(sync_plan_finish(&pl, sh_only, NULL, &err), 0);
+	assert_int_equal(sync_local_checks(NULL, &pl, &cb), BG_EXIT_VERIFY);
+	assert_int_equal(seen.refused, 2);
+	assert_non_null(strstr(seen.last, "it's bad;.sh 2 "));
+	sync_plan_release(&pl);
+	assert_int_equal(chdir(cwd), 0);
+}
+
+/* All-or-nothing commits only when no box failed: its connection or a file. */
+static void test_boxes_all_ok(void **state)
+{
+	(void)state;
+	sync_plan pl = {.n = 2};
+	sync_file f[3][2] = {{{.state = SYNC_UPDATED}, {.state = SYNC_UNCHANGED}},
+			     {{.state = SYNC_UPDATED}, {.state = SYNC_VERIFY_FAILED}},
+			     {{.state = SYNC_UPDATED}, {.state = SYNC_UPDATED}}};
+	sync_box b[3];
+	memset(b, 0, sizeof(b));
+	for (int i = 0; i < 3; i++) {
+		b[i].plan = &pl;
+		b[i].files = f[i];
+	}
+	assert_false(sync_box_failed(&b[0]));
+	assert_true(sync_box_failed(&b[1]));
+	assert_true(sync_boxes_all_ok(b, 1));
+	assert_false(sync_boxes_all_ok(b, 2));
+	assert_true(sync_boxes_all_ok(b, 0));
+	b[2].rc = BG_ECONNECT; /* not reached: failed, whatever its files say */
+	assert_true(sync_box_failed(&b[2]));
+	b[1] = b[0];
+	assert_false(sync_boxes_all_ok(b, 3));
+	b[2].rc = 0;
+	assert_true(sync_boxes_all_ok(b, 3));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_plan_paths),       cmocka_unit_test(test_plan_add_rel),
 		cmocka_unit_test(test_verifier_command), cmocka_unit_test(test_display),
 		cmocka_unit_test(test_exit_codes),       cmocka_unit_test(test_pull_temp_names),
+		cmocka_unit_test(test_local_checks),     cmocka_unit_test(test_boxes_all_ok),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,7 @@
 /* CSV as boxgate writes it (results export, results compare --csv): RFC 4180
  * fields, formula cells neutralised, numbers in their shortest exact form. */
-#ifndef BG_CLI_CSV_H
-#define BG_CLI_CSV_H
+#ifndef BG_BASE_CSV_H
+#define BG_BASE_CSV_H
 
 #include "base/strbuf.h"
 
@@ -9,10 +9,10 @@
  * break (quotes doubled). A field a spreadsheet would run as a formula (one
  * starting with '=', '+', '-', '@', a tab or a carriage return, unless the
  * whole field is a number) gets a leading "'" (OWASP's CSV injection advice). */
-void cli_csv_field(strbuf *b, const char *s);
+void bg_csv_field(strbuf *b, const char *s);
 
 /* The shortest decimal text that reads back as exactly `v` (%.1g to %.17g, as
  * Python's repr: 28709.151, not 28709.151000000002); "" when not finite. Owned. */
-char *cli_num_text(double v);
+char *bg_num_text(double v);
 
 #endif

@@ -1,5 +1,5 @@
-/* CSV fields and number text (cli/csv.h). */
-#include "cli/csv.h"
+/* CSV fields and number text (base/csv.h). */
+#include "base/csv.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -18,7 +18,7 @@ static bool is_number(const char *s)
 	return end && !*end && isfinite(v) && !strchr(s, 'x') && !strchr(s, 'X');
 }
 
-void cli_csv_field(strbuf *b, const char *s)
+void bg_csv_field(strbuf *b, const char *s)
 {
 	bool formula = *s && strchr("=+-@\t\r", *s) && !is_number(s);
 	if (!formula && !s[strcspn(s, ",\"\r\n")]) {
@@ -39,7 +39,7 @@ void cli_csv_field(strbuf *b, const char *s)
 		strbuf_addch(b, '"');
 }
 
-char *cli_num_text(double v)
+char *bg_num_text(double v)
 {
 	if (!isfinite(v))
 		return xstrdup("");
