@@ -81,6 +81,21 @@ hosts_up() {
   source "$D/env.sh"
 }
 
+# host_has_proc PATTERN: a process in this test's hosts (D) has PATTERN (an extended
+# regex) in its command line. Never looks wider: tests running beside this one start the
+# same gates with the same arguments, and a match on one of theirs would say this test's
+# gate started (or survived) when it did not.
+host_has_proc() {
+  local n i p
+  n=$(sed -n 's/^N=//p' "$D/state" 2>/dev/null)
+  for i in $(seq 1 "${n:-0}"); do
+    for p in $("$BG_ROOT/tests/hosts/hosts" pids "$D" "$i"); do
+      grep -qaE -- "$1" "/proc/$p/cmdline" 2>/dev/null && return 0
+    done
+  done
+  return 1
+}
+
 # fake_gate_on I...: the fake gate (gates/fake_gate.sh) as repo/gate.sh of test hosts I...
 fake_gate_on() {
   local i

@@ -31,8 +31,8 @@ env --gate-timeout = MPK_GATE_TIMEOUT_S={}
 EOF2
 done
 bg() { "$BOXGATE" --config "$INI" "$@"; }
-# gone PATTERN: no process on this machine has PATTERN in its command line.
-gone() { ! grep -qaE -- "$1" /proc/[0-9]*/cmdline 2>/dev/null; }
+# gone PATTERN: no process in this test's hosts has PATTERN in its command line.
+gone() { ! host_has_proc "$1"; }
 wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep "${3:-0.25}"; done; return 1; }
 # wait_running PATTERN: a process with PATTERN in its command line appears (30 s at most).
 wait_running() { local i; for i in $(seq 1 120); do gone "$1" || return 0; sleep 0.25; done; return 1; }
