@@ -82,8 +82,9 @@ check:
 	@$(RUN_TESTS) $(BUILD)
 
 # The normal build's share of make test: every unit test, the install (t16) and the
-# README's main job on the local box (t70); the integration suite runs under asan.
-SMOKE_TESTS := t16 t70
+# README's main job on the local box (t70, its watchdog t75); the integration suite runs
+# under asan.
+SMOKE_TESTS := t16 t70 t75
 check-smoke:
 	@tests/install-deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all unit-bins
