@@ -92,10 +92,13 @@ check-smoke:
 
 # Every stage runs even when one fails, so one CI run shows every failure.
 TEST_STAGES := check-smoke asan fuzz lint format-check
+# Each stage's wall time is printed as it ends, and all of them at the close.
 test:
 	@tests/install-deps
-	@failed=; for t in $(TEST_STAGES); do echo "==== make $$t"; \
-	  $(MAKE) --no-print-directory $$t || failed="$$failed $$t"; done; \
+	@failed=; times=; for t in $(TEST_STAGES); do echo "==== make $$t"; t0=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$t || failed="$$failed $$t"; \
+	  s=$$(($$(date +%s) - t0)); times="$$times $$t $${s}s"; echo "==== make $$t: $$s s"; done; \
+	echo "make test: stage times:$$times"; \
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi; \
 	echo "make test: $(TEST_STAGES) passed"
 
