@@ -82,8 +82,9 @@ check:
 	@$(RUN_TESTS) $(BUILD)
 
 # The normal build's share of make test: every unit test, the install (t16) and the
-# README's main job on the local box (t70); the integration suite runs under asan.
-SMOKE_TESTS := t16 t70
+# README's main job on the local box (t70, its watchdog t75); the integration suite runs
+# under asan.
+SMOKE_TESTS := t16 t70 t75
 check-smoke:
 	@tests/install-deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all unit-bins
@@ -91,10 +92,13 @@ check-smoke:
 
 # Every stage runs even when one fails, so one CI run shows every failure.
 TEST_STAGES := check-smoke asan fuzz lint format-check
+# Each stage's wall time is printed as it ends, and all of them at the close.
 test:
 	@tests/install-deps
-	@failed=; for t in $(TEST_STAGES); do echo "==== make $$t"; \
-	  $(MAKE) --no-print-directory $$t || failed="$$failed $$t"; done; \
+	@failed=; times=; for t in $(TEST_STAGES); do echo "==== make $$t"; t0=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$t || failed="$$failed $$t"; \
+	  s=$$(($$(date +%s) - t0)); times="$$times $$t $${s}s"; echo "==== make $$t: $$s s"; done; \
+	echo "make test: stage times:$$times"; \
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi; \
 	echo "make test: $(TEST_STAGES) passed"
 

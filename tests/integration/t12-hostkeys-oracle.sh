@@ -203,11 +203,32 @@ prepare() {
     "$W/ssh_config" "$hkc" "$ADDR" "$PORT" "$BG_KEY" "$kh" >"$W/boxgate.ini"
 }
 
+# stall_watch DIR: a run that is still going after 60 s (one takes a second or two) leaves
+# what it was doing in DIR/stall before its 90 s timeout ends it: every process of this
+# test with its state and kernel wait channel, its TCP connections to the host with their
+# timers and retransmits, and the end of host 1's sshd log. Sets WATCHER (kill it after).
+stall_watch() {
+  local dir=$1
+  (
+    trap 'kill "$s" 2>/dev/null; exit 0' TERM
+    sleep 60 & s=$!
+    wait "$s"
+    {
+      echo "still running after 60 s:"
+      ps -o pid,ppid,stat,wchan:32,etimes,args -s "$(ps -o sid= -p $$ | tr -d ' ')" 2>&1 | grep -v ' sleep 60$'
+      echo "tcp to $A:"; ss -tnoip dst "$A" 2>&1
+      echo "h1 sshd.log:"; tail -n 30 "$D/h1/sshd.log" 2>&1
+    } >"$dir/stall" 2>&1
+  ) &
+  WATCHER=$!
+}
+
 # run_tool TOOL CASE MODE: runs the tool on a fresh copy, sets SIG
 # ("connected|refused:WHY recorded|unchanged"); its stderr stays in $W/err.
 run_tool() {
   local tool=$1 name=$2 mode=$3 c=$CASEDIR/$2 rc=0
   prepare "$tool" "$name" "$mode"
+  stall_watch "$W"
   local ukh=(-o UserKnownHostsFile="$W/u1 $W/u2") wrap=()
   [ $DFLT = 1 ] && { ukh=(); wrap=(in_home env HOME="$PW_HOME"); }
   if [ "$tool" = ssh ]; then
@@ -221,6 +242,7 @@ run_tool() {
     # Host-key refusals are BG_EHOSTKEY: exit 3.
     [ "$rc" = 0 ] || [ "$rc" = 3 ] || echo "boxgate exit $rc (wanted 0 or 3)" >"$W/err.bad"
   fi
+  kill "$WATCHER" 2>/dev/null; wait "$WATCHER" 2>/dev/null
   local why=OTHER
   if [ "$rc" = 0 ]; then SIG=connected; else
     if grep -q 'REVOKED HOST KEY DETECTED' "$W/err" && ! grep -q 'No .* host key is known' "$W/err"; then why=REVOKED
@@ -304,6 +326,7 @@ for mode in yes accept-new; do
       diag "case files:"; diag "$(files_of "$CASEDIR/$name")"
       diag "ssh stderr: $(cat "$R/ssh/err")"
       diag "boxgate stderr: $(cat "$R/bg/err")"
+      for f in "$R/ssh/stall" "$R/bg/stall"; do [ ! -e "$f" ] || diag "${f#"$R/"}: $(cat "$f")"; done
       [ "$same_files" = 1 ] || { diag "ssh files:"; diag "$(files_of "$R/ssh")"; diag "boxgate files:"; diag "$(files_of "$R/bg")"; }
     fi
   done

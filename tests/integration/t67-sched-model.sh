@@ -6,7 +6,7 @@
 # on the client's CPU is the bottleneck. The slot count stays 8: the test hosts share this
 # machine's cores with the client, so a slot's gap between gates grows with the slots at
 # work, where on real boxes it would not.
-# bg-test: serial
+# bg-test: serial: it judges a predicted wall time against a measured one; nothing else runs beside it
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/campaign_boxes.sh"
 MODEL=/usr/bin/python3
