@@ -39,7 +39,7 @@ for m in json.loads(sys.stdin.readline())["masters"]:
         print(m[sys.argv[2]])' "$1" "${2:-pid}"
 }
 dead() { ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
-gone() { ! grep -qaE -- "$1" /proc/[0-9]*/cmdline 2>/dev/null; }
+gone() { ! host_has_proc "$1"; }
 wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep "${3:-0.25}"; done; return 1; }
 wait_running() { local i; for i in $(seq 1 120); do gone "$1" || return 0; sleep 0.25; done; return 1; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -130,7 +130,7 @@ check "... through the master (no new session)" test "$(accepted 1)" = "$a0"
 kill -KILL $cpid; wait $cpid 2>/dev/null
 gone_in_bound "SIGKILLed client through a master" 'sleep.1005\.5' "$(now_ms)"
 check "... and the master ended" wait_until 10 dead "$pidk"
-check "... leaving no agent of that run on the box" wait_until 10 sh -c "! pgrep -f 'agent-.* run .*--tag [5]' >/dev/null"
+check "... leaving no agent of that run on the box" wait_until 10 gone 'agent-.*.run.*--tag.5(.|$)'
 expect_rc 0 "the next run works (fresh)" warm run g1 -- --mode pass
 has "$OUT_FILE" '^PASS_GATE ' "... and is judged"
 
