@@ -22,8 +22,9 @@ export BOXGATE_DEMO_GATE=cpu
 expect_rc 0 "the demo campaign on the local box" "$BOXGATE" campaign demo.ini --plain
 has "$OUT_FILE" '^\[8/8\] ' "8 jobs ran"
 has "$OUT_FILE" '^shape kv_a$' "the closing summary has a table per shape"
-# which kernel wins is the twin's business (an instrumented build slows the candidate)
-has "$OUT_FILE" '^  q_b: (cand|baseline) best at 1-2$' "the summary names the winner of each shape"
+# which kernel wins is the twin's business (an instrumented build slows the candidate, and
+# beside other tests the winner may differ from one worker count to the next)
+has "$OUT_FILE" '^  q_b: (cand|baseline) best at (1-2|1, (cand|baseline) at 2)$' "the summary names the winner of each shape"
 pycheck "8 records, each final and judged, the CPU twin named" '
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
