@@ -96,6 +96,26 @@ host_has_proc() {
   return 1
 }
 
+# gone PATTERN: no process in this test's hosts has PATTERN in its command line;
+# wait_gone PATTERN [TRIES [EVERY_S]], wait_running PATTERN (30 s at most) wait for it.
+gone() { ! host_has_proc "$1"; }
+wait_gone() { local i; for i in $(seq 1 "${2:-40}"); do gone "$1" && return 0; sleep "${3:-0.25}"; done; return 1; }
+wait_running() { local i; for i in $(seq 1 120); do gone "$1" || return 0; sleep 0.25; done; return 1; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# gone_in_bound WHAT PATTERN T0_MS: the gate is gone within heartbeat + grace of T0_MS (the
+# test's HB/HB_MS and GRACE/GRACE_MS) plus 2 s; waits 60 s before calling it survived. The
+# slack covers what the test adds around the agent's own deadline: the heartbeat already on
+# its way when the link went, the polling, and a loaded sanitizer build (4.2 s was seen
+# there). Runs given --timeout 300 keep a watchdog that ignored the missing heartbeats far
+# outside the bound.
+gone_in_bound() {
+  local bound=$((HB_MS + GRACE_MS + 2000)) took
+  if ! wait_gone "$2" 600 0.1; then not_ok "$1: the gate survived"; return; fi
+  took=$(($(now_ms) - $3))
+  [ "$took" -le "$bound" ] && ok "$1: the remote gate is gone within heartbeat $HB s + grace $GRACE s (took $took ms)" \
+    || not_ok "$1: the gate took $took ms to go, over heartbeat $HB s + grace $GRACE s (+2 s)"
+}
+
 # fake_gate_on I...: the fake gate (gates/fake_gate.sh) as repo/gate.sh of test hosts I...
 fake_gate_on() {
   local i

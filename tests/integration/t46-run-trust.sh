@@ -39,8 +39,6 @@ EOF2
 printf '[box far]\nhost = %s\nport = %s\nconnect_timeout_s = 30\nrepo = /root/repo\ngate = trust.sh\ngpus = 0-1\nrequire_gpu = no\nallow = --mode\nenv --gate-timeout = MPK_GATE_TIMEOUT_S={}\n' \
   "$BG_CLOSED_ADDR" "$BG_CLOSED_PORT" >>"$INI"
 bg() { "$BOXGATE" --config "$INI" "$@"; }
-gone() { ! host_has_proc "$1"; }
-wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep 0.25; done; return 1; }
 
 # --- the baseline: a clean PASS ---
 expect_rc 0 "a clean PASS_GATE exits 0 (-v: the gate's lines shown)" bg run t1 -v -- --mode pass

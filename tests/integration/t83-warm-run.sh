@@ -39,17 +39,6 @@ for m in json.loads(sys.stdin.readline())["masters"]:
         print(m[sys.argv[2]])' "$1" "${2:-pid}"
 }
 dead() { ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
-gone() { ! host_has_proc "$1"; }
-wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep "${3:-0.25}"; done; return 1; }
-wait_running() { local i; for i in $(seq 1 120); do gone "$1" || return 0; sleep 0.25; done; return 1; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-gone_in_bound() {
-  local bound=$((HB_MS + GRACE_MS + 2000)) took
-  if ! wait_gone "$2" 600 0.1; then not_ok "$1: the gate survived"; return; fi
-  took=$(($(now_ms) - $3))
-  [ "$took" -le "$bound" ] && ok "$1: the remote gate is gone within heartbeat $HB s + grace $GRACE s (took $took ms)" \
-    || not_ok "$1: the gate took $took ms to go, over heartbeat $HB s + grace $GRACE s (+2 s)"
-}
 # through_master DESC: the last command's stderr ($ERR_FILE, BOXGATE_TRACE) says it
 # went through h1's master
 through_master() { has "$ERR_FILE" "(g1|h1) through the box's connection master" "$1"; }
