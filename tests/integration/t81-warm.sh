@@ -16,16 +16,7 @@ sed 's/^control_persist_s = 0$/control_persist_s = 60/' "$BG_CONFIG" >"$WARM"
 check "the test config turns masters on" grep -q '^control_persist_s = 60$' "$WARM"
 cold() { "$BOXGATE" --config "$BG_CONFIG" "$@"; }
 warm() { "$BOXGATE" --config "$WARM" "$@"; }
-accepted() { grep -c 'Accepted publickey' "$BG_HOSTS_DIR/h$1/sshd.log"; }
-# master_pid BOX [FIELD]: the pid (or FIELD) `config check --json` lists for BOX's
-# master (empty: none).
-master_pid() {
-  warm config check --json 2>/dev/null | python3 -c '
-import json, sys
-for m in json.loads(sys.stdin.readline())["masters"]:
-    if m["box"] == sys.argv[1]:
-        print(m[sys.argv[2]])' "$1" "${2:-pid}"
-}
+source "$(dirname "$0")/masters.sh"
 sock_of() { ls "$MDIR"/*.sock 2>/dev/null | head -n 1; }
 no_sock() { [ -z "$(ls "$MDIR"/*.sock 2>/dev/null)" ]; }
 # dead PID: gone, or a zombie (a master is nobody's child to reap but init's or a subreaper's)

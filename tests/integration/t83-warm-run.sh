@@ -30,14 +30,7 @@ sed 's/^control_persist_s = 0$/control_persist_s = 60/' "$COLD" >"$WARM"
 check "the warm config turns masters on" grep -q '^control_persist_s = 60$' "$WARM"
 cold() { "$BOXGATE" --config "$COLD" "$@"; }
 warm() { "$BOXGATE" --config "$WARM" "$@"; }
-accepted() { grep -c 'Accepted publickey' "$BG_HOSTS_DIR/h$1/sshd.log"; }
-master_pid() {
-  warm config check --json 2>/dev/null | python3 -c '
-import json, sys
-for m in json.loads(sys.stdin.readline())["masters"]:
-    if m["box"] == sys.argv[1]:
-        print(m[sys.argv[2]])' "$1" "${2:-pid}"
-}
+source "$(dirname "$0")/masters.sh"
 dead() { ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 # through_master DESC: the last command's stderr ($ERR_FILE, BOXGATE_TRACE) says it
 # went through h1's master
