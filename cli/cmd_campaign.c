@@ -18,6 +18,7 @@
 #include "campaign/points.h"
 #include "campaign/recorded.h"
 #include "campaign/sched.h"
+#include "campaign/slots.h"
 #include "cli/campaign_detach.h"
 #include "cli/campaign_view.h"
 #include "cli/gate_args.h"
@@ -211,24 +212,6 @@ static int load_spec(cli_ctx *ctx, const campaign_opts *o, const char *operand, 
 	return 0;
 }
 
-/* The pool's boxes in its order, each once. */
-static sched_box *pool_boxes(cli_ctx *ctx, const campaign_spec *sp, size_t *n)
-{
-	const conf_pool *pool = conf_find_pool(&ctx->conf, sp->pool);
-	sched_box *b = xcalloc(pool->n_slots ? pool->n_slots : 1, sizeof(*b));
-	size_t k = 0;
-	for (size_t i = 0; i < pool->n_slots; i++) {
-		const conf_box *box = conf_find_box(&ctx->conf, pool->slots[i].box);
-		size_t j = 0;
-		while (j < k && b[j].box != box)
-			j++;
-		if (j == k)
-			b[k++].box = box;
-	}
-	*n = k;
-	return b;
-}
-
 /* Every box's parsed gate arguments, per job (box * n_jobs + job): what the
  * scheduler's sched_gate views point into. */
 typedef struct box_args {
@@ -340,33 +323,8 @@ static void release_boxes(sched *s, size_t n_cands, box_args *ba)
 static int dry_run(cli_ctx *ctx, const campaign_spec *sp, const campaign_job *jobs, size_t n,
 		   const bool *done)
 {
-	const conf_pool *pool = conf_find_pool(&ctx->conf, sp->pool);
-	char **slots = NULL;
 	size_t ns = 0;
-	for (size_t i = 0; i < pool->n_slots; i++) {
-		const conf_box *b = conf_find_box(&ctx->conf, pool->slots[i].box);
-		const char *g = pool->slots[i].gpus ? pool->slots[i].gpus : b->gpus;
-		bool set[BG_MAX_GPUS];
-		const char *why;
-		if (b->slurm) {
-			for (int k = 0; k < b->max_jobs; k++) {
-				slots = xrealloc(slots, (ns + 1) * sizeof(char *));
-				slots[ns++] = xasprintf("%s:slurm%d", b->name, k);
-			}
-			continue;
-		}
-		if (!g || !bg_gpus_parse(g, set, &why)) {
-			slots = xrealloc(slots, (ns + 1) * sizeof(char *));
-			slots[ns++] = xasprintf("%s:cpu", b->name);
-			continue;
-		}
-		for (int k = 0; k < BG_MAX_GPUS; k++) {
-			if (!set[k])
-				continue;
-			slots = xrealloc(slots, (ns + 1) * sizeof(char *));
-			slots[ns++] = xasprintf("%s:gpu%d", b->name, k);
-		}
-	}
+	char **slots = campaign_slots_configured(&ctx->conf, sp->pool, &ns);
 	size_t pending = 0;
 	for (size_t i = 0; i < n; i++)
 		pending += !done[i];
@@ -393,25 +351,26 @@ static int dry_run(cli_ctx *ctx, const campaign_spec *sp, const campaign_job *jo
 	return 0;
 }
 
-/* One worker's slot (gpus and label owned). `held[k]`: it gets no staging
- * partner. The box's first slot keeps the connection that asked. */
-static void add_slot(sched *s, bool **held, sched_box *sb, slot_probe *p, char *gpus, char *label,
-		     bool no_partner)
+static void box_left_out(void *ctx, const conf_box *box, const char *why)
 {
-	*held = xrealloc(*held, (s->n_slots + 1) * sizeof(**held));
-	(*held)[s->n_slots] = no_partner;
-	s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof(*s->slots));
-	sched_slot *w = &s->slots[s->n_slots++];
-	memset(w, 0, sizeof(*w));
-	w->b = sb;
-	w->gpus = gpus;
-	w->label = label;
-	if (p->conn) {
-		w->conn = p->conn;
-		w->agent_path = p->agent_path;
-		p->conn = NULL;
-		p->agent_path = NULL;
-	}
+	const campaign_spec *sp = ctx;
+	cli_error("campaign %s: box %s left out: %s", sp->name, box->name, why);
+}
+
+static void slot_left_out(void *ctx, const conf_box *box, const char *slot, const char *state,
+			  const char *why)
+{
+	const campaign_spec *sp = ctx;
+	cli_printf(stderr, "boxgate: campaign %s: %s:%s is %s%s%s, left out\n", sp->name, box->name,
+		   slot, state, why ? ": " : "", why ? why : "");
+}
+
+static void slot_held(void *ctx, const conf_box *box, const char *slot, const char *tag)
+{
+	const campaign_spec *sp = ctx;
+	cli_printf(stderr,
+		   "boxgate: campaign %s: %s:%s is held by %s; its jobs wait up to %d s for it\n",
+		   sp->name, box->name, slot, tag ? tag : "another run", sp->lock_wait_s);
 }
 
 /* The slots the workers run on: free or held ones of every box that answered. */
@@ -426,91 +385,10 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 	}
 	remote_connect_opts link = cli_link(ctx);
 	slot_probe_all(p, np, agent, &link, true);
-	int code = 0;
-	size_t reached = 0;
-	bool *held = NULL; /* per slot: another run held it when asked */
-	for (size_t i = 0; i < np; i++) {
-		sched_box *sb = NULL;
-		for (size_t b = 0; b < s->n_boxes; b++)
-			if (s->boxes[b].box == p[i].box)
-				sb = &s->boxes[b];
-		if (p[i].code) {
-			cli_error("campaign %s: box %s left out: %s", sp->name, p[i].box->name,
-				  p[i].error);
-			code = bg_exit_merge(code, p[i].code);
-			sb->quarantined = true;
-			continue;
-		}
-		reached++;
-		if (p[i].box->slurm) {
-			/* Slurm owns the GPUs: max_jobs steps at once, each given its GPU by
-			 * Slurm; no second worker (a staged srun would only wait in Slurm's
-			 * queue, holding a place another job could use). */
-			for (int k = 0; k < p[i].box->max_jobs; k++)
-				add_slot(s, &held, sb, &p[i], NULL,
-					 xasprintf("%s:slurm%d", p[i].box->name, k), true);
-			continue;
-		}
-		const cJSON *row;
-		cJSON_ArrayForEach(row, p[i].rows)
-		{
-			const cJSON *st = cJSON_GetObjectItemCaseSensitive(row, "state");
-			const cJSON *slot = cJSON_GetObjectItemCaseSensitive(row, "slot");
-			const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(row, "gpu");
-			const char *state = cJSON_IsString(st) ? st->valuestring : "?";
-			const char *sl = cJSON_IsString(slot) ? slot->valuestring : "?";
-			if (strcmp(state, "free") != 0 && strcmp(state, "held") != 0) {
-				const cJSON *why = cJSON_GetObjectItemCaseSensitive(row, "why");
-				cli_printf(stderr,
-					   "boxgate: campaign %s: %s:%s is %s%s%s, left out\n",
-					   sp->name, p[i].box->name, sl, state,
-					   cJSON_IsString(why) ? ": " : "",
-					   cJSON_IsString(why) ? why->valuestring : "");
-				continue;
-			}
-			if (strcmp(state, "held") == 0) {
-				const cJSON *tag = cJSON_GetObjectItemCaseSensitive(row, "tag");
-				cli_printf(
-					stderr,
-					"boxgate: campaign %s: %s:%s is held by %s; its jobs wait "
-					"up to %d s for it\n",
-					sp->name, p[i].box->name, sl,
-					cJSON_IsString(tag) ? tag->valuestring : "another run",
-					sp->lock_wait_s);
-			}
-			add_slot(s, &held, sb, &p[i],
-				 cJSON_IsNumber(gpu) ? xasprintf("%d", gpu->valueint) : NULL,
-				 xasprintf("%s:%s", p[i].box->name, sl),
-				 strcmp(state, "held") == 0);
-		}
-	}
+	campaign_slots_cb cb = {box_left_out, slot_left_out, slot_held, (void *)sp};
+	int code = campaign_slots_take(s, p, np, &cb);
 	slot_probe_release(p, np);
-	/* Every free slot gets a second worker (its own connection, opened by its
-	 * thread) that stages the next job while the first runs one; a slot another
-	 * run holds gets none, so no job waits long behind a stranger's run. */
-	size_t n = s->n_slots, k = n;
-	s->n_groups = n;
-	s->slots = xrealloc(s->slots, (n ? 2 * n : 1) * sizeof(*s->slots));
-	for (size_t i = 0; i < n; i++) {
-		if (held[i])
-			continue;
-		sched_slot *a = &s->slots[i], *b = &s->slots[k++];
-		memset(b, 0, sizeof(*b));
-		b->b = a->b;
-		b->gpus = a->gpus ? xstrdup(a->gpus) : NULL;
-		b->label = xstrdup(a->label);
-	}
-	s->n_slots = k;
-	for (size_t i = 0, j = n; i < n; i++) {
-		if (held[i])
-			continue;
-		s->slots[i].partner = &s->slots[j];
-		s->slots[j++].partner = &s->slots[i];
-	}
-	free(held);
-	if (!reached)
-		return code ? code : BG_EXIT_CONNECT;
-	return 0;
+	return code;
 }
 
 /* Opens the results file (a regular file, created when missing) and locks it
@@ -659,7 +537,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		goto out;
 	}
 	s.spec = &sp;
-	s.boxes = pool_boxes(ctx, &sp, &s.n_boxes);
+	s.boxes = campaign_pool_boxes(&ctx->conf, sp.pool, &s.n_boxes);
 	if ((code = prepare_boxes(ctx, &sp, &s, &ba)))
 		goto out;
 
@@ -848,13 +726,7 @@ out:
 		campaign_state_free(state);
 	}
 	campaign_view_free(view);
-	for (size_t i = 0; i < s.n_slots; i++) {
-		remote_close(s.slots[i].conn);
-		free(s.slots[i].agent_path);
-		free(s.slots[i].gpus);
-		free(s.slots[i].label);
-	}
-	free(s.slots);
+	campaign_slots_release(&s);
 	release_boxes(&s, sp.n_cands, &ba);
 	campaign_jobs_free(s.jobs, s.n_jobs);
 	free(s.queue);
