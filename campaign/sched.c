@@ -13,6 +13,7 @@
 #include "base/xmalloc.h"
 #include "gate/agent_proto.h"
 #include "measure/alone.h"
+#include "measure/record.h"
 #include "results/record.h"
 #include "remote/slurm.h"
 #include "results/store.h"
@@ -314,7 +315,6 @@ static int record(sched *s, sched_slot *sl, const campaign_job *j, const char *c
 		  const gate_result *last, bool final, bg_err *err)
 {
 	sched_box *b = sl->b;
-	bool local = b->box->transport == CONF_TRANSPORT_LOCAL;
 	cJSON *camp = campaign_job_json(s->spec, j, s->n_jobs, s->attempts[j->index], final);
 	cJSON *ov = b->ov[j->cand].root ? overlay_json(&b->ov[j->cand]) : NULL;
 	pthread_mutex_lock(&s->mu);
@@ -323,10 +323,6 @@ static int record(sched *s, sched_slot *sl, const campaign_job *j, const char *c
 	results_record_in in = {
 		.run_id = s->run_id,
 		.seq = seq,
-		.version = BOXGATE_VERSION,
-		.box = b->box->name,
-		.host = local ? "localhost" : b->box->hostname,
-		.transport = local ? "local" : "ssh",
 		.gpus = sl->gpus,
 		.command = cmdline,
 		.gate_args = (const char *const *)j->words,
@@ -344,9 +340,8 @@ static int record(sched *s, sched_slot *sl, const campaign_job *j, const char *c
 		.overlay = ov,
 		.campaign = camp,
 	};
-	cJSON *rec = results_record_build(&in);
-	int rc = results_append_json(s->results, rec, err);
-	cJSON_Delete(rec);
+	measure_record_where(&in, b->box);
+	int rc = measure_record_append(s->results, &in, err);
 	cJSON_Delete(camp);
 	cJSON_Delete(ov);
 	return rc;

@@ -27,6 +27,7 @@
 #include "measure/alone.h"
 #include "measure/kernel.h"
 #include "measure/point.h"
+#include "measure/record.h"
 #include "results/stats.h"
 #include "results/store.h"
 
@@ -396,10 +397,7 @@ static void print_end_event(const gate_args *ga, gate_verdict final, int code, c
 static int record_run(const gate_args *ga, const char *path, const results_record_in *in)
 {
 	bg_err err = {0};
-	cJSON *rec = results_record_build(in);
-	int rc = results_append_json(path, rec, &err);
-	cJSON_Delete(rec);
-	if (rc < 0) {
+	if (measure_record_append(path, in, &err) < 0) {
 		cli_error("%s: the record was not kept: %s", ga->box->name, err.msg);
 		return BG_EXIT_FAIL;
 	}
@@ -525,14 +523,9 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 		measure_tally_note(&p->t, &p->m, code, results_verdict_of(code, &out),
 				   view.last.raw ? &view.last : NULL, baseline);
 	if (st->results) {
-		bool local = ga->box->transport == CONF_TRANSPORT_LOCAL;
 		results_record_in in = {
 			.run_id = st->run_id,
 			.seq = st->seq++,
-			.version = BOXGATE_VERSION,
-			.box = ga->box->name,
-			.host = local ? "localhost" : ga->box->hostname,
-			.transport = local ? "local" : "ssh",
 			.gpus = ga->spec.gpus,
 			.command = cmdline,
 			.gate_args = (const char *const *)args->v,
@@ -540,20 +533,15 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 			.start_ms = start_ms,
 			.end_ms = end_ms,
 			.exit_code = code,
-			.why = code ? why : "",
+			.why = why,
 			.outcome = &out,
 			.last = view.last.raw ? &view.last : NULL,
-			.repeat_i = k,
-			.repeat_n = warm ? 0 : st->repeat_n,
-			.warmup = warm,
-			.role = !p->m.apart ? NULL
-				: baseline  ? "baseline"
-					    : "candidate",
 			.pushed = st->pushed,
 			.pushed_error = st->pushed_error,
-			.overlay = baseline ? NULL : st->overlay,
 			.pulled = pulled,
 		};
+		measure_record_where(&in, ga->box);
+		measure_record_point(&in, &p->m, baseline, warm, k, st->repeat_n, st->overlay);
 		if (record_run(ga, st->results, &in)) {
 			p->t.record_failed = true;
 			if (!code)
