@@ -79,12 +79,14 @@ static void take_box(sched *s, bool **held, sched_box *sb, slot_probe *p,
 		bool is_held = strcmp(state, "held") == 0;
 		if (strcmp(state, "free") != 0 && !is_held) {
 			if (cb && cb->slot_left_out)
-				cb->slot_left_out(cb->ctx, p->box, sl, state, row_string(row, "why"));
+				cb->slot_left_out(cb->ctx, p->box, sl, state,
+						  row_string(row, "why"));
 			continue;
 		}
 		if (is_held && cb && cb->slot_held)
 			cb->slot_held(cb->ctx, p->box, sl, row_string(row, "tag"));
-		add_slot(s, held, sb, p, cJSON_IsNumber(gpu) ? xasprintf("%d", gpu->valueint) : NULL,
+		add_slot(s, held, sb, p,
+			 cJSON_IsNumber(gpu) ? xasprintf("%d", gpu->valueint) : NULL,
 			 xasprintf("%s:%s", p->box->name, sl), is_held);
 	}
 }

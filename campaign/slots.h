@@ -17,8 +17,8 @@ typedef struct campaign_slots_cb {
 	/* A box whose probe failed: quarantined, none of its slots used. */
 	void (*box_left_out)(void *ctx, const conf_box *box, const char *why);
 	/* A slot neither free nor held (busy, disabled, ...); why may be NULL. */
-	void (*slot_left_out)(void *ctx, const conf_box *box, const char *slot,
-			      const char *state, const char *why);
+	void (*slot_left_out)(void *ctx, const conf_box *box, const char *slot, const char *state,
+			      const char *why);
 	/* A slot another run holds: its jobs wait for it; tag may be NULL. */
 	void (*slot_held)(void *ctx, const conf_box *box, const char *slot, const char *tag);
 	void *ctx;

@@ -90,8 +90,8 @@ static void said_held(void *ctx, const conf_box *box, const char *slot, const ch
 static void picks_free_and_held_slots(void **state)
 {
 	(void)state;
-	conf_box b1 = {.name = "h1"}, b2 = {.name = "h2"}, b3 = {.name = "s1", .slurm = true,
-								   .max_jobs = 2};
+	conf_box b1 = {.name = "h1"}, b2 = {.name = "h2"},
+		 b3 = {.name = "s1", .slurm = true, .max_jobs = 2};
 	sched s = {0};
 	sched_box boxes[3] = {{.box = &b1}, {.box = &b2}, {.box = &b3}};
 	s.boxes = boxes;
@@ -121,7 +121,7 @@ static void picks_free_and_held_slots(void **state)
 	/* h1: gpu0, gpu1 (held), cpu; s1: two Slurm places; partners for gpu0 and cpu */
 	assert_int_equal(s.n_groups, 5);
 	assert_int_equal(s.n_slots, 7);
-	const char *labels[] = {"h1:gpu0", "h1:gpu1", "h1:cpu", "s1:slurm0",
+	const char *labels[] = {"h1:gpu0",   "h1:gpu1", "h1:cpu", "s1:slurm0",
 				"s1:slurm1", "h1:gpu0", "h1:cpu"};
 	for (size_t i = 0; i < s.n_slots; i++)
 		assert_string_equal(s.slots[i].label, labels[i]);
