@@ -14,8 +14,8 @@ void measure_record_where(results_record_in *in, const conf_box *box)
 	in->transport = local ? "local" : "ssh";
 }
 
-void measure_record_point(results_record_in *in, const measure_point *m, bool baseline,
-			  bool warmup, int i, int n, const struct cJSON *overlay)
+void measure_record_point(results_record_in *in, const measure_point *m, bool baseline, bool warmup,
+			  int i, int n, const struct cJSON *overlay)
 {
 	in->repeat_i = i;
 	in->repeat_n = warmup ? 0 : n;

@@ -21,8 +21,8 @@ void measure_record_where(results_record_in *in, const conf_box *box);
  * baseline and candidate are measured apart (m->apart), the candidate's
  * overlay (a baseline run has none), and no reason when it succeeded.
  * Fill exit_code and why first. */
-void measure_record_point(results_record_in *in, const measure_point *m, bool baseline,
-			  bool warmup, int i, int n, const struct cJSON *overlay);
+void measure_record_point(results_record_in *in, const measure_point *m, bool baseline, bool warmup,
+			  int i, int n, const struct cJSON *overlay);
 
 /* Builds the record of `in` and appends it to the results file at path. */
 int measure_record_append(const char *path, const results_record_in *in, bg_err *err);

@@ -30,8 +30,7 @@ static const char *str(const cJSON *o, const char *k)
 static void where_it_ran(void **state)
 {
 	(void)state;
-	conf_box local = {.name = "here", .hostname = "ignored",
-			  .transport = CONF_TRANSPORT_LOCAL};
+	conf_box local = {.name = "here", .hostname = "ignored", .transport = CONF_TRANSPORT_LOCAL};
 	conf_box ssh = {.name = "g1", .hostname = "gpu1.example"};
 	results_record_in in = {0};
 	measure_record_where(&in, &local);
