@@ -104,7 +104,7 @@ static size_t count_created(const cli_sync_job *job)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < job->n; i++) {
-		const sync_box *b = &job->boxes[i];
+		const sync_box *b = &job->run.boxes[i];
 		for (size_t k = 0; b->rc == 0 && b->files && k < b->plan->n; k++)
 			n += sync_file_created_by_push(&b->files[k]);
 	}

@@ -1,6 +1,8 @@
-/* push's pipeline over the sync driver: local checks, progress lines, each
- * box verified, kept as .bak and swapped in atomically; what `boxgate push`
- * runs and what `boxgate campaign` pushes its sources with. */
+/* push over the sync driver: what it prints (progress lines, the local
+ * checks' refusals, each box's files, the summary) around sync_job_push
+ * (sync/job.c: local checks, each box verified, kept as .bak and swapped in
+ * atomically); what `boxgate push` runs and what `boxgate campaign` pushes
+ * its sources with. */
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -31,11 +33,6 @@ struct push_state {
 		uint64_t done, total;
 		int64_t start;
 	} * bars; /* one per box */
-	/* The local checks run while the boxes connect; boxes wait for them. */
-	pthread_t checker;
-	bool checking, checked;
-	int local_code;
-	pthread_cond_t checked_cv;
 };
 
 /* ---- progress ---- */
@@ -58,8 +55,8 @@ static void draw_bars(cli_sync_job *job)
 		struct bar *b = &ps->bars[i];
 		if (!b->it)
 			continue;
-		cli_progress_line(&screen, job->boxes[i].box->name, b->it->rel, b->done, b->total,
-				  b->start, now);
+		cli_progress_line(&screen, job->run.boxes[i].box->name, b->it->rel, b->done,
+				  b->total, b->start, now);
 		ps->shown++;
 	}
 	cli_write(stdout, screen.buf, screen.len);
@@ -74,7 +71,7 @@ static void on_progress(void *ctx, const sync_box *b, const sync_item *it, uint6
 	struct push_state *ps = job->state;
 	if (total < PROGRESS_MIN)
 		return;
-	pthread_mutex_lock(&job->mu);
+	pthread_mutex_lock(&job->run.mu);
 	struct bar *bar = &ps->bars[b->index];
 	bool first = bar->it != it;
 	if (first) {
@@ -90,7 +87,7 @@ static void on_progress(void *ctx, const sync_box *b, const sync_item *it, uint6
 		bar->it = NULL;
 		draw_bars(job);
 	}
-	pthread_mutex_unlock(&job->mu);
+	pthread_mutex_unlock(&job->run.mu);
 }
 
 /* ---- results ---- */
@@ -143,40 +140,6 @@ static void check_refused(void *ctx, const sync_item *it, int rc, const char *ou
 	free(shown);
 }
 
-/* Runs the built-in verifiers here (sync_local_checks), saying what each
- * refused; 0 when all passed or none could run. */
-static int local_checks(cli_sync_job *job)
-{
-	sync_local_checks_cb cb = {check_could_not_run, check_refused, job};
-	return sync_local_checks(cli_local_python(&job->ctx->conf), &job->plan, &cb);
-}
-
-static void *check_thread(void *arg)
-{
-	cli_sync_job *job = arg;
-	struct push_state *ps = job->state;
-	int code = local_checks(job);
-	pthread_mutex_lock(&job->mu);
-	ps->local_code = code;
-	ps->checked = true;
-	pthread_cond_broadcast(&ps->checked_cv);
-	pthread_mutex_unlock(&job->mu);
-	return NULL;
-}
-
-/* sync_opts.ready: the local checks' verdict (0: go on). */
-static int wait_checks(void *arg)
-{
-	cli_sync_job *job = arg;
-	struct push_state *ps = job->state;
-	pthread_mutex_lock(&job->mu);
-	while (!ps->checked)
-		pthread_cond_wait(&ps->checked_cv, &job->mu);
-	int code = ps->local_code;
-	pthread_mutex_unlock(&job->mu);
-	return code;
-}
-
 /* ---- the pipeline's steps ---- */
 
 static void start(cli_sync_job *job)
@@ -188,66 +151,16 @@ static void start(cli_sync_job *job)
 		job->opts->progress = on_progress;
 		job->opts->progress_ctx = job;
 	}
-	pthread_cond_init(&ps->checked_cv, NULL);
-	ps->checked = true;
-	if (!ps->no_local_check) {
-		ps->checked = false;
-		if (pthread_create(&ps->checker, NULL, check_thread, job) == 0)
-			ps->checking = true;
-		else
-			check_thread(job);
-		job->opts->ready = wait_checks;
-		job->opts->ready_ctx = job;
-	}
 }
 
-static void push_one(cli_sync_job *job, sync_box *b)
-{
-	sync_push_box(b);
-	if (wait_checks(job) != 0)
-		return; /* refused here: only the local check's report counts */
-	if (!job->opts->all_or_nothing && !job->opts->dry_run) {
-		/* Done with this box: release its lock while the others finish. */
-		sync_box_unlock(b);
-	}
-	if (!job->opts->all_or_nothing)
-		cli_sync_report(job, b);
-}
-
-static void commit_one(cli_sync_job *job, sync_box *b)
-{
-	sync_push_commit(b);
-	cli_sync_report(job, b);
-}
-
-static void abort_one(cli_sync_job *job, sync_box *b)
-{
-	sync_push_abort(b);
-	cli_sync_report(job, b);
-}
-
-static void release_one(cli_sync_job *job, sync_box *b)
-{
-	(void)job;
-	sync_box_disconnect(b);
-}
-
-/* --all-or-nothing: swap everywhere or nowhere; then disconnect. A local
+/* The push itself (sync_job_push): the local checks beside the boxes, each
+ * box pushed, --all-or-nothing's commit or abort, disconnect. A local
  * refusal (no box touched) is the exit code. */
 static int after(cli_sync_job *job)
 {
 	struct push_state *ps = job->state;
-	if (ps->checking)
-		pthread_join(ps->checker, NULL);
-	if (!ps->local_code && job->opts->all_or_nothing && !job->opts->dry_run) {
-		bool all_ok = sync_boxes_all_ok(job->boxes, job->n);
-		cli_sync_each(job, all_ok ? commit_one : abort_one);
-	} else if (!ps->local_code && job->opts->all_or_nothing) {
-		for (size_t i = 0; i < job->n; i++)
-			cli_sync_report(job, &job->boxes[i]);
-	}
-	cli_sync_each(job, release_one);
-	return ps->local_code;
+	sync_local_checks_cb cb = {check_could_not_run, check_refused, job};
+	return sync_job_push(&job->run, cli_local_python(&job->ctx->conf), ps->no_local_check, &cb);
 }
 
 /* The closing line: counts, failed boxes, the exit code. */
@@ -303,8 +216,8 @@ static int summarise(cli_sync_job *job, int code, const size_t *c)
 
 /* clang-format off */
 static const cli_sync_cmd push_sync = {
-	.add_flags = SYNC_ADD_NEED_LOCAL, .start = start, .box = push_one, .report = report_box,
-	.after = after, .summary = summarise,
+	.add_flags = SYNC_ADD_NEED_LOCAL, .start = start, .report = report_box, .after = after,
+	.summary = summarise,
 };
 /* clang-format on */
 
@@ -313,8 +226,6 @@ int cli_push_run(cli_ctx *ctx, cli_push_opts *po, const cli_args *args)
 	struct push_state ps = {.no_local_check = po->no_local_check};
 	po->sync.fsync = true;
 	int code = cli_sync_run(ctx, &push_sync, &po->sync, args, &ps);
-	if (ps.bars)
-		pthread_cond_destroy(&ps.checked_cv);
 	free(ps.bars);
 	return code;
 }

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "base/exit.h"
-#include "base/fanout.h"
 #include "base/xmalloc.h"
 
 /* Prints every argument's plan error; the exit code of the first failure. */
@@ -36,25 +35,29 @@ struct each {
 	void (*fn)(cli_sync_job *job, sync_box *b);
 };
 
-static void each_box(void *arg, size_t i)
+static void each_box(sync_job *run, sync_box *b, void *arg)
 {
+	(void)run;
 	struct each *e = arg;
-	e->fn(e->job, &e->job->boxes[i]);
+	e->fn(e->job, b);
 }
 
 void cli_sync_each(cli_sync_job *job, void (*fn)(cli_sync_job *job, sync_box *b))
 {
 	struct each e = {job, fn};
-	bg_fanout(job->n, 0, each_box, &e);
+	sync_job_each(&job->run, each_box, &e);
 }
 
 void cli_sync_report(cli_sync_job *job, const sync_box *b)
 {
-	/* Big files' hashes may still be in the making when a box failed early. */
-	sync_plan_wait(b->plan, NULL);
-	pthread_mutex_lock(&job->mu);
+	sync_job_report(&job->run, b);
+}
+
+/* sync_job's report callback: the command's report of one box. */
+static void report_one(void *ctx, const sync_box *b)
+{
+	cli_sync_job *job = ctx;
 	job->cmd->report(job, b);
-	pthread_mutex_unlock(&job->mu);
 }
 
 static int cmp_box(const void *a, const void *b)
@@ -67,7 +70,7 @@ const sync_box **cli_sync_by_name(const cli_sync_job *job)
 {
 	const sync_box **v = xcalloc(job->n ? job->n : 1, sizeof(*v));
 	for (size_t i = 0; i < job->n; i++)
-		v[i] = &job->boxes[i];
+		v[i] = &job->run.boxes[i];
 	qsort(v, job->n, sizeof(*v), cmp_box);
 	return v;
 }
@@ -96,53 +99,30 @@ static void print_verify_output(const char *set, const char *s)
 		cli_print_line(stderr, set, "    [boxgate: verifier output cut]", 34);
 }
 
-static const char *verify_out_of(const sync_box *b, size_t item)
+/* One block of a refused file's verifier output: the text and the boxes
+ * that printed it (h[1-3]): the same SyntaxError on 40 boxes is one block. */
+static void print_verify_group(void *ctx, const char *out, const char *const *names, size_t k,
+			       const sync_box *first)
 {
-	const sync_file *f = &b->files[item];
-	return f->state == SYNC_VERIFY_FAILED && f->verify_out ? f->verify_out : NULL;
-}
-
-/* One file's verifier output, once per distinct text, headed by the set of
- * boxes that printed it (h[1-3]): the same SyntaxError on 40 boxes is one
- * block. Groups in the order of their first box. */
-static void print_verify_item(const sync_box **boxes, size_t n, size_t item)
-{
-	bool *done = xcalloc(n ? n : 1, sizeof(*done));
-	const char **names = xcalloc(n ? n : 1, sizeof(*names));
-	for (size_t i = 0; i < n; i++) {
-		const char *out = verify_out_of(boxes[i], item);
-		if (done[i] || !out)
-			continue;
-		size_t k = 0;
-		for (size_t j = i; j < n; j++) {
-			const char *other = verify_out_of(boxes[j], item);
-			if (done[j] || !other || strcmp(out, other) != 0)
-				continue;
-			done[j] = true;
-			names[k++] = boxes[j]->box->name;
-		}
-		char *set = cli_fold_names(names, k);
-		char *shown = sync_path_display(boxes[i]->plan->items[item].rel);
-		if (k > 1)
-			cli_error("%s: %s: the verifier's output, the same on %zu boxes:", set,
-				  shown, k);
-		else
-			cli_error("%s: %s: the verifier's output:", set, shown);
-		print_verify_output(set, out);
-		free(shown);
-		free(set);
-	}
-	free(done);
-	free(names);
+	size_t item = *(const size_t *)ctx;
+	char *set = cli_fold_names(names, k);
+	char *shown = sync_path_display(first->plan->items[item].rel);
+	if (k > 1)
+		cli_error("%s: %s: the verifier's output, the same on %zu boxes:", set, shown, k);
+	else
+		cli_error("%s: %s: the verifier's output:", set, shown);
+	print_verify_output(set, out);
+	free(shown);
+	free(set);
 }
 
 void cli_sync_print_verify_output(cli_sync_job *job)
 {
-	if (job->json || !job->boxes)
+	if (job->json || !job->run.boxes)
 		return; /* JSON carries it in each file's object */
 	const sync_box **boxes = cli_sync_by_name(job);
 	for (size_t item = 0; item < job->plan.n; item++)
-		print_verify_item(boxes, job->n, item);
+		sync_job_verify_groups(boxes, job->n, item, print_verify_group, &item);
 	free(boxes);
 }
 
@@ -204,14 +184,15 @@ int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const c
 	opts->log = cli_log_warning;
 	opts->trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL;
 	opts->accept_new = ctx->opt.accept_new;
-	pthread_mutex_init(&job.mu, NULL);
-	job.boxes = xcalloc(job.n, sizeof(*job.boxes));
+	sync_target *targets = xcalloc(job.n ? job.n : 1, sizeof(*targets));
 	for (size_t i = 0; i < job.n; i++)
-		sync_box_init(&job.boxes[i], &(sync_target)CLI_SYNC_TARGET(ctx->boxes[i]), i,
-			      &job.plan, opts);
+		targets[i] = (sync_target)CLI_SYNC_TARGET(ctx->boxes[i]);
+	sync_job_init(&job.run, targets, job.n, &job.plan, opts, report_one, &job);
+	free(targets);
 	if (cmd->start)
 		cmd->start(&job);
-	cli_sync_each(&job, cmd->box);
+	if (cmd->box)
+		cli_sync_each(&job, cmd->box);
 	if (cmd->after)
 		code = cmd->after(&job);
 	cli_folder_print(&job.fold, !ctx->opt.no_fold);
@@ -219,14 +200,10 @@ int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const c
 	if (code)
 		goto out;
 	sync_plan_wait(&job.plan, NULL);
-	sync_count(job.boxes, job.n, cnt);
-	code = cmd->summary(&job, sync_exit_code(job.boxes, job.n), cnt);
+	sync_count(job.run.boxes, job.n, cnt);
+	code = cmd->summary(&job, sync_exit_code(job.run.boxes, job.n), cnt);
 out:
-	for (size_t i = 0; job.boxes && i < job.n; i++)
-		sync_box_release(&job.boxes[i]);
-	if (job.boxes)
-		pthread_mutex_destroy(&job.mu);
-	free(job.boxes);
+	sync_job_release(&job.run);
 	cli_folder_release(&job.fold);
 	sync_plan_release(&job.plan);
 	return code;

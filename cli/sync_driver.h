@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include "cli/cli.h"
+#include "sync/job.h"
 #include "sync/sync.h"
 
 /* The options push, status and rollback all take (their tables start with it). */
@@ -20,7 +21,8 @@ typedef struct cli_sync_cmd {
 	unsigned add_flags; /* sync_plan_add flags */
 	/* Before the fan-out (push: local checks, progress). Optional. */
 	void (*start)(cli_sync_job *job);
-	/* On a fan-out thread: act on box i; reports through cli_sync_report. */
+	/* On a fan-out thread: act on box i; reports through cli_sync_report.
+	 * Optional (push runs its whole pipeline in `after`). */
 	void (*box)(cli_sync_job *job, sync_box *b);
 	/* One box's results; called with job->mu held. */
 	void (*report)(cli_sync_job *job, const sync_box *b);
@@ -37,10 +39,11 @@ struct cli_sync_job {
 	const cli_sync_cmd *cmd;
 	sync_plan plan;
 	sync_opts *opts;
-	sync_box *boxes; /* one per selected box */
+	/* the boxes (run.boxes, one per selected box) acted on, their reports
+	 * serialised by run.mu (and push's progress display) */
+	sync_job run;
 	size_t n;
 	bool json;
-	pthread_mutex_t mu; /* serialises reports (and push's progress display) */
 	/* The per-box lines, printed folded in box-name order once every box
 	 * is done (before the verifier output and the summary). */
 	cli_folder fold;
