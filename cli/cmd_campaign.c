@@ -15,6 +15,7 @@
 #include "base/strbuf.h"
 #include "base/timer.h"
 #include "base/xmalloc.h"
+#include "campaign/boxes.h"
 #include "campaign/points.h"
 #include "campaign/recorded.h"
 #include "campaign/sched.h"
@@ -242,10 +243,7 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s, box_ar
 		sched_box *sb = &s->boxes[b];
 		gate_args *ga = &ba->ga[b * s->n_jobs];
 		bool *ok = &ba->ok[b * s->n_jobs];
-		sb->gate = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(*sb->gate));
-		sb->ov = xcalloc(sp->n_cands, sizeof(*sb->ov));
-		sb->ov_env = xcalloc(sp->n_cands, sizeof(char *));
-		pthread_mutex_init(&sb->mu, NULL);
+		campaign_box_init(sb, s->n_jobs, sp->n_cands);
 		ctx->opt.boxes = sb->box->name;
 		for (size_t j = 0; j < s->n_jobs && !code; j++) {
 			cli_args a = {.v = s->jobs[j].words, .n = s->jobs[j].n_words};
@@ -257,35 +255,9 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s, box_ar
 					  sp->name, s->jobs[j].key, sb->box->name, sp->file,
 					  sp->line);
 		}
-		for (size_t c = 0; c < sp->n_cands && !code; c++) {
-			const campaign_candidate *cd = &sp->cands[c];
-			if (!cd->file)
-				continue;
-			const char *rel = sched_kernel_path(sb->box, kind);
-			bg_err err = {0};
-			if (!kind)
-				cli_error("campaign: %s:%d: candidate %s is a kernel file, and the "
-					  "gate_args name no --kind to place it by",
-					  sp->file, sp->line, cd->shown);
-			else if (!rel)
-				cli_error("campaign: box %s names no kernel path for --kind %s, so "
-					  "candidate %s has no place (add %s:PATH to kernel_paths "
-					  "under "
-					  "[box %s] in %s)",
-					  sb->box->name, kind, cd->shown, kind, sb->box->name,
-					  sb->box->file);
-			else if (!sb->box->repo)
-				cli_error("campaign: box %s has no repo for candidate %s's overlay",
-					  sb->box->name, cd->shown);
-			else if (overlay_add(&sb->ov[c], cd->file, rel, &err) < 0)
-				cli_error("campaign: candidate %s: %s", cd->shown, err.msg);
-			else if (strcmp(sb->ov[c].f[0].sha, cd->sha) != 0)
-				cli_error("campaign: candidate %s changed while the campaign read "
-					  "it; "
-					  "run it again",
-					  cd->shown);
-			else
-				continue;
+		bg_err err = {0};
+		if (!code && campaign_box_candidates(sb, sp, kind, &err) < 0) {
+			cli_error("%s", err.msg);
 			code = BG_EXIT_USAGE;
 		}
 	}
@@ -301,20 +273,8 @@ static void release_boxes(sched *s, size_t n_cands, box_args *ba)
 			gate_args_release(&ba->ga[i]);
 	free(ba->ga);
 	free(ba->ok);
-	for (size_t b = 0; s->boxes && b < s->n_boxes; b++) {
-		sched_box *sb = &s->boxes[b];
-		for (size_t c = 0; sb->ov && c < n_cands; c++) {
-			overlay_release(&sb->ov[c]);
-			free(sb->ov_env[c]);
-		}
-		if (sb->gate)
-			pthread_mutex_destroy(&sb->mu);
-		free(sb->gate);
-		free(sb->ov);
-		free(sb->ov_env);
-		free(sb->pushed);
-		free(sb->pushed_error);
-	}
+	for (size_t b = 0; s->boxes && b < s->n_boxes; b++)
+		campaign_box_release(&s->boxes[b], n_cands);
 	free(s->boxes);
 }
 
