@@ -2,8 +2,11 @@
 #include "campaign/recorded.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/xmalloc.h"
 
@@ -144,4 +147,48 @@ void campaign_recorded_release(campaign_recorded *r)
 		free(r->why[i]);
 	free(r->why);
 	*r = (campaign_recorded){0};
+}
+
+int campaign_results_lock(const campaign_spec *sp, volatile sig_atomic_t *stop,
+			  void (*waiting)(void *ctx), void *ctx, int *fd, bool *stopped,
+			  bg_err *err)
+{
+	struct stat st;
+	*stopped = false;
+	if (stat(sp->results, &st) == 0 && !S_ISREG(st.st_mode))
+		return bg_fail(err, BG_EIO,
+			       "campaign %s: the results file %s is not a regular file", sp->name,
+			       sp->results);
+	*fd = open(sp->results, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+		   0600);
+	if (*fd < 0)
+		return bg_fail(err, BG_EIO, "campaign %s: cannot open the results file %s: %s",
+			       sp->name, sp->results, strerror(errno));
+	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return bg_fail(err, BG_EIO,
+			       "campaign %s: the results file %s is not a regular file", sp->name,
+			       sp->results);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (fcntl(*fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	if (errno != EAGAIN && errno != EACCES)
+		return bg_fail(err, BG_EIO, "campaign %s: cannot lock the results file %s: %s",
+			       sp->name, sp->results, strerror(errno));
+	if (waiting)
+		waiting(ctx);
+	while (fcntl(*fd, F_OFD_SETLKW, &fl) != 0) {
+		if (errno != EINTR || *stop) {
+			*stopped = *stop != 0;
+			if (errno == EINTR)
+				return bg_fail(
+					err, BG_EIO,
+					"campaign %s: stopped while waiting for the other run; "
+					"nothing was run",
+					sp->name);
+			return bg_fail(err, BG_EIO,
+				       "campaign %s: cannot lock the results file %s: %s", sp->name,
+				       sp->results, strerror(errno));
+		}
+	}
+	return 0;
 }

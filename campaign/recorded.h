@@ -6,6 +6,7 @@
 #define BG_CAMPAIGN_RECORDED_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -33,5 +34,17 @@ size_t campaign_recorded_changed_cells(const campaign_spec *sp, const campaign_j
 				       const campaign_recorded *r, bool *cand_changed);
 
 void campaign_recorded_release(campaign_recorded *r);
+
+/* Opens the results file (a regular file, created when missing) into *fd
+ * and locks it for this run: an open-file-description lock, which conflicts
+ * with another run's but not with the flock each append takes, and which
+ * closing other descriptors of the file does not drop. When another run
+ * holds it, waiting(ctx) is called once and the lock waited for until that
+ * run ends, or until a signal finds *stop set (then *stopped). 0, or BG_EIO
+ * with err saying why ("campaign NAME: ..."); the caller closes *fd when it
+ * is >= 0, either way. */
+int campaign_results_lock(const campaign_spec *sp, volatile sig_atomic_t *stop,
+			  void (*waiting)(void *ctx), void *ctx, int *fd, bool *stopped,
+			  bg_err *err);
 
 #endif

@@ -351,56 +351,26 @@ static int find_slots(cli_ctx *ctx, const campaign_spec *sp, const gate_agent *a
 	return code;
 }
 
-/* Opens the results file (a regular file, created when missing) and locks it
- * for this run, waiting while another run of the campaign holds it. */
-static int lock_results(const campaign_spec *sp, int *fd)
+static void waiting_for_lock(void *ctx)
 {
-	struct stat st;
-	if (stat(sp->results, &st) == 0 && !S_ISREG(st.st_mode)) {
-		cli_error("campaign %s: the results file %s is not a regular file", sp->name,
-			  sp->results);
-		return BG_EXIT_FAIL;
-	}
-	*fd = open(sp->results, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
-		   0600);
-	if (*fd < 0) {
-		cli_error("campaign %s: cannot open the results file %s: %s", sp->name, sp->results,
-			  strerror(errno));
-		return BG_EXIT_FAIL;
-	}
-	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		cli_error("campaign %s: the results file %s is not a regular file", sp->name,
-			  sp->results);
-		return BG_EXIT_FAIL;
-	}
-	/* An open-file-description lock: it conflicts with another run's, not with
-	 * the flock each append takes, and closing other descriptors of the file
-	 * (each append opens its own) does not drop it. */
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-	if (fcntl(*fd, F_OFD_SETLK, &fl) == 0)
-		return 0;
-	if (errno != EAGAIN && errno != EACCES) {
-		cli_error("campaign %s: cannot lock the results file %s: %s", sp->name, sp->results,
-			  strerror(errno));
-		return BG_EXIT_FAIL;
-	}
+	const campaign_spec *sp = ctx;
 	cli_printf(stderr,
 		   "boxgate: campaign %s: another campaign run is writing %s; waiting for it to "
 		   "end (Ctrl-C to stop waiting)\n",
 		   sp->name, sp->results);
-	while (fcntl(*fd, F_OFD_SETLKW, &fl) != 0) {
-		if (errno != EINTR || stop_requested) {
-			if (errno == EINTR)
-				cli_error("campaign %s: stopped while waiting for the other run; "
-					  "nothing was run",
-					  sp->name);
-			else
-				cli_error("campaign %s: cannot lock the results file %s: %s",
-					  sp->name, sp->results, strerror(errno));
-			return stop_requested ? 130 : BG_EXIT_FAIL;
-		}
-	}
-	return 0;
+}
+
+/* Opens the results file and locks it for this run, waiting while another
+ * run of the campaign holds it (campaign_results_lock). */
+static int lock_results(const campaign_spec *sp, int *fd)
+{
+	bg_err err = {0};
+	bool stopped = false;
+	if (campaign_results_lock(sp, &stop_requested, waiting_for_lock, (void *)sp, fd, &stopped,
+				  &err) == 0)
+		return 0;
+	cli_error("%s", err.msg);
+	return stopped ? 130 : BG_EXIT_FAIL;
 }
 
 /* A detached run feeds its state file beside the log. */

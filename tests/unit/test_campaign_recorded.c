@@ -9,9 +9,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "base/strbuf.h"
+#include "base/xmalloc.h"
 #include "campaign/recorded.h"
 #include "unit.h"
 
@@ -110,10 +117,105 @@ static void scan(void **state)
 	free(k);
 }
 
+/* The results file's lock: taken at once when free; a run that finds it
+ * held says so once and waits for it; a signal with the stop flag set ends
+ * the wait; what is not a regular file is refused before it is opened. */
+struct lock_wait {
+	int holder; /* the other run's descriptor, closed to release it */
+	int waited;
+	volatile sig_atomic_t *stop; /* set and a signal arranged instead */
+};
+
+static void release_other(void *ctx)
+{
+	struct lock_wait *w = ctx;
+	w->waited++;
+	if (w->stop) {
+		*w->stop = 1;
+		/* a signal every 50 ms: one lands while the lock is waited for */
+		struct itimerval it = {{0, 50000}, {0, 50000}};
+		setitimer(ITIMER_REAL, &it, NULL);
+	} else {
+		close(w->holder);
+	}
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void results_lock(void **state)
+{
+	(void)state;
+	campaign_spec sp = {.name = "x"};
+	sp.results = xasprintf("%s/r.jsonl", tmpdir);
+	volatile sig_atomic_t stop = 0;
+	bg_err err = {0};
+	bool stopped = true;
+	int fd = -1;
+	/* free: taken at once, the file created */
+	assert_int_equal(campaign_results_lock(&sp, &stop, NULL, NULL, &fd, &stopped, &err), 0);
+	assert_false(stopped);
+	struct stat st;
+	assert_int_equal(stat(sp.results, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+
+	/* held by "another run" (fd): waits once, takes it when released */
+	struct lock_wait w = {.holder = fd};
+	int fd2 = -1;
+	assert_int_equal(campaign_results_lock(&sp, &stop, release_other, &w, &fd2, &stopped, &err),
+			 0);
+	assert_int_equal(w.waited, 1);
+	assert_false(stopped);
+
+	/* held, and stopped while waiting */
+	struct sigaction sa = {.sa_handler = on_alarm}, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	struct lock_wait w2 = {.stop = &stop};
+	int fd3 = -1;
+	assert_int_equal(
+		campaign_results_lock(&sp, &stop, release_other, &w2, &fd3, &stopped, &err),
+		BG_EIO);
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	assert_true(stopped);
+	assert_int_equal(w2.waited, 1);
+	assert_string_equal(err.msg,
+			    "campaign x: stopped while waiting for the other run; nothing was run");
+	close(fd3);
+	close(fd2);
+
+	/* not a regular file: refused, nothing opened (a FIFO would block) */
+	char *fifo = xasprintf("%s/fifo", tmpdir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	free(sp.results);
+	sp.results = fifo;
+	fd = -1;
+	assert_int_equal(campaign_results_lock(&sp, &stop, NULL, NULL, &fd, &stopped, &err),
+			 BG_EIO);
+	assert_int_equal(fd, -1);
+	assert_non_null(strstr(err.msg, "is not a regular file"));
+	free(fifo);
+	sp.results = xstrdup(tmpdir); /* a directory */
+	assert_int_equal(campaign_results_lock(&sp, &stop, NULL, NULL, &fd, &stopped, &err),
+			 BG_EIO);
+	assert_int_equal(fd, -1);
+	free(sp.results);
+	sp.results = xasprintf("%s/no/such/dir/r.jsonl", tmpdir);
+	assert_int_equal(campaign_results_lock(&sp, &stop, NULL, NULL, &fd, &stopped, &err),
+			 BG_EIO);
+	assert_non_null(strstr(err.msg, "cannot open the results file"));
+	free(sp.results);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(scan),
+		cmocka_unit_test(results_lock),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
