@@ -11,6 +11,8 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/xmalloc.h"
 #include "campaign/boxes.h"
@@ -93,6 +95,27 @@ static void overlays_and_refusals(void **state)
 	assert_int_equal(campaign_box_candidates(&sb, &sp, "largem", &err), BG_EUSAGE);
 	assert_true(strncmp(err.msg, "campaign: candidate k.cuh: ", 27) == 0);
 	campaign_box_release(&sb, 2);
+
+	/* the candidate is now a directory */
+	assert_int_equal(mkdir(k, 0700), 0);
+	campaign_box_init(&sb, 1, 2);
+	assert_int_equal(campaign_box_candidates(&sb, &sp, "largem", &err), BG_EUSAGE);
+	assert_true(strncmp(err.msg, "campaign: candidate k.cuh: ", 27) == 0);
+	campaign_box_release(&sb, 2);
+	rmdir(k);
+
+	/* a kernel_paths entry with an empty path */
+	FILE *g = fopen(k, "w");
+	assert_non_null(g);
+	fputs("__global__ void k() {}\n", g);
+	fclose(g);
+	char *empty[] = {"largem:"};
+	box.kernel_paths = empty;
+	box.n_kernel_paths = 1;
+	campaign_box_init(&sb, 1, 2);
+	assert_int_equal(campaign_box_candidates(&sb, &sp, "largem", &err), BG_EUSAGE);
+	campaign_box_release(&sb, 2);
+	unlink(k);
 
 	/* no candidates at all: nothing to do, and release of a box never prepared */
 	campaign_spec none = {.file = "c.ini"};

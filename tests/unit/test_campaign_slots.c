@@ -180,6 +180,31 @@ static void no_box_answered(void **state)
 	campaign_slots_release(&t);
 	cJSON_Delete(q[0].rows);
 
+	/* an agent that listed nothing (no rows at all): reached, no slot */
+	sched t2 = {.boxes = one, .n_boxes = 1};
+	slot_probe q2[1] = {{.box = &b1}};
+	assert_int_equal(campaign_slots_take(&t2, q2, 1, NULL), 0);
+	assert_int_equal(t2.n_slots, 0);
+	campaign_slots_release(&t2);
+
+	/* a probe of a box that is not the campaign's is passed over */
+	conf_box stranger = {.name = "x9"};
+	sched t3 = {.boxes = one, .n_boxes = 1};
+	slot_probe q3[1] = {{.box = &stranger, .code = BG_EXIT_FAIL, .error = NULL}};
+	assert_int_equal(campaign_slots_take(&t3, q3, 1, NULL), BG_EXIT_CONNECT);
+	assert_false(one[0].quarantined);
+	campaign_slots_release(&t3);
+
+	/* a failed probe without a message says "" */
+	strbuf said = STRBUF_INIT;
+	campaign_slots_cb cb = {said_box, NULL, NULL, &said};
+	sched t4 = {.boxes = one, .n_boxes = 1};
+	slot_probe q4[1] = {{.box = &b1, .code = BG_EXIT_FAIL}};
+	assert_int_equal(campaign_slots_take(&t4, q4, 1, &cb), BG_EXIT_FAIL);
+	assert_string_equal(said.buf, "box h1: \n");
+	strbuf_release(&said);
+	campaign_slots_release(&t4);
+
 	/* nothing asked at all: no box reached */
 	sched u = {.boxes = one, .n_boxes = 1};
 	one[0].quarantined = false;

@@ -142,6 +142,12 @@ static void refused_here_touches_no_box(void **state)
 	assert_int_equal(s.reports.len, 0);
 	assert_false(exists("r1", "bad.sh"));
 	assert_false(exists("r2", "bad.sh"));
+	/* all-or-nothing: the same, nothing committed or reported */
+	s.refused = 0;
+	assert_int_equal(push("bad.sh", "r2", true, true, &s), BG_EXIT_VERIFY);
+	assert_int_equal(s.refused, 1);
+	assert_int_equal(s.reports.len, 0);
+	assert_false(exists("r1", "bad.sh"));
 	strbuf_release(&s.reports);
 }
 
