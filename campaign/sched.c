@@ -656,3 +656,41 @@ void sched_run(sched *s)
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 }
+
+void sched_queue_pending(sched *s, const bool *done)
+{
+	s->queue = xcalloc(s->n_jobs ? s->n_jobs : 1, sizeof(size_t));
+	s->q_head = s->q_len = 0;
+	for (size_t i = 0; i < s->n_jobs; i++)
+		if (!done || !done[i])
+			s->queue[s->q_len++] = i;
+}
+
+size_t sched_left(const sched *s, const bool *done)
+{
+	size_t left = 0;
+	for (size_t i = 0; i < s->n_jobs; i++)
+		left += !(done && done[i]) && !(s->finished && s->finished[i]);
+	return left;
+}
+
+void sched_release(sched *s)
+{
+	free(s->queue);
+	free(s->attempts);
+	free(s->finished);
+	free(s->failed_on);
+	free(s->job_failures);
+	for (size_t i = 0; s->failed_why && i < s->n_jobs; i++)
+		free(s->failed_why[i]);
+	free(s->failed_why);
+	free(s->stop_why);
+	s->queue = NULL;
+	s->attempts = NULL;
+	s->finished = NULL;
+	s->failed_on = NULL;
+	s->job_failures = NULL;
+	s->failed_why = NULL;
+	s->stop_why = NULL;
+	s->q_len = s->q_head = 0;
+}

@@ -148,6 +148,19 @@ typedef struct sched {
  * worker has ended. */
 void sched_run(sched *s);
 
+/* The queue sched_run takes: every job not `done` (per job; NULL: none
+ * done), in the jobs' order (s->queue owned, s->q_len set). */
+void sched_queue_pending(sched *s, const bool *done);
+
+/* The jobs left after a run: neither done before it (`done`, per job) nor
+ * finished by it. */
+size_t sched_left(const sched *s, const bool *done);
+
+/* Frees the queue and what sched_prepare made (the per-job arrays, each
+ * job's failure reason, the stop reason); the boxes, slots and jobs are
+ * the caller's. NULL-safe per part. */
+void sched_release(sched *s);
+
 /* The scheduler's decisions, each a function of its own (tests drive them on a
  * sched set up by sched_prepare, no worker running). */
 

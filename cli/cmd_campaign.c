@@ -507,10 +507,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 		code = dry_run(ctx, &sp, s.jobs, s.n_jobs, rec.done);
 		goto out;
 	}
-	s.queue = xcalloc(s.n_jobs ? s.n_jobs : 1, sizeof(size_t));
-	for (size_t i = 0; i < s.n_jobs; i++)
-		if (!rec.done[i])
-			s.queue[s.q_len++] = i;
+	sched_queue_pending(&s, rec.done);
 	if (rec.count)
 		cli_printf(stderr,
 			   "boxgate: campaign %s: %zu of %zu jobs already recorded in %s%s\n",
@@ -573,9 +570,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	size_t ended, cut;
 	campaign_view_end(view, &ended, &cut);
 
-	size_t left = 0, quarantined = 0;
-	for (size_t i = 0; i < s.n_jobs; i++)
-		left += !rec.done[i] && !s.finished[i];
+	size_t left = sched_left(&s, rec.done), quarantined = 0;
 	strbuf q = STRBUF_INIT;
 	for (size_t b = 0; b < s.n_boxes; b++)
 		if (s.boxes[b].quarantined) {
@@ -646,9 +641,7 @@ summary:
 	print_summary(&sp, ctx->opt.json);
 out:
 	if (state) {
-		size_t not_done = rec.done ? 0 : s.n_jobs;
-		for (size_t i = 0; rec.done && i < s.n_jobs; i++)
-			not_done += !rec.done[i] && !(s.finished && s.finished[i]);
+		size_t not_done = sched_left(&s, rec.done);
 		const char *how = stop_requested     ? "cancelled"
 				  : not_done || code ? "stopped"
 						     : "finished";
@@ -658,16 +651,8 @@ out:
 	campaign_view_free(view);
 	campaign_slots_release(&s);
 	release_boxes(&s, sp.n_cands, &ba);
+	sched_release(&s);
 	campaign_jobs_free(s.jobs, s.n_jobs);
-	free(s.queue);
-	free(s.attempts);
-	free(s.finished);
-	free(s.failed_on);
-	free(s.job_failures);
-	for (size_t i = 0; s.failed_why && i < s.n_jobs; i++)
-		free(s.failed_why[i]);
-	free(s.failed_why);
-	free(s.stop_why);
 	campaign_recorded_release(&rec);
 	if (have_agent)
 		gate_agent_release(&agent);

@@ -82,12 +82,7 @@ static void fixture_free(fixture *f)
 	pthread_mutex_destroy(&s->mu);
 	free(s->boxes);
 	free(s->slots);
-	free(s->queue);
-	free(s->attempts);
-	free(s->finished);
-	free(s->failed_on);
-	free(s->job_failures);
-	free(s->failed_why);
+	sched_release(s);
 	free(f);
 }
 
@@ -275,6 +270,41 @@ static void job_faults_add_up(void **state)
 	fixture_free(f);
 }
 
+/* The queue of the jobs not yet recorded, the jobs left after a run, and
+ * what the run made released (a failure's reason and the stop reason
+ * included). */
+static void queue_left_and_release(void **state)
+{
+	(void)state;
+	fixture *f = fixture_new(2, 4, 2);
+	sched *s = &f->s;
+	free(s->queue);
+	bool done[4] = {true, false, true, false};
+	sched_queue_pending(s, done);
+	assert_int_equal(s->q_len, 2);
+	assert_int_equal(s->queue[0], 1);
+	assert_int_equal(s->queue[1], 3);
+	assert_int_equal(sched_left(s, done), 2);
+	s->finished[3] = true;
+	assert_int_equal(sched_left(s, done), 1);
+	assert_int_equal(sched_left(s, NULL), 3); /* nothing recorded before */
+	free(s->queue);
+	sched_queue_pending(s, NULL);
+	assert_int_equal(s->q_len, 4);
+	s->failed_why[1] = xstrdup("failed twice");
+	s->stop_why = xstrdup("every box quarantined");
+	fixture_free(f); /* sched_release: ASan says what it leaves */
+
+	/* nothing prepared: nothing to free, nothing left but the jobs */
+	sched bare = {.n_jobs = 2};
+	assert_int_equal(sched_left(&bare, NULL), 2);
+	sched_release(&bare);
+	sched none = {0};
+	sched_queue_pending(&none, NULL);
+	assert_int_equal(none.q_len, 0);
+	sched_release(&none);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +314,7 @@ int main(void)
 		cmocka_unit_test(a_box_is_quarantined_once),
 		cmocka_unit_test(a_vanished_agent_is_the_jobs_fault_until_it_runs_elsewhere),
 		cmocka_unit_test(job_faults_add_up),
+		cmocka_unit_test(queue_left_and_release),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
