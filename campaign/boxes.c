@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/xmalloc.h"
+#include "measure/kernel.h"
 
 void campaign_box_init(sched_box *sb, size_t n_jobs, size_t n_cands)
 {
@@ -20,7 +21,7 @@ int campaign_box_candidates(sched_box *sb, const campaign_spec *sp, const char *
 		const campaign_candidate *cd = &sp->cands[c];
 		if (!cd->file)
 			continue;
-		const char *rel = sched_kernel_path(sb->box, kind);
+		const char *rel = measure_kernel_path(sb->box, kind);
 		bg_err oerr = {0};
 		if (!kind)
 			return bg_fail(err, BG_EUSAGE,

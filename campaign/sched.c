@@ -29,15 +29,6 @@
  * timeout and grace. */
 #define STANDBY_MARGIN_S 60
 
-const char *sched_kernel_path(const conf_box *box, const char *kind)
-{
-	size_t kl = kind ? strlen(kind) : 0;
-	for (size_t i = 0; kind && i < box->n_kernel_paths; i++)
-		if (strncmp(box->kernel_paths[i], kind, kl) == 0 && box->kernel_paths[i][kl] == ':')
-			return box->kernel_paths[i] + kl + 1;
-	return NULL;
-}
-
 static void emit(sched *s, const sched_event *ev)
 {
 	if (s->on_event)

@@ -211,7 +211,4 @@ bool sched_charge_attempt(sched *s, sched_box *b, const campaign_job *j, bool jo
  * (charged to the job then) was at fault after all, and is charged now. */
 void sched_clear_job(sched *s, const sched_slot *sl, const campaign_job *j);
 
-/* The kernel_paths entry of `box` for gate kind `kind` (borrowed), NULL if none. */
-const char *sched_kernel_path(const conf_box *box, const char *kind);
-
 #endif
