@@ -669,10 +669,17 @@ static int master_exec_signal(remote_exec *e, int sig, bg_err *err)
 static void master_exec_free(remote_exec *e)
 {
 	remote_conn *c = e->conn;
-	/* A command left running: the master drops its channel when this
-	 * client goes, and a next command here gets a fresh connection. */
-	if (!e->done && e->m_id && c->mfd >= 0)
-		remote_master_drop(c);
+	/* A command left running: the master closes its channel, as a
+	 * fresh connection would. */
+	if (!e->done && e->m_id && c->mfd >= 0) {
+		strbuf x = STRBUF_INIT, f = STRBUF_INIT;
+		mf_put_u32(&x, e->m_id);
+		mf_add(&f, MF_CLOSE, x.buf, x.len);
+		if (remote_master_send(c, f.buf, f.len, -1) < 0)
+			remote_master_drop(c);
+		strbuf_release(&x);
+		strbuf_release(&f);
+	}
 	unlist(e);
 	strbuf_release(&e->m_q);
 }

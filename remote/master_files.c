@@ -53,14 +53,13 @@ static void entries(struct call *k, const char *p, size_t n)
 			return;
 		}
 		k->ents = xgrow(k->ents, &k->cap_ents, k->n_ents + 1, sizeof(*k->ents));
-		k->ents[k->n_ents++] =
-			(remote_dirent){xstrndup(name, len), (remote_fs_type)type, mode & 07777, size};
+		k->ents[k->n_ents++] = (remote_dirent){xstrndup(name, len), (remote_fs_type)type,
+						       mode & 07777, size};
 	}
 }
 
 /* One frame of the call's: RES returns 1 (its payload in *res), others 0. */
-static int on_frame(remote_conn *c, struct call *k, int type, const char *p, size_t n,
-		    strbuf *res)
+static int on_frame(remote_conn *c, struct call *k, int type, const char *p, size_t n, strbuf *res)
 {
 	mf_reader r = {(const unsigned char *)p, n};
 	uint64_t done, total;
@@ -165,7 +164,8 @@ static int call(remote_conn *c, const strbuf *op, int fd, struct call *k, int64_
 		if (remote_master_pull(c, wake) < 0) {
 			remote_master_drop(c);
 			return bg_fail(err, BG_ECONNECT,
-				       "%s: connection lost: the connection master went away", name);
+				       "%s: connection lost: the connection master went away",
+				       name);
 		}
 	}
 }
@@ -222,7 +222,9 @@ int remote_master_fs_stat(remote_conn *c, const char *path, bool follow, remote_
 			  int64_t deadline, bg_err *err)
 {
 	strbuf res = STRBUF_INIT;
-	int rc = c->mfd < 0 ? 1 : simple(c, follow ? MO_FOLLOW : MO_LSTAT, path, NULL, deadline, &res, err);
+	int rc = c->mfd < 0 ? 1
+			    : simple(c, follow ? MO_FOLLOW : MO_LSTAT, path, NULL, deadline, &res,
+				     err);
 	if (rc == 1) {
 		strbuf_release(&res);
 		if ((rc = fresh(c, err)) < 0)

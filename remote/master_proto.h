@@ -10,7 +10,8 @@
  * STATUS or FAIL last. Every command's frames begin with its id (the
  * client's number for it): several may run at once, as channels do.
  * client -> master: EXEC (id, flags, command line), IN (id, stdin bytes),
- * EOF (id), KILL (id, a signal), QUIT (the master ends: its host key is not
+ * EOF (id), KILL (id, a signal), CLOSE (id: the client is done with it, running
+ * or not, as a channel closed), QUIT (the master ends: its host key is not
  * trusted).
  *
  * File transfer (SFTP, run by the master on its own SFTP session): the
@@ -54,7 +55,8 @@ enum {
 	MF_RESUME = 'U',
 	MF_DATA = 'D',
 	MF_STOP = 'Y',
-	MF_KEEP = 'k'
+	MF_KEEP = 'k',
+	MF_CLOSE = 'W'
 };
 
 /* OP's operations */

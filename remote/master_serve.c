@@ -263,11 +263,16 @@ void mc_dispatch(struct master_client *cl, int type, const char *p, size_t n)
 		fix_ctx(cl);
 		return;
 	}
-	if (type != MF_IN && type != MF_EOF && type != MF_KILL)
+	if (type != MF_IN && type != MF_EOF && type != MF_KILL && type != MF_CLOSE)
 		return;
 	struct mexec *x = mf_get_u32(&r, &id) ? find_x(cl, id) : NULL;
 	if (!x)
 		return;
+	if (type == MF_CLOSE) {
+		drop_x(cl, (size_t)(x - cl->x));
+		fix_ctx(cl);
+		return;
+	}
 	bg_err err = {0};
 	switch (type) {
 	case MF_IN:
@@ -305,6 +310,12 @@ void mc_tick(struct master_client *cl)
 	int64_t tick_ms = (int64_t)cl->c->keepalive_s * 1000;
 	if (tick_ms > 0 && bg_now_ms() - cl->sent_ms >= tick_ms)
 		mc_send(cl, MF_KEEP, NULL, 0);
+}
+
+void mc_end(void)
+{
+	unlink(g_path);
+	_exit(0);
 }
 
 int64_t mc_silence_ms(const struct master_client *cl)

@@ -36,6 +36,8 @@ bool mc_read(struct master_client *cl);
 /* What the master does while a call waits: its alarm re-armed, another
  * client turned away, a keepalive frame when one is due. */
 void mc_tick(struct master_client *cl);
+/* The master ends at once (a call cut short left its SFTP session midway). */
+_Noreturn void mc_end(void);
 /* The client's silence allowed (ms) before it counts as gone; 0: none. */
 int64_t mc_silence_ms(const struct master_client *cl);
 

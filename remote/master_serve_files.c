@@ -192,18 +192,25 @@ void remote_master_serve_op(struct master_client *cl, const char *p, size_t n)
 		rc = remote_put_file(c, fd, size, path, &o, &exists, &err);
 		flags |= exists ? MR_EXISTS : 0;
 	} else if (op == MO_GET) {
-		remote_get_opts o = {.data = on_data,
-				     .data_ctx = cl,
-				     .progress = NULL,
-				     .stall_ms = (int)stall};
+		remote_get_opts o = {
+			.data = on_data, .data_ctx = cl, .progress = NULL, .stall_ms = (int)stall};
 		uint64_t got = 0;
 		rc = remote_get_file(c, path, size, &o, &got, &err);
 		mf_put_u64(&x, got);
 	} else {
 		rc = bg_fail(&err, BG_EPROTO, "%s: a bad file transfer request", c->target->name);
 	}
+	/* The hook clears itself when it cuts a call short: libssh2 may have a
+	 * request of the session's outstanding, so the master ends once it
+	 * has answered. An upload cut short may have created its file (its
+	 * open was on the way): removed, as a failed upload's is. */
+	bool cut = path && c->wait_hook == NULL;
 	c->wait_hook = NULL;
 	c->wait_hook_ctx = NULL;
+	if (cut && op == MO_PUT && !(flags & MR_EXISTS) && rc < 0 && !c->dead) {
+		bg_err ignored = {0};
+		remote_fs_unlink(c, path, bg_deadline_ms(5000), &ignored);
+	}
 	if (fd >= 0)
 		close(fd);
 	free(path);
@@ -217,4 +224,6 @@ void remote_master_serve_op(struct master_client *cl, const char *p, size_t n)
 	mc_send(cl, MF_RES, res.buf, res.len);
 	strbuf_release(&res);
 	strbuf_release(&x);
+	if (cut)
+		mc_end();
 }

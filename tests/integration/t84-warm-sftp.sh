@@ -44,4 +44,135 @@ BOXGATE_TRACE=1 expect_rc 0 "rollback" warm rollback --root "$L" g1 a.py
 check "... put the .bak back" grep -q 'print(2)' "$R/a.py"
 check "push+push+pull+status+rollback: no new ssh session on the box" test "$(accepted 1)" = "$a0"
 check "... through the same master" test "$(master_pid g1)" = "$pid1"
+
+# --- the same files, modes, lines and exit codes, cold and warm ---
+norm() { sed -E 's/[0-9]+(\.[0-9]+)? ?(ms|s|MB\/s|MiB\/s)\b/T/g; s/"(elapsed_ms|ms|ts|time|sha256|bak_sha256|pushed_at)":[^,}]*/"\1":X/g; s/[0-9a-f]{64}/H/g; s/[0-9a-f]{12}(\.\.\.)?/H/g' "$1" | grep -v '^boxgate-trace'; }
+same() { # DESC WANT ARGS...: cold and warm, plain and --json: same exit, same lines
+  local desc=$1 want=$2 f rc1 rc2
+  shift 2
+  for f in "" --json; do
+    rc1=0 rc2=0
+    $SETUP
+    cold "$@" $f >"$BG_TMP/c.out" 2>"$BG_TMP/c.err" || rc1=$?
+    $SETUP
+    BOXGATE_TRACE=1 warm "$@" $f >"$BG_TMP/w.out" 2>"$BG_TMP/w.err" || rc2=$?
+    if [ "$rc1" = "$want" ] && [ "$rc2" = "$want" ] && diff <(norm "$BG_TMP/c.out") <(norm "$BG_TMP/w.out") >/dev/null &&
+      diff <(norm "$BG_TMP/c.err") <(norm "$BG_TMP/w.err") >/dev/null; then
+      ok "$desc ${f:-plain}: exit $want and the same lines cold and warm"
+    else
+      not_ok "$desc ${f:-plain}: cold exit $rc1, warm exit $rc2 (want $want)"
+      diag "$(diff <(norm "$BG_TMP/c.out") <(norm "$BG_TMP/w.out") | head -20)"
+      diag "$(diff <(norm "$BG_TMP/c.err") <(norm "$BG_TMP/w.err") | head -20)"
+    fi
+  done
+}
+printf 'x = 1\n' >sub/m.py
+chmod 750 sub/m.py
+odd=$'we ird\nname\'s "q".py'
+printf 'odd\n' >"sub/$odd"
+head -c $((64 << 20)) /dev/urandom >big.bin
+# push twice: the first creates (cold); the file removed on the box, warm creates it again
+for f in sub/m.py "sub/$odd" big.bin; do
+  expect_rc 0 "cold push of $(printf %q "$f")" cold push --root "$L" --boxes g1 -- "$f"
+  cm=$(stat -c %a "$R/$f")
+  rm -f "$R/$f"
+  BOXGATE_TRACE=1 expect_rc 0 "... and warm" warm push --root "$L" --boxes g1 -- "$f"
+  through "... through the master"
+  check "... the same bytes" cmp -s "$L/$f" "$R/$f"
+  check "... the same mode ($cm)" test "$(stat -c %a "$R/$f")" = "$cm"
+done
+check "no temporary file left on the box" test "$(ntemps)" = 0
+n=10
+bump() { n=$((n + 1)); echo "x = $n" >"$L/sub/m.py"; }
+SETUP=bump
+same "push of a changed file" 0 push --root "$L" --boxes g1 sub/m.py
+SETUP=
+same "status" 0 status --root "$L" --boxes g1 sub/m.py a.py big.bin
+bump_push() { bump; cold push --root "$L" --boxes g1 sub/m.py >/dev/null 2>&1; }
+SETUP=bump_push
+same "rollback" 0 rollback --root "$L" --boxes g1 sub/m.py
+SETUP=
+rm -rf "$BG_TMP/pc" "$BG_TMP/pw"
+expect_rc 0 "cold pull" cold pull --boxes g1 --to "$BG_TMP/pc" sub big.bin
+a0=$(accepted 1)
+BOXGATE_TRACE=1 expect_rc 0 "warm pull" warm pull --boxes g1 --to "$BG_TMP/pw" sub big.bin
+check "... through the master (no new ssh session)" test "$(accepted 1)" = "$a0"
+check "... the same tree, bytes and modes as cold" diff -r "$BG_TMP/pc" "$BG_TMP/pw"
+check "... the 64 MiB file whole" cmp -s big.bin "$BG_TMP/pw/g1/big.bin"
+same "pull of a missing file" 1 pull --boxes g1 --to "$BG_TMP/px" nosuch.py
+check "the master lives on after the pulls" test "$(master_pid g1)" = "$pid1"
+
+# --- a target directory that is read-only ---
+mkdir -p ro && echo 'r = 1' >ro/x.py
+"$HOSTS" exec "$D" 1 sh -c 'mkdir -p /root/repo/ro && mount --bind /root/repo/ro /root/repo/ro && mount -o remount,bind,ro /root/repo/ro'
+same "a push into a read-only directory" 1 push --root "$L" --boxes g1 ro/x.py
+cat "$BG_TMP/w.out" "$BG_TMP/w.err" >"$BG_TMP/w.all"
+has "$BG_TMP/w.all" "g1: ro/x.py: .*not writable" "... says so warm"
+"$HOSTS" exec "$D" 1 umount /root/repo/ro
+
+# --- the master killed or stopped ---
+pid=$(master_pid g1)
+kill -9 "$pid"
+echo 'x = 3' >sub/m.py
+BOXGATE_TRACE=1 expect_rc 0 "a push after the master was SIGKILLed (stale socket)" warm push --root "$L" --boxes g1 sub/m.py
+has "$ERR_FILE" "no connection master to use: connecting fresh" "... connects fresh"
+check "... the file arrived" cmp -s sub/m.py "$R/sub/m.py"
+pid=$(master_pid g1)
+check "... and leaves a new master" test -n "$pid" -a "$pid" != "$pid1"
+kill -STOP "$pid"
+echo 'x = 4' >sub/m.py
+BOXGATE_TRACE=1 expect_rc 0 "a push while the master is stopped" warm push --root "$L" --boxes g1 sub/m.py
+has "$ERR_FILE" "did not greet: connecting fresh" "... passes it by"
+check "... the file arrived" cmp -s sub/m.py "$R/sub/m.py"
+kill -CONT "$pid"
+kill -9 "$pid" 2>/dev/null
+expect_rc 0 "a push leaves a master again" warm push --root "$L" --boxes g1 sub/m.py
+pid=$(master_pid g1)
+check "... there is one" test -n "$pid"
+
+# --- the client stopped, then killed, mid-push ---
+head -c $((64 << 20)) /dev/urandom >big2.bin
+BOXGATE_TRACE=1 warm push --root "$L" --boxes g1 big2.bin >"$BG_TMP/k.out" 2>"$BG_TMP/k.err" &
+cp=$!
+for _ in $(seq 1 400); do grep -q "g1 probed" "$BG_TMP/k.err" && break; sleep 0.02; done
+kill -STOP "$cp"
+check "the push got through its probe" grep -q "g1 probed" "$BG_TMP/k.err"
+# the master goes on with the upload until it needs the stopped client
+for _ in $(seq 1 100); do [ "$(ntemps)" != 0 ] && break; sleep 0.05; done
+kill -9 "$cp" 2>/dev/null
+wait "$cp" 2>/dev/null
+# (on a fast link the push may be done before the stop: either way nothing is left
+# half-written, and a master cut short ends)
+for _ in $(seq 1 150); do [ "$(ntemps)" = 0 ] && break; sleep 0.1; done
+check "a client killed mid-push leaves no temporary file on the box" test "$(ntemps)" = 0
+check "... nor a half-written file under its final name" sh -c "test ! -e '$R/big2.bin' || cmp -s big2.bin '$R/big2.bin'"
+expect_rc 0 "the next push works" warm push --root "$L" --boxes g1 sub/m.py
+check "... the file arrived" cmp -s sub/m.py "$R/sub/m.py"
+
+# --- another uid gets nothing ---
+if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+  OTHER=$(mktemp -d /tmp/bgt84.XXXXXX)
+  XDG_RUNTIME_DIR=$OTHER warm push --root "$L" --boxes g1 sub/m.py >/dev/null 2>&1
+  s=$(ls "$OTHER"/boxgate/*.sock)
+  chmod 711 "$OTHER" "$OTHER/boxgate"
+  chmod 666 "$s"
+  reply=$(setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+p = b"/root/repo/a.py"
+op = struct.pack(">IQ", 1, 0) + struct.pack(">I", len(p)) + p
+try:
+    s.sendall(b"P" + struct.pack(">I", len(op)) + op)
+except OSError:
+    pass
+print(len(s.recv(100)))' "$s" 2>&1)
+  check "another uid that reaches the socket gets not a byte for a file call" test "$reply" = 0
+  XDG_RUNTIME_DIR=$OTHER warm disconnect >/dev/null 2>&1
+  rm -rf "$OTHER"
+else
+  ok "# SKIP setpriv cannot switch to uid 65534 here"
+fi
+warm disconnect >/dev/null 2>&1
 finish
