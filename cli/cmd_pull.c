@@ -286,7 +286,8 @@ static int run_pull(cli_ctx *ctx, void *opts, const cli_args *args)
 			    .box_subdir = true,
 			    .follow_links = po->follow_links,
 			    .accept_new = ctx->opt.accept_new,
-			    .log = cli_log_warning};
+			    .log = cli_log_warning,
+			    .trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL};
 	job.boxes = xcalloc(job.n ? job.n : 1, sizeof(*job.boxes));
 	job.bars = xcalloc(job.n ? job.n : 1, sizeof(*job.bars));
 	pthread_mutex_init(&job.mu, NULL);

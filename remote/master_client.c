@@ -163,12 +163,14 @@ static int dial(const char *path, pid_t *pid)
 
 struct hello {
 	int type; /* MF_HELLO or MF_BUSY */
+	uint32_t version;
 	uint32_t pid;
 	uint64_t persist_ms, idle_ms;
 	const char *box, *target, *blob, *fp;
 	size_t box_n, target_n, blob_n, fp_n;
 };
 
+/* 0, -1 no greeting, or -2 another protocol version (h->version). */
 static int read_hello(int fd, strbuf *in, size_t *off, struct hello *h)
 {
 	const char *p;
@@ -178,10 +180,15 @@ static int read_hello(int fd, strbuf *in, size_t *off, struct hello *h)
 	    (h->type != MF_HELLO && h->type != MF_BUSY))
 		return -1;
 	mf_reader r = {(const unsigned char *)p, n};
-	if (!mf_get_u32(&r, &ver) || ver != MF_PROTO_VERSION || !mf_get_u32(&r, &h->pid) ||
-	    !mf_get_u64(&r, &h->persist_ms) || !mf_get_u64(&r, &h->idle_ms) ||
-	    !mf_get_str(&r, &h->box, &h->box_n) || !mf_get_str(&r, &h->target, &h->target_n) ||
-	    !mf_get_str(&r, &h->blob, &h->blob_n) || !mf_get_str(&r, &h->fp, &h->fp_n))
+	if (!mf_get_u32(&r, &ver))
+		return -1;
+	h->version = ver;
+	if (ver != MF_PROTO_VERSION)
+		return -2;
+	if (!mf_get_u32(&r, &h->pid) || !mf_get_u64(&r, &h->persist_ms) ||
+	    !mf_get_u64(&r, &h->idle_ms) || !mf_get_str(&r, &h->box, &h->box_n) ||
+	    !mf_get_str(&r, &h->target, &h->target_n) || !mf_get_str(&r, &h->blob, &h->blob_n) ||
+	    !mf_get_str(&r, &h->fp, &h->fp_n))
 		return -1;
 	return 0;
 }
@@ -234,7 +241,22 @@ int remote_master_attach(remote_conn *c, const remote_connect_opts *opts)
 		why(c, "no connection master to use: connecting fresh");
 		goto out;
 	}
-	if (read_hello(fd, &c->m_in, &c->m_in_off, &h) < 0) {
+	int hr = read_hello(fd, &c->m_in, &c->m_in_off, &h);
+	if (hr == -2 && h.version < MF_PROTO_VERSION && h.type == MF_HELLO) {
+		/* An older boxgate's master: it ends (QUIT, which every version
+		 * takes), so this connection can leave a master of ours. */
+		why(c, "the connection master speaks an older protocol: it ends; connecting fresh");
+		strbuf q = STRBUF_INIT;
+		mf_add(&q, MF_QUIT, NULL, 0);
+		mf_write_all(fd, q.buf, q.len);
+		strbuf_release(&q);
+		goto out;
+	}
+	if (hr == -2) {
+		why(c, "the connection master speaks another protocol version: connecting fresh");
+		goto out;
+	}
+	if (hr < 0) {
 		why(c, "the connection master did not greet: connecting fresh");
 		goto out;
 	}
@@ -331,6 +353,8 @@ static int route(remote_conn *c)
 	while ((t = mf_take(&c->m_in, &c->m_in_off, &type, &p, &n)) == 1) {
 		bool for_exec = type == MF_STARTED || type == MF_FAIL || type == MF_OUT ||
 				type == MF_ERR || type == MF_ACK || type == MF_STATUS;
+		if (type == MF_KEEP)
+			continue; /* heard: that is all it says */
 		if (!for_exec) {
 			mf_add(&c->m_opq, type, p, n);
 			continue;
@@ -729,7 +753,7 @@ int remote_master_list(const char *dir, remote_master_info **out, size_t *n, bg_
 		size_t off = 0;
 		struct hello h;
 		int fd = dial(path, NULL);
-		if (fd < 0 || read_hello(fd, &in, &off, &h) < 0) {
+		if (fd < 0 || read_hello(fd, &in, &off, &h) != 0) {
 			if (fd >= 0)
 				close(fd);
 			strbuf_release(&in);

@@ -24,7 +24,9 @@ struct call {
 	bool stop_sent;
 	remote_dirent *ents;
 	size_t n_ents, cap_ents;
-	bool bad; /* a frame that did not parse */
+	bool bad;   /* a frame that did not parse */
+	bool heard; /* a frame of the call's came */
+	bool retry; /* the call may run again elsewhere: it changes nothing twice */
 };
 
 static int64_t silence_ms(const remote_conn *c)
@@ -117,7 +119,10 @@ static int call(remote_conn *c, const strbuf *op, int fd, struct call *k, int64_
 	strbuf_release(&f);
 	if (w < 0) {
 		remote_master_drop(c);
-		return 1;
+		if (c->n_m_execs == 0)
+			return 1;
+		return bg_fail(err, BG_ECONNECT,
+			       "%s: connection lost: the connection master went away", name);
 	}
 	int64_t limit = silence_ms(c);
 	int64_t heard = bg_now_ms();
@@ -131,6 +136,7 @@ static int call(remote_conn *c, const strbuf *op, int fd, struct call *k, int64_
 		while ((t = mf_take(&c->m_opq, &c->m_opq_off, &type, &p, &n)) == 1) {
 			if (type == MF_KEEP)
 				continue;
+			k->heard = true;
 			/* A callback may start a command: its frames queue apart. */
 			strbuf frame = STRBUF_INIT;
 			strbuf_add(&frame, p, n);
@@ -163,6 +169,11 @@ static int call(remote_conn *c, const strbuf *op, int fd, struct call *k, int64_
 		int64_t wake = limit ? heard + limit + 1 : until;
 		if (remote_master_pull(c, wake) < 0) {
 			remote_master_drop(c);
+			/* Gone before it answered anything (killed, or it ended as
+			 * its idle time ran out): a call that can run twice runs
+			 * on a fresh connection. */
+			if (k->retry && !k->heard && c->n_m_execs == 0)
+				return 1;
 			return bg_fail(err, BG_ECONNECT,
 				       "%s: connection lost: the connection master went away",
 				       name);
@@ -204,7 +215,7 @@ static int simple(remote_conn *c, uint32_t op, const char *path, const uint32_t 
 	if (arg)
 		mf_put_u32(&x, *arg);
 	mf_put_lstr(&x, path, strlen(path));
-	struct call k = {0};
+	struct call k = {.retry = true};
 	int rc = call(c, &x, -1, &k, deadline, res, err);
 	strbuf_release(&x);
 	remote_dirents_free(k.ents, k.n_ents);
@@ -337,7 +348,7 @@ int remote_master_fs_readdir(remote_conn *c, const char *path, remote_dirent **o
 			     int64_t deadline, bg_err *err)
 {
 	strbuf res = STRBUF_INIT, x = STRBUF_INIT;
-	struct call k = {0};
+	struct call k = {.retry = true};
 	int rc = 1;
 	if (c->mfd >= 0) {
 		op_head(&x, MO_READDIR, deadline);
@@ -403,7 +414,7 @@ int remote_master_get_file(remote_conn *c, const char *path, uint64_t size,
 			   const remote_get_opts *o, uint64_t *got, bg_err *err)
 {
 	strbuf res = STRBUF_INIT, x = STRBUF_INIT;
-	struct call k = {.get = o};
+	struct call k = {.get = o, .retry = true};
 	int rc = 1;
 	if (c->mfd >= 0) {
 		op_head(&x, MO_GET, BG_NEVER);

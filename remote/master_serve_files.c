@@ -16,6 +16,9 @@
 #include "remote/master_proto.h"
 #include "remote/master_serve.h"
 
+/* The longest path the master hands libssh2 (Linux's PATH_MAX is 4096). */
+#define MASTER_PATH_MAX 32768
+
 /* At each wait of the call: the master's chores, the client's bytes read,
  * and whether it went or asked to stop (frames after the OP are looked at,
  * not taken). */
@@ -152,6 +155,11 @@ void remote_master_serve_op(struct master_client *cl, const char *p, size_t n)
 	cl->stop = false;
 	if (!path) {
 		rc = bg_fail(&err, BG_EPROTO, "%s: a bad file transfer request", c->target->name);
+	} else if (strlen(path) > MASTER_PATH_MAX) {
+		/* libssh2 would fail it as a lost connection, and the master
+		 * would end for a request that never reached the box. */
+		rc = bg_fail(&err, BG_EREMOTE, "%s: %.64s...: the path is too long (%zu bytes)",
+			     c->target->name, path, strlen(path));
 	} else if (op == MO_LSTAT || op == MO_FOLLOW) {
 		remote_fs_stat st;
 		rc = op == MO_LSTAT ? remote_fs_lstat(c, path, &st, deadline, &err)
@@ -202,9 +210,10 @@ void remote_master_serve_op(struct master_client *cl, const char *p, size_t n)
 	}
 	/* The hook clears itself when it cuts a call short: libssh2 may have a
 	 * request of the session's outstanding, so the master ends once it
-	 * has answered. An upload cut short may have created its file (its
-	 * open was on the way): removed, as a failed upload's is. */
-	bool cut = path && c->wait_hook == NULL;
+	 * has answered (a download stopped at the client's word cuts only its
+	 * own handle's reads: the master serves on). An upload cut short may have created its file
+	 * (its open was on the way): removed, as a failed upload's is. */
+	bool cut = path && c->wait_hook == NULL && (cl->gone || op != MO_GET);
 	c->wait_hook = NULL;
 	c->wait_hook_ctx = NULL;
 	if (cut && op == MO_PUT && !(flags & MR_EXISTS) && rc < 0 && !c->dead) {

@@ -46,7 +46,7 @@ check "push+push+pull+status+rollback: no new ssh session on the box" test "$(ac
 check "... through the same master" test "$(master_pid g1)" = "$pid1"
 
 # --- the same files, modes, lines and exit codes, cold and warm ---
-norm() { sed -E 's/[0-9]+(\.[0-9]+)? ?(ms|s|MB\/s|MiB\/s)\b/T/g; s/"(elapsed_ms|ms|ts|time|sha256|bak_sha256|pushed_at)":[^,}]*/"\1":X/g; s/[0-9a-f]{64}/H/g; s/[0-9a-f]{12}(\.\.\.)?/H/g' "$1" | grep -v '^boxgate-trace'; }
+norm() { sed -E 's/[0-9]+(\.[0-9]+)? ?(ms|s|MB\/s|MiB\/s)\b/T/g; s/"(elapsed_ms|ms|ts|time|sha256|bak_sha256|pushed_at)":[^,}]*/"\1":X/g; s/[0-9a-f]{64}/H/g; s/[0-9a-f]{12}(\.\.\.)?/H/g; s/boxgate-[^.]*\.tmp/boxgate-T.tmp/g' "$1" | grep -v '^boxgate-trace'; }
 same() { # DESC WANT ARGS...: cold and warm, plain and --json: same exit, same lines
   local desc=$1 want=$2 f rc1 rc2
   shift 2
@@ -148,6 +148,86 @@ check "a client killed mid-push leaves no temporary file on the box" test "$(nte
 check "... nor a half-written file under its final name" sh -c "test ! -e '$R/big2.bin' || cmp -s big2.bin '$R/big2.bin'"
 expect_rc 0 "the next push works" warm push --root "$L" --boxes g1 sub/m.py
 check "... the file arrived" cmp -s sub/m.py "$R/sub/m.py"
+
+# --- the master stopped mid-push: a lost connection, nothing half-written ---
+expect_rc 0 "a push leaves a master" warm push --root "$L" --boxes g1 sub/m.py
+pid=$(master_pid g1)
+head -c $((64 << 20)) /dev/urandom >big3.bin
+BOXGATE_TRACE=1 warm push --root "$L" --boxes g1 big3.bin >"$BG_TMP/s.out" 2>"$BG_TMP/s.err" &
+cp=$!
+for _ in $(seq 1 400); do grep -q "g1 probed" "$BG_TMP/s.err" && break; sleep 0.02; done
+kill -STOP "$pid"
+t0=$(now_ms)
+rc=0
+wait "$cp" || rc=$?
+t1=$(now_ms)
+kill -CONT "$pid"
+if [ "$rc" = 0 ]; then
+  check "a push done before its master stopped: the file whole" cmp -s big3.bin "$R/big3.bin"
+else
+  check "a push whose master stopped mid-upload: connection lost (exit 3)" test "$rc" = 3
+  has "$BG_TMP/s.err" "the connection master sent nothing" "... says the master went silent"
+  check "... after about three keepalives, not the 60 s stall limit ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 30000
+  check "... nothing half-written under the final name" test ! -e "$R/big3.bin"
+fi
+for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+expect_rc 0 "the next push completes it" warm push --root "$L" --boxes g1 big3.bin
+check "... the file whole" cmp -s big3.bin "$R/big3.bin"
+
+# --- hostile requests from a client of our own uid ---
+expect_rc 0 "a push leaves a master" warm push --root "$L" --boxes g1 sub/m.py
+pid=$(master_pid g1)
+sock=$(master_pid g1 socket)
+/usr/bin/python3 "$BG_ROOT/tests/integration/master_raw.py" "$sock" /root/repo >"$BG_TMP/raw.out" 2>&1
+diag "$(cat "$BG_TMP/raw.out")"
+for n in short-op put-without-fd path-with-nul unknown-op path-longer-than-frame; do
+  has "$BG_TMP/raw.out" "^$n R -10$" "a bad request ($n) is refused as such (BG_EPROTO)"
+done
+for n in put-dirfd put-wronlyfd put-sockfd; do
+  has "$BG_TMP/raw.out" "^$n R -7$" "an upload from a descriptor that cannot be read ($n) fails as a local read error"
+done
+has "$BG_TMP/raw.out" "^lstat-with-two-fds R 0$" "descriptors passed with a call that takes none are closed, the call runs"
+has "$BG_TMP/raw.out" "^get-a-directory R -8$" "a download of a directory is the box's refusal"
+has "$BG_TMP/raw.out" "^lstat-70000-byte-path R -8$" "a 70000-byte path is the box's refusal"
+has "$BG_TMP/raw.out" "^frame-longer-than-max closed" "a frame longer than the protocol allows ends the client"
+check "... and the master serves on" kill -0 "$pid"
+check "... no file left by the refused uploads" test -z "$(ls -A "$R" | grep -E 'fd\.tmp')"
+echo 'x = 20' >sub/m.py
+a0=$(accepted 1)
+expect_rc 0 "the next push through it" warm push --root "$L" --boxes g1 sub/m.py
+check "... went through the same master" test "$(accepted 1)" = "$a0"
+
+# --- an older boxgate's master: passed by and told to end ---
+warm disconnect >/dev/null 2>&1
+/usr/bin/python3 "$BG_ROOT/tests/integration/master_raw.py" --old-master "$sock" >"$BG_TMP/old.out" 2>&1 &
+op=$!
+for _ in $(seq 1 100); do grep -q listening "$BG_TMP/old.out" && break; sleep 0.05; done
+echo 'x = 21' >sub/m.py
+BOXGATE_TRACE=1 expect_rc 0 "a push beside an older protocol's master" warm push --root "$L" --boxes g1 sub/m.py
+has "$ERR_FILE" "speaks an older protocol: it ends; connecting fresh" "... passes it by"
+wait "$op"
+has "$BG_TMP/old.out" "^got Q" "... and tells it to end (QUIT)"
+check "... the file arrived" cmp -s sub/m.py "$R/sub/m.py"
+check "... and it leaves a master of its own" test -n "$(master_pid g1)"
+
+# --- a zero-byte file, a full disk, a file that shrinks, a big directory pulled ---
+: >empty.txt
+expect_rc 0 "a zero-byte file warm" warm push --root "$L" --boxes g1 empty.txt
+check "... arrives empty" test -f "$R/empty.txt" -a ! -s "$R/empty.txt"
+mkdir -p full
+head -c $((2 << 20)) /dev/urandom >full/big.bin
+"$HOSTS" exec "$D" 1 sh -c 'mkdir -p /root/repo/full && mount -t tmpfs -o size=1m tmpfs /root/repo/full'
+same "a push onto a full disk" 1 push --root "$L" --boxes g1 full/big.bin
+cat "$BG_TMP/w.out" "$BG_TMP/w.err" >"$BG_TMP/w.all"
+has "$BG_TMP/w.all" "no space left" "... says so warm"
+"$HOSTS" exec "$D" 1 umount /root/repo/full
+mkdir -p many
+for i in $(seq 1 1500); do : >"$R/many/f$i"; done 2>/dev/null || { mkdir -p "$R/many"; for i in $(seq 1 1500); do : >"$R/many/f$i"; done; }
+rm -rf "$BG_TMP/pm"
+a0=$(accepted 1)
+expect_rc 0 "a pull of a directory of 1500 files warm" warm pull --boxes g1 --to "$BG_TMP/pm" many
+check "... all of them" test "$(ls "$BG_TMP/pm/g1/many" | wc -l)" = 1500
+check "... through the master" test "$(accepted 1)" = "$a0"
 
 # --- another uid gets nothing ---
 if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
