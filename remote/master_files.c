@@ -27,6 +27,7 @@ struct call {
 	bool bad;   /* a frame that did not parse */
 	bool heard; /* a frame of the call's came */
 	bool retry; /* the call may run again elsewhere: it changes nothing twice */
+	bool lost;  /* the master went away while a callback ran */
 };
 
 static int64_t silence_ms(const remote_conn *c)
@@ -78,7 +79,7 @@ static int on_frame(remote_conn *c, struct call *k, int type, const char *p, siz
 		strbuf f = STRBUF_INIT;
 		mf_add(&f, MF_RESUME, NULL, 0);
 		if (remote_master_send(c, f.buf, f.len, -1) < 0)
-			k->bad = true;
+			k->lost = true; /* the callback's command found it gone */
 		strbuf_release(&f);
 		break;
 	}
@@ -144,6 +145,13 @@ static int call(remote_conn *c, const strbuf *op, int fd, struct call *k, int64_
 			strbuf_release(&frame);
 			if (done)
 				return 0;
+			if (k->lost || c->mfd < 0) {
+				remote_master_drop(c);
+				return bg_fail(
+					err, BG_ECONNECT,
+					"%s: connection lost: the connection master went away",
+					name);
+			}
 			if (k->bad) {
 				remote_master_drop(c);
 				return bg_fail(err, BG_EPROTO,

@@ -252,9 +252,9 @@ static void the_directory(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(frames_round_trip), cmocka_unit_test(frames_refused),
-		cmocka_unit_test(payload_readers),   cmocka_unit_test(paths_by_key),
-		cmocka_unit_test(the_directory),     cmocka_unit_test(long_strings),
+		cmocka_unit_test(frames_round_trip),  cmocka_unit_test(frames_refused),
+		cmocka_unit_test(payload_readers),    cmocka_unit_test(paths_by_key),
+		cmocka_unit_test(the_directory),      cmocka_unit_test(long_strings),
 		cmocka_unit_test(descriptors_passed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
