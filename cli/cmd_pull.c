@@ -23,7 +23,8 @@ static const char pull_help[] =
 	"                    [--] REMOTE_PATH...\n"
 	"\n"
 	"Fetches files from the selected boxes' repo copies into DIR/BOX/REMOTE_PATH (DIR is\n"
-	"./pulled unless --to), all boxes at once over one SSH connection each (SFTP).\n"
+	"./pulled unless --to), all boxes at once over one SSH connection each (SFTP; the\n"
+	"box's connection master's when it has a live one: control_persist_s).\n"
 	"REMOTE_PATH is relative to the box's repo: a file, a directory (every file under it)\n"
 	"or a pattern with shell wildcards in any component, quoted so the local shell leaves\n"
 	"it alone ('profiles/*.ncu-rep'; a wildcard does not match a leading dot). Paths that\n"
@@ -286,7 +287,8 @@ static int run_pull(cli_ctx *ctx, void *opts, const cli_args *args)
 			    .box_subdir = true,
 			    .follow_links = po->follow_links,
 			    .accept_new = ctx->opt.accept_new,
-			    .log = cli_log_warning};
+			    .log = cli_log_warning,
+			    .trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL};
 	job.boxes = xcalloc(job.n ? job.n : 1, sizeof(*job.boxes));
 	job.bars = xcalloc(job.n ? job.n : 1, sizeof(*job.bars));
 	pthread_mutex_init(&job.mu, NULL);

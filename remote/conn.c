@@ -74,6 +74,8 @@ void remote_close(remote_conn *c)
 	c->ops->close(c);
 	strbuf_release(&c->m_in);
 	strbuf_release(&c->m_out);
+	strbuf_release(&c->m_opq);
+	free(c->m_execs);
 	free(c);
 }
 
@@ -238,6 +240,7 @@ void remote_exec_free(remote_exec *e)
 	if (!e)
 		return;
 	e->conn->ops->exec_free(e);
+	strbuf_release(&e->m_q);
 	lines_release(&e->out_lines);
 	lines_release(&e->err_lines);
 	strbuf_release(&e->stdin_q);

@@ -54,6 +54,19 @@ struct remote_conn {
 	strbuf m_in; /* bytes from the master, not yet a whole frame */
 	size_t m_in_off;
 	strbuf m_out; /* frames for the master, not yet written */
+	/* Frames from the master that are no command's (file transfer), in
+	 * the order they came; the commands running through it, by id. */
+	strbuf m_opq;
+	size_t m_opq_off;
+	struct remote_exec **m_execs;
+	size_t n_m_execs, cap_m_execs;
+	uint32_t m_next_id;
+	int64_t m_heard_ms; /* when the master last sent anything */
+	bool m_sftp_said;   /* BOXGATE_TRACE said SFTP goes through the master */
+	/* A master runs its client's SFTP calls with this hook called at each
+	 * wait (keepalive frames, a client gone): negative ends the call. */
+	int (*wait_hook)(void *ctx);
+	void *wait_hook_ctx;
 };
 
 struct remote_exec {
@@ -97,7 +110,11 @@ struct remote_exec {
 	 * counts as queued. */
 	unsigned long long m_sent, m_acked;
 	bool m_eof_sent;
-	int64_t m_heard_ms; /* when the master last sent a frame */
+	int64_t m_heard_ms;    /* when the master last sent a frame */
+	int64_t m_watch_until; /* when the last wait meant to end */
+	uint32_t m_id;         /* its id in the master's frames */
+	strbuf m_q;            /* its frames from the master, id taken off */
+	size_t m_q_off;
 	/* local */
 	pid_t pid;
 	int fd_in, fd_out, fd_err;
@@ -125,6 +142,20 @@ int remote_master_go_fresh(remote_conn *c, const char *reason, bg_err *err);
 bool remote_master_detach(remote_conn *c);
 
 int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err);
+
+/* master_client.c, for master_files.c: reads what the master sent (waiting
+ * until `deadline`) and hands each frame to its queue: a command's, or
+ * c->m_opq. 1 something came, 0 the deadline, -1 the master is gone or
+ * sent a bad frame. */
+int remote_master_pull(remote_conn *c, int64_t deadline);
+/* Writes the frames queued in c->m_out, then `p` (with `fd` passed along
+ * when >= 0): 0 or -1. */
+int remote_master_send(remote_conn *c, const char *p, size_t n, int fd);
+/* Says `what` once under BOXGATE_TRACE. */
+void remote_master_trace(const remote_conn *c, const char *what);
+/* The master went silent or away mid-call: no command or call goes through
+ * it again (running commands end lost; the next call connects fresh). */
+void remote_master_drop(remote_conn *c);
 
 /* Feeds output bytes of one stream to its line splitter. */
 void remote_exec_feed(remote_exec *e, remote_stream s, const char *data, size_t n);

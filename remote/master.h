@@ -9,7 +9,8 @@
  * (remote_master_dir): $XDG_RUNTIME_DIR/boxgate, else /tmp/boxgate-UID,
  * 0700 and ours, each a socket (0600) named for the box's key: user, host,
  * port, identities, known_hosts files and host-key policy hashed. A master
- * serves one command at a time and only its own uid (SO_PEERCRED both
+ * serves one client at a time (its commands may run at once, beside its
+ * SFTP calls: remote/master_files.h) and only its own uid (SO_PEERCRED both
  * ways). Anything amiss (no master, busy, stale, dead, a host key that
  * known_hosts does not vouch for now) makes the connection a fresh one, whose
  * host-key check is the strict one as always. Only direct ssh boxes get

@@ -163,12 +163,14 @@ static int dial(const char *path, pid_t *pid)
 
 struct hello {
 	int type; /* MF_HELLO or MF_BUSY */
+	uint32_t version;
 	uint32_t pid;
 	uint64_t persist_ms, idle_ms;
 	const char *box, *target, *blob, *fp;
 	size_t box_n, target_n, blob_n, fp_n;
 };
 
+/* 0, -1 no greeting, or -2 another protocol version (h->version). */
 static int read_hello(int fd, strbuf *in, size_t *off, struct hello *h)
 {
 	const char *p;
@@ -178,10 +180,15 @@ static int read_hello(int fd, strbuf *in, size_t *off, struct hello *h)
 	    (h->type != MF_HELLO && h->type != MF_BUSY))
 		return -1;
 	mf_reader r = {(const unsigned char *)p, n};
-	if (!mf_get_u32(&r, &ver) || ver != MF_PROTO_VERSION || !mf_get_u32(&r, &h->pid) ||
-	    !mf_get_u64(&r, &h->persist_ms) || !mf_get_u64(&r, &h->idle_ms) ||
-	    !mf_get_str(&r, &h->box, &h->box_n) || !mf_get_str(&r, &h->target, &h->target_n) ||
-	    !mf_get_str(&r, &h->blob, &h->blob_n) || !mf_get_str(&r, &h->fp, &h->fp_n))
+	if (!mf_get_u32(&r, &ver))
+		return -1;
+	h->version = ver;
+	if (ver != MF_PROTO_VERSION)
+		return -2;
+	if (!mf_get_u32(&r, &h->pid) || !mf_get_u64(&r, &h->persist_ms) ||
+	    !mf_get_u64(&r, &h->idle_ms) || !mf_get_str(&r, &h->box, &h->box_n) ||
+	    !mf_get_str(&r, &h->target, &h->target_n) || !mf_get_str(&r, &h->blob, &h->blob_n) ||
+	    !mf_get_str(&r, &h->fp, &h->fp_n))
 		return -1;
 	return 0;
 }
@@ -234,7 +241,22 @@ int remote_master_attach(remote_conn *c, const remote_connect_opts *opts)
 		why(c, "no connection master to use: connecting fresh");
 		goto out;
 	}
-	if (read_hello(fd, &c->m_in, &c->m_in_off, &h) < 0) {
+	int hr = read_hello(fd, &c->m_in, &c->m_in_off, &h);
+	if (hr == -2 && h.version < MF_PROTO_VERSION && h.type == MF_HELLO) {
+		/* An older boxgate's master: it ends (QUIT, which every version
+		 * takes), so this connection can leave a master of ours. */
+		why(c, "the connection master speaks an older protocol: it ends; connecting fresh");
+		strbuf q = STRBUF_INIT;
+		mf_add(&q, MF_QUIT, NULL, 0);
+		mf_write_all(fd, q.buf, q.len);
+		strbuf_release(&q);
+		goto out;
+	}
+	if (hr == -2) {
+		why(c, "the connection master speaks another protocol version: connecting fresh");
+		goto out;
+	}
+	if (hr < 0) {
 		why(c, "the connection master did not greet: connecting fresh");
 		goto out;
 	}
@@ -272,15 +294,38 @@ out:
 
 /* ---- commands through the master ---- */
 
-int remote_master_go_fresh(remote_conn *c, const char *reason, bg_err *err)
+void remote_master_trace(const remote_conn *c, const char *what)
 {
-	why(c, reason);
+	why(c, what);
+}
+
+/* Every command through the master ends lost, and no more go through it. */
+void remote_master_drop(remote_conn *c)
+{
+	for (size_t i = 0; i < c->n_m_execs; i++) {
+		remote_exec *e = c->m_execs[i];
+		if (!e->done) {
+			remote_exec_finish_streams(e);
+			e->st.how = REMOTE_LOST;
+			e->done = true;
+		}
+		e->m_id = 0;
+	}
+	c->n_m_execs = 0;
 	if (c->mfd >= 0)
 		close(c->mfd);
 	c->mfd = -1;
 	strbuf_reset(&c->m_in);
 	strbuf_reset(&c->m_out);
+	strbuf_reset(&c->m_opq);
 	c->m_in_off = 0;
+	c->m_opq_off = 0;
+}
+
+int remote_master_go_fresh(remote_conn *c, const char *reason, bg_err *err)
+{
+	why(c, reason);
+	remote_master_drop(c);
 	c->ops = &remote_ssh_ops;
 	int rc = remote_ssh_connect(c, &c->opts, err);
 	if (rc < 0) {
@@ -291,9 +336,108 @@ int remote_master_go_fresh(remote_conn *c, const char *reason, bg_err *err)
 	return 0;
 }
 
-/* The master could not serve: this connection becomes a fresh one. */
+static remote_exec *exec_of(remote_conn *c, uint32_t id)
+{
+	for (size_t i = 0; i < c->n_m_execs; i++)
+		if (c->m_execs[i]->m_id == id)
+			return c->m_execs[i];
+	return NULL;
+}
+
+/* The whole frames in c->m_in to their queues; -1 on a bad frame. */
+static int route(remote_conn *c)
+{
+	int type, t;
+	const char *p;
+	size_t n;
+	while ((t = mf_take(&c->m_in, &c->m_in_off, &type, &p, &n)) == 1) {
+		bool for_exec = type == MF_STARTED || type == MF_FAIL || type == MF_OUT ||
+				type == MF_ERR || type == MF_ACK || type == MF_STATUS;
+		if (type == MF_KEEP)
+			continue; /* heard: that is all it says */
+		if (!for_exec) {
+			mf_add(&c->m_opq, type, p, n);
+			continue;
+		}
+		mf_reader r = {(const unsigned char *)p, n};
+		uint32_t id;
+		if (!mf_get_u32(&r, &id))
+			return -1;
+		remote_exec *e = exec_of(c, id);
+		if (e)
+			mf_add(&e->m_q, type, r.p, r.n);
+	}
+	mf_compact(&c->m_in, &c->m_in_off);
+	return t < 0 ? -1 : 0;
+}
+
+int remote_master_pull(remote_conn *c, int64_t deadline)
+{
+	if (c->mfd < 0)
+		return -1;
+	struct pollfd pf = {.fd = c->mfd, .events = POLLIN | (c->m_out.len ? POLLOUT : 0)};
+	int r = poll(&pf, 1, bg_poll_timeout(deadline));
+	if (r < 0 && errno != EINTR)
+		return -1;
+	if (r <= 0)
+		return 0;
+	if (pf.revents & POLLOUT) {
+		while (c->m_out.len) {
+			ssize_t w = send(c->mfd, c->m_out.buf, c->m_out.len,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0 && errno == EAGAIN)
+				break;
+			if (w <= 0)
+				return -1;
+			memmove(c->m_out.buf, c->m_out.buf + w, c->m_out.len - (size_t)w);
+			c->m_out.len -= (size_t)w;
+		}
+	}
+	if (!(pf.revents & (POLLIN | POLLHUP | POLLERR)))
+		return 0;
+	ssize_t got = mf_recv(c->mfd, &c->m_in, NULL);
+	if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+		return -1;
+	if (got < 0)
+		return 0;
+	c->m_heard_ms = bg_now_ms();
+	return route(c) < 0 ? -1 : 1;
+}
+
+int remote_master_send(remote_conn *c, const char *p, size_t n, int fd)
+{
+	if (c->mfd < 0)
+		return -1;
+	if (c->m_out.len && mf_write_all(c->mfd, c->m_out.buf, c->m_out.len) < 0)
+		return -1;
+	strbuf_reset(&c->m_out);
+	return fd >= 0 ? mf_send_fd(c->mfd, p, n, fd) : mf_write_all(c->mfd, p, n);
+}
+
+static void unlist(remote_exec *e)
+{
+	remote_conn *c = e->conn;
+	for (size_t i = 0; i < c->n_m_execs; i++)
+		if (c->m_execs[i] == e) {
+			c->m_execs[i] = c->m_execs[--c->n_m_execs];
+			break;
+		}
+	e->m_id = 0;
+}
+
+/* The master could not serve: this connection becomes a fresh one, when
+ * nothing else runs through the master. */
 static int fall_back(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err)
 {
+	unlist(e);
+	if (c->n_m_execs > 0) {
+		remote_master_drop(c);
+		return bg_fail(err, BG_ECONNECT,
+			       "%s: connection lost: the connection master went away",
+			       c->target->name);
+	}
 	int rc = remote_master_go_fresh(
 		c, "the connection master could not serve the command: connecting fresh", err);
 	return rc < 0 ? rc : c->ops->exec_start(c, cmdline, e, err);
@@ -315,33 +459,53 @@ static int fail_frame(const char *p, size_t n, bool *retry, bg_err *err)
 	return bg_fail(err, rc, "%.*s", (int)len, msg);
 }
 
+/* The next frame in e's queue: 1, or 0 when none is whole. */
+static int next_of(remote_exec *e, int *type, const char **p, size_t *n)
+{
+	int t = mf_take(&e->m_q, &e->m_q_off, type, p, n);
+	if (t != 1) {
+		mf_compact(&e->m_q, &e->m_q_off);
+		return 0;
+	}
+	return 1;
+}
+
 static int master_exec_start(remote_conn *c, const char *cmdline, remote_exec *e, bg_err *err)
 {
 	if (c->mfd < 0)
 		return fall_back(c, cmdline, e, err);
+	e->m_id = ++c->m_next_id;
+	c->m_execs = xgrow(c->m_execs, &c->cap_m_execs, c->n_m_execs + 1, sizeof(*c->m_execs));
+	c->m_execs[c->n_m_execs++] = e;
 	strbuf f = STRBUF_INIT, x = STRBUF_INIT;
+	mf_put_u32(&x, e->m_id);
 	mf_put_u32(&x, e->opts.killable ? MF_KILLABLE : 0);
 	strbuf_add(&x, cmdline, strlen(cmdline));
 	mf_add(&f, MF_EXEC, x.buf, x.len);
-	int w = mf_write_all(c->mfd, f.buf, f.len);
+	int w = remote_master_send(c, f.buf, f.len, -1);
 	strbuf_release(&f);
 	strbuf_release(&x);
 	int type = 0;
 	const char *p = NULL;
 	size_t n = 0;
 	int64_t deadline = bg_deadline_ms((int64_t)c->target->connect_timeout_s * 1000);
-	if (w < 0 || mf_read_frame(c->mfd, deadline, &c->m_in, &c->m_in_off, &type, &p, &n) != 1)
+	int got = 0;
+	while (w == 0 && (got = next_of(e, &type, &p, &n)) == 0)
+		if (remote_master_pull(c, deadline) <= 0 && bg_now_ms() >= deadline)
+			break;
+	if (w < 0 || got != 1)
 		return fall_back(c, cmdline, e, err);
 	if (type == MF_STARTED) {
 		e->m_heard_ms = bg_now_ms();
 		return 0;
 	}
 	bool retry = false;
-	bg_err why = {0};
-	int rc = type == MF_FAIL ? fail_frame(p, n, &retry, &why) : BG_EPROTO;
+	bg_err why_not = {0};
+	int rc = type == MF_FAIL ? fail_frame(p, n, &retry, &why_not) : BG_EPROTO;
 	if (type != MF_FAIL || retry)
 		return fall_back(c, cmdline, e, err);
-	return bg_fail(err, rc, "%s", why.msg);
+	unlist(e);
+	return bg_fail(err, rc, "%s", why_not.msg);
 }
 
 static void lost(remote_exec *e)
@@ -351,27 +515,11 @@ static void lost(remote_exec *e)
 	e->done = true;
 }
 
-/* Writes what it can of the pending frames: 0, or -1 when the master is gone. */
-static int flush(remote_conn *c)
-{
-	while (c->m_out.len) {
-		ssize_t w = send(c->mfd, c->m_out.buf, c->m_out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno == EAGAIN)
-			return 0;
-		if (w <= 0)
-			return -1;
-		memmove(c->m_out.buf, c->m_out.buf + w, c->m_out.len - (size_t)w);
-		c->m_out.len -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Stdin within the window, and its EOF once all of it is out. */
 static void queue_input(remote_exec *e)
 {
 	remote_conn *c = e->conn;
+	strbuf x = STRBUF_INIT;
 	while (e->stdin_off < e->stdin_q.len && e->m_sent - e->m_acked < MASTER_WINDOW) {
 		size_t k = e->stdin_q.len - e->stdin_off;
 		size_t room = MASTER_WINDOW - (size_t)(e->m_sent - e->m_acked);
@@ -379,7 +527,10 @@ static void queue_input(remote_exec *e)
 			k = room;
 		if (k > 65536)
 			k = 65536;
-		mf_add(&c->m_out, MF_IN, e->stdin_q.buf + e->stdin_off, k);
+		strbuf_reset(&x);
+		mf_put_u32(&x, e->m_id);
+		strbuf_add(&x, e->stdin_q.buf + e->stdin_off, k);
+		mf_add(&c->m_out, MF_IN, x.buf, x.len);
 		e->stdin_off += k;
 		e->m_sent += k;
 	}
@@ -388,9 +539,12 @@ static void queue_input(remote_exec *e)
 		e->stdin_off = 0;
 	}
 	if (e->stdin_close && !e->m_eof_sent && e->stdin_q.len == 0) {
-		mf_add(&c->m_out, MF_EOF, NULL, 0);
+		strbuf_reset(&x);
+		mf_put_u32(&x, e->m_id);
+		mf_add(&c->m_out, MF_EOF, x.buf, x.len);
 		e->m_eof_sent = true;
 	}
+	strbuf_release(&x);
 }
 
 static void status_frame(remote_exec *e, const char *p, size_t n)
@@ -413,11 +567,10 @@ static void status_frame(remote_exec *e, const char *p, size_t n)
  * an error (err set). *acked says whether an ACK came. */
 static int take_frames(remote_exec *e, bool *acked, bg_err *err)
 {
-	remote_conn *c = e->conn;
-	int type, t;
+	int type;
 	const char *p;
 	size_t n;
-	while ((t = mf_take(&c->m_in, &c->m_in_off, &type, &p, &n)) == 1) {
+	while (next_of(e, &type, &p, &n) == 1) {
 		mf_reader r = {(const unsigned char *)p, n};
 		uint64_t v;
 		switch (type) {
@@ -429,20 +582,18 @@ static int take_frames(remote_exec *e, bool *acked, bg_err *err)
 				*acked = true;
 			}
 			break;
-		case MF_STATUS: status_frame(e, p, n); return 1;
+		case MF_STATUS:
+			status_frame(e, p, n);
+			unlist(e);
+			return 1;
 		case MF_FAIL: {
 			int rc = fail_frame(p, n, NULL, err);
 			lost(e);
+			unlist(e);
 			return rc;
 		}
 		default: break;
 		}
-	}
-	mf_compact(&c->m_in, &c->m_in_off);
-	if (t < 0) {
-		lost(e);
-		return bg_fail(err, BG_EPROTO, "%s: the connection master sent a bad frame",
-			       c->target->name);
 	}
 	return 0;
 }
@@ -461,18 +612,32 @@ static int master_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 	const char *name = c->target->name;
 	bool acked = false;
 	int64_t limit = silence_limit_ms(c);
+	int64_t now = bg_now_ms();
+	/* Silence counts only while someone waits: a caller back after a
+	 * pause (another command's wait, a file transfer) starts it again. */
+	if (now > e->m_watch_until + 1000 && e->m_heard_ms < now)
+		e->m_heard_ms = now;
+	if (c->m_heard_ms > e->m_heard_ms)
+		e->m_heard_ms = c->m_heard_ms;
+	e->m_watch_until = deadline;
+	if (e->m_id == 0 || c->mfd < 0) {
+		lost(e);
+		return bg_fail(err, BG_ECONNECT,
+			       "%s: connection lost: the connection master went away", name);
+	}
 	for (;;) {
 		queue_input(e);
-		if (flush(c) < 0)
-			break;
 		int t = take_frames(e, &acked, err);
 		if (t != 0)
 			return t < 0 ? t : 0;
 		if (e->return_on_drain && e->stdin_q.len == 0 && (acked || e->m_sent == e->m_acked))
 			return 0;
-		int64_t now = bg_now_ms();
+		now = bg_now_ms();
+		if (c->m_heard_ms > e->m_heard_ms)
+			e->m_heard_ms = c->m_heard_ms;
 		if (limit && now - e->m_heard_ms > limit) {
 			lost(e);
+			remote_master_drop(c);
 			return bg_fail(
 				err, BG_ECONNECT,
 				"%s: connection lost: the connection master sent nothing for "
@@ -484,26 +649,22 @@ static int master_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 		int64_t until = deadline;
 		if (limit && e->m_heard_ms + limit + 1 < until)
 			until = e->m_heard_ms + limit + 1;
-		struct pollfd pf[2] = {
-			{.fd = c->mfd, .events = POLLIN | (c->m_out.len ? POLLOUT : 0)},
-			{.fd = e->wake_fd, .events = POLLIN}};
-		int r = poll(pf, e->wake_fd >= 0 ? 2 : 1, bg_poll_timeout(until));
-		if (r < 0 && errno != EINTR)
-			break;
-		if (r > 0 && e->wake_fd >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
-			return 0;
-		if (r > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-			char buf[65536];
-			ssize_t got = recv(c->mfd, buf, sizeof(buf), MSG_DONTWAIT);
-			if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+		if (e->wake_fd >= 0) {
+			struct pollfd pf[2] = {
+				{.fd = c->mfd, .events = POLLIN | (c->m_out.len ? POLLOUT : 0)},
+				{.fd = e->wake_fd, .events = POLLIN}};
+			int r = poll(pf, 2, bg_poll_timeout(until));
+			if (r < 0 && errno != EINTR)
 				break;
-			if (got > 0) {
-				strbuf_add(&c->m_in, buf, (size_t)got);
-				e->m_heard_ms = bg_now_ms();
-			}
+			if (r > 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
+				return 0;
+			until = now; /* what the master sent is read below */
 		}
+		if (remote_master_pull(c, until) < 0)
+			break;
 	}
 	lost(e);
+	remote_master_drop(c);
 	return bg_fail(err, BG_ECONNECT, "%s: connection lost: the connection master went away",
 		       name);
 }
@@ -511,16 +672,18 @@ static int master_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 static int master_exec_signal(remote_exec *e, int sig, bg_err *err)
 {
 	remote_conn *c = e->conn;
-	strbuf x = STRBUF_INIT;
+	strbuf x = STRBUF_INIT, f = STRBUF_INIT;
+	mf_put_u32(&x, e->m_id);
 	mf_put_u32(&x, (uint32_t)sig);
-	mf_add(&c->m_out, MF_KILL, x.buf, x.len);
+	mf_add(&f, MF_KILL, x.buf, x.len);
 	strbuf_release(&x);
-	if (mf_write_all(c->mfd, c->m_out.buf, c->m_out.len) < 0)
+	int w = e->m_id ? remote_master_send(c, f.buf, f.len, -1) : -1;
+	strbuf_release(&f);
+	if (w < 0)
 		return bg_fail(err, BG_ECONNECT,
 			       "%s: cannot send the kill: the connection "
 			       "master went away",
 			       c->target->name);
-	strbuf_reset(&c->m_out);
 	/* The master sends the kill on a channel of its own and waits for it
 	 * (up to 15 s, remote_ssh_exec_signal), saying nothing meanwhile. */
 	e->m_heard_ms = bg_now_ms() + 15000;
@@ -530,19 +693,24 @@ static int master_exec_signal(remote_exec *e, int sig, bg_err *err)
 static void master_exec_free(remote_exec *e)
 {
 	remote_conn *c = e->conn;
-	/* A command left running: the master drops its channel when this
-	 * client goes, and a next command here gets a fresh connection. */
-	if (!e->done && c->mfd >= 0) {
-		close(c->mfd);
-		c->mfd = -1;
+	/* A command left running: the master closes its channel, as a
+	 * fresh connection would. */
+	if (!e->done && e->m_id && c->mfd >= 0) {
+		strbuf x = STRBUF_INIT, f = STRBUF_INIT;
+		mf_put_u32(&x, e->m_id);
+		mf_add(&f, MF_CLOSE, x.buf, x.len);
+		if (remote_master_send(c, f.buf, f.len, -1) < 0)
+			remote_master_drop(c);
+		strbuf_release(&x);
+		strbuf_release(&f);
 	}
+	unlist(e);
+	strbuf_release(&e->m_q);
 }
 
 static void master_close(remote_conn *c)
 {
-	if (c->mfd >= 0)
-		close(c->mfd);
-	c->mfd = -1;
+	remote_master_drop(c);
 }
 
 const struct remote_ops remote_master_ops = {
@@ -585,7 +753,7 @@ int remote_master_list(const char *dir, remote_master_info **out, size_t *n, bg_
 		size_t off = 0;
 		struct hello h;
 		int fd = dial(path, NULL);
-		if (fd < 0 || read_hello(fd, &in, &off, &h) < 0) {
+		if (fd < 0 || read_hello(fd, &in, &off, &h) != 0) {
 			if (fd >= 0)
 				close(fd);
 			strbuf_release(&in);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/timer.h"
+#include "base/xmalloc.h"
 
 void mf_put_u32(strbuf *sb, uint32_t v)
 {
@@ -29,6 +30,12 @@ void mf_put_str(strbuf *sb, const void *s, size_t n)
 		n = 0xffff;
 	unsigned char b[2] = {(unsigned char)(n >> 8), (unsigned char)n};
 	strbuf_add(sb, b, 2);
+	strbuf_add(sb, s, n);
+}
+
+void mf_put_lstr(strbuf *sb, const void *s, size_t n)
+{
+	mf_put_u32(sb, (uint32_t)n);
 	strbuf_add(sb, s, n);
 }
 
@@ -144,4 +151,96 @@ int mf_read_frame(int fd, int64_t deadline, strbuf *in, size_t *off, int *type, 
 			return -1;
 		strbuf_add(in, buf, (size_t)got);
 	}
+}
+
+bool mf_get_lstr(mf_reader *r, const char **s, size_t *n)
+{
+	uint32_t len;
+	if (!mf_get_u32(r, &len) || r->n < len)
+		return false;
+	*s = (const char *)r->p;
+	*n = len;
+	r->p += len;
+	r->n -= len;
+	return true;
+}
+
+char *mf_get_path(mf_reader *r)
+{
+	const char *s;
+	size_t n;
+	if (!mf_get_lstr(r, &s, &n) || memchr(s, '\0', n))
+		return NULL;
+	return xstrndup(s, n);
+}
+
+int mf_send_fd(int sock, const char *p, size_t n, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct iovec iov = {(void *)p, n};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.b,
+			   .msg_controllen = sizeof(u.b)};
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof(int));
+	ssize_t w;
+	for (;;) {
+		w = sendmsg(sock, &m, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pf = {.fd = sock, .events = POLLOUT};
+			if (poll(&pf, 1, -1) < 0 && errno != EINTR)
+				return -1;
+			continue;
+		}
+		break;
+	}
+	if (w <= 0)
+		return -1;
+	return mf_write_all(sock, p + w, n - (size_t)w);
+}
+
+ssize_t mf_recv(int sock, strbuf *in, int *fd_out)
+{
+	char buf[65536];
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(4 * sizeof(int))];
+	} u;
+	struct iovec iov = {buf, sizeof(buf)};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.b,
+			   .msg_controllen = sizeof(u.b)};
+	ssize_t got = recvmsg(sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (got < 0)
+		return -1;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+			if (fd_out && *fd_out < 0)
+				*fd_out = fd;
+			else if (fd_out && *fd_out >= 0) {
+				close(*fd_out);
+				*fd_out = fd;
+			} else
+				close(fd);
+		}
+	}
+	if (got > 0)
+		strbuf_add(in, buf, (size_t)got);
+	return got;
 }

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -35,7 +34,9 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "remote/master.h"
+#include "remote/master_files.h"
 #include "remote/master_proto.h"
+#include "remote/master_serve.h"
 
 /* The master's own state (a process of its own: one master, one set). */
 static volatile sig_atomic_t g_stop;
@@ -107,24 +108,6 @@ static void send_hello(struct master *m, int fd, int type, int64_t idle_ms)
 	strbuf_release(&tmp);
 }
 
-static void send_frame(int fd, int type, const strbuf *payload)
-{
-	strbuf f = STRBUF_INIT;
-	mf_add(&f, type, payload ? payload->buf : NULL, payload ? payload->len : 0);
-	mf_write_all(fd, f.buf, f.len);
-	strbuf_release(&f);
-}
-
-static void send_fail(int fd, int rc, bool retry, const char *msg)
-{
-	strbuf p = STRBUF_INIT;
-	mf_put_u32(&p, (uint32_t)rc);
-	mf_put_u32(&p, retry);
-	mf_put_str(&p, msg, strlen(msg));
-	send_frame(fd, MF_FAIL, &p);
-	strbuf_release(&p);
-}
-
 /* A client of our uid, or nothing. A peer of another uid means the socket
  * or its directory is open to others: the master ends rather than stay
  * where it can be reached. */
@@ -154,184 +137,284 @@ static void turn_away(struct master *m)
 	close(fd);
 }
 
-struct relay {
-	int fd;
-	bool gone;
-	int64_t sent_ms; /* when the last frame went to the client */
+/* One command running for the client. */
+struct mexec {
+	uint32_t id;
+	remote_exec *e;
+	struct master_client *cl;
+	unsigned long long got, acked; /* stdin bytes from the client; those acked */
+	int64_t sent_ms;               /* its last frame */
 };
+
+void mc_send(struct master_client *cl, int type, const void *p, size_t n)
+{
+	if (cl->gone)
+		return;
+	strbuf f = STRBUF_INIT;
+	mf_add(&f, type, p, n);
+	if (mf_write_all(cl->fd, f.buf, f.len) < 0)
+		cl->gone = true;
+	strbuf_release(&f);
+	cl->sent_ms = bg_now_ms();
+}
+
+/* A command's frame: its id first. */
+static void x_send(struct mexec *x, int type, const strbuf *payload)
+{
+	strbuf p = STRBUF_INIT;
+	mf_put_u32(&p, x->id);
+	if (payload)
+		strbuf_add(&p, payload->buf, payload->len);
+	mc_send(x->cl, type, p.buf, p.len);
+	strbuf_release(&p);
+	x->sent_ms = bg_now_ms();
+}
+
+static void x_fail(struct master_client *cl, uint32_t id, int rc, bool retry, const char *msg)
+{
+	strbuf p = STRBUF_INIT;
+	mf_put_u32(&p, id);
+	mf_put_u32(&p, (uint32_t)rc);
+	mf_put_u32(&p, retry);
+	mf_put_str(&p, msg, strlen(msg));
+	mc_send(cl, MF_FAIL, p.buf, p.len);
+	strbuf_release(&p);
+}
 
 /* The command's output, back as the bytes it wrote: a line's newline is
  * restored unless it had none or continues. */
 static void relay_line(void *ctx, remote_stream s, const char *line, size_t len, int flags)
 {
-	struct relay *r = ctx;
-	if (r->gone)
-		return;
+	struct mexec *x = ctx;
 	bool nl = !(flags & (LINE_PARTIAL | LINE_NO_EOL));
-	strbuf f = STRBUF_INIT;
-	strbuf_addch(&f, (char)(s == REMOTE_STDOUT ? MF_OUT : MF_ERR));
-	mf_put_u32(&f, (uint32_t)(len + nl));
-	strbuf_add(&f, line, len);
+	strbuf b = STRBUF_INIT;
+	strbuf_add(&b, line, len);
 	if (nl)
-		strbuf_addch(&f, '\n');
-	if (mf_write_all(r->fd, f.buf, f.len) < 0)
-		r->gone = true;
-	r->sent_ms = bg_now_ms();
-	strbuf_release(&f);
+		strbuf_addch(&b, '\n');
+	x_send(x, s == REMOTE_STDOUT ? MF_OUT : MF_ERR, &b);
+	strbuf_release(&b);
 }
 
-/* The client's frames during a command: 0, or -1 once it is gone. */
-static int client_frames(struct master *m, remote_exec *e, int fd, strbuf *in, size_t *off,
-			 unsigned long long *got)
+static struct mexec *find_x(struct master_client *cl, uint32_t id)
 {
-	char buf[65536];
-	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		return -1;
-	if (n > 0)
-		strbuf_add(in, buf, (size_t)n);
-	int type, t;
-	const char *p;
-	size_t len;
-	while ((t = mf_take(in, off, &type, &p, &len)) == 1) {
-		mf_reader r = {(const unsigned char *)p, len};
-		uint32_t sig;
-		bg_err err = {0};
-		switch (type) {
-		case MF_IN:
-			remote_exec_write(e, p, len);
-			*got += len;
-			break;
-		case MF_EOF: remote_exec_close_stdin(e); break;
-		case MF_KILL:
-			if (mf_get_u32(&r, &sig))
-				m->c->ops->exec_signal(e, (int)sig, &err);
-			keep_alive(m);
-			break;
-		default: break;
-		}
-	}
-	mf_compact(in, off);
-	return t < 0 ? -1 : 0;
+	for (size_t i = 0; i < cl->n_x; i++)
+		if (cl->x[i].id == id)
+			return &cl->x[i];
+	return NULL;
 }
 
-/* One command for the client on fd. */
-static void run_one(struct master *m, int fd, int epfd, strbuf *in, size_t *off, const char *p,
-		    size_t n)
+static void start_x(struct master_client *cl, const char *p, size_t n)
 {
-	remote_conn *c = m->c;
+	remote_conn *c = cl->c;
 	mf_reader r = {(const unsigned char *)p, n};
-	uint32_t flags = 0;
-	if (!mf_get_u32(&r, &flags)) {
-		send_fail(fd, BG_EPROTO, false, "bad EXEC frame");
+	uint32_t id = 0, flags = 0;
+	if (!mf_get_u32(&r, &id) || !mf_get_u32(&r, &flags) || find_x(cl, id)) {
+		x_fail(cl, id, BG_EPROTO, false, "bad EXEC frame");
 		return;
 	}
 	char *cmdline = xstrndup((const char *)r.p, r.n);
-	struct relay rl = {fd, false, 0};
+	cl->x = xgrow(cl->x, &cl->cap_x, cl->n_x + 1, sizeof(*cl->x));
+	/* The array may move: the relay's context is found by id. */
+	struct mexec *x = &cl->x[cl->n_x];
+	*x = (struct mexec){.id = id, .cl = cl};
 	remote_exec_opts o = {
-		.on_line = relay_line, .ctx = &rl, .killable = (flags & MF_KILLABLE) != 0};
-	remote_exec *e = NULL;
+		.on_line = relay_line, .ctx = NULL, .killable = (flags & MF_KILLABLE) != 0};
 	bg_err err = {0};
 	c->last_rx_ms = bg_now_ms(); /* idle is not silence */
+	remote_exec *e = NULL;
 	if (remote_exec_start(c, cmdline, &o, &e, &err) < 0) {
 		free(cmdline);
 		/* A connection that died while idle: the client goes fresh. */
-		send_fail(fd, err.code ? err.code : BG_EREMOTE, c->dead || err.code == BG_ECONNECT,
-			  err.msg);
+		x_fail(cl, id, err.code ? err.code : BG_EREMOTE, c->dead || err.code == BG_ECONNECT,
+		       err.msg);
 		if (err.code == BG_ECONNECT)
 			remote_ssh_mark_dead(c);
 		return;
 	}
 	free(cmdline);
-	send_frame(fd, MF_STARTED, NULL);
-	rl.sent_ms = bg_now_ms();
-	/* A quiet command still gets a frame every keepalive_s: the client
-	 * tells a live master from a stopped one as ssh tells a link. */
-	int64_t tick_ms = (int64_t)c->keepalive_s * 1000;
-	unsigned long long got = 0, acked = 0;
-	for (;;) {
-		keep_alive(m);
-		remote_status st;
-		int rc = remote_exec_pump(e, bg_deadline_ms(1000), epfd, &st, &err);
-		unsigned long long took = got - remote_exec_stdin_queued(e);
-		bool tick = tick_ms > 0 && bg_now_ms() - rl.sent_ms >= tick_ms;
-		if ((took != acked || tick) && !rl.gone) {
-			strbuf a = STRBUF_INIT;
-			mf_put_u64(&a, took);
-			send_frame(fd, MF_ACK, &a);
-			strbuf_release(&a);
-			acked = took;
-			rl.sent_ms = bg_now_ms();
-		}
-		if (rc < 0) {
-			send_fail(fd, rc, false, err.msg);
-			break;
-		}
-		if (rc == 1) {
-			strbuf s = STRBUF_INIT;
-			mf_put_u32(&s, (uint32_t)st.how);
-			mf_put_u32(&s, (uint32_t)st.code);
-			mf_put_str(&s, st.signal, strlen(st.signal));
-			send_frame(fd, MF_STATUS, &s);
-			strbuf_release(&s);
-			break;
-		}
-		struct epoll_event ev[2];
-		int k = epoll_wait(epfd, ev, 2, 0);
-		bool gone = rl.gone;
-		for (int i = 0; i < k; i++) {
-			if (ev[i].data.fd == m->lfd)
-				turn_away(m);
-			else if (client_frames(m, e, fd, in, off, &got) < 0)
-				gone = true;
-		}
-		if (gone) {
-			/* The client went mid-command. sshd closes a session
-			 * channel only once its command has exited, so closing
-			 * it here could hold the master for as long: the master
-			 * ends instead, as the client's own connection would
-			 * have, and the command runs on as it would then. */
-			unlink(g_path);
-			_exit(0);
-		}
-	}
-	remote_exec_free(e);
+	x->e = e;
+	cl->n_x++;
+	x_send(x, MF_STARTED, NULL);
 }
 
-/* Serves one client until it goes: its commands one after another. True
- * when it ran any (a client that only looked leaves the idle time be). */
+/* The relay's context: the command's entry, wherever the array is now. */
+static void fix_ctx(struct master_client *cl)
+{
+	for (size_t i = 0; i < cl->n_x; i++)
+		cl->x[i].e->opts.ctx = &cl->x[i];
+}
+
+static void drop_x(struct master_client *cl, size_t i)
+{
+	remote_exec_free(cl->x[i].e);
+	cl->x[i] = cl->x[--cl->n_x];
+}
+
+void mc_dispatch(struct master_client *cl, int type, const char *p, size_t n)
+{
+	mf_reader r = {(const unsigned char *)p, n};
+	uint32_t id = 0, sig;
+	if (type == MF_QUIT) {
+		g_stop = 1;
+		return;
+	}
+	if (type == MF_EXEC) {
+		start_x(cl, p, n);
+		fix_ctx(cl);
+		return;
+	}
+	if (type != MF_IN && type != MF_EOF && type != MF_KILL && type != MF_CLOSE)
+		return;
+	struct mexec *x = mf_get_u32(&r, &id) ? find_x(cl, id) : NULL;
+	if (!x)
+		return;
+	if (type == MF_CLOSE) {
+		drop_x(cl, (size_t)(x - cl->x));
+		fix_ctx(cl);
+		return;
+	}
+	bg_err err = {0};
+	switch (type) {
+	case MF_IN:
+		remote_exec_write(x->e, r.p, r.n);
+		x->got += r.n;
+		break;
+	case MF_EOF: remote_exec_close_stdin(x->e); break;
+	case MF_KILL:
+		if (mf_get_u32(&r, &sig))
+			cl->c->ops->exec_signal(x->e, (int)sig, &err);
+		keep_alive(cl->m);
+		break;
+	default: break;
+	}
+}
+
+bool mc_read(struct master_client *cl)
+{
+	if (cl->gone)
+		return false;
+	ssize_t n = mf_recv(cl->fd, &cl->in, &cl->passed_fd);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		cl->gone = true;
+	if (n > 0)
+		cl->heard_ms = bg_now_ms();
+	return !cl->gone;
+}
+
+void mc_tick(struct master_client *cl)
+{
+	keep_alive(cl->m);
+	struct pollfd pf = {.fd = cl->m->lfd, .events = POLLIN};
+	if (poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN))
+		turn_away(cl->m);
+	int64_t tick_ms = (int64_t)cl->c->keepalive_s * 1000;
+	if (tick_ms > 0 && bg_now_ms() - cl->sent_ms >= tick_ms)
+		mc_send(cl, MF_KEEP, NULL, 0);
+}
+
+void mc_end(void)
+{
+	unlink(g_path);
+	_exit(0);
+}
+
+int64_t mc_silence_ms(const struct master_client *cl)
+{
+	int ka = cl->c->keepalive_s;
+	return ka > 0 ? (int64_t)ka * 3000 + 1000 : 0;
+}
+
+/* Moves every running command on: its output and status to the client,
+ * what it took of its input acked (and an ACK every keepalive_s). True
+ * when any sent something (more may be waiting in the session). */
+static bool pump_all(struct master_client *cl)
+{
+	bool moved = false;
+	int64_t tick_ms = (int64_t)cl->c->keepalive_s * 1000;
+	for (size_t i = 0; i < cl->n_x;) {
+		struct mexec *x = &cl->x[i];
+		int64_t before = x->sent_ms;
+		remote_status st;
+		bg_err err = {0};
+		int rc = remote_exec_wait(x->e, bg_now_ms(), &st, &err);
+		unsigned long long took = x->got - remote_exec_stdin_queued(x->e);
+		bool tick = tick_ms > 0 && bg_now_ms() - x->sent_ms >= tick_ms;
+		if (took != x->acked || tick) {
+			strbuf a = STRBUF_INIT;
+			mf_put_u64(&a, took);
+			x_send(x, MF_ACK, &a);
+			strbuf_release(&a);
+			x->acked = took;
+		}
+		if (rc < 0 || rc == 1) {
+			if (rc < 0) {
+				x_fail(cl, x->id, rc, false, err.msg);
+			} else {
+				strbuf s = STRBUF_INIT;
+				mf_put_u32(&s, (uint32_t)st.how);
+				mf_put_u32(&s, (uint32_t)st.code);
+				mf_put_str(&s, st.signal, strlen(st.signal));
+				x_send(x, MF_STATUS, &s);
+				strbuf_release(&s);
+			}
+			drop_x(cl, i);
+			fix_ctx(cl);
+			moved = true;
+			continue;
+		}
+		moved |= x->sent_ms != before && !tick;
+		i++;
+	}
+	return moved;
+}
+
+/* Serves one client until it goes: its commands (several may run at once)
+ * and file transfers. True when it ran any (a client that only looked
+ * leaves the idle time be). */
 static bool serve_client(struct master *m, int fd)
 {
 	bool ran = false;
 	remote_conn *c = m->c;
-	strbuf in = STRBUF_INIT;
-	size_t off = 0;
-	int epfd = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
-	struct epoll_event lev = {.events = EPOLLIN, .data.fd = m->lfd};
-	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0 ||
-	    epoll_ctl(epfd, EPOLL_CTL_ADD, m->lfd, &lev) != 0)
-		goto out;
+	struct master_client cl = {.m = m, .c = c, .fd = fd, .in = STRBUF_INIT, .passed_fd = -1};
+	cl.heard_ms = cl.sent_ms = bg_now_ms();
 	send_hello(m, fd, MF_HELLO, bg_now_ms() - m->idle_at);
-	while (!c->dead) {
+	while (!c->dead && !cl.gone) {
 		keep_alive(m);
-		int type;
+		int type, t = 0;
 		const char *p;
 		size_t n;
-		int t = mf_take(&in, &off, &type, &p, &n);
-		if (t < 0)
-			break;
-		if (t == 1) {
-			if (type == MF_EXEC) {
-				run_one(m, fd, epfd, &in, &off, p, n);
+		while (!g_stop && (t = mf_take(&cl.in, &cl.off, &type, &p, &n)) == 1) {
+			if (type == MF_OP) {
+				remote_master_serve_op(&cl, p, n);
 				ran = true;
-			} else if (type == MF_QUIT)
-				g_stop = 1;
-			if (g_stop)
+			} else {
+				mc_dispatch(&cl, type, p, n);
+				ran |= type == MF_EXEC;
+			}
+		}
+		if (g_stop || t < 0 || cl.gone || c->dead)
+			break;
+		mf_compact(&cl.in, &cl.off);
+		bool moved = pump_all(&cl);
+		if (c->dead)
+			break;
+		if (cl.n_x > 0) {
+			/* Commands run: the session's socket (keepalives, a silent
+			 * box) and the client's. */
+			int w = remote_ssh_wait_socket(
+				c, moved ? bg_now_ms() : bg_deadline_ms(1000), fd);
+			if (w < 0) {
+				for (size_t i = 0; i < cl.n_x; i++)
+					x_fail(&cl, cl.x[i].id, BG_ECONNECT, false,
+					       "connection lost: no reply from the box");
+				remote_ssh_mark_dead(c);
 				break;
+			}
+			mc_tick(&cl);
+			if (w > 0)
+				mc_read(&cl);
 			continue;
 		}
-		mf_compact(&in, &off);
 		struct pollfd pf[3] = {{.fd = fd, .events = POLLIN},
 				       {.fd = m->lfd, .events = POLLIN},
 				       {.fd = c->sock, .events = POLLRDHUP}};
@@ -344,19 +427,24 @@ static bool serve_client(struct master *m, int fd)
 		}
 		if (pf[1].revents & POLLIN)
 			turn_away(m);
-		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			char buf[65536];
-			ssize_t got = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-			if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
-				break;
-			if (got > 0)
-				strbuf_add(&in, buf, (size_t)got);
-		}
+		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR))
+			mc_read(&cl);
 	}
-out:
-	if (epfd >= 0)
-		close(epfd);
-	strbuf_release(&in);
+	if (cl.n_x > 0 && !c->dead) {
+		/* The client went mid-command. sshd closes a session channel
+		 * only once its command has exited, so closing it here could
+		 * hold the master for as long: the master ends instead, as the
+		 * client's own connection would have, and the command runs on
+		 * as it would then. */
+		unlink(g_path);
+		_exit(0);
+	}
+	while (cl.n_x > 0)
+		drop_x(&cl, cl.n_x - 1);
+	free(cl.x);
+	if (cl.passed_fd >= 0)
+		close(cl.passed_fd);
+	strbuf_release(&cl.in);
 	return ran;
 }
 
@@ -492,7 +580,7 @@ bool remote_master_detach(remote_conn *c)
 	char *dir = NULL, *path = NULL, *lock = NULL, *tmp = NULL;
 	int lock_fd = -1, lfd = -1;
 	bool done = false;
-	if (c->ops != &remote_ssh_ops || c->dead || c->sftp || c->jump || !c->session ||
+	if (c->ops != &remote_ssh_ops || c->dead || c->jump || !c->session ||
 	    !libssh2_userauth_authenticated(c->session) || remote_master_dir(&dir, NULL) < 0)
 		goto out;
 	path = remote_master_path(t, dir);

@@ -33,8 +33,9 @@ typedef struct remote_connect_opts {
 	void *log_ctx;
 	bool accept_new; /* record an unknown host key even when the box says strict */
 	/* Use the box's connection master when it has a live one, and leave
-	 * one behind a fresh connection (remote/master.h). SFTP on a
-	 * connection through a master makes it a fresh one first. */
+	 * one behind a fresh connection (remote/master.h). SFTP calls on a
+	 * connection through a master run on the master's own SFTP session
+	 * (remote/master_files.h). */
 	bool warm;
 	/* Why the master was passed by (BOXGATE_TRACE); NULL: quiet. Gets
 	 * log_ctx. */

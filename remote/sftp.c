@@ -22,6 +22,7 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "remote/internal.h"
+#include "remote/master_files.h"
 
 #define PACKET 30000
 
@@ -55,6 +56,17 @@ static int wait_io(remote_conn *c, int64_t deadline, const char *what, bg_err *e
 {
 	if (bg_now_ms() >= deadline)
 		return bg_fail(err, BG_ETIMEOUT, "%s: %s: timed out", c->target->name, what);
+	if (c->wait_hook) {
+		/* A master's call: its client went, or asked to stop. */
+		if (c->wait_hook(c->wait_hook_ctx) < 0) {
+			c->wait_hook = NULL;
+			return bg_fail(err, BG_EIO, "%s: %s: the client went away", c->target->name,
+				       what);
+		}
+		int64_t soon = bg_deadline_ms(1000);
+		if (soon < deadline)
+			deadline = soon;
+	}
 	if (remote_ssh_wait_socket(c, deadline, -1) < 0)
 		return bg_fail(err, BG_ECONNECT,
 			       "%s: %s: no reply from the box for %d s: connection lost",
@@ -84,17 +96,8 @@ int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err)
 {
 	if (is_local(c) || c->sftp)
 		return 0;
-	if (c->ops == &remote_master_ops) {
-		/* Masters carry exec channels only: files go over a
-		 * connection of this command's own. */
-		int rc = remote_master_go_fresh(
-			c,
-			"file transfer (SFTP) is not carried by the connection master: "
-			"connecting fresh for it",
-			err);
-		if (rc < 0)
-			return rc;
-	}
+	if (c->ops == &remote_master_ops)
+		return 0; /* the master opens its own when a call needs it */
 	libssh2_session_set_blocking(c->session, 0);
 	for (;;) {
 		c->sftp = libssh2_sftp_init(c->session);
@@ -114,7 +117,8 @@ int remote_sftp_open(remote_conn *c, int64_t deadline, bg_err *err)
 
 void remote_sftp_finish(remote_conn *c)
 {
-	if (is_local(c) || !c->sftp)
+	/* A connection that leaves a master keeps SFTP open for it. */
+	if (is_local(c) || !c->sftp || c->leave_master)
 		return;
 	LIBSSH2_CHANNEL *ch = libssh2_sftp_get_channel(c->sftp);
 	if (!ch)
@@ -144,6 +148,8 @@ static int fs_stat(remote_conn *c, const char *path, bool follow, remote_fs_stat
 		   int64_t deadline, bg_err *err)
 {
 	memset(st, 0, sizeof(*st));
+	if (c->ops == &remote_master_ops)
+		return remote_master_fs_stat(c, path, follow, st, deadline, err);
 	if (is_local(c)) {
 		struct stat sb;
 		if ((follow ? stat(path, &sb) : lstat(path, &sb)) < 0) {
@@ -202,6 +208,8 @@ int remote_fs_follow(remote_conn *c, const char *path, remote_fs_stat *st, int64
 
 int remote_fs_mkdir(remote_conn *c, const char *path, unsigned mode, int64_t deadline, bg_err *err)
 {
+	if (c->ops == &remote_master_ops)
+		return remote_master_fs_mkdir(c, path, mode, deadline, err);
 	if (is_local(c)) {
 		if (mkdir(path, mode) == 0)
 			return 0;
@@ -247,6 +255,8 @@ int remote_fs_mkdir(remote_conn *c, const char *path, unsigned mode, int64_t dea
 
 int remote_fs_unlink(remote_conn *c, const char *path, int64_t deadline, bg_err *err)
 {
+	if (c->ops == &remote_master_ops)
+		return remote_master_fs_unlink(c, path, deadline, err);
 	if (is_local(c)) {
 		if (unlink(path) == 0 || errno == ENOENT)
 			return 0;
@@ -274,6 +284,8 @@ int remote_fs_space(remote_conn *c, const char *path, uint64_t *avail, bool *rea
 {
 	*avail = 0;
 	*read_only = false;
+	if (c->ops == &remote_master_ops)
+		return remote_master_fs_space(c, path, avail, read_only, deadline, err);
 	if (is_local(c)) {
 		struct statvfs sv;
 		if (statvfs(path, &sv) < 0)
@@ -431,6 +443,8 @@ int remote_put_file(remote_conn *c, int fd, uint64_t size, const char *path,
 	*exists = false;
 	if (is_local(c))
 		return local_put(c, fd, size, path, o, exists, err);
+	if (c->ops == &remote_master_ops)
+		return remote_master_put_file(c, fd, size, path, o, exists, err);
 
 	int stall = o->stall_ms > 0 ? o->stall_ms : 60000;
 	int64_t deadline = bg_deadline_ms(stall);

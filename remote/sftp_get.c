@@ -15,6 +15,7 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "remote/internal.h"
+#include "remote/master_files.h"
 #include "remote/sftp.h"
 
 #define READ_BUF (1u << 20)
@@ -22,6 +23,8 @@
 int remote_fs_realpath(remote_conn *c, const char *path, char **out, int64_t deadline, bg_err *err)
 {
 	*out = NULL;
+	if (c->ops == &remote_master_ops)
+		return remote_master_fs_realpath(c, path, out, deadline, err);
 	if (remote_is_local(c)) {
 		char *r = realpath(path, NULL);
 		if (!r)
@@ -110,6 +113,8 @@ int remote_fs_readdir(remote_conn *c, const char *path, remote_dirent **out, siz
 	*n = 0;
 	if (remote_is_local(c))
 		return local_readdir(c, path, out, n, err);
+	if (c->ops == &remote_master_ops)
+		return remote_master_fs_readdir(c, path, out, n, deadline, err);
 	int rc = remote_sftp_open(c, deadline, err);
 	if (rc < 0)
 		return rc;
@@ -201,6 +206,8 @@ int remote_get_file(remote_conn *c, const char *path, uint64_t size, const remot
 	*got = 0;
 	if (remote_is_local(c))
 		return local_get(c, path, size, o, got, err);
+	if (c->ops == &remote_master_ops)
+		return remote_master_get_file(c, path, size, o, got, err);
 	int stall = o->stall_ms > 0 ? o->stall_ms : 60000;
 	int64_t deadline = bg_deadline_ms(stall);
 	int rc = remote_sftp_open(c, deadline, err);

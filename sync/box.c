@@ -84,8 +84,11 @@ void sync_trace(const sync_box *b, const char *phase)
 int sync_box_connect(sync_box *b)
 {
 	const sync_opts *o = b->opts;
-	remote_connect_opts co = {
-		.log = o->log, .log_ctx = o->log_ctx, .accept_new = o->accept_new};
+	remote_connect_opts co = {.log = o->log,
+				  .log_ctx = o->log_ctx,
+				  .accept_new = o->accept_new,
+				  .warm = true,
+				  .trace = o->trace};
 	return remote_connect(b->box->connect, &co, &b->conn, &b->err);
 }
 

@@ -817,7 +817,9 @@ int sync_pull_box_run(sync_pull_box *b)
 	if (!b->conn) {
 		remote_connect_opts co = {.log = b->opts->log,
 					  .log_ctx = b->opts->log_ctx,
-					  .accept_new = b->opts->accept_new};
+					  .accept_new = b->opts->accept_new,
+					  .warm = true,
+					  .trace = b->opts->trace};
 		b->rc = remote_connect(b->box->connect, &co, &b->conn, &b->err);
 		if (b->rc < 0)
 			return b->rc;

@@ -65,6 +65,7 @@ typedef struct sync_pull_opts {
 	size_t max_files; /* stop the walk beyond this many (0: 100000) */
 	remote_log_cb log;
 	void *log_ctx;
+	remote_log_cb trace; /* BOXGATE_TRACE: the connection's path (gets log_ctx); NULL: none */
 	sync_pull_progress_cb progress;
 	void *progress_ctx;
 } sync_pull_opts;

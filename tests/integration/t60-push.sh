@@ -55,7 +55,9 @@ expect_rc 0 "pushing the same content again" bg push --root "$L" --all scripts/a
 has "$OUT_FILE" '^h\[1-4\]: scripts/a.py: unchanged' "unchanged files are reported unchanged"
 sleep 0.2
 c1=$(count 2 'Accepted publickey'); x1=$(count 2 'Starting session: command'); s1=$(count 2 "subsystem 'sftp'")
-[ $((c1 - c0)) = 1 ] && [ $((x1 - x0)) = 1 ] && [ $((s1 - s0)) = 0 ] &&
+# Through connection masters (BG_CONTROL_PERSIST_S) a box's next push needs no connection.
+warm_ok=$([ "${BG_CONTROL_PERSIST_S:-0}" != 0 ] && echo 0 || echo 1)
+{ [ $((c1 - c0)) = 1 ] || [ $((c1 - c0)) = "$warm_ok" ]; } && [ $((x1 - x0)) = 1 ] && [ $((s1 - s0)) = 0 ] &&
   ok "an unchanged file costs one connection and one command per box (no SFTP)" ||
   not_ok "unchanged push: $((c1 - c0)) connections, $((x1 - x0)) commands, $((s1 - s0)) sftp"
 
@@ -66,7 +68,7 @@ expect_rc 0 "push updates a changed file" bg push --root "$L" --all scripts/a.py
 c1=$(count 1 'Accepted publickey')
 same_all scripts/a.py scripts/a.py && ok "every box has the new content" || not_ok "updated content"
 [ "$(cat "$(rfile 4 scripts/a.py.bak)")" = 'print("v1")' ] && ok "the previous content is kept as .bak" || not_ok ".bak content"
-[ $((c1 - c0)) = 1 ] && ok "one SSH connection per box for probe, upload, verify and swap" || not_ok "$((c1 - c0)) connections"
+{ [ $((c1 - c0)) = 1 ] || [ $((c1 - c0)) = "$warm_ok" ]; } && ok "one SSH connection per box for probe, upload, verify and swap" || not_ok "$((c1 - c0)) connections"
 has "$OUT_FILE" 'scripts/a.py: updated \(sha256 [0-9a-f]{12} confirmed on the box' "the SHA-256 is confirmed on the box"
 [ "$(ntemps 1)" = 0 ] && ok "no temporary file is left" || not_ok "temporary files left"
 

@@ -4,7 +4,7 @@
 # of run kept: the watchdog's timeout, Ctrl-C and a SIGKILLed client leave no gate
 # on the box; a dead master, a stale socket or a host key that known_hosts no longer
 # holds end in a fresh connection (or the strict refusal), never in a wrong answer;
-# file transfer (an overlay) goes over a connection of the run's own.
+# file transfer (an overlay) goes through the master too.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
@@ -191,14 +191,14 @@ BOXGATE_TRACE=1 expect_rc 0 "slots --pool all again" warm slots --pool all
 check "... through the masters (no new session on h1 or h2)" test "$(accepted 1)" = "$a1" -a "$(accepted 2)" = "$a2"
 check "... and the same listing" diff <(sed -E 's/[0-9]+ ?s\b/T/g' "$BG_TMP/slots1") <(sed -E 's/[0-9]+ ?s\b/T/g' "$OUT_FILE")
 
-# --- an overlay: its files go over a connection of the run's own ---
+# --- an overlay: its files go through the master too ---
 echo "overlaid" >"$BG_TMP/ov.txt"
 expect_rc 0 "a run that leaves g1 a master" warm run g1 -- --mode pass
 a0=$(accepted 1)
 BOXGATE_TRACE=1 expect_rc 0 "run --overlay through the master" warm run g1 --overlay "$BG_TMP/ov.txt=data/ov.txt" -- --mode pass
-has "$ERR_FILE" "file transfer \(SFTP\) is not carried by the connection master: connecting fresh for it" "... says the files go fresh"
+has "$ERR_FILE" "file transfer \(SFTP\) through the connection master" "... says the files go through the master"
 has "$OUT_FILE" '^PASS_GATE ' "... and is judged"
-check "... one new session, for the files" test "$(accepted 1)" = $((a0 + 1))
+check "... no new session, files included" test "$(accepted 1)" = "$a0"
 
 warm disconnect >/dev/null 2>&1
 finish

@@ -11,7 +11,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/strbuf.h"
 #include "remote/master.h"
@@ -118,6 +121,64 @@ static remote_target box(void)
 			       .control_persist_ms = 300000};
 }
 
+/* Paths travel with a 4-byte length: none is cut at 64 KiB, a NUL inside
+ * one is refused, a length past the payload too. */
+static void long_strings(void **state)
+{
+	(void)state;
+	strbuf sb = STRBUF_INIT;
+	char *big = malloc(70001);
+	memset(big, 'x', 70000);
+	big[70000] = '\0';
+	mf_put_lstr(&sb, big, 70000);
+	mf_put_lstr(&sb, "a\0b", 3);
+	mf_reader r = {(const unsigned char *)sb.buf, sb.len};
+	char *p = mf_get_path(&r);
+	assert_non_null(p);
+	assert_int_equal(strlen(p), 70000);
+	free(p);
+	assert_null(mf_get_path(&r)); /* the NUL */
+	unsigned char shortp[] = {0, 0, 0, 9, 'a', 'b'};
+	mf_reader r2 = {shortp, sizeof(shortp)};
+	const char *s;
+	size_t n;
+	assert_false(mf_get_lstr(&r2, &s, &n));
+	free(big);
+	strbuf_release(&sb);
+}
+
+/* A descriptor passed with a frame arrives with its bytes; a second one
+ * before the first is taken replaces it (the first closed). */
+static void descriptors_passed(void **state)
+{
+	(void)state;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	int fd = open("/dev/null", O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(mf_send_fd(sv[0], "hello", 5, fd), 0);
+	strbuf in = STRBUF_INIT;
+	int got = -1;
+	assert_int_equal(mf_recv(sv[1], &in, &got), 5);
+	assert_memory_equal(in.buf, "hello", 5);
+	assert_true(got >= 0);
+	struct stat a, b;
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(fstat(got, &b), 0);
+	assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	int first = got;
+	assert_int_equal(mf_send_fd(sv[0], "x", 1, fd), 0);
+	assert_int_equal(mf_recv(sv[1], &in, &got), 1);
+	assert_true(got >= 0);
+	assert_int_equal(fcntl(first, F_GETFD), -1); /* closed */
+	close(got);
+	close(fd);
+	close(sv[0]);
+	assert_int_equal(mf_recv(sv[1], &in, &got), 0); /* the peer's end */
+	close(sv[1]);
+	strbuf_release(&in);
+}
+
 static void paths_by_key(void **state)
 {
 	(void)state;
@@ -191,9 +252,10 @@ static void the_directory(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(frames_round_trip), cmocka_unit_test(frames_refused),
-		cmocka_unit_test(payload_readers),   cmocka_unit_test(paths_by_key),
-		cmocka_unit_test(the_directory),
+		cmocka_unit_test(frames_round_trip),  cmocka_unit_test(frames_refused),
+		cmocka_unit_test(payload_readers),    cmocka_unit_test(paths_by_key),
+		cmocka_unit_test(the_directory),      cmocka_unit_test(long_strings),
+		cmocka_unit_test(descriptors_passed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
