@@ -86,12 +86,17 @@ hosts_up() {
 # same gates with the same arguments, and a match on one of theirs would say this test's
 # gate started (or survived) when it did not.
 host_has_proc() {
-  local n i p
-  n=$(sed -n 's/^N=//p' "$D/state" 2>/dev/null)
-  for i in $(seq 1 "${n:-0}"); do
-    for p in $("$BG_ROOT/tests/hosts/hosts" pids "$D" "$i"); do
-      grep -qaE -- "$1" "/proc/$p/cmdline" 2>/dev/null && return 0
-    done
+  local n='' l i p a hs=() IFS=$' \t\n'
+  # One `hosts pids` for every host, each command line read and matched in bash: this runs
+  # in polling loops, where a sed, a seq and a grep per process cost more cpu than the wait.
+  while IFS= read -r l; do [[ $l == N=* ]] && n=${l#N=}; done 2>/dev/null <"$D/state"
+  for ((i = 1; i <= ${n:-0}; i++)); do hs+=("$i"); done
+  [ ${#hs[@]} -gt 0 ] || return 1
+  for p in $("$BG_ROOT/tests/hosts/hosts" pids "$D" "${hs[@]}"); do
+    # its command line with each NUL (the last one too) as a space: '.' in PATTERN matches
+    # either, and '$' matches after the last NUL in neither
+    mapfile -d '' -t a 2>/dev/null <"/proc/$p/cmdline" || continue
+    [[ "${a[*]} " =~ $1 ]] && return 0
   done
   return 1
 }
