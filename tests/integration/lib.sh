@@ -12,6 +12,15 @@ export XDG_RUNTIME_DIR=$BG_TMP/run
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 _tap_n=0
 _tap_failed=0
+# bg_pause SECONDS: a sleep that forks no process (a read that times out on a fifo nobody
+# writes, opened for that read alone, so no command inherits it); polling loops pause with
+# it, where a sleep would cost a process every poll. The fifo lies beside BG_TMP, not in it
+# (tests run boxgate there and list it), and goes with it.
+_bg_fifo=$BG_TMP.pause
+mkfifo -m 600 "$_bg_fifo" 2>/dev/null || _bg_fifo=
+bg_pause() {
+  if [ -n "$_bg_fifo" ] && [ -p "$_bg_fifo" ]; then read -r -t "$1" _ <>"$_bg_fifo" || :; else sleep "$1"; fi
+}
 
 ok() { _tap_n=$((_tap_n + 1)); printf 'ok %d - %s\n' "$_tap_n" "$*"; }
 not_ok() {
@@ -63,11 +72,11 @@ hasnt() {
   if grep -Eq -- "$2" "$1"; then not_ok "$3"; diag "unexpected /$2/ in $1"; else ok "$3"; fi
 }
 
-skip_all() { printf '1..0 # SKIP %s\n' "$*"; rm -rf "$BG_TMP"; exit 0; }
+skip_all() { printf '1..0 # SKIP %s\n' "$*"; rm -rf "$BG_TMP" "$BG_TMP.pause"; exit 0; }
 
 finish() {
   printf '1..%d\n' "$_tap_n"
-  rm -rf "$BG_TMP"
+  rm -rf "$BG_TMP" "$BG_TMP.pause"
   [ "$_tap_failed" = 0 ]
 }
 
@@ -76,7 +85,7 @@ finish() {
 hosts_up() {
   D=$("$BG_ROOT/tests/hosts/hosts" up --n "$1") || { not_ok "test hosts came up"; finish; exit 1; }
   # shellcheck disable=SC2064 # D is known now
-  trap "\"$BG_ROOT/tests/hosts/hosts\" down \"$D\" >/dev/null 2>&1; rm -rf \"$BG_TMP\"" EXIT
+  trap "\"$BG_ROOT/tests/hosts/hosts\" down \"$D\" >/dev/null 2>&1; rm -rf \"$BG_TMP\" \"$BG_TMP.pause\"" EXIT
   # shellcheck disable=SC1091
   source "$D/env.sh"
 }
@@ -86,12 +95,17 @@ hosts_up() {
 # same gates with the same arguments, and a match on one of theirs would say this test's
 # gate started (or survived) when it did not.
 host_has_proc() {
-  local n i p
-  n=$(sed -n 's/^N=//p' "$D/state" 2>/dev/null)
-  for i in $(seq 1 "${n:-0}"); do
-    for p in $("$BG_ROOT/tests/hosts/hosts" pids "$D" "$i"); do
-      grep -qaE -- "$1" "/proc/$p/cmdline" 2>/dev/null && return 0
-    done
+  local n='' l i p a hs=() IFS=$' \t\n'
+  # One `hosts pids` for every host, each command line read and matched in bash: this runs
+  # in polling loops, where a sed, a seq and a grep per process cost more cpu than the wait.
+  while IFS= read -r l; do [[ $l == N=* ]] && n=${l#N=}; done 2>/dev/null <"$D/state"
+  for ((i = 1; i <= ${n:-0}; i++)); do hs+=("$i"); done
+  [ ${#hs[@]} -gt 0 ] || return 1
+  for p in $("$BG_ROOT/tests/hosts/hosts" pids "$D" "${hs[@]}"); do
+    # its command line with each NUL (the last one too) as a space: '.' in PATTERN matches
+    # either, and '$' matches after the last NUL in neither
+    mapfile -d '' -t a 2>/dev/null <"/proc/$p/cmdline" || continue
+    [[ "${a[*]} " =~ $1 ]] && return 0
   done
   return 1
 }
@@ -99,8 +113,8 @@ host_has_proc() {
 # gone PATTERN: no process in this test's hosts has PATTERN in its command line;
 # wait_gone PATTERN [TRIES [EVERY_S]], wait_running PATTERN (30 s at most) wait for it.
 gone() { ! host_has_proc "$1"; }
-wait_gone() { local i; for i in $(seq 1 "${2:-40}"); do gone "$1" && return 0; sleep "${3:-0.25}"; done; return 1; }
-wait_running() { local i; for i in $(seq 1 120); do gone "$1" || return 0; sleep 0.25; done; return 1; }
+wait_gone() { local i; for ((i = 0; i < ${2:-40}; i++)); do gone "$1" && return 0; bg_pause "${3:-0.25}"; done; return 1; }
+wait_running() { local i; for ((i = 0; i < 120; i++)); do gone "$1" || return 0; bg_pause 0.25; done; return 1; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # gone_in_bound WHAT PATTERN T0_MS: the gate is gone within heartbeat + grace of T0_MS (the
 # test's HB/HB_MS and GRACE/GRACE_MS) plus 2 s; waits 60 s before calling it survived. The

@@ -200,6 +200,12 @@ for _ in $(seq 1 100); do
 done
 pids=$(for i in $(seq 1 8); do "$HOSTS" pids "$D8" "$i"; done | tr '\n' ' ')
 check "hosts pids lists the running session" test "$("$HOSTS" pids "$D8" 3 | wc -l)" -ge 4
+# One call for several hosts (one scan of /proc) lists what a call for each lists.
+one=$("$HOSTS" pids "$D8" 1 3 8 | sort -n | tr '\n' ' ')
+each=$(for i in 1 3 8; do "$HOSTS" pids "$D8" "$i"; done | sort -n | tr '\n' ' ')
+[ -n "$one" ] && [ "$one" = "$each" ] && ok "hosts pids DIR 1 3 8: the pids of hosts 1, 3 and 8 in one call" \
+  || { not_ok "hosts pids DIR 1 3 8"; diag "one call: '$one'; a call each: '$each'"; }
+expect_rc 1 "hosts pids DIR 1 9 (no host 9) is refused" "$HOSTS" pids "$D8" 1 9
 claimpids=$(awk '$1 == "pid" {print $2}' "$STATE_ROOT/$K8" 2>/dev/null | tr '\n' ' ')
 # A stray process that entered a host's network namespace from outside (not through sshd).
 stray=''

@@ -183,11 +183,12 @@ in_home() {
 RUN=$BG_TMP/run
 prepare() {
   local tool=$1 c=$CASEDIR/$2 mode=$3
-  W=$RUN/$tool; rm -rf "$W"; mkdir -p "$W"
-  if [ $DFLT = 1 ]; then mkdir -p "$W/home"; [ -e "$c/.ssh" ] && mkdir -p "$W/home/.ssh"; fi
+  W=$RUN/$tool
+  [ ! -e "$W" ] || rm -rf "$W"
+  if [ $DFLT = 1 ]; then mkdir -p "$W/home"; [ -e "$c/.ssh" ] && mkdir -p "$W/home/.ssh"; else mkdir -p "$W"; fi
   for f in u1 u2 g; do
     [ -e "$c/$f" ] || continue
-    fpath "$W" "$f"; mkdir -p "${FP%/*}"; cp "$c/$f" "$FP"
+    fpath "$W" "$f"; [ -d "${FP%/*}" ] || mkdir -p "${FP%/*}"; cp "$c/$f" "$FP"
   done
   case ${TARGET[$2]} in
     h1) ADDR=$A PORT=22 ;; h1p) ADDR=$A PORT=$P ;; h2) ADDR=$A2 PORT=22 ;;
@@ -203,22 +204,31 @@ prepare() {
     "$W/ssh_config" "$hkc" "$ADDR" "$PORT" "$BG_KEY" "$kh" >"$W/boxgate.ini"
 }
 
-# stall_watch DIR: a run that is still going after 60 s (one takes a second or two) leaves
-# what it was doing in DIR/stall before its 90 s timeout ends it: every process of this
-# test with its state and kernel wait channel, its TCP connections to the host with their
-# timers and retransmits, and the end of host 1's sshd log. Sets WATCHER (kill it after).
+# stall_watch: a run that is still going after 60 s (one takes a second or two) leaves
+# what it was doing in its directory's stall file before its 90 s timeout ends it: every
+# process of this test with its state and kernel wait channel, its TCP connections to the
+# host with their timers and retransmits, and the end of host 1's sshd log. One watcher
+# for all the runs (each run notes its start in DIR/started and its end in DIR/ended), so
+# a run costs no process of its own for it. Sets WATCHER (kill it after).
 stall_watch() {
-  local dir=$1
+  local sid
+  sid=$(ps -o sid= -p $$ | tr -d ' ')
   (
-    trap 'kill "$s" 2>/dev/null; exit 0' TERM
-    sleep 60 & s=$!
-    wait "$s"
-    {
-      echo "still running after 60 s:"
-      ps -o pid,ppid,stat,wchan:32,etimes,args -s "$(ps -o sid= -p $$ | tr -d ' ')" 2>&1 | grep -v ' sleep 60$'
-      echo "tcp to $A:"; ss -tnoip dst "$A" 2>&1
-      echo "h1 sshd.log:"; tail -n 30 "$D/h1/sshd.log" 2>&1
-    } >"$dir/stall" 2>&1
+    shopt -s nullglob
+    while sleep 5; do
+      for f in "$BG_TMP"/run/*/*/*/started; do
+        dir=${f%/started}
+        [ ! -e "$dir/ended" ] && [ ! -e "$dir/stall" ] || continue
+        t=; read -r t <"$f" 2>/dev/null || continue
+        [ $((EPOCHSECONDS - t)) -ge 60 ] || continue
+        {
+          echo "still running after 60 s:"
+          ps -o pid,ppid,stat,wchan:32,etimes,args -s "$sid" 2>&1 | grep -v ' sleep 5$'
+          echo "tcp to $A:"; ss -tnoip dst "$A" 2>&1
+          echo "h1 sshd.log:"; tail -n 30 "$D/h1/sshd.log" 2>&1
+        } >"$dir/stall" 2>&1
+      done
+    done
   ) &
   WATCHER=$!
 }
@@ -228,7 +238,7 @@ stall_watch() {
 run_tool() {
   local tool=$1 name=$2 mode=$3 c=$CASEDIR/$2 rc=0
   prepare "$tool" "$name" "$mode"
-  stall_watch "$W"
+  echo "$EPOCHSECONDS" >"$W/started"
   local ukh=(-o UserKnownHostsFile="$W/u1 $W/u2") wrap=()
   [ $DFLT = 1 ] && { ukh=(); wrap=(in_home env HOME="$PW_HOME"); }
   if [ "$tool" = ssh ]; then
@@ -242,12 +252,19 @@ run_tool() {
     # Host-key refusals are BG_EHOSTKEY: exit 3.
     [ "$rc" = 0 ] || [ "$rc" = 3 ] || echo "boxgate exit $rc (wanted 0 or 3)" >"$W/err.bad"
   fi
-  kill "$WATCHER" 2>/dev/null; wait "$WATCHER" 2>/dev/null
-  local why=OTHER
+: >"$W/ended"
+  local why=OTHER l revoked=0 no_key=0 changed_key=0 not_known=0
   if [ "$rc" = 0 ]; then SIG=connected; else
-    if grep -q 'REVOKED HOST KEY DETECTED' "$W/err" && ! grep -q 'No .* host key is known' "$W/err"; then why=REVOKED
-    elif grep -q 'REMOTE HOST IDENTIFICATION HAS CHANGED' "$W/err"; then why=CHANGED
-    elif grep -Eq 'No .* host key is known|is not known' "$W/err"; then why=UNKNOWN; fi
+    # the tool's words, line by line (as grep reads them)
+    while IFS= read -r l || [ -n "$l" ]; do
+      [[ $l == *'REVOKED HOST KEY DETECTED'* ]] && revoked=1
+      [[ $l =~ No\ .*\ host\ key\ is\ known ]] && no_key=1
+      [[ $l == *'REMOTE HOST IDENTIFICATION HAS CHANGED'* ]] && changed_key=1
+      [[ $l == *'is not known'* ]] && not_known=1
+    done <"$W/err"
+    if [ $revoked = 1 ] && [ $no_key = 0 ]; then why=REVOKED
+    elif [ $changed_key = 1 ]; then why=CHANGED
+    elif [ $no_key = 1 ] || [ $not_known = 1 ]; then why=UNKNOWN; fi
     SIG=refused:$why
   fi
   local changed=unchanged w
@@ -294,15 +311,18 @@ oracle_run() {
 }
 # The runs wait on the hosts' sshds more than on this cpu: four at a time, each in its
 # own directory; they are judged in order once all are done.
-n_bg=0
+n_bg=0 runs=()
+stall_watch
 for mode in yes accept-new; do
   for name in "${ALL[@]}"; do
     oracle_run "$mode" "$name" &
+    runs+=($!)
     n_bg=$((n_bg + 1))
     if [ $n_bg -ge 4 ]; then wait -n; n_bg=$((n_bg - 1)); fi
   done
 done
-wait
+wait "${runs[@]}"
+kill "$WATCHER" 2>/dev/null; wait "$WATCHER" 2>/dev/null
 for mode in yes accept-new; do
   for name in "${ALL[@]}"; do
     DFLT=0; [[ $name == d-* ]] && DFLT=1
