@@ -70,7 +70,7 @@ printf 'x = 1\n' >sub/m.py
 chmod 750 sub/m.py
 odd=$'we ird\nname\'s "q".py'
 printf 'odd\n' >"sub/$odd"
-head -c $((64 << 20)) /dev/urandom >big.bin
+head -c $((16 << 20)) /dev/urandom >big.bin
 # push twice: the first creates (cold); the file removed on the box, warm creates it again
 for f in sub/m.py "sub/$odd" big.bin; do
   expect_rc 0 "cold push of $(printf %q "$f")" cold push --root "$L" --boxes g1 -- "$f"
@@ -98,7 +98,7 @@ a0=$(accepted 1)
 BOXGATE_TRACE=1 expect_rc 0 "warm pull" warm pull --boxes g1 --to "$BG_TMP/pw" sub big.bin
 check "... through the master (no new ssh session)" test "$(accepted 1)" = "$a0"
 check "... the same tree, bytes and modes as cold" diff -r "$BG_TMP/pc" "$BG_TMP/pw"
-check "... the 64 MiB file whole" cmp -s big.bin "$BG_TMP/pw/g1/big.bin"
+check "... the 16 MiB file whole" cmp -s big.bin "$BG_TMP/pw/g1/big.bin"
 same "pull of a missing file" 1 pull --boxes g1 --to "$BG_TMP/px" nosuch.py
 check "the master lives on after the pulls" test "$(master_pid g1)" = "$pid1"
 
