@@ -219,9 +219,6 @@ char *gate_agent_probe(remote_conn *c, const gate_agent *a, char **path)
 	return guard;
 }
 
-/* The exit status that says "no agent of this version here" (not one of the agent's). */
-#define AGENT_ABSENT_EXIT 97
-
 int gate_agent_capture(remote_conn *c, const gate_agent *a, const char *args, char **path,
 		       char **out, bg_err *err)
 {
@@ -238,11 +235,11 @@ int gate_agent_capture(remote_conn *c, const gate_agent *a, const char *args, ch
 		strbuf_addf(&s,
 			    "test -x %s && %s " AGENT_CMD_VERSION
 			    " >/dev/null 2>&1 || exit %d; %s %s",
-			    p.buf, p.buf, AGENT_ABSENT_EXIT, p.buf, args);
+			    p.buf, p.buf, GATE_AGENT_ABSENT_EXIT, p.buf, args);
 		bg_err e = {0};
 		int rc = remote_capture(c, s.buf, 1 << 20, 60000, out, NULL, &st, &e);
 		strbuf_release(&s);
-		if (rc == 0 || !(st.how == REMOTE_EXITED && st.code == AGENT_ABSENT_EXIT)) {
+		if (rc == 0 || !(st.how == REMOTE_EXITED && st.code == GATE_AGENT_ABSENT_EXIT)) {
 			if (rc < 0)
 				*err = e;
 			*path = strbuf_detach(&p);

@@ -5,7 +5,9 @@
 # exchange, the ssh-userauth service, public key query and signature (5; 6 when the
 # server's KEXINIT comes apart from its banner). Then per channel: its open and the
 # exec, whose answer the command's output follows (2). `run` with the agent in place
-# takes two channels: the agent check with the push manifest read, then the gate.
+# takes one channel: the agent check and the push manifest read ride in front of the
+# gate in the same command; through the box's connection master it takes one exec
+# channel on the master's session, as ssh through a ControlMaster does.
 source "$(dirname "$0")/lib.sh"
 
 D=''
@@ -28,16 +30,56 @@ if [ -n "$a" ] && [ "$a" -le 6 ]; then ok "exec true: $a round trips to authenti
 if [ "${n:-9}" -le 2 ]; then ok "exec true: $n round trips for its channel (open, exec)"; else
   not_ok "exec true: '$n' round trips for its channel, more than 2"; diag "$(cat "$ERR_FILE")"; fi
 
+# sessions: the exec channels host 1's sshd has started so far (LogLevel VERBOSE)
+sessions() { grep -c 'Starting session: command' "$BG_HOSTS_DIR/h1/sshd.log"; }
+s0=$(sessions)
 expect_rc 0 "run installs the agent on the first call" bg run g1 --results "$BG_TMP/r.jsonl" -- --kind x
+has "$ERR_FILE" "agent installed" "... saying so"
+read -r a n <<<"$(trips "$ERR_FILE")"
+s1=$(sessions)
+# the run whose check failed, the upload, the run again: 3 channels
+if [ "${n:-99}" -le 6 ] && [ $((s1 - s0)) -le 3 ]; then ok "run that installs: $n round trips for channels, $((s1 - s0)) exec channels"; else
+  not_ok "run that installs: '$n' round trips for channels (more than 6) or $((s1 - s0)) exec channels (more than 3)"; diag "$(cat "$ERR_FILE")"; fi
 expect_rc 0 "run with the agent in place" bg run g1 --results "$BG_TMP/r.jsonl" -- --kind x
 read -r a n <<<"$(trips "$ERR_FILE")"
-# the agent check with the manifest read (one channel), the gate's channel: 2 + 2
-if [ "${n:-9}" -le 4 ]; then ok "run: $n round trips for channels (the agent check rides with the manifest read)"; else
-  not_ok "run: '$n' round trips for channels, more than 4"; diag "$(cat "$ERR_FILE")"; fi
-pycheck "both records carry the push manifest (read with the agent check the second time)" '
+s2=$(sessions)
+# the agent check and the manifest read ride in the gate's own command: one channel
+if [ "${n:-9}" -le 2 ]; then ok "run: $n round trips for channels (the agent check and the manifest read ride with the gate)"; else
+  not_ok "run: '$n' round trips for channels, more than 2"; diag "$(cat "$ERR_FILE")"; fi
+check "... and one exec channel on the box ($((s2 - s1)))" test $((s2 - s1)) = 1
+expect_rc 0 "run --no-results with the agent in place" bg run --no-results g1 -- --kind x
+read -r a n <<<"$(trips "$ERR_FILE")"
+s3=$(sessions)
+check "... $n round trips for channels (at most 2)" test "${n:-9}" -le 2
+check "... and one exec channel on the box ($((s3 - s2)))" test $((s3 - s2)) = 1
+
+# Warm: through the box's connection master the same run is one exec channel on the
+# master's session (its channel opened ahead), no new SSH session.
+WARM=$BG_TMP/warm.ini
+sed 's/^control_persist_s = 0$/control_persist_s = 60/' "$INI" >"$WARM"
+warm() { "$BOXGATE" --config "$WARM" "$@"; }
+# shellcheck source=tests/integration/masters.sh
+source "$(dirname "$0")/masters.sh"
+expect_rc 0 "a run that leaves g1 a master" warm run --no-results g1 -- --kind x
+a0=$(accepted 1) s0=$(sessions)
+BOXGATE_TRACE=1 expect_rc 0 "warm run with the agent in place" warm run g1 --results "$BG_TMP/r.jsonl" -- --kind x
+has "$ERR_FILE" "through the box's connection master" "... went through the master"
+s1=$(sessions)
+check "... one exec channel on the box ($((s1 - s0))), no new session" test $((s1 - s0)) = 1 -a "$(accepted 1)" = "$a0"
+BOXGATE_TRACE=1 expect_rc 0 "warm run --no-results" warm run --no-results g1 -- --kind x
+s2=$(sessions)
+check "... one exec channel on the box ($((s2 - s1)))" test $((s2 - s1)) = 1
+# the agent gone behind a master's back: the run finds it absent, installs and runs
+rm -rf "$BG_HOST_1_ROOT/.cache/boxgate"
+BOXGATE_TRACE=1 expect_rc 0 "warm run after the agent vanished" warm run --no-results g1 -- --kind x
+has "$ERR_FILE" "agent installed" "... installs it again"
+has "$OUT_FILE" "^PASS_GATE" "... and the gate is judged once"
+check "... one judged line, not two" test "$(grep -c '^PASS_GATE' "$OUT_FILE")" = 1
+warm disconnect >/dev/null 2>&1
+pycheck "every record carries the push manifest (read in front of the gate, cold and warm)" '
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
-assert len(recs) == 2, len(recs)
+assert len(recs) == 3, len(recs)
 for r in recs:
     assert isinstance(r.get("pushed"), list) and not r.get("pushed_error"), r
 ' "$BG_TMP/r.jsonl"
