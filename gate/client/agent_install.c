@@ -126,6 +126,11 @@ out:
 	return rc;
 }
 
+/* Shell: a directory or a symlink in the agent's place (neither is an agent)
+ * goes first, so that mv replaces it rather than moving into it. Takes the
+ * path three times. */
+#define CLEAR_PLACE "{ { [ ! -d %s ] && [ ! -L %s ]; } || rm -rf -- %s; } &&"
+
 int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **path,
 		      gate_agent_how *how, bg_err *err)
 {
@@ -163,9 +168,9 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && t=$(mktemp "
 		    "\"$HOME/.cache/boxgate/.agent.XXXXXX\") "
 		    "&& cat >\"$t\" && chmod 755 \"$t\" && \"$t\" " AGENT_CMD_VERSION
-		    " >/dev/null 2>&1 && mv -f \"$t\" %s "
+		    " >/dev/null 2>&1 && " CLEAR_PLACE " mv -f \"$t\" %s "
 		    "|| { rm -f \"$t\"; exit 3; }",
-		    ap);
+		    ap, ap, ap, ap);
 	rc = run_with_file(c, s.buf, a->binary, err);
 	if (rc < 0)
 		goto out;
@@ -181,8 +186,8 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 		    "&& cat >\"$d/a.c\" && ${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -o \"$d/a\" "
 		    "\"$d/a.c\" -ldl -lm "
 		    "&& \"$d/a\" " AGENT_CMD_VERSION
-		    " >/dev/null && mv -f \"$d/a\" %s; r=$?; rm -rf \"$d\"; exit $r",
-		    ap);
+		    " >/dev/null && " CLEAR_PLACE " mv -f \"$d/a\" %s; r=$?; rm -rf \"$d\"; exit $r",
+		    ap, ap, ap, ap);
 	rc = run_with_file(c, s.buf, a->source, err);
 	if (rc < 0)
 		goto out;
