@@ -529,7 +529,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 			     !has_word(&p->args, "--baseline");
 	}
 	show_results(&view, final);
-	if (!ga->json) {
+	/* nothing ran (no agent, none installed): said once, no line, no record */
+	if (!ga->json && !out.agent_absent) {
 		run_label label = {
 			.count = st->sweep ? p->count : -1,
 			.warmup = warm,
@@ -557,7 +558,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 	else
 		measure_tally_note(&p->t, &p->m, code, results_verdict_of(code, &out),
 				   view.last.raw ? &view.last : NULL, baseline);
-	if (st->results) {
+	if (st->results && !out.agent_absent) {
 		bool local = ga->box->transport == CONF_TRANSPORT_LOCAL;
 		results_record_in in = {
 			.run_id = st->run_id,

@@ -26,15 +26,15 @@ char *sync_manifest_prelude(const sync_target *box)
 		    "elif ! n=$(wc -c <\"$f\"); then echo '" SYNC_MANIFEST_TAG "!cannot read it'; "
 		    "elif [ \"$n\" -gt %u ]; then echo \"" SYNC_MANIFEST_TAG
 		    "!larger than %u bytes ($n)\"; "
-		    "else awk '{ print \"" SYNC_MANIFEST_TAG "=\" $0 }' \"$f\" || echo '" SYNC_MANIFEST_TAG
+		    "else awk '{ print \"" SYNC_MANIFEST_TAG
+		    "=\" $0 }' \"$f\" || echo '" SYNC_MANIFEST_TAG
 		    "!cannot read it'; fi; echo '" SYNC_MANIFEST_TAG ".'",
 		    SYNC_MANIFEST_MAX, SYNC_MANIFEST_MAX);
 	free(path);
 	return strbuf_detach(&s);
 }
 
-void sync_manifest_collect_line(sync_manifest_collect *m, const char *line, size_t len,
-				int flags)
+void sync_manifest_collect_line(sync_manifest_collect *m, const char *line, size_t len, int flags)
 {
 	if (!m->mid) {
 		size_t tl = strlen(SYNC_MANIFEST_TAG);
@@ -77,8 +77,9 @@ int sync_manifest_collect_end(sync_manifest_collect *m, const sync_target *box, 
 		rc = bg_fail(err, BG_EREMOTE, "cannot read %s/.boxgate/pushed: %s", repo,
 			     strbuf_str(&m->why));
 	else if (m->over)
-		rc = bg_fail(err, BG_EREMOTE, "cannot read %s/.boxgate/pushed: larger than %u bytes",
-			     repo, SYNC_MANIFEST_MAX);
+		rc = bg_fail(err, BG_EREMOTE,
+			     "cannot read %s/.boxgate/pushed: larger than %u bytes", repo,
+			     SYNC_MANIFEST_MAX);
 	else
 		*text = xstrdup(strbuf_str(&m->text));
 	sync_manifest_collect_release(m);

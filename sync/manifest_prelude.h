@@ -20,18 +20,17 @@
 char *sync_manifest_prelude(const sync_target *box);
 
 typedef struct sync_manifest_collect {
-	strbuf text; /* the manifest's lines so far */
-	strbuf why;  /* the box's word on why it could not be read */
-	bool over;   /* more than SYNC_MANIFEST_MAX bytes */
-	bool mid;    /* inside a line that arrives in pieces */
+	strbuf text;   /* the manifest's lines so far */
+	strbuf why;    /* the box's word on why it could not be read */
+	bool over;     /* more than SYNC_MANIFEST_MAX bytes */
+	bool mid;      /* inside a line that arrives in pieces */
 	bool mid_text; /* ... a manifest line (else a WHY) */
 	bool ended;    /* the end line came */
 } sync_manifest_collect;
 
 /* One line of the prelude (its tag included; LINE_PARTIAL pieces of a long
  * one as they come), its end line too. */
-void sync_manifest_collect_line(sync_manifest_collect *m, const char *line, size_t len,
-				int flags);
+void sync_manifest_collect_line(sync_manifest_collect *m, const char *line, size_t len, int flags);
 /* *text (owned) the manifest, or a negative return with err saying why it
  * was not read (the box said why, it is too large, or the end line never
  * came). Releases m. */

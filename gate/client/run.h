@@ -101,6 +101,7 @@ typedef struct gate_outcome {
 	char cuda_line[160]; /* its start, printable ASCII */
 	char problems[512];  /* of the last result */
 	bool output;         /* any line came back (a prelude's included) */
+	bool agent_absent;   /* the command found no agent, none could be installed: no gate ran */
 } gate_outcome;
 
 /* Past the agent's timeout and grace, the time its reaping (up to 30 s of

@@ -50,6 +50,7 @@ int gate_run_present(remote_conn *c, gate_present *p, const char *cmdline,
 			out->interrupted = true;
 			return 0;
 		}
+		out->agent_absent = true;
 		if (attempt > 0)
 			return bg_fail(err, BG_EREMOTE,
 				       "%s: the agent installed there fails its own check "

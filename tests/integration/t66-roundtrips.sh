@@ -19,6 +19,10 @@ fake_gate_on 1
 INI=$BG_TMP/rt.ini
 cat "$BG_CONFIG" >"$INI"
 printf '\n[box g1]\nhost = h1\nrepo = /root/repo\ngate = gate.sh\nrequire_gpu = no\nallow = --kind\n' >>"$INI"
+# a gate that exits with the agent check's own status, saying nothing
+printf '\n[box g97]\nhost = h1\nrepo = /root/repo\ngate = g97.sh\nrequire_gpu = no\n' >>"$INI"
+printf '#!/bin/sh\nexit 97\n' >"$BG_HOST_1_ROOT/repo/g97.sh"
+chmod 755 "$BG_HOST_1_ROOT/repo/g97.sh"
 bg() { BOXGATE_TRACE=1 "$BOXGATE" --config "$INI" "$@"; }
 # trips FILE: "AUTH CHANNELS", the round trips the last trace line in FILE reports.
 trips() { sed -n 's/.*round trips after the TCP connect: [0-9]* (\([0-9]*\) to authenticate, \([0-9]*\) for channels).*/\1 \2/p' "$1" | tail -n 1; }
@@ -116,4 +120,32 @@ rm -f "$BG_HOST_1_ROOT/repo/.boxgate/pushed"
 chmod -x "$BG_HOST_1_ROOT"/.cache/boxgate/agent-*
 expect_rc 0 "run with a non-executable agent" bg run g1 --results "$BG_TMP/r.jsonl" -- --kind x
 has "$ERR_FILE" "agent installed" "the non-executable agent is installed again"
+
+# What sits in the agent's place is checked by the run's own command: anything that
+# is not this agent is replaced, and the gate runs once.
+agent=$(ls -d "$BG_HOST_1_ROOT"/.cache/boxgate/agent-*)
+odd() { # DESC: the agent's place prepared by the caller; the run replaces it
+  expect_rc 0 "run with $1 in the agent's place" bg run --no-results g1 -- --kind x
+  has "$ERR_FILE" "agent installed" "... installs the agent over it"
+  check "... and the gate ran once" test "$(grep -c '^PASS_GATE' "$OUT_FILE")" = 1
+  check "... the agent is a file again" test -f "$agent" -a -x "$agent" -a ! -L "$agent"
+}
+rm -f "$agent"; mkdir -p "$agent/sub"; odd "a directory"
+rm -f "$agent"; ln -s /bin/true "$agent"; odd "a symlink to /bin/true (exits 0 for any word)"
+head -c 4096 /dev/urandom >"$agent"; chmod 755 "$agent"; odd "random bytes, executable"
+: >"$agent"; chmod 755 "$agent"; odd "an empty executable file"
+# A gate that exits 97 (the check's status) with nothing said is the gate's exit: the
+# agent's end report tells them apart; no install, no second run.
+s0=$(sessions)
+expect_rc 1 "a gate that exits 97 silently is judged, not taken for a missing agent" bg run --no-results g97 -- x
+has "$ERR_FILE" "the gate failed \(exited 97\)" "... as the gate's own exit"
+hasnt "$ERR_FILE" "agent installed" "... no install"
+check "... one exec channel ($(($(sessions) - s0)))" test $(($(sessions) - s0)) = 1
+# $HOME that cannot take the agent: said once, nothing recorded, no gate ran.
+rm -rf "$BG_HOST_1_ROOT/.cache"; : >"$BG_HOST_1_ROOT/.cache"
+expect_rc 1 "run where ~/.cache cannot be made" bg run g1 --results "$BG_TMP/nohome.jsonl" -- --kind x
+has "$ERR_FILE" "cannot write the agent into ~/.cache/boxgate" "... says why"
+hasnt "$OUT_FILE" "PASS_GATE" "... no gate ran"
+check "... nothing recorded" test ! -s "$BG_TMP/nohome.jsonl"
+rm -f "$BG_HOST_1_ROOT/.cache"
 finish
