@@ -52,6 +52,10 @@ struct remote_conn {
 	 * 3 a send followed them (the signed request). */
 	int auth_phase;
 	bool open_pending;
+	/* The recv hook reads nothing (says EAGAIN): a call made only to send
+	 * must not take in a packet that another call of libssh2's, already
+	 * waiting, looks for in what it reads itself. */
+	bool hold_recv;
 	int64_t tcp_ms; /* how long the TCP connect took: about one round trip */
 	/* Connection masters (remote/master*.c). A connection through a
 	 * master has mfd >= 0 and the master ops; opts are kept for falling

@@ -29,6 +29,8 @@ const char *remote_ssh_errmsg(LIBSSH2_SESSION *s)
 static LIBSSH2_RECV_FUNC(stamped_recv)
 {
 	remote_conn *c = *abstract;
+	if (c->hold_recv)
+		return -EAGAIN;
 	ssize_t n = recv(socket, buffer, length, flags);
 	if (n < 0) {
 		if (errno == EAGAIN && c->sent_since_wait)
@@ -169,7 +171,7 @@ static int handshake(remote_conn *c, bool *early)
 		}
 		if (bg_now_ms() >= deadline) {
 			libssh2_session_set_last_error(c->session, LIBSSH2_ERROR_TIMEOUT,
-						       "timed out");
+						       "Timed out waiting on socket");
 			break;
 		}
 		remote_ssh_wait_socket(c, deadline, -1);
@@ -193,7 +195,10 @@ int remote_auth_pipelined(remote_conn *c, const char *user, const char *path)
 		    !(dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)) {
 			/* The signed request is out whole: the next command's channel
 			 * open follows it, answered with the server's success. */
+			/* only sent: the success is the authentication's to read */
+			c->hold_recv = true;
 			c->spare = libssh2_channel_open_session(c->session);
+			c->hold_recv = false;
 			c->open_pending = !c->spare && libssh2_session_last_errno(c->session) ==
 							       LIBSSH2_ERROR_EAGAIN;
 			continue;
@@ -250,8 +255,13 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 			c->auth_early = true;
 			c->auth_phase = 1;
 			libssh2_session_set_blocking(c->session, 0);
+			/* Only sent: the service accept is the handshake's to read
+			 * (libssh2 waiting for a packet looks only at what it reads
+			 * itself once it has waited). */
+			c->hold_recv = true;
 			int r = libssh2_userauth_publickey_fromfile_ex(
 				c->session, user, (unsigned)strlen(user), NULL, path, NULL);
+			c->hold_recv = false;
 			if (r != LIBSSH2_ERROR_EAGAIN) /* no request in flight to follow */
 				c->auth_early = false;
 			c->auth_phase = c->auth_early ? c->auth_phase : 0;
