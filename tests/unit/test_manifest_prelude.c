@@ -39,7 +39,8 @@ static void lines_and_end(void **state)
 	char *text = NULL;
 	bg_err err = {0};
 	assert_int_equal(sync_manifest_collect_end(&m, &box, &text, &err), 0);
-	assert_string_equal(text, "aa\t1\tx.py\nbb\t2\ty" T "!not a why: the middle of a line.py\n");
+	assert_string_equal(text,
+			    "aa\t1\tx.py\nbb\t2\ty" T "!not a why: the middle of a line.py\n");
 	free(text);
 }
 
