@@ -119,6 +119,7 @@ for n in $BIG; do
       BENCH_MED["bg$n@${d}ms"]=$(median "${ts[@]}")
       BENCH_MED["floor$n@${d}ms"]=$(median "${fs[@]}")
       bench_log "$n hosts @ ${d}ms: boxgate ${ts[*]}; sshd floor ${fs[*]}"
+      bench_note "$n hosts at ${d}ms: the sshd CPU floor is the CPU time (utime, stime and reaped children's) of the $n hosts' listening sshds during each run, over $cores cores"
     else
       bench_note "boxgate exec --all on $n hosts at ${d}ms: run $r failed"
     fi
