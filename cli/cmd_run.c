@@ -21,8 +21,10 @@
 #include "pool/slot_probe.h"
 #include "pool/wait.h"
 #include "gate/client/overlay.h"
+#include "gate/client/run_present.h"
 #include "base/timer.h"
 #include "results/record.h"
+#include "sync/manifest_prelude.h"
 #include "sync/sync.h"
 #include "measure/alone.h"
 #include "measure/kernel.h"
@@ -427,6 +429,13 @@ typedef struct run_state {
 	int repeat, repeat_n; /* repeat_n: recorded "repeat" n, 0 without --repeat */
 	char *pushed;         /* the box's push manifest, NULL when unread (pushed_error) */
 	char *pushed_error;
+	/* The agent's check and the manifest's read ride in the first
+	 * invocation's command (one channel, not three). */
+	gate_present present;
+	gate_prelude manifest_pre;
+	sync_manifest_collect manifest;
+	sync_target manifest_box;
+	bool manifest_settled;
 	bool accept_new;      /* --accept-new: also for a reconnect that cancels a Slurm step */
 	const cli_list *pull; /* --pull GLOB ...: fetched after each invocation */
 	bool no_baseline;     /* --no-baseline (the box's no_baseline = yes counts too) */
@@ -443,6 +452,28 @@ static bool has_word(const cli_args *a, const char *w)
 		if (strcmp(a->v[i], w) == 0)
 			return true;
 	return false;
+}
+
+static void said_install(void *ctx, gate_agent_how how)
+{
+	cli_printf(stderr, "boxgate: %s: agent %s\n", (const char *)ctx, gate_agent_how_name(how));
+}
+
+static void manifest_line(void *ctx, const char *line, size_t len, int flags)
+{
+	sync_manifest_collect_line(ctx, line, len, flags);
+}
+
+/* The manifest the first invocation's command read, for its record and the
+ * later ones'. */
+static void manifest_settle(run_state *st)
+{
+	if (!st->present.prelude || st->manifest_settled)
+		return;
+	st->manifest_settled = true;
+	bg_err e = {0};
+	if (sync_manifest_collect_end(&st->manifest, &st->manifest_box, &st->pushed, &e) < 0)
+		st->pushed_error = xstrdup(e.msg);
 }
 
 /* One gate invocation of point p (its baseline run when `baseline`): streams
@@ -472,8 +503,10 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 		view.line = st->line;
 	}
 	int64_t start_ms = results_now_ms();
-	int rc = gate_run(c, cmdline, &policy, &cb, &stop_requested, &out, &err);
+	int rc = gate_run_present(c, &st->present, cmdline, &policy, &cb, &stop_requested, &out,
+				  &err);
 	int64_t end_ms = results_now_ms();
+	manifest_settle(st);
 	if (rc < 0)
 		cli_error("%s", err.msg);
 	cJSON *pulled = cli_run_pull(c, ga->box, st->pull, st->results, st->run_id, st->seq);
@@ -494,7 +527,8 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 			     !has_word(&p->args, "--baseline");
 	}
 	show_results(&view, final);
-	if (!ga->json) {
+	/* nothing ran (no agent, none installed): said once, no line, no record */
+	if (!ga->json && !out.agent_absent) {
 		run_label label = {
 			.count = st->sweep ? p->count : -1,
 			.warmup = warm,
@@ -522,7 +556,7 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 	else
 		measure_tally_note(&p->t, &p->m, code, results_verdict_of(code, &out),
 				   view.last.raw ? &view.last : NULL, baseline);
-	if (st->results) {
+	if (st->results && !out.agent_absent) {
 		results_record_in in = {
 			.run_id = st->run_id,
 			.seq = st->seq++,
@@ -800,30 +834,6 @@ static int pick_slot(cli_ctx *ctx, gate_opts *g, const cli_args *args, int wait_
 	return 0;
 }
 
-/* The push manifest (for the records) read in the same command that checks
- * the agent is there: one channel where ensure and read would take two. When
- * the agent is there g->agent_path is set; else the caller installs it.
- * True when the manifest was read (or its error noted). */
-static bool read_manifest_probing(run_state *st, remote_conn *c, gate_args *g)
-{
-	char *path = NULL;
-	char *guard = gate_agent_probe(c, &g->agent, &path);
-	if (!guard)
-		return false;
-	bool present = false;
-	bg_err e = {0};
-	int rc = sync_manifest_read_if(c, &(sync_target)CLI_SYNC_TARGET(g->box), guard, &present,
-				       &st->pushed, &e);
-	free(guard);
-	if (present)
-		g->agent_path = path;
-	else
-		free(path);
-	if (rc < 0 && present)
-		st->pushed_error = xstrdup(e.msg);
-	return present;
-}
-
 static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 {
 	const run_opts *opts = opts_;
@@ -841,7 +851,6 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	gate_sweep sw;
 	remote_conn *c = NULL;
 	gate_agent_how how;
-	bool manifest_read = false;
 	bg_err err = {0};
 	int code = 0, repeat = 1, warmup = 0;
 	double max_cv = ctx->conf.max_cv >= 0 ? ctx->conf.max_cv : RUN_MAX_CV_DEFAULT;
@@ -926,12 +935,16 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		pick.conn = NULL;
 		g0->agent_path = pick.agent_path;
 		pick.agent_path = NULL;
+		st.present.known = true;
 	} else {
 		rc = cli_connect_warm(g0->box, false, &c, &err);
-		if (rc == 0 && st.results)
-			manifest_read = read_manifest_probing(&st, c, g0);
-		if (rc == 0 && !g0->agent_path)
+		/* over ssh the first invocation's own command checks the agent */
+		char *guard = rc == 0 ? gate_agent_probe(c, &g0->agent, &g0->agent_path) : NULL;
+		if (guard)
+			free(guard);
+		else if (rc == 0)
 			rc = gate_agent_ensure(c, &g0->agent, false, &g0->agent_path, &how, &err);
+		st.present.known = rc == 0 && !guard;
 	}
 	if (rc < 0) {
 		cli_error("%s", err.msg);
@@ -973,10 +986,19 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 		pts[i].cmdline = gate_command_line(&ga->spec);
 	}
 
-	/* What push last placed on the box, for the records. */
-	if (st.results && !manifest_read &&
-	    sync_manifest_read(c, &(sync_target)CLI_SYNC_TARGET(g0->box), &st.pushed, &err) < 0)
-		st.pushed_error = xstrdup(err.msg);
+	st.present.agent = &g0->agent;
+	st.present.on_install = said_install;
+	st.present.ctx = (void *)g0->box->name;
+	/* What push last placed on the box, for the records: read in front of
+	 * the first invocation's gate. */
+	if (st.results) {
+		st.manifest_box = (sync_target)CLI_SYNC_TARGET(g0->box);
+		st.manifest_pre = (gate_prelude){.text = sync_manifest_prelude(&st.manifest_box),
+						 .tag = SYNC_MANIFEST_TAG,
+						 .on_line = manifest_line,
+						 .ctx = &st.manifest};
+		st.present.prelude = &st.manifest_pre;
+	}
 
 	results_new_run_id(st.run_id);
 	st.repeat = repeat;
@@ -1055,6 +1077,8 @@ out:
 	free((char *)st.results);
 	free(st.pushed);
 	free(st.pushed_error);
+	free((char *)st.manifest_pre.text);
+	sync_manifest_collect_release(&st.manifest);
 	if (c)
 		cli_trace_round_trips(remote_target_of(c)->name, c);
 	remote_close(c);

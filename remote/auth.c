@@ -80,6 +80,17 @@ out:
 	return ok;
 }
 
+const char *remote_auth_first_identity(const remote_conn *c)
+{
+	const remote_target *b = c->target;
+	if (b->agent_socket && *b->agent_socket)
+		return NULL;
+	for (size_t i = 0; i < b->n_identities; i++)
+		if (access(b->identities[i], R_OK) == 0)
+			return b->identities[i];
+	return NULL;
+}
+
 int remote_auth(remote_conn *c, bg_err *err)
 {
 	const remote_target *b = c->target;
@@ -96,8 +107,10 @@ int remote_auth(remote_conn *c, bg_err *err)
 			continue;
 		bool rsa = key_is_rsa(path);
 		snprintf(what, sizeof(what), "%s", path);
-		int r = libssh2_userauth_publickey_fromfile_ex(
-			c->session, user, (unsigned)strlen(user), NULL, path, NULL);
+		bool early = c->auth_early && path == remote_auth_first_identity(c);
+		int r = early ? remote_auth_pipelined(c, user, path)
+			      : libssh2_userauth_publickey_fromfile_ex(
+					c->session, user, (unsigned)strlen(user), NULL, path, NULL);
 		if (r == 0)
 			goto out;
 		if (r == LIBSSH2_ERROR_FILE || r == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED)
@@ -106,6 +119,10 @@ int remote_auth(remote_conn *c, bg_err *err)
 				 "be loaded into ssh-agent)",
 				 path, remote_ssh_errmsg(c->session));
 		note(&t, what, rsa);
+		/* a channel open that followed a refused signature waits for an
+		 * answer that never comes: no other key on this session */
+		if (c->open_pending)
+			break;
 	}
 	/* Asking for the method list costs a round trip: only on failure, to say why. */
 	char *methods = libssh2_userauth_list(c->session, user, (unsigned)strlen(user));

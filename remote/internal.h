@@ -41,6 +41,21 @@ struct remote_conn {
 	 * bytes came, answer a request (what was already there answers none). */
 	unsigned round_trips, auth_round_trips; /* all; those up to authenticated */
 	bool sent_since_wait, waiting;
+	/* The handshake's pipelining (ssh_session.c): our NEWKEYS went out
+	 * (the last plaintext packet) and how many sends followed it; sends
+	 * since the first public key request; a session channel's open sent
+	 * behind the signed request, not yet confirmed. */
+	bool newkeys_out;
+	unsigned sends_after_newkeys;
+	bool auth_early; /* the first identity's request went out before the service accept */
+	/* Since that request: 1 it went out, 2 bytes came back (its answer),
+	 * 3 a send followed them (the signed request). */
+	int auth_phase;
+	bool open_pending;
+	/* The recv hook reads nothing (says EAGAIN): a call made only to send
+	 * must not take in a packet that another call of libssh2's, already
+	 * waiting, looks for in what it reads itself. */
+	bool hold_recv;
 	int64_t tcp_ms; /* how long the TCP connect took: about one round trip */
 	/* Connection masters (remote/master*.c). A connection through a
 	 * master has mfd >= 0 and the master ops; opts are kept for falling
@@ -181,6 +196,13 @@ int remote_knownhosts_check(remote_conn *c, const remote_known_hosts *kh,
 void remote_knownhosts_release(remote_known_hosts *kh);
 /* auth (remote/auth.c) */
 int remote_auth(remote_conn *c, bg_err *err);
+/* The identity file remote_auth offers first when no ssh-agent is asked
+ * (NULL: none): the one whose request may go out early. */
+const char *remote_auth_first_identity(const remote_conn *c);
+/* remote_auth's call for that identity when its request went out early:
+ * finished without blocking, a session channel's open sent right behind
+ * the signed request (its answer comes with the server's). */
+int remote_auth_pipelined(remote_conn *c, const char *user, const char *path);
 
 /* "SHA256:" + unpadded base64 of 32 raw bytes. */
 void remote_sha256_fingerprint(const unsigned char *hash, char *out, size_t n);

@@ -29,6 +29,8 @@ const char *remote_ssh_errmsg(LIBSSH2_SESSION *s)
 static LIBSSH2_RECV_FUNC(stamped_recv)
 {
 	remote_conn *c = *abstract;
+	if (c->hold_recv)
+		return -EAGAIN;
 	ssize_t n = recv(socket, buffer, length, flags);
 	if (n < 0) {
 		if (errno == EAGAIN && c->sent_since_wait)
@@ -36,6 +38,8 @@ static LIBSSH2_RECV_FUNC(stamped_recv)
 		return -errno;
 	}
 	if (n > 0) {
+		if (c->auth_phase == 1)
+			c->auth_phase = 2;
 		c->last_rx_ms = bg_now_ms();
 		if (c->waiting)
 			c->round_trips++;
@@ -44,14 +48,31 @@ static LIBSSH2_RECV_FUNC(stamped_recv)
 	return n;
 }
 
+/* The client's NEWKEYS, whole in one send as libssh2 sends it: the last
+ * plaintext packet (length 12, padding 10, type SSH_MSG_NEWKEYS 21). What
+ * libssh2 sends next is the ssh-userauth service request. */
+static bool is_newkeys(const void *buf, size_t n)
+{
+	const unsigned char *b = buf;
+	return n == 16 && b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 12 && b[4] == 10 &&
+	       b[5] == 21;
+}
+
 static LIBSSH2_SEND_FUNC(counted_send)
 {
 	remote_conn *c = *abstract;
 	ssize_t n = send(socket, buffer, length, flags);
 	if (n < 0)
 		return -errno;
-	if (n > 0)
+	if (n > 0) {
 		c->sent_since_wait = true;
+		if (c->newkeys_out)
+			c->sends_after_newkeys++;
+		else if (is_newkeys(buffer, (size_t)n))
+			c->newkeys_out = true;
+		if (c->auth_phase == 2)
+			c->auth_phase = 3;
+	}
 	return n;
 }
 
@@ -127,6 +148,78 @@ static int tcp_connect(remote_conn *c, bg_err *err)
 		       b->port, strerror(last));
 }
 
+/* The handshake up to the point where only the service accept is awaited
+ * (*early: the key exchange is done and the service request is out, so a
+ * request may follow it now; the caller checks the host key first and
+ * finishes the handshake), or to its end. libssh2_session_handshake's
+ * return. */
+static int handshake(remote_conn *c, bool *early)
+{
+	int64_t deadline = bg_deadline_ms((int64_t)c->target->connect_timeout_s * 1000);
+	libssh2_session_set_blocking(c->session, 0);
+	int rc;
+	for (;;) {
+		rc = libssh2_session_handshake(c->session, c->sock);
+		if (rc != LIBSSH2_ERROR_EAGAIN)
+			break;
+		int dir = libssh2_session_block_directions(c->session);
+		if (c->newkeys_out && c->sends_after_newkeys >= 1 &&
+		    !(dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)) {
+			*early = true;
+			rc = 0;
+			break;
+		}
+		if (bg_now_ms() >= deadline) {
+			libssh2_session_set_last_error(c->session, LIBSSH2_ERROR_TIMEOUT,
+						       "Timed out waiting on socket");
+			break;
+		}
+		remote_ssh_wait_socket(c, deadline, -1);
+	}
+	libssh2_session_set_blocking(c->session, 1);
+	return rc;
+}
+
+int remote_auth_pipelined(remote_conn *c, const char *user, const char *path)
+{
+	int64_t deadline = bg_deadline_ms((int64_t)c->target->connect_timeout_s * 1000);
+	libssh2_session_set_blocking(c->session, 0);
+	int r;
+	for (;;) {
+		r = libssh2_userauth_publickey_fromfile_ex(c->session, user, (unsigned)strlen(user),
+							   NULL, path, NULL);
+		if (r != LIBSSH2_ERROR_EAGAIN)
+			break;
+		int dir = libssh2_session_block_directions(c->session);
+		if (!c->open_pending && !c->spare && c->auth_phase == 3 &&
+		    !(dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)) {
+			/* The signed request is out whole: the next command's channel
+			 * open follows it, answered with the server's success. */
+			/* only sent: the success is the authentication's to read */
+			c->hold_recv = true;
+			c->spare = libssh2_channel_open_session(c->session);
+			c->hold_recv = false;
+			c->open_pending = !c->spare && libssh2_session_last_errno(c->session) ==
+							       LIBSSH2_ERROR_EAGAIN;
+			continue;
+		}
+		if (bg_now_ms() >= deadline) {
+			r = LIBSSH2_ERROR_TIMEOUT;
+			break;
+		}
+		remote_ssh_wait_socket(c, deadline, -1);
+	}
+	libssh2_session_set_blocking(c->session, 1);
+	c->auth_early = false;
+	c->auth_phase = 0;
+	if (r == 0 && c->open_pending) {
+		libssh2_session_set_timeout(c->session, (long)c->target->connect_timeout_s * 1000);
+		c->spare = libssh2_channel_open_session(c->session);
+		c->open_pending = false;
+	}
+	return r;
+}
+
 int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *err)
 {
 	const remote_target *b = c->target;
@@ -144,7 +237,8 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	remote_knownhosts_load(c, &kh);
 	remote_knownhosts_prefer(c, &kh);
 	c->last_rx_ms = bg_now_ms();
-	if (libssh2_session_handshake(c->session, c->sock) != 0)
+	bool early = false;
+	if (handshake(c, &early) != 0)
 		rc = bg_fail(err, BG_ECONNECT, "%s: SSH handshake with %s port %d failed: %s",
 			     b->name, b->hostname, b->port, remote_ssh_errmsg(c->session));
 	else
@@ -152,6 +246,32 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	remote_knownhosts_release(&kh);
 	if (rc < 0)
 		return rc;
+	if (early) {
+		/* The host key holds: the first identity's public key request goes out
+		 * behind the service request, then the handshake ends as usual. */
+		const char *path = remote_auth_first_identity(c);
+		const char *user = b->user ? b->user : "root";
+		if (path) {
+			c->auth_early = true;
+			c->auth_phase = 1;
+			libssh2_session_set_blocking(c->session, 0);
+			/* Only sent: the service accept is the handshake's to read
+			 * (libssh2 waiting for a packet looks only at what it reads
+			 * itself once it has waited). */
+			c->hold_recv = true;
+			int r = libssh2_userauth_publickey_fromfile_ex(
+				c->session, user, (unsigned)strlen(user), NULL, path, NULL);
+			c->hold_recv = false;
+			if (r != LIBSSH2_ERROR_EAGAIN) /* no request in flight to follow */
+				c->auth_early = false;
+			c->auth_phase = c->auth_early ? c->auth_phase : 0;
+		}
+		libssh2_session_set_blocking(c->session, 1);
+		if (libssh2_session_handshake(c->session, c->sock) != 0)
+			return bg_fail(err, BG_ECONNECT,
+				       "%s: SSH handshake with %s port %d failed: %s", b->name,
+				       b->hostname, b->port, remote_ssh_errmsg(c->session));
+	}
 	rc = remote_auth(c, err);
 	if (rc < 0)
 		return rc;
@@ -214,12 +334,6 @@ static void ssh_close(remote_conn *c)
 		libssh2_sftp_shutdown(c->sftp);
 		c->sftp = NULL;
 	}
-	if (c->spare) {
-		libssh2_session_set_blocking(c->session, 1);
-		libssh2_session_set_timeout(c->session, 2000);
-		libssh2_channel_free(c->spare);
-		c->spare = NULL;
-	}
 	if (c->session) {
 		libssh2_session_set_blocking(c->session, 1);
 		libssh2_session_set_timeout(c->session, 2000);
@@ -231,6 +345,11 @@ static void ssh_close(remote_conn *c)
 		 * allocated; a shut socket fails at once and free goes on. */
 		if (c->sock >= 0)
 			shutdown(c->sock, SHUT_RDWR);
+		/* An unused spare channel goes without the round trip its close
+		 * would wait for: the session ends anyway. */
+		if (c->spare)
+			libssh2_channel_free(c->spare);
+		c->spare = NULL;
 		libssh2_session_free(c->session);
 		c->session = NULL;
 		remote_ssh_blocks_release(c);

@@ -126,6 +126,20 @@ out:
 	return rc;
 }
 
+/* Shell: "the agent at %s (taken three times) is ours": a file, executable,
+ * and its version line an agent's (not any program that exits 0). */
+#define AGENT_CHECK                                                                                \
+	"test -f %s && test -x %s && case $(%s " AGENT_CMD_VERSION " 2>/dev/null) in "             \
+	"'boxgate-agent '*) true ;; *) false ;; esac"
+
+/* Shell: a directory or a symlink in the agent's place (neither is an agent)
+ * goes first, so that mv replaces it rather than moving into it. Takes the
+ * path three times. */
+#define CLEAR_PLACE "{ { [ ! -d %s ] && [ ! -L %s ]; } || rm -rf -- %s; } &&"
+
+/* The upload's exit status when ~/.cache/boxgate cannot take a file. */
+#define NO_ROOM_EXIT 4
+
 int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **path,
 		      gate_agent_how *how, bg_err *err)
 {
@@ -147,7 +161,7 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 
 	/* One round trip when the right agent is already there. */
 	if (!force) {
-		strbuf_addf(&s, "test -x %s && %s " AGENT_CMD_VERSION " >/dev/null 2>&1", ap, ap);
+		strbuf_addf(&s, AGENT_CHECK, ap, ap, ap);
 		remote_status st;
 		rc = remote_run(c, s.buf, NULL, NULL, 30000, &st, err);
 		if (rc < 0)
@@ -160,18 +174,26 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 	/* Upload to a temp file, prove it runs, rename over: never half an agent. */
 	strbuf_reset(&s);
 	strbuf_addf(&s,
-		    "umask 077; mkdir -p \"$HOME/.cache/boxgate\" && t=$(mktemp "
-		    "\"$HOME/.cache/boxgate/.agent.XXXXXX\") "
-		    "&& cat >\"$t\" && chmod 755 \"$t\" && \"$t\" " AGENT_CMD_VERSION
-		    " >/dev/null 2>&1 && mv -f \"$t\" %s "
+		    "umask 077; { mkdir -p \"$HOME/.cache/boxgate\" && t=$(mktemp "
+		    "\"$HOME/.cache/boxgate/.agent.XXXXXX\"); } 2>/dev/null || exit %d; "
+		    "cat >\"$t\" && chmod 755 \"$t\" && \"$t\" " AGENT_CMD_VERSION
+		    " >/dev/null 2>&1 && " CLEAR_PLACE " mv -f \"$t\" %s "
 		    "|| { rm -f \"$t\"; exit 3; }",
-		    ap);
+		    NO_ROOM_EXIT, ap, ap, ap, ap);
 	rc = run_with_file(c, s.buf, a->binary, err);
 	if (rc < 0)
 		goto out;
 	if (rc == 0) {
 		*how = AGENT_UPLOADED;
 		goto done;
+	}
+	if (rc == NO_ROOM_EXIT) {
+		rc = bg_fail(
+			err, BG_EREMOTE,
+			"%s: cannot write the agent into ~/.cache/boxgate on the box (is $HOME "
+			"writable, the disk not full?)",
+			b->name);
+		goto out;
 	}
 	/* Another architecture or libc: build it there from the same source. */
 	strbuf_reset(&s);
@@ -180,9 +202,9 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 		    "\"$HOME/.cache/boxgate/.build.XXXXXX\") "
 		    "&& cat >\"$d/a.c\" && ${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -o \"$d/a\" "
 		    "\"$d/a.c\" -ldl -lm "
-		    "&& \"$d/a\" " AGENT_CMD_VERSION
-		    " >/dev/null && mv -f \"$d/a\" %s; r=$?; rm -rf \"$d\"; exit $r",
-		    ap);
+		    "&& \"$d/a\" " AGENT_CMD_VERSION " >/dev/null && " CLEAR_PLACE
+		    " mv -f \"$d/a\" %s; r=$?; rm -rf \"$d\"; exit $r",
+		    ap, ap, ap, ap);
 	rc = run_with_file(c, s.buf, a->source, err);
 	if (rc < 0)
 		goto out;
@@ -213,14 +235,10 @@ char *gate_agent_probe(remote_conn *c, const gate_agent *a, char **path)
 	strbuf p = STRBUF_INIT;
 	snprintf(rel, sizeof(rel), "~/.cache/boxgate/agent-%.16s", a->sha);
 	bg_quote_path(&p, rel);
-	char *guard =
-		xasprintf("test -x %s && %s " AGENT_CMD_VERSION " >/dev/null 2>&1", p.buf, p.buf);
+	char *guard = xasprintf(AGENT_CHECK, p.buf, p.buf, p.buf);
 	*path = strbuf_detach(&p);
 	return guard;
 }
-
-/* The exit status that says "no agent of this version here" (not one of the agent's). */
-#define AGENT_ABSENT_EXIT 97
 
 int gate_agent_capture(remote_conn *c, const gate_agent *a, const char *args, char **path,
 		       char **out, bg_err *err)
@@ -235,14 +253,12 @@ int gate_agent_capture(remote_conn *c, const gate_agent *a, const char *args, ch
 		strbuf p = STRBUF_INIT, s = STRBUF_INIT;
 		snprintf(rel, sizeof(rel), "~/.cache/boxgate/agent-%.16s", a->sha);
 		bg_quote_path(&p, rel);
-		strbuf_addf(&s,
-			    "test -x %s && %s " AGENT_CMD_VERSION
-			    " >/dev/null 2>&1 || exit %d; %s %s",
-			    p.buf, p.buf, AGENT_ABSENT_EXIT, p.buf, args);
+		strbuf_addf(&s, "{ " AGENT_CHECK "; } || exit %d; %s %s", p.buf, p.buf, p.buf,
+			    GATE_AGENT_ABSENT_EXIT, p.buf, args);
 		bg_err e = {0};
 		int rc = remote_capture(c, s.buf, 1 << 20, 60000, out, NULL, &st, &e);
 		strbuf_release(&s);
-		if (rc == 0 || !(st.how == REMOTE_EXITED && st.code == AGENT_ABSENT_EXIT)) {
+		if (rc == 0 || !(st.how == REMOTE_EXITED && st.code == GATE_AGENT_ABSENT_EXIT)) {
 			if (rc < 0)
 				*err = e;
 			*path = strbuf_detach(&p);

@@ -30,6 +30,10 @@ int gate_agent_ensure(remote_conn *c, const gate_agent *a, bool force, char **pa
 
 const char *gate_agent_how_name(gate_agent_how how);
 
+/* The exit status of a command whose agent check failed ("no agent of this
+ * version here"): none of the agent's own. */
+#define GATE_AGENT_ABSENT_EXIT 97
+
 /* The shell condition "the right agent is on the box" (owned), for a caller
  * that folds the check into a command it runs anyway (one channel, not two),
  * and in *path the command word gate_agent_ensure would give when it holds

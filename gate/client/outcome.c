@@ -49,6 +49,9 @@ int gate_outcome_judge(const gate_outcome *o, char *why, size_t n, bool *from_re
 			   "(stopped or stuck: a gate can SIGSTOP its agent); the gate may still "
 			   "run on the box and hold the slot",
 			   GATE_END_SLACK_S);
+	if (o->agent_absent)
+		return say(why, n, BG_EXIT_FAIL,
+			   "nothing ran: the agent is not on the box and was not installed");
 	if (st->how == REMOTE_LOST)
 		return say(why, n, BG_EXIT_CONNECT,
 			   "connection lost; the agent kills the gate when the heartbeat stops");

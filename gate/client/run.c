@@ -405,9 +405,26 @@ static void agent_line(struct run_state *rs, const char *line, size_t len)
 	}
 }
 
+/* A prelude's line, or the piece of one: true when it was taken. */
+static bool prelude_line(struct run_state *rs, const char *line, size_t len, int flags)
+{
+	const gate_prelude *pre = rs->pre;
+	size_t tl = strlen(pre->tag);
+	if (!rs->pre_mid && (rs->midline || len < tl || memcmp(line, pre->tag, tl) != 0))
+		return false;
+	if (!rs->pre_mid && !(flags & LINE_PARTIAL) && len == tl + 1 && line[tl] == '.')
+		rs->pre_open = false;
+	pre->on_line(pre->ctx, line, len, flags);
+	rs->pre_mid = flags & LINE_PARTIAL;
+	return true;
+}
+
 void gate_rs_line(void *arg, remote_stream s, const char *line, size_t len, int flags)
 {
 	struct run_state *rs = arg;
+	rs->out->output = true;
+	if (s == REMOTE_STDOUT && rs->pre_open && prelude_line(rs, line, len, flags))
+		return;
 	if (s != REMOTE_STDOUT) {
 		cuda_check(rs, line, len);
 		evq_push_line(&rs->q, s, line, len, flags);
@@ -503,6 +520,13 @@ void gate_rs_finish(struct run_state *rs)
 int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err)
 {
+	return gate_run_with(c, cmdline, NULL, policy, cb, stop, out, err);
+}
+
+int gate_run_with(remote_conn *c, const char *cmdline, const gate_prelude *pre,
+		  const gate_policy *policy, const gate_callbacks *cb, volatile sig_atomic_t *stop,
+		  gate_outcome *out, bg_err *err)
+{
 	struct run_state rs;
 	remote_exec_opts o = {.on_line = gate_rs_line, .ctx = &rs, .max_line = 0};
 	remote_exec *e = NULL;
@@ -510,6 +534,8 @@ int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 	int rc;
 
 	gate_rs_init(&rs, policy, cb, stop, out, nonce_line, sizeof(nonce_line));
+	rs.pre = pre;
+	rs.pre_open = pre != NULL;
 	rc = remote_exec_start(c, cmdline, &o, &e, err);
 	if (rc < 0)
 		goto out;

@@ -100,6 +100,8 @@ typedef struct gate_outcome {
 	bool cuda_error;     /* a line of the gate reported a CUDA error */
 	char cuda_line[160]; /* its start, printable ASCII */
 	char problems[512];  /* of the last result */
+	bool output;         /* any line came back (a prelude's included) */
+	bool agent_absent;   /* the command found no agent, none could be installed: no gate ran */
 } gate_outcome;
 
 /* Past the agent's timeout and grace, the time its reaping (up to 30 s of
@@ -119,6 +121,18 @@ typedef struct gate_outcome {
  * returned when gate_run returns. */
 int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err);
+
+/* Shell text a command runs before the agent (gate/client/run_present.h):
+ * its stdout lines start with `tag` and its last one is `tag` followed by
+ * '.', each (the last included; LINE_PARTIAL pieces of a long one) handed to
+ * on_line instead of to the callbacks; other lines before that last one (a
+ * login shell's chatter) pass on as the gate's would. */
+typedef struct gate_prelude {
+	const char *text;
+	const char *tag;
+	void (*on_line)(void *ctx, const char *line, size_t len, int flags);
+	void *ctx;
+} gate_prelude;
 
 /* boxgate's exit code for an outcome (README.md, "Exit codes"), with a one-line reason.
  * *from_result (may be NULL) is set when the reason is only the last result's

@@ -52,6 +52,10 @@ struct run_state {
 	gate_result held;
 	bool has_held;
 	int64_t locked_ms; /* when the agent said it holds the slot, 0 before */
+	/* A prelude's stdout lines (gate_run_with), taken out of the stream until
+	 * its end line: pre_open until then, pre_mid inside one of its lines. */
+	const gate_prelude *pre;
+	bool pre_open, pre_mid;
 };
 
 /* Starts judging a run: a fresh nonce, its "nonce HEX\n" line in nonce_line
@@ -68,5 +72,10 @@ bool gate_rs_stalled(const struct run_state *rs);
 /* The held agent verdict released, every callback returned, memory freed. */
 void gate_rs_release_held(struct run_state *rs);
 void gate_rs_finish(struct run_state *rs);
+/* gate_run with a prelude (NULL: none) whose lines are taken out of the
+ * stream before the agent's. */
+int gate_run_with(remote_conn *c, const char *cmdline, const gate_prelude *pre,
+		  const gate_policy *policy, const gate_callbacks *cb, volatile sig_atomic_t *stop,
+		  gate_outcome *out, bg_err *err);
 
 #endif
