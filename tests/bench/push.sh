@@ -34,6 +34,8 @@ new_payload() {
 remote_swap="cd /root/repo && { [ ! -e payload.py ] || cp -p payload.py payload.py.bak; } && $VERIFY payload.py.new && mv -f payload.py.new payload.py"
 
 tool_boxgate() { "$BOXGATE" --config "$BG_CONFIG" push --root "$L" --all payload.py; }
+# BENCH_BASELINE=PATH: another boxgate binary (an earlier commit's) side by side.
+tool_baseline() { "$BENCH_BASELINE" --config "$BG_CONFIG" push --root "$L" --all payload.py; }
 tool_loop() {
   local i
   for i in $(seq 1 "$N"); do
@@ -75,6 +77,8 @@ bench_label par "scp + ssh, all hosts at once"
 bench_label pssh "parallel-scp + parallel-ssh"
 bench_label ansible "ansible copy (backup, validate)"
 SMALL="boxgate loop par pssh ansible"
+bench_label baseline "the baseline binary's push --all"
+[ -n "${BENCH_BASELINE:-}" ] && SMALL="$SMALL baseline"
 
 # ---- 256 MiB to one host ----
 new_big() { head -c $((BIG_MIB << 20)) /dev/urandom >"$L/big.bin"; }
@@ -117,6 +121,7 @@ printf '\nratios (lower is better for boxgate)\n'
 bench_ratio "boxgate / scp + ssh all at once" boxgate par "$keys"
 bench_ratio "boxgate / parallel-scp + parallel-ssh" boxgate pssh "$keys"
 bench_ratio "boxgate / ansible copy" boxgate ansible "$keys"
+[ -n "${BENCH_BASELINE:-}" ] && bench_ratio "boxgate / baseline binary" boxgate baseline "$keys"
 fi
 if [[ " $PARTS " == *" big "* ]]; then
 bench_table "$BIG_MIB MiB to one host: median of ${BENCH_BIG_RUNS:-5} runs, seconds" "$keys" $BIG
