@@ -615,7 +615,7 @@ static int master_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 	int64_t now = bg_now_ms();
 	/* Silence counts only while someone waits: a caller back after a
 	 * pause (another command's wait, a file transfer) starts it again. */
-	if (now > e->m_watch_until + 1000 && e->m_heard_ms < now)
+	if (now - 1000 > e->m_watch_until && e->m_heard_ms < now)
 		e->m_heard_ms = now;
 	if (c->m_heard_ms > e->m_heard_ms)
 		e->m_heard_ms = c->m_heard_ms;
