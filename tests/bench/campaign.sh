@@ -30,7 +30,7 @@ bench_label campaign "boxgate campaign (8 slots, 40 jobs)"
 bench_label script "ssh per job, a loop per host"
 TOOLS="campaign script"
 # BENCH_BASELINE=PATH: another boxgate binary (an earlier commit's) side by side, with
-# its own copy of the campaign file (so its own results file).
+# its own copy of the campaign under another name (so its own results file).
 bench_prep_campbase() { rm -f "$BENCH_TMP/base.results.jsonl"; }
 tool_campbase() { "$BENCH_BASELINE" --config "$INI" campaign "$BENCH_TMP/base.ini" --plain; }
 bench_label campbase "the baseline binary's campaign"
@@ -54,7 +54,7 @@ for d in $DELAYS; do
   # 5 shapes x 4 worker counts x 2 candidates = 40 jobs
   printf '[campaign b]\npool = b\ngate_args = --kind fake --sleep 0.5\nshapes = q_b kv_a o_proj w13 w2\nnum_workers = 8 64 128 136\ncandidates = baseline fast\ncandidate.fast = --speed 1.25\n' \
     >"$BENCH_TMP/b.ini"
-  cp "$BENCH_TMP/b.ini" "$BENCH_TMP/base.ini"
+  sed 's/^\[campaign b\]/[campaign base]/' "$BENCH_TMP/b.ini" >"$BENCH_TMP/base.ini"
   # the gate's own time on a box, without boxgate: the ideal's unit
   GATE_S[$key]=$("$BG_HOSTS_TOOL" exec "$BG_HOSTS_DIR" 1 sh -c \
     'cd /root/repo && for i in 1 2 3 4 5; do s=$(date +%s.%N); ./gate.sh --sleep 0.5 >/dev/null; e=$(date +%s.%N); echo "$s $e"; done' |

@@ -69,7 +69,7 @@ EOF
 }
 # Ansible as configured by default: ControlPersist 60 s, warm from the warm-up run on.
 tool_ansible() { ansible all -i "$BENCH_TMP/inventory" -m copy -a "$(cat "$BENCH_TMP/copy-args.json")" -f "$N" -o; }
-for t in boxgate loop par pssh ansible; do eval "bench_prep_$t() { new_payload; }"; done
+for t in boxgate loop par pssh ansible baseline; do eval "bench_prep_$t() { new_payload; }"; done
 
 bench_label boxgate "boxgate push --all"
 bench_label loop "scp + ssh, a loop over the hosts"
