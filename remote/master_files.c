@@ -189,6 +189,12 @@ static int call(remote_conn *c, const strbuf *op, int fd, struct call *k, int64_
 	}
 }
 
+static int bad_answer(remote_conn *c, bg_err *err)
+{
+	return bg_fail(err, BG_EPROTO, "%s: the connection master sent a bad answer",
+		       c->target->name);
+}
+
 /* The RES header: the call's code and message (err), its flags. */
 static int result(remote_conn *c, mf_reader *r, uint32_t *flags, bg_err *err)
 {
@@ -196,12 +202,10 @@ static int result(remote_conn *c, mf_reader *r, uint32_t *flags, bg_err *err)
 	const char *msg = "";
 	size_t len = 0;
 	if (!mf_get_u32(r, &code) || !mf_get_u32(r, flags) || !mf_get_str(r, &msg, &len))
-		return bg_fail(err, BG_EPROTO, "%s: the connection master sent a bad answer",
-			       c->target->name);
+		return bad_answer(c, err);
 	int rc = (int)code;
 	if (rc > 0 || rc < BG_EUNSUPPORTED)
-		return bg_fail(err, BG_EPROTO, "%s: the connection master sent a bad answer",
-			       c->target->name);
+		return bad_answer(c, err);
 	if (rc < 0)
 		return bg_fail(err, rc, "%.*s", (int)len, msg);
 	return 0;
@@ -237,31 +241,39 @@ static int fresh(remote_conn *c, bg_err *err)
 		c, "the connection master is gone: connecting fresh for file transfer", err);
 }
 
+/* One file call through the master, its answer's result read: 0 with *r
+ * on the rest of the answer (in res, which the caller releases), 1 when the
+ * master was gone before the call and the connection went fresh (the caller
+ * runs the call again on it), negative on failure. */
+static int ask(remote_conn *c, uint32_t op, const char *path, const uint32_t *arg, int64_t deadline,
+	       strbuf *res, mf_reader *r, bg_err *err)
+{
+	int rc = c->mfd < 0 ? 1 : simple(c, op, path, arg, deadline, res, err);
+	if (rc == 1) {
+		rc = fresh(c, err);
+		return rc < 0 ? rc : 1;
+	}
+	*r = (mf_reader){(const unsigned char *)res->buf, res->len};
+	uint32_t flags = 0;
+	return rc == 0 ? result(c, r, &flags, err) : rc;
+}
+
 int remote_master_fs_stat(remote_conn *c, const char *path, bool follow, remote_fs_stat *st,
 			  int64_t deadline, bg_err *err)
 {
 	strbuf res = STRBUF_INIT;
-	int rc = c->mfd < 0 ? 1
-			    : simple(c, follow ? MO_FOLLOW : MO_LSTAT, path, NULL, deadline, &res,
-				     err);
-	if (rc == 1) {
-		strbuf_release(&res);
-		if ((rc = fresh(c, err)) < 0)
-			return rc;
-		return follow ? remote_fs_follow(c, path, st, deadline, err)
-			      : remote_fs_lstat(c, path, st, deadline, err);
-	}
-	mf_reader r = {(const unsigned char *)res.buf, res.len};
-	uint32_t flags = 0, type = 0, mode = 0;
+	mf_reader r;
+	int rc = ask(c, follow ? MO_FOLLOW : MO_LSTAT, path, NULL, deadline, &res, &r, err);
+	uint32_t type = 0, mode = 0;
 	uint64_t size = 0;
-	if (rc == 0 && (rc = result(c, &r, &flags, err)) == 0) {
-		if (!mf_get_u32(&r, &type) || !mf_get_u32(&r, &mode) || !mf_get_u64(&r, &size) ||
-		    type > REMOTE_FS_OTHER)
-			rc = bg_fail(err, BG_EPROTO, "%s: the connection master sent a bad answer",
-				     c->target->name);
-		else
-			*st = (remote_fs_stat){(remote_fs_type)type, mode & 07777, size};
-	}
+	if (rc == 1)
+		rc = follow ? remote_fs_follow(c, path, st, deadline, err)
+			    : remote_fs_lstat(c, path, st, deadline, err);
+	else if (rc == 0 && (!mf_get_u32(&r, &type) || !mf_get_u32(&r, &mode) ||
+			     !mf_get_u64(&r, &size) || type > REMOTE_FS_OTHER))
+		rc = bad_answer(c, err);
+	else if (rc == 0)
+		*st = (remote_fs_stat){(remote_fs_type)type, mode & 07777, size};
 	strbuf_release(&res);
 	return rc;
 }
@@ -270,58 +282,35 @@ int remote_master_fs_mkdir(remote_conn *c, const char *path, unsigned mode, int6
 			   bg_err *err)
 {
 	strbuf res = STRBUF_INIT;
+	mf_reader r;
 	uint32_t m = mode;
-	int rc = c->mfd < 0 ? 1 : simple(c, MO_MKDIR, path, &m, deadline, &res, err);
-	if (rc == 1) {
-		strbuf_release(&res);
-		if ((rc = fresh(c, err)) < 0)
-			return rc;
-		return remote_fs_mkdir(c, path, mode, deadline, err);
-	}
-	mf_reader r = {(const unsigned char *)res.buf, res.len};
-	uint32_t flags = 0;
-	if (rc == 0)
-		rc = result(c, &r, &flags, err);
+	int rc = ask(c, MO_MKDIR, path, &m, deadline, &res, &r, err);
 	strbuf_release(&res);
-	return rc;
+	return rc == 1 ? remote_fs_mkdir(c, path, mode, deadline, err) : rc;
 }
 
 int remote_master_fs_unlink(remote_conn *c, const char *path, int64_t deadline, bg_err *err)
 {
 	strbuf res = STRBUF_INIT;
-	int rc = c->mfd < 0 ? 1 : simple(c, MO_UNLINK, path, NULL, deadline, &res, err);
-	if (rc == 1) {
-		strbuf_release(&res);
-		if ((rc = fresh(c, err)) < 0)
-			return rc;
-		return remote_fs_unlink(c, path, deadline, err);
-	}
-	mf_reader r = {(const unsigned char *)res.buf, res.len};
-	uint32_t flags = 0;
-	if (rc == 0)
-		rc = result(c, &r, &flags, err);
+	mf_reader r;
+	int rc = ask(c, MO_UNLINK, path, NULL, deadline, &res, &r, err);
 	strbuf_release(&res);
-	return rc;
+	return rc == 1 ? remote_fs_unlink(c, path, deadline, err) : rc;
 }
 
 int remote_master_fs_space(remote_conn *c, const char *path, uint64_t *avail, bool *read_only,
 			   int64_t deadline, bg_err *err)
 {
 	strbuf res = STRBUF_INIT;
-	int rc = c->mfd < 0 ? 1 : simple(c, MO_SPACE, path, NULL, deadline, &res, err);
-	if (rc == 1) {
-		strbuf_release(&res);
-		if ((rc = fresh(c, err)) < 0)
-			return rc;
-		return remote_fs_space(c, path, avail, read_only, deadline, err);
-	}
-	mf_reader r = {(const unsigned char *)res.buf, res.len};
-	uint32_t flags = 0, ro = 0;
+	mf_reader r;
+	int rc = ask(c, MO_SPACE, path, NULL, deadline, &res, &r, err);
+	uint32_t ro = 0;
 	uint64_t a = 0;
-	if (rc == 0 && (rc = result(c, &r, &flags, err)) == 0) {
+	if (rc == 1) {
+		rc = remote_fs_space(c, path, avail, read_only, deadline, err);
+	} else if (rc == 0) {
 		if (!mf_get_u64(&r, &a) || !mf_get_u32(&r, &ro))
-			rc = bg_fail(err, BG_EPROTO, "%s: the connection master sent a bad answer",
-				     c->target->name);
+			rc = bad_answer(c, err);
 		*avail = a;
 		*read_only = ro != 0;
 	}
@@ -333,20 +322,14 @@ int remote_master_fs_realpath(remote_conn *c, const char *path, char **out, int6
 			      bg_err *err)
 {
 	strbuf res = STRBUF_INIT;
-	int rc = c->mfd < 0 ? 1 : simple(c, MO_REALPATH, path, NULL, deadline, &res, err);
+	mf_reader r;
+	int rc = ask(c, MO_REALPATH, path, NULL, deadline, &res, &r, err);
 	if (rc == 1) {
-		strbuf_release(&res);
-		if ((rc = fresh(c, err)) < 0)
-			return rc;
-		return remote_fs_realpath(c, path, out, deadline, err);
-	}
-	mf_reader r = {(const unsigned char *)res.buf, res.len};
-	uint32_t flags = 0;
-	if (rc == 0 && (rc = result(c, &r, &flags, err)) == 0) {
+		rc = remote_fs_realpath(c, path, out, deadline, err);
+	} else if (rc == 0) {
 		*out = mf_get_path(&r);
 		if (!*out)
-			rc = bg_fail(err, BG_EPROTO, "%s: the connection master sent a bad answer",
-				     c->target->name);
+			rc = bad_answer(c, err);
 	}
 	strbuf_release(&res);
 	return rc;
