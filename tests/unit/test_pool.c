@@ -18,6 +18,7 @@
 #include "pool/line.h"
 #include "pool/slot_probe.h"
 #include "unit.h"
+#include "unit_conf.h"
 
 static int setup(void **state)
 {
@@ -44,12 +45,7 @@ static const char pool_ini[] = "[box g1]\nhost = h1\nrepo = /r\ngpus = 0-3\n"
 
 static void load(conf *c)
 {
-	char *p = unit_file("p", ".ini", pool_ini);
-	conf_env env = {.home = home, .user = "tester"};
-	bg_err err = {0};
-	if (conf_load_file(c, p, &env, &err) != 0)
-		fail_msg("load: %s", err.msg);
-	free(p);
+	unit_conf_load(c, pool_ini);
 }
 
 static void probes_of_a_pool(void **state)

@@ -15,6 +15,7 @@
 #include "conf/conf.h"
 #include "pool/wait.h"
 #include "unit.h"
+#include "unit_conf.h"
 
 static int setup(void **state)
 {
@@ -41,12 +42,7 @@ static const char pool_ini[] = "[defaults]\nconnect_timeout_s = 5\n"
 
 static void load(conf *c)
 {
-	char *p = unit_file("p", ".ini", pool_ini);
-	conf_env env = {.home = home, .user = "tester"};
-	bg_err err = {0};
-	if (conf_load_file(c, p, &env, &err) != 0)
-		fail_msg("load: %s", err.msg);
-	free(p);
+	unit_conf_load(c, pool_ini);
 }
 
 static int n_ahead, n_first;
