@@ -595,29 +595,24 @@ static int invoke(run_state *st, remote_conn *c, run_point *p, int k, bool warm,
 	return code;
 }
 
-/* The B invocation's arguments and command: the point's plus --baseline, on
- * the same slot. Prints why not and returns an exit code (0 = ready). */
+/* The B invocation (gate_args_baseline: the point's arguments plus
+ * --baseline, on the same slot). Prints why not and returns an exit code
+ * (0 = ready). */
 static int baseline_prepare(cli_ctx *ctx, const gate_opts *g, run_point *p)
 {
+	bg_err err = {0};
+	gate_args_in in = cli_gate_args_in(ctx, g);
 	p->bargs = p->args;
-	p->bargs.v = xmalloc((p->args.n + 1) * sizeof(*p->bargs.v));
-	if (p->args.n)
-		memcpy(p->bargs.v, p->args.v, p->args.n * sizeof(*p->bargs.v));
-	p->bargs.v[p->bargs.n++] = (char *)"--baseline";
 	p->bparsed = true;
-	int code = gate_args_parse(ctx, g, &p->bargs, &p->bga);
-	if (code) {
+	int rc = gate_args_baseline(&ctx->conf, &in, &p->ga, p->args.v, p->args.n, &p->bargs.v,
+				    &p->bargs.n, &p->bga, &p->bcmdline, &err);
+	if (rc < 0) {
+		cli_error("%s", err.msg);
 		cli_error("%s: the gate reports only the candidate, and its baseline run (the same "
 			  "arguments plus --baseline) cannot be made",
 			  p->ga.box->name);
-		return code;
+		return rc == BG_EUSAGE ? BG_EXIT_USAGE : BG_EXIT_FAIL;
 	}
-	p->bga.agent_path = xstrdup(p->ga.agent_path);
-	if (!p->bga.spec.gpus && p->ga.gpus)
-		p->bga.spec.gpus = p->bga.gpus = xstrdup(p->ga.gpus);
-	p->bga.spec.agent = p->bga.agent_path;
-	p->bga.spec.lock_wait_s = p->ga.spec.lock_wait_s;
-	p->bcmdline = gate_command_line(&p->bga.spec);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
-/* run --repeat and sweeps: the record's "repeat" object, the worker-count
- * list of a sweep (gate_sweep_parse, gate_sweep_args) and the percentage
- * [defaults] max_cv and --max-cv take (conf_parse_percent). */
+/* run --repeat: the record's "repeat" object and the percentage [defaults]
+ * max_cv and --max-cv take (conf_parse_percent). A sweep's worker-count list
+ * is tests/unit/test_measure_gate_args.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "base/exit.h"
-#include "cli/gate_args.h"
 #include "conf/conf.h"
 #include "results/record.h"
 
@@ -52,59 +51,6 @@ static void record_repeat(void **state)
 	cJSON_Delete(rec);
 }
 
-static int sweep(const char **words, size_t n, gate_sweep *sw)
-{
-	cli_args a = {.v = (char **)words, .n = n, .n_before_dash = 0};
-	return gate_sweep_parse("run", &a, sw);
-}
-
-static void sweep_lists(void **state)
-{
-	(void)state;
-	gate_sweep sw;
-	const char *w1[] = {"--kind", "demo", "--num-workers", "8,64,68", "--shape", "q_b"};
-	assert_int_equal(sweep(w1, 6, &sw), 0);
-	assert_int_equal(sw.n, 3);
-	assert_int_equal(sw.counts[0], 8);
-	assert_int_equal(sw.counts[2], 68);
-	assert_int_equal(sw.at, 3);
-	assert_false(sw.equals);
-	cli_args a = {.v = (char **)w1, .n = 6}, out;
-	char *word;
-	gate_sweep_args(&a, &sw, 1, &out, &word);
-	assert_int_equal(out.n, 6);
-	assert_string_equal(out.v[3], "64");
-	assert_string_equal(out.v[2], "--num-workers");
-	assert_string_equal(w1[3], "8,64,68"); /* the user's words are left alone */
-	free(out.v);
-	free(word);
-
-	const char *w2[] = {"--num-workers=4,65536"};
-	assert_int_equal(sweep(w2, 1, &sw), 0);
-	assert_int_equal(sw.n, 2);
-	assert_true(sw.equals);
-	a = (cli_args){.v = (char **)w2, .n = 1};
-	gate_sweep_args(&a, &sw, 1, &out, &word);
-	assert_string_equal(out.v[0], "--num-workers=65536");
-	free(out.v);
-	free(word);
-
-	const char *w3[] = {"--kind", "demo"};
-	assert_int_equal(sweep(w3, 2, &sw), 0);
-	assert_int_equal(sw.n, 0);
-	const char *w4[] = {"--num-workers", "12"};
-	assert_int_equal(sweep(w4, 2, &sw), 0);
-	assert_int_equal(sw.n, 1);
-
-	static const char *bad[] = {"8,x", "8,8",   "0",  "",     "8,",
-				    ",8",  "65537", "-8", "8 ,9", "1000000"};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *w[] = {"--num-workers", bad[i]};
-		assert_int_equal(sweep(w, 2, &sw), BG_EXIT_USAGE);
-		assert_int_equal(sw.n, 0);
-	}
-}
-
 static void percent(void **state)
 {
 	(void)state;
@@ -125,7 +71,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(record_repeat),
-		cmocka_unit_test(sweep_lists),
 		cmocka_unit_test(percent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
