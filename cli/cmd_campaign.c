@@ -23,11 +23,12 @@
 #include "cli/campaign_detach.h"
 #include "cli/campaign_view.h"
 #include "cli/gate_args.h"
-#include "cli/push.h"
 #include "measure/kernel.h"
 #include "pool/slot_probe.h"
 #include "results/record.h"
 #include "results/store.h"
+#include "sync/push_files.h"
+#include "sync/report.h"
 
 static const char campaign_help[] =
 	"usage: boxgate campaign FILE|NAME [--name NAME] [--dry-run] [--plain] [--json]\n"
@@ -278,6 +279,116 @@ static void release_boxes(sched *s, size_t n_cands, box_args *ba)
 	free(s->boxes);
 }
 
+/* ---- push = FILE...: the sources on every box before the first job ---- */
+
+struct push_say {
+	const char *name; /* the campaign's */
+	bool json;
+};
+
+static void push_plan_error(void *ctx, const bg_err *err)
+{
+	const struct push_say *say = ctx;
+	cli_error("campaign %s: push: %s", say->name, err->msg);
+}
+
+/* A refused file's verifier output, indented under the box's name. */
+static void push_output(const char *box, const char *out)
+{
+	for (const char *s = out; s && *s;) {
+		size_t len = strcspn(s, "\n");
+		char *l = xasprintf("    %.*s", (int)len, s);
+		cli_print_line(stderr, box, l, strlen(l));
+		free(l);
+		s += len + (s[len] == '\n');
+	}
+}
+
+/* One box's push: a JSON object per file, or one line naming each file's
+ * state, each failure an error of its own. */
+static void push_report(void *ctx, const sync_box *b)
+{
+	const struct push_say *say = ctx;
+	const char *box = b->box->name;
+	strbuf line = STRBUF_INIT;
+	if (b->rc < 0 && !say->json)
+		cli_error("campaign %s: push: %s: %s", say->name, box, b->err.msg);
+	for (size_t i = 0; i < b->plan->n; i++) {
+		const sync_file *f = &b->files[i];
+		if (say->json) {
+			cJSON *o = sync_file_json(b, i);
+			cli_print_json(o);
+			cJSON_Delete(o);
+		} else if (sync_state_failed(f->state)) {
+			char *shown = sync_path_display(b->plan->items[i].rel);
+			cli_error("campaign %s: push: %s: %s", say->name, box,
+				  f->msg ? f->msg : shown);
+			push_output(box, f->verify_out);
+			free(shown);
+		} else {
+			char *d = sync_file_describe(b, i);
+			strbuf_addf(&line, "%s%s", line.len ? "; " : "", d);
+			free(d);
+		}
+		if (f->warn)
+			cli_warn("%s", f->warn);
+	}
+	if (line.len)
+		cli_printf(stderr, "boxgate: campaign %s: push: %s: %s\n", say->name, box,
+			   line.buf);
+	strbuf_release(&line);
+	char *mw = sync_manifest_warning(b);
+	if (mw)
+		cli_warn("%s", mw);
+	free(mw);
+}
+
+static void push_check_could_not_run(void *ctx, const sync_item *it, const char *why)
+{
+	const struct push_say *say = ctx;
+	cli_warn("campaign %s: push: %s: the local check could not run: %s", say->name, it->arg,
+		 why);
+}
+
+static void push_check_refused(void *ctx, const sync_item *it, int rc, const char *out)
+{
+	const struct push_say *say = ctx;
+	char *shown = sync_path_display(it->rel);
+	cli_error("campaign %s: push: %s: refused by the local check (exit %d), no box was "
+		  "touched:",
+		  say->name, shown, rc);
+	push_output("local", out);
+	free(shown);
+}
+
+/* The spec's push = FILE... on every box of the pool (sync_push_files, as
+ * `boxgate push` pushes: .bak, verify, atomic swap); push's exit code. */
+static int push_sources(cli_ctx *ctx, const campaign_spec *sp, const sched *s)
+{
+	struct push_say say = {sp->name, ctx->opt.json};
+	sync_push_files_cb cb = {
+		.plan_error = push_plan_error,
+		.report = push_report,
+		.checks = {push_check_could_not_run, push_check_refused, &say},
+		.ctx = &say,
+	};
+	sync_opts opts = {
+		.verifier_for = cli_verifier_for,
+		.verifier_ctx = &ctx->conf,
+		.log = cli_log_warning,
+		.trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL,
+		.accept_new = ctx->opt.accept_new,
+	};
+	sync_target *targets = xcalloc(s->n_boxes ? s->n_boxes : 1, sizeof(*targets));
+	for (size_t i = 0; i < s->n_boxes; i++)
+		targets[i] = (sync_target)CLI_SYNC_TARGET(s->boxes[i].box);
+	int code = sync_push_files(ctx->opt.root ? ctx->opt.root : ctx->conf.root, sp->push,
+				   sp->n_push, targets, s->n_boxes, &opts,
+				   cli_local_python(&ctx->conf), &cb);
+	free(targets);
+	return code;
+}
+
 /* --dry-run: the jobs, which are recorded, and the slot each would go to first
  * when every job took as long (the pool's configured slots in turn). */
 static int dry_run(cli_ctx *ctx, const campaign_spec *sp, const campaign_job *jobs, size_t n,
@@ -516,12 +627,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	if (!s.q_len)
 		goto summary;
 	if (sp.n_push) {
-		const conf_box **bx = xcalloc(s.n_boxes, sizeof(*bx));
-		for (size_t i = 0; i < s.n_boxes; i++)
-			bx[i] = s.boxes[i].box;
-		cli_args files = {.v = sp.push, .n = sp.n_push, .n_before_dash = sp.n_push};
-		code = cli_push_files(ctx, bx, s.n_boxes, &files);
-		free(bx);
+		code = push_sources(ctx, &sp, &s);
 		if (code) {
 			cli_error("campaign %s: push failed (exit %d): no job was run", sp.name,
 				  code);

@@ -1,8 +1,7 @@
 /* push over the sync driver: what it prints (progress lines, the local
  * checks' refusals, each box's files, the summary) around sync_job_push
  * (sync/job.c: local checks, each box verified, kept as .bak and swapped in
- * atomically); what `boxgate push` runs and what `boxgate campaign` pushes
- * its sources with. */
+ * atomically); what `boxgate push` runs. */
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -227,18 +226,5 @@ int cli_push_run(cli_ctx *ctx, cli_push_opts *po, const cli_args *args)
 	po->sync.fsync = true;
 	int code = cli_sync_run(ctx, &push_sync, &po->sync, args, &ps);
 	free(ps.bars);
-	return code;
-}
-
-int cli_push_files(cli_ctx *ctx, const conf_box **boxes, size_t n, const cli_args *files)
-{
-	cli_push_opts po = {0};
-	const conf_box **saved = ctx->boxes;
-	size_t saved_n = ctx->n_boxes;
-	ctx->boxes = boxes;
-	ctx->n_boxes = n;
-	int code = cli_push_run(ctx, &po, files);
-	ctx->boxes = saved;
-	ctx->n_boxes = saved_n;
 	return code;
 }

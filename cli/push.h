@@ -1,5 +1,5 @@
-/* push's pipeline (cli/push.c), shared by `boxgate push` (cli/cmd_push.c)
- * and `boxgate campaign`, which pushes its sources with it. */
+/* What `boxgate push` (cli/cmd_push.c) prints around its pipeline
+ * (cli/push.c). */
 #ifndef BG_CLI_PUSH_H
 #define BG_CLI_PUSH_H
 
@@ -14,9 +14,5 @@ typedef struct cli_push_opts {
 /* Runs push's pipeline on ctx->boxes with the files `args` names; returns
  * push's exit code. */
 int cli_push_run(cli_ctx *ctx, cli_push_opts *po, const cli_args *args);
-
-/* push's default run of `files` (local paths) to `boxes`, as `boxgate push`
- * prints it; returns push's exit code. */
-int cli_push_files(cli_ctx *ctx, const conf_box **boxes, size_t n, const cli_args *files);
 
 #endif

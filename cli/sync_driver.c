@@ -7,27 +7,13 @@
 
 #include "base/exit.h"
 #include "base/xmalloc.h"
+#include "sync/push_files.h"
 
-/* Prints every argument's plan error; the exit code of the first failure. */
-static int build_plan(cli_sync_job *job, const char *root, const cli_args *args)
+/* One operand's plan error, printed: the command's name, the sentence. */
+static void plan_error(void *ctx, const bg_err *err)
 {
-	bg_err err = {0};
-	int code = BG_EXIT_OK;
-	if (sync_plan_init(&job->plan, root, &err) < 0) {
-		cli_error("%s: %s", job->ctx->cmd->name, err.msg);
-		return BG_EXIT_USAGE;
-	}
-	for (size_t i = 0; i < args->n; i++) {
-		if (sync_plan_add(&job->plan, args->v[i], job->cmd->add_flags, &err) < 0) {
-			cli_error("%s: %s", job->ctx->cmd->name, err.msg);
-			code = BG_EXIT_USAGE;
-		}
-	}
-	if (!code && sync_plan_finish(&job->plan, cli_verifier_for, &job->ctx->conf, &err) < 0) {
-		cli_error("%s: %s", job->ctx->cmd->name, err.msg);
-		code = bg_exit_code(err.code);
-	}
-	return code;
+	const cli_sync_job *job = ctx;
+	cli_error("%s: %s", job->ctx->cmd->name, err->msg);
 }
 
 struct each {
@@ -176,9 +162,13 @@ int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const c
 			    .json = ctx->opt.json,
 			    .state = state};
 	size_t cnt[SYNC_STATE_COUNT];
-	int code = build_plan(&job, ctx->opt.root ? ctx->opt.root : ctx->conf.root, args);
-	if (code)
+	int code = sync_plan_build(&job.plan, ctx->opt.root ? ctx->opt.root : ctx->conf.root,
+				   args->v, args->n, cmd->add_flags, cli_verifier_for, &ctx->conf,
+				   plan_error, &job);
+	if (code) {
+		code = bg_exit_code(code);
 		goto out;
+	}
 	opts->verifier_for = cli_verifier_for;
 	opts->verifier_ctx = &ctx->conf;
 	opts->log = cli_log_warning;
