@@ -194,8 +194,8 @@ int gate_args_build(const conf *cf, const gate_args_in *in, char *const *argv, s
 		return as_usage(err);
 	if (!ga->box->gate && ga->box->transport != CONF_TRANSPORT_LOCAL)
 		return bg_fail(err, BG_EUSAGE,
-			       "%s: box %s has no gate (set gate = PATH under [box %s] in %s)",
-			       cmd, ga->box->name, ga->box->name, ga->box->file);
+			       "%s: box %s has no gate (set gate = PATH under [box %s] in %s)", cmd,
+			       ga->box->name, ga->box->name, ga->box->file);
 	if (ga->gpu_opt && (rc = check_gpus(cmd, ga, err)) < 0)
 		return rc;
 	int shim_timeout;
@@ -322,8 +322,9 @@ int gate_sweep_read(const char *cmd, char *const *argv, size_t argc, gate_sweep 
 		for (size_t k = 0; k < sw->n; k++)
 			if (sw->counts[k] == (int)x) {
 				memset(sw, 0, sizeof(*sw));
-				return bg_fail(err, BG_EUSAGE, "%s: --num-workers %s: %ld is given twice",
-					       cmd, val, x);
+				return bg_fail(err, BG_EUSAGE,
+					       "%s: --num-workers %s: %ld is given twice", cmd, val,
+					       x);
 			}
 		if (sw->n == GATE_SWEEP_MAX) {
 			memset(sw, 0, sizeof(*sw));
@@ -339,8 +340,7 @@ int gate_sweep_read(const char *cmd, char *const *argv, size_t argc, gate_sweep 
 	return 0;
 }
 
-char **gate_sweep_words(char *const *argv, size_t argc, const gate_sweep *sw, size_t i,
-			char **word)
+char **gate_sweep_words(char *const *argv, size_t argc, const gate_sweep *sw, size_t i, char **word)
 {
 	char **v = xcalloc(argc + 1, sizeof(*v));
 	if (argc)

@@ -49,8 +49,8 @@ static gate_agent agent = {.binary = (char *)"/lx/boxgate-agent",
 			   .libexec = (char *)"/lx"};
 
 /* gate_args_build on `box` with --gpu/--bar/--timeout and the words w[0..n). */
-static int build(const char *box, const char *gpu, const char *bar, int timeout_s,
-		 const char **w, size_t n, gate_args *ga, bg_err *err)
+static int build(const char *box, const char *gpu, const char *bar, int timeout_s, const char **w,
+		 size_t n, gate_args *ga, bg_err *err)
 {
 	gate_args_in in = {.cmd = "run",
 			   .box = box,
@@ -118,12 +118,13 @@ static void refusals(void **state)
 {
 	(void)state;
 	const char *ok[] = {"--kind", "demo"};
-	static const char *bars[] = {"0", "-1", "1e3", "0x2", "inf", "nan", "1.2.3", ".5",
-				     "",  " 1", "1001"};
+	static const char *bars[] = {"0",     "-1", "1e3", "0x2", "inf", "nan",
+				     "1.2.3", ".5", "",    " 1",  "1001"};
 	for (size_t i = 0; i < sizeof(bars) / sizeof(bars[0]); i++)
 		refused("g", NULL, bars[i], ok, 2, "--bar wants a positive ratio");
 	refused("nosuch", NULL, NULL, ok, 2, "nosuch");
-	refused("g,nogpus", NULL, NULL, ok, 2, "run: 'g,nogpus' names several boxes; run takes one");
+	refused("g,nogpus", NULL, NULL, ok, 2,
+		"run: 'g,nogpus' names several boxes; run takes one");
 	const char *bad[] = {"--rm-rf"};
 	refused("g", NULL, NULL, bad, 1, "--rm-rf");
 	refused("nogate", NULL, NULL, NULL, 0, "run: box nogate has no gate");

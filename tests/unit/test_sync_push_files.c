@@ -126,9 +126,9 @@ static void plan_from_operands(void **state)
 
 	/* every bad operand is told, the plan refused */
 	char *bad[] = {"missing.sh", "a.sh", "../outside", "b.txt"};
-	assert_int_equal(sync_plan_build(&p, root, bad, 4, SYNC_ADD_NEED_LOCAL, sh_only, NULL,
-					 on_error, &s),
-			 BG_EUSAGE);
+	assert_int_equal(
+		sync_plan_build(&p, root, bad, 4, SYNC_ADD_NEED_LOCAL, sh_only, NULL, on_error, &s),
+		BG_EUSAGE);
 	assert_non_null(strstr(s.told.buf, "missing.sh"));
 	assert_non_null(strstr(s.told.buf, "outside"));
 	assert_non_null(strchr(strchr(s.told.buf, '\n') + 1, '\n')); /* two lines */
