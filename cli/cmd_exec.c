@@ -18,7 +18,7 @@
 #include "base/timer.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
-#include "cli/exec_input.h"
+#include "remote/exec_input.h"
 #include "remote/remote.h"
 #include "sync/plan.h"
 

@@ -5,8 +5,8 @@
  * started yet (more boxes than threads) or never reads holds no other back,
  * memory stays bounded whatever the input's size, and the reader stops
  * reading ahead once the fastest box is a window behind. */
-#ifndef BG_CLI_EXEC_INPUT_H
-#define BG_CLI_EXEC_INPUT_H
+#ifndef BG_REMOTE_EXEC_INPUT_H
+#define BG_REMOTE_EXEC_INPUT_H
 
 #include <stddef.h>
 #include <sys/types.h>

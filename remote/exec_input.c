@@ -1,6 +1,6 @@
 /* exec's standard input, straight through or through a spool
- * (cli/exec_input.h). */
-#include "cli/exec_input.h"
+ * (remote/exec_input.h). */
+#include "remote/exec_input.h"
 
 #include <errno.h>
 #include <fcntl.h>
