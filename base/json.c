@@ -22,3 +22,9 @@ void bg_json_add_bytes(cJSON *obj, const char *key, const char *s, size_t n)
 	free(k);
 	free(b);
 }
+
+const char *bg_json_str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}

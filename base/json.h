@@ -11,4 +11,8 @@ struct cJSON;
  * is lost. */
 void bg_json_add_bytes(struct cJSON *obj, const char *key, const char *s, size_t n);
 
+/* The string member KEY of obj, NULL when obj has none or it is no string
+ * (borrowed). */
+const char *bg_json_str(const struct cJSON *obj, const char *key);
+
 #endif

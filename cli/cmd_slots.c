@@ -15,7 +15,9 @@
 #include "cli/cli.h"
 #include "gate/client/agent_install.h"
 #include "gate/agent_proto.h"
+#include "campaign/holders.h"
 #include "cli/slots_holders.h"
+#include "pool/lines.h"
 #include "pool/slot_probe.h"
 
 static const char slots_help[] =
@@ -373,8 +375,8 @@ static int run_slots(cli_ctx *ctx, void *opts, const cli_args *args)
 	slot_probe_all(jobs, n, &agent, &link, !action);
 	cJSON *lines = NULL;
 	if (!action) {
-		slots_note_campaigns(jobs, n);
-		lines = slots_lines(&ctx->conf, ctx->opt.pool, jobs, n, &agent);
+		campaign_note_holders(jobs, n);
+		lines = pool_lines_read(&ctx->conf, ctx->opt.pool, jobs, n, &agent);
 	}
 	code = BG_EXIT_OK;
 	for (size_t i = 0; i < n; i++) {
