@@ -53,7 +53,8 @@ void campaign_note_holders(slot_probe *jobs, size_t n)
 		cJSON *row;
 		cJSON_ArrayForEach(row, jobs[i].rows)
 		{
-			const char *state = bg_json_str(row, "state"), *slot = bg_json_str(row, "slot");
+			const char *state = bg_json_str(row, "state"),
+				   *slot = bg_json_str(row, "slot");
 			char *name = state && strcmp(state, "held") == 0
 					     ? campaign_of(bg_json_str(row, "tag"))
 					     : NULL;

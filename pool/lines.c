@@ -46,7 +46,7 @@ static void add_line(cJSON *out, const conf_pool *p, slot_probe *j, const gate_a
 }
 
 cJSON *pool_lines_read(const conf *c, const char *pool, slot_probe *jobs, size_t n,
-		   const gate_agent *agent)
+		       const gate_agent *agent)
 {
 	cJSON *out = cJSON_CreateArray();
 	for (size_t i = 0; i < c->n_pools; i++) {
