@@ -23,6 +23,7 @@
 #include "cli/campaign_detach.h"
 #include "cli/campaign_view.h"
 #include "cli/gate_args.h"
+#include "cli/sync_driver.h"
 #include "measure/kernel.h"
 #include "pool/slot_probe.h"
 #include "results/record.h"
@@ -227,14 +228,22 @@ typedef struct box_args {
 static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s, box_args *ba)
 {
 	char bar[32] = "";
-	gate_opts g = {0};
-	g.timeout_s = sp->timeout_s;
-	if (sp->bar > 0) {
-		snprintf(bar, sizeof(bar), "%g", sp->bar);
-		g.bar = bar;
+	bg_err err = {0};
+	gate_agent agent;
+	if (gate_agent_locate(&agent, &err) < 0) { /* once, not per job and box */
+		cli_error("%s", err.msg);
+		return BG_EXIT_FAIL;
 	}
 	char *tag = xasprintf("campaign:%s", sp->name);
-	g.holder = tag;
+	gate_args_in in = {.cmd = ctx->cmd->name,
+			   .timeout_s = sp->timeout_s,
+			   .holder = tag,
+			   .json = ctx->opt.json,
+			   .agent = &agent};
+	if (sp->bar > 0) {
+		snprintf(bar, sizeof(bar), "%g", sp->bar);
+		in.bar = bar;
+	}
 	const char *kind = measure_gate_kind(sp->gate_args, sp->n_gate_args);
 	int code = 0;
 	ba->n = s->n_boxes * s->n_jobs;
@@ -245,24 +254,26 @@ static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s, box_ar
 		gate_args *ga = &ba->ga[b * s->n_jobs];
 		bool *ok = &ba->ok[b * s->n_jobs];
 		campaign_box_init(sb, s->n_jobs, sp->n_cands);
-		ctx->opt.boxes = sb->box->name;
+		in.box = sb->box->name;
 		for (size_t j = 0; j < s->n_jobs && !code; j++) {
-			cli_args a = {.v = s->jobs[j].words, .n = s->jobs[j].n_words};
-			code = gate_args_parse(ctx, &g, &a, &ga[j]);
+			int rc = gate_args_build(&ctx->conf, &in, s->jobs[j].words,
+						 s->jobs[j].n_words, &ga[j], &err);
 			ok[j] = true;
 			sb->gate[j] = (sched_gate){.spec = ga[j].spec, .bar = ga[j].bar};
-			if (code)
+			if (rc < 0) {
+				cli_error("%s", err.msg);
 				cli_error("campaign %s: job %s cannot run on box %s (%s:%d)",
 					  sp->name, s->jobs[j].key, sb->box->name, sp->file,
 					  sp->line);
+				code = rc == BG_EUSAGE ? BG_EXIT_USAGE : BG_EXIT_FAIL;
+			}
 		}
-		bg_err err = {0};
 		if (!code && campaign_box_candidates(sb, sp, kind, &err) < 0) {
 			cli_error("%s", err.msg);
 			code = BG_EXIT_USAGE;
 		}
 	}
-	ctx->opt.boxes = NULL;
+	gate_agent_release(&agent);
 	free(tag);
 	return code;
 }
@@ -292,18 +303,6 @@ static void push_plan_error(void *ctx, const bg_err *err)
 	cli_error("campaign %s: push: %s", say->name, err->msg);
 }
 
-/* A refused file's verifier output, indented under the box's name. */
-static void push_output(const char *box, const char *out)
-{
-	for (const char *s = out; s && *s;) {
-		size_t len = strcspn(s, "\n");
-		char *l = xasprintf("    %.*s", (int)len, s);
-		cli_print_line(stderr, box, l, strlen(l));
-		free(l);
-		s += len + (s[len] == '\n');
-	}
-}
-
 /* One box's push: a JSON object per file, or one line naming each file's
  * state, each failure an error of its own. */
 static void push_report(void *ctx, const sync_box *b)
@@ -323,7 +322,8 @@ static void push_report(void *ctx, const sync_box *b)
 			char *shown = sync_path_display(b->plan->items[i].rel);
 			cli_error("campaign %s: push: %s: %s", say->name, box,
 				  f->msg ? f->msg : shown);
-			push_output(box, f->verify_out);
+			if (f->verify_out)
+				cli_sync_print_output(box, f->verify_out);
 			free(shown);
 		} else {
 			char *d = sync_file_describe(b, i);
@@ -357,7 +357,7 @@ static void push_check_refused(void *ctx, const sync_item *it, int rc, const cha
 	cli_error("campaign %s: push: %s: refused by the local check (exit %d), no box was "
 		  "touched:",
 		  say->name, shown, rc);
-	push_output("local", out);
+	cli_sync_print_output("local", out);
 	free(shown);
 }
 

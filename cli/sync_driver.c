@@ -69,9 +69,7 @@ void cli_sync_report_in_order(cli_sync_job *job)
 	free(order);
 }
 
-/* A refused file's verifier output, indented, each line led by the boxes
- * that printed it; at most 200 lines. */
-static void print_verify_output(const char *set, const char *s)
+void cli_sync_print_output(const char *set, const char *s)
 {
 	for (int lines = 0; *s && lines < 200; lines++) {
 		const char *e = strchr(s, '\n');
@@ -97,7 +95,7 @@ static void print_verify_group(void *ctx, const char *out, const char *const *na
 		cli_error("%s: %s: the verifier's output, the same on %zu boxes:", set, shown, k);
 	else
 		cli_error("%s: %s: the verifier's output:", set, shown);
-	print_verify_output(set, out);
+	cli_sync_print_output(set, out);
 	free(shown);
 	free(set);
 }

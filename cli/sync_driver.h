@@ -69,6 +69,10 @@ void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not
  * order. The pipeline calls it before the summary. */
 void cli_sync_print_verify_output(cli_sync_job *job);
 
+/* A verifier's output on stderr, indented, each line led by `set` (the boxes
+ * that printed it, or "local"); at most 200 lines. */
+void cli_sync_print_output(const char *set, const char *s);
+
 /* The boxes in box-name order (h2 before h10): an owned array of borrowed
  * boxes. */
 const sync_box **cli_sync_by_name(const cli_sync_job *job);
