@@ -12,6 +12,7 @@
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
 #include "cli/gate_args.h"
+#include "measure/validate.h"
 
 static const char validate_help[] =
 	"usage: boxgate validate BOX [--gpu LIST] [--timeout S] [--json] -- GATE ARGS...\n"
@@ -52,10 +53,7 @@ static const cli_opt validate_options[] = {
 	CLI_OPT_END,
 };
 
-/* The candidate's cos of the stub within this of 0 is a score of 0. */
-#define VALIDATE_ZERO_COS 1e-6
-
-enum { V_REF, V_STUB, V_DROP, V_N };
+enum { V_REF = VALIDATE_REF, V_STUB = VALIDATE_STUB, V_DROP = VALIDATE_DROP, V_N = VALIDATE_N };
 static const char *const variant_names[V_N] = {"ref", "stub", "drop"};
 /* The field notes' order. */
 static const int show_order[V_N] = {V_STUB, V_REF, V_DROP};
@@ -72,11 +70,7 @@ typedef struct variant {
 	bool ran;
 	int code; /* gate_outcome_judge's */
 	char why[700];
-	gate_verdict verdict; /* boxgate's verdict of the invocation, VERDICT_NONE if none */
-	bool usable;          /* a parsed result with a candidate side */
-	double cos;
-	bool holds;
-	char fail[400]; /* why the check failed */
+	validate_call call; /* the check judged (measure/validate.h) */
 } variant;
 
 static volatile sig_atomic_t stop_requested;
@@ -158,85 +152,6 @@ static int run_variant(remote_conn *c, variant *v, const char *agent_path, const
 	return v->code;
 }
 
-/* boxgate's verdict of the invocation: what run would have exited with. */
-static gate_verdict verdict_of(const variant *v)
-{
-	switch (v->code) {
-	case BG_EXIT_OK: return VERDICT_PASS_GATE;
-	case BG_EXIT_TIMEOUT: return VERDICT_TIMEOUT_HANG;
-	case BG_EXIT_INVALID: return VERDICT_INVALID;
-	case BG_EXIT_FAIL:
-		return v->out.verdict == VERDICT_BELOW_BAR ? VERDICT_BELOW_BAR : VERDICT_NONE;
-	default: return VERDICT_NONE;
-	}
-}
-
-static const char *short_verdict(gate_verdict g)
-{
-	return g == VERDICT_PASS_GATE ? "PASS"
-	       : g == VERDICT_NONE    ? "FAILED"
-				      : gate_verdict_name(g);
-}
-
-static void got_text(const variant *v, char *buf, size_t n)
-{
-	if (v->usable)
-		snprintf(buf, n, "%s cos %.5f", short_verdict(v->verdict), v->cos);
-	else
-		snprintf(buf, n, "%s without a usable result", short_verdict(v->verdict));
-}
-
-/* The candidate's cos as the gate printed it: a gate that states INVALID
- * itself is not read further by gate/client/result.c, but its cos is the score. */
-static bool candidate_cos(const gate_result *r, double *cos)
-{
-	if (!r->parsed || r->source != GATE_FROM_GATE)
-		return false;
-	const cJSON *cand = cJSON_GetObjectItemCaseSensitive(r->json, "candidate");
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(cand, "cos");
-	if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble) ||
-	    fabs(c->valuedouble) > 1 + GATE_COS_SLACK)
-		return false;
-	*cos = c->valuedouble;
-	return true;
-}
-
-/* Judges one invocation against what its check asks. */
-static void judge(variant *v, int which)
-{
-	char got[120], fail[sizeof(v->fail)] = "";
-	v->verdict = verdict_of(v);
-	v->usable = candidate_cos(&v->last, &v->cos);
-	got_text(v, got, sizeof(got));
-	switch (which) {
-	case V_REF:
-		v->holds = (v->verdict == VERDICT_PASS_GATE || v->verdict == VERDICT_BELOW_BAR) &&
-			   v->usable && v->cos >= 0.99;
-		if (!v->holds)
-			snprintf(fail, sizeof(fail),
-				 "the reference must pass with cos >= 0.99, got %s (%s)", got,
-				 v->why);
-		break;
-	case V_STUB:
-		v->holds = v->verdict == VERDICT_INVALID &&
-			   (!v->usable || fabs(v->cos) <= VALIDATE_ZERO_COS);
-		if (!v->holds)
-			snprintf(fail, sizeof(fail),
-				 "the stub must be rejected with score 0 (INVALID, cos 0), got %s",
-				 got);
-		break;
-	default:
-		v->holds = v->verdict == VERDICT_INVALID && v->usable && v->cos < 0.99;
-		if (!v->holds)
-			snprintf(fail, sizeof(fail),
-				 "the drop-the-feature variant must be rejected by the cos gate "
-				 "(INVALID, cos < 0.99), got %s",
-				 got);
-		break;
-	}
-	memcpy(v->fail, fail, sizeof(fail));
-}
-
 /* shape and num_workers from the first result that has them, ref first. */
 static void point_of(const variant *vs, const char **shape, int *nw)
 {
@@ -267,11 +182,12 @@ static void field_line(const variant *vs, strbuf *line)
 		const variant *v = &vs[show_order[k]];
 		if (!v->ran)
 			strbuf_addf(line, "  %s[not run]", v->name);
-		else if (v->usable)
-			strbuf_addf(line, "  %s[%s cos %.3f]", v->name, short_verdict(v->verdict),
-				    v->cos);
+		else if (v->call.usable)
+			strbuf_addf(line, "  %s[%s cos %.3f]", v->name,
+				    measure_validate_short(v->call.verdict), v->call.cos);
 		else
-			strbuf_addf(line, "  %s[%s no result]", v->name, short_verdict(v->verdict));
+			strbuf_addf(line, "  %s[%s no result]", v->name,
+				    measure_validate_short(v->call.verdict));
 	}
 }
 
@@ -284,21 +200,21 @@ static void print_variant_json(const variant *v, const char *box)
 	cJSON *a = cJSON_AddArrayToObject(o, "gate_args");
 	for (size_t i = 0; i < v->n_words; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(v->words[i]));
-	if (v->verdict != VERDICT_NONE)
-		cJSON_AddStringToObject(o, "verdict", gate_verdict_name(v->verdict));
+	if (v->call.verdict != VERDICT_NONE)
+		cJSON_AddStringToObject(o, "verdict", gate_verdict_name(v->call.verdict));
 	else
 		cJSON_AddNullToObject(o, "verdict");
 	if (v->last.raw && v->last.stated != VERDICT_NONE)
 		cJSON_AddStringToObject(o, "stated", gate_verdict_name(v->last.stated));
 	else
 		cJSON_AddNullToObject(o, "stated");
-	if (v->usable)
-		cJSON_AddNumberToObject(o, "cos", v->cos);
+	if (v->call.usable)
+		cJSON_AddNumberToObject(o, "cos", v->call.cos);
 	else
 		cJSON_AddNullToObject(o, "cos");
-	cJSON_AddBoolToObject(o, "holds", v->holds);
-	if (!v->holds)
-		cJSON_AddStringToObject(o, "failed", v->fail);
+	cJSON_AddBoolToObject(o, "holds", v->call.holds);
+	if (!v->call.holds)
+		cJSON_AddStringToObject(o, "failed", v->call.fail);
 	cJSON_AddStringToObject(o, "why", v->why);
 	cJSON_AddNumberToObject(o, "exit", v->code);
 	if (v->last.json)
@@ -334,7 +250,7 @@ static void print_summary_json(const variant *vs, const char *box, const char *l
 	cJSON *f = cJSON_AddArrayToObject(o, "failed");
 	for (int k = 0; k < V_N; k++) {
 		const variant *v = &vs[show_order[k]];
-		if (v->ran && !v->holds)
+		if (v->ran && !v->call.holds)
 			cJSON_AddItemToArray(f, cJSON_CreateString(v->name));
 	}
 	cJSON_AddNumberToObject(o, "exit", code);
@@ -412,14 +328,14 @@ static int run_validate(cli_ctx *ctx, void *opts_, const cli_args *args)
 			code = rcode == BG_EXIT_CONNECT ? BG_EXIT_CONNECT : 130;
 			goto out;
 		}
-		judge(v, i);
+		measure_validate_judge(i, v->code, &v->out, &v->last, v->why, &v->call);
 		if (v->json)
 			print_variant_json(v, box->name);
 		else
 			cli_printf(stderr, "boxgate: %s: %s: %s\n", box->name, v->name, v->why);
 	}
 	for (int i = 0; i < V_N; i++)
-		if (!vs[i].holds)
+		if (!vs[i].call.holds)
 			code = BG_EXIT_FAIL;
 	field_line(vs, &line);
 	if (ctx->opt.json) {
@@ -430,8 +346,9 @@ static int run_validate(cli_ctx *ctx, void *opts_, const cli_args *args)
 			cli_printf(stdout, "validate: the gate holds\n");
 		for (int k = 0; k < V_N; k++) {
 			const variant *v = &vs[show_order[k]];
-			if (!v->holds)
-				cli_printf(stdout, "validate: %s fails: %s\n", v->name, v->fail);
+			if (!v->call.holds)
+				cli_printf(stdout, "validate: %s fails: %s\n", v->name,
+					   v->call.fail);
 		}
 	}
 out:
