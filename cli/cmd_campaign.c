@@ -310,18 +310,19 @@ static void push_report(void *ctx, const sync_box *b)
 	const struct push_say *say = ctx;
 	const char *box = b->box->name;
 	strbuf line = STRBUF_INIT;
-	if (b->rc < 0 && !say->json)
+	if (say->json)
+		cli_sync_print_json(b);
+	else if (b->rc < 0)
 		cli_error("campaign %s: push: %s: %s", say->name, box, b->err.msg);
-	for (size_t i = 0; i < b->plan->n; i++) {
+	for (size_t i = 0; !say->json && i < b->plan->n; i++) {
 		const sync_file *f = &b->files[i];
-		if (say->json) {
-			cJSON *o = sync_file_json(b, i);
-			cli_print_json(o);
-			cJSON_Delete(o);
-		} else if (sync_state_failed(f->state)) {
+		if (sync_state_failed(f->state)) {
 			char *shown = sync_path_display(b->plan->items[i].rel);
-			cli_error("campaign %s: push: %s: %s", say->name, box,
-				  f->msg ? f->msg : shown);
+			if (f->msg)
+				cli_error("campaign %s: push: %s: %s", say->name, box, f->msg);
+			else
+				cli_error("campaign %s: push: %s: %s: not pushed", say->name, box,
+					  shown);
 			if (f->verify_out)
 				cli_sync_print_output(box, f->verify_out);
 			free(shown);

@@ -110,19 +110,24 @@ void cli_sync_print_verify_output(cli_sync_job *job)
 	free(boxes);
 }
 
+void cli_sync_print_json(const sync_box *b)
+{
+	for (size_t i = 0; i < b->plan->n; i++) {
+		cJSON *o = sync_file_json(b, i);
+		cli_print_json(o);
+		cJSON_Delete(o);
+	}
+}
+
 void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not_done)
 {
 	const char *box = b->box->name;
 	if (b->rc < 0 && !job->json)
 		cli_folder_add(&job->fold, CLI_FOLD_ERROR, box, b->err.msg);
-	for (size_t i = 0; i < b->plan->n; i++) {
+	if (job->json)
+		cli_sync_print_json(b);
+	for (size_t i = 0; !job->json && i < b->plan->n; i++) {
 		const sync_file *f = &b->files[i];
-		if (job->json) {
-			cJSON *o = sync_file_json(b, i);
-			cli_print_json(o);
-			cJSON_Delete(o);
-			continue;
-		}
 		if (!sync_state_failed(f->state)) {
 			char *line = sync_file_describe(b, i);
 			cli_folder_add(&job->fold, CLI_FOLD_OUT, box, line);

@@ -69,6 +69,9 @@ void cli_sync_report_files(cli_sync_job *job, const sync_box *b, const char *not
  * order. The pipeline calls it before the summary. */
 void cli_sync_print_verify_output(cli_sync_job *job);
 
+/* Box b's files as JSON, one object per line on stdout (sync_file_json). */
+void cli_sync_print_json(const sync_box *b);
+
 /* A verifier's output on stderr, indented, each line led by `set` (the boxes
  * that printed it, or "local"); at most 200 lines. */
 void cli_sync_print_output(const char *set, const char *s);
