@@ -65,7 +65,7 @@ $(AGENT_SRC): gate/agent/gen.sh $(shell gate/agent/gen.sh --list)
 	gate/agent/gen.sh >$@.tmp && mv -f $@.tmp $@
 
 $(AGENT): $(AGENT_SRC)
-	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE -o $@ $< -ldl -lm
+	$(CC) $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -D_GNU_SOURCE $(LDFLAGS) -o $@ $< -ldl -lm
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libboxgate.a
 	@mkdir -p $(dir $@)
@@ -112,10 +112,16 @@ test-long:
 	if [ -n "$$failed" ]; then echo "make test-long: failed:$$failed"; exit 1; fi; \
 	echo "make test-long: check fuzz passed"
 
+# The sanitizers' runtimes are linked in (-static-libasan -static-libubsan): the same
+# checks, but a process starts and ends in about half the cpu (no relocations of two
+# shared runtimes, and LeakSanitizer no longer scans the separate UBSan runtime's 6 MB
+# of globals at each exit): the suite starts boxgate thousands of times.
+ASAN_LDFLAGS := -static-libasan -static-libubsan
 asan:
 	@tests/install-deps
 	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-asan CFLAGS='-O1 -g -fno-omit-frame-pointer' \
-	  EXTRA_CFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=undefined' all unit-bins
+	  EXTRA_CFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=undefined' \
+	  LDFLAGS='$(ASAN_LDFLAGS)' all unit-bins
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:quarantine_size_mb=8 UBSAN_OPTIONS=print_stacktrace=1 $(RUN_TESTS) build-asan
 
 bench: all

@@ -4,6 +4,12 @@
 # accepted I: the 'Accepted publickey' lines in test host I's sshd log (one a fresh session).
 # master_pid BOX [FIELD]: the pid (or FIELD) `config check --json` lists for BOX's master
 #   (empty: none).
+# cold_warm_same DESC WANT CMD ARGS...: boxgate CMD ARGS run cold() and warm(), plain and with
+#   --json (right after CMD): both end with exit WANT and print the same lines, stdout and
+#   stderr, once the test's norm FILE has taken out what differs by nature (timings, ids;
+#   the trace's lines go anyway). $SETUP, when set, runs before each of the four. With
+#   THROUGH set (a pattern), each warm one's trace must also match it (it went through the
+#   master): one more test each. The last warm one's output stays in $BG_TMP/w.out, w.err.
 
 accepted() { grep -c 'Accepted publickey' "$BG_HOSTS_DIR/h$1/sshd.log"; }
 master_pid() {
@@ -12,4 +18,32 @@ import json, sys
 for m in json.loads(sys.stdin.readline())["masters"]:
     if m["box"] == sys.argv[1]:
         print(m[sys.argv[2]])' "$1" "${2:-pid}"
+}
+# the lines of FILE as cold_warm_same compares them
+cold_warm_lines() { norm "$1" | grep -v '^boxgate-trace'; }
+cold_warm_same() {
+  local desc=$1 want=$2 cmd=$3 f rc1 rc2
+  shift 3
+  for f in "" --json; do
+    rc1=0 rc2=0
+    ${SETUP:-}
+    cold "$cmd" $f "$@" >"$BG_TMP/c.out" 2>"$BG_TMP/c.err" || rc1=$?
+    ${SETUP:-}
+    BOXGATE_TRACE=1 warm "$cmd" $f "$@" >"$BG_TMP/w.out" 2>"$BG_TMP/w.err" || rc2=$?
+    if [ "$rc1" = "$want" ] && [ "$rc2" = "$want" ] &&
+      diff <(cold_warm_lines "$BG_TMP/c.out") <(cold_warm_lines "$BG_TMP/w.out") >/dev/null &&
+      diff <(cold_warm_lines "$BG_TMP/c.err") <(cold_warm_lines "$BG_TMP/w.err") >/dev/null; then
+      ok "$desc ${f:-plain}: exit $want and the same lines cold and warm"
+    else
+      not_ok "$desc ${f:-plain}: cold exit $rc1, warm exit $rc2 (want $want)"
+      diag "$(diff <(cold_warm_lines "$BG_TMP/c.out") <(cold_warm_lines "$BG_TMP/w.out") | head -20)"
+      diag "$(diff <(cold_warm_lines "$BG_TMP/c.err") <(cold_warm_lines "$BG_TMP/w.err") | head -20)"
+    fi
+    if [ -n "${THROUGH:-}" ]; then
+      if grep -Eq "$THROUGH" "$BG_TMP/w.err"; then ok "... the warm one through the master"; else
+        not_ok "... the warm one through the master"
+        diag "$(grep -i 'master' "$BG_TMP/w.err" | head -5)"
+      fi
+    fi
+  done
 }

@@ -48,31 +48,14 @@ through_master "... goes through the master"
 check "... with no new ssh session on the box" test "$(accepted 1)" = "$a0"
 
 # --- the same judged lines and exit codes, cold and warm ---
-same() { # MODE RC: run --json and plain, cold and warm: same exit, same lines
-  local mode=$1 want=$2 rc1=0 rc2=0 f
-  for f in "" --json; do
-    cold run $f g1 -- --mode "$mode" >"$BG_TMP/c.out" 2>"$BG_TMP/c.err" || rc1=$?
-    BOXGATE_TRACE=1 warm run $f g1 -- --mode "$mode" >"$BG_TMP/w.out" 2>"$BG_TMP/w.err" || rc2=$?
-    # what differs by nature: timings, record ids, the trace
-    norm() { sed -E 's/[0-9]+(\.[0-9]+)? ?(ms|s)\b/T/g; s/"(elapsed_ms|wall_ms|ms|started|ended|run_id|id|ts|time)":[^,}]*/"\1":X/g' "$1" | grep -v '^boxgate-trace'; }
-    if [ "$rc1" = "$want" ] && [ "$rc2" = "$want" ] && diff <(norm "$BG_TMP/c.out") <(norm "$BG_TMP/w.out") >/dev/null &&
-      diff <(norm "$BG_TMP/c.err") <(norm "$BG_TMP/w.err") >/dev/null; then
-      ok "--mode $mode ${f:-plain}: exit $want and the same lines cold and warm"
-    else
-      not_ok "--mode $mode ${f:-plain}: cold exit $rc1, warm exit $rc2 (want $want)"
-      diag "$(diff <(norm "$BG_TMP/c.out") <(norm "$BG_TMP/w.out") | head -20)"
-      diag "$(diff <(norm "$BG_TMP/c.err") <(norm "$BG_TMP/w.err") | head -20)"
-    fi
-    grep -q "through the box's connection master" "$BG_TMP/w.err" && ok "... the warm one through the master" ||
-      not_ok "... the warm one through the master"
-  done
-}
-same pass 0
-same below 1
-same liar 125
-same garbage 125
-same none 125
-same fail 1
+# what differs by nature: timings, record ids
+norm() { sed -E 's/[0-9]+(\.[0-9]+)? ?(ms|s)\b/T/g; s/"(elapsed_ms|wall_ms|ms|started|ended|run_id|id|ts|time)":[^,}]*/"\1":X/g' "$1"; }
+THROUGH="through the box's connection master"
+for m in "pass 0" "below 1" "liar 125" "garbage 125" "none 125" "fail 1"; do
+  read -r mode want <<<"$m"
+  cold_warm_same "--mode $mode" "$want" run g1 -- --mode "$mode"
+done
+THROUGH=
 
 # --- the watchdog through the master ---
 BOXGATE_TRACE=1 expect_rc 124 "a sleeping gate times out through the master (exit 124)" warm run g1 -v --timeout 2 -- --mode sleep --tag 1
