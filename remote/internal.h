@@ -221,6 +221,14 @@ void remote_ssh_blocks_release(remote_conn *c);
  * calls fail at once instead of waiting on a peer that cannot answer (and
  * libssh2_session_free then frees everything). */
 void remote_ssh_mark_dead(remote_conn *c);
+/* c's transport is up (TCP connected, or its channel through a jump open),
+ * its handshake not begun: when c is a connection to a jump host, boxes
+ * waiting to choose among its lanes may choose now (jump.c). */
+void remote_jump_transport_up(const remote_conn *c);
+/* BOXGATE_TRACE: a step of the connection's setup, printf-style, through
+ * the connect options' trace hook (quiet without one). */
+void remote_tracef(const remote_conn *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Opens c->spare when there is none (blocking, up to the connect
  * timeout); false when the session cannot. */

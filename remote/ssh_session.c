@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,6 +23,18 @@ const char *remote_ssh_errmsg(LIBSSH2_SESSION *s)
 		return "no session";
 	libssh2_session_last_error(s, &msg, NULL, 0);
 	return msg && *msg ? msg : "unknown libssh2 error";
+}
+
+void remote_tracef(const remote_conn *c, const char *fmt, ...)
+{
+	if (!c->opts.trace)
+		return;
+	char what[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	c->opts.trace(c->opts.log_ctx, c->target->name, what);
 }
 
 /* Every byte received stamps the connection: OpenSSH answers each keepalive,
@@ -226,6 +239,10 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	int rc = b->jump ? remote_jump_connect(c, opts, err) : tcp_connect(c, err);
 	if (rc < 0)
 		return rc;
+	if (!b->jump)
+		remote_tracef(c, "TCP connected to %s port %d in %lld ms", b->hostname, b->port,
+			      (long long)c->tcp_ms);
+	remote_jump_transport_up(c);
 	c->session = remote_ssh_session_new(c);
 	if (!c->session)
 		return bg_fail(err, BG_ECONNECT, "%s: cannot create an SSH session", b->name);
@@ -246,6 +263,7 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	remote_knownhosts_release(&kh);
 	if (rc < 0)
 		return rc;
+	remote_tracef(c, "key exchange done, host key checked (%u round trips)", c->round_trips);
 	if (early) {
 		/* The host key holds: the first identity's public key request goes out
 		 * behind the service request, then the handshake ends as usual. */
@@ -276,6 +294,7 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	if (rc < 0)
 		return rc;
 	c->auth_round_trips = c->round_trips;
+	remote_tracef(c, "authenticated (%u round trips)", c->round_trips);
 	c->keepalive_s = b->keepalive_s > 0 ? b->keepalive_s : 0;
 	if (c->keepalive_s)
 		libssh2_keepalive_config(c->session, 1, (unsigned)c->keepalive_s);
