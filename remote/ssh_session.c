@@ -210,10 +210,24 @@ int remote_auth_pipelined(remote_conn *c, const char *user, const char *path)
 			 * open follows it, answered with the server's success. */
 			/* only sent: the success is the authentication's to read */
 			c->hold_recv = true;
-			c->spare = libssh2_channel_open_session(c->session);
+			const char *th;
+			int tp;
+			c->open_tcpip = remote_jump_lane_first(c, &th, &tp);
+			LIBSSH2_CHANNEL *ch =
+				c->open_tcpip ? libssh2_channel_direct_tcpip_ex(c->session, th, tp,
+										"127.0.0.1", 22)
+					      : libssh2_channel_open_session(c->session);
 			c->hold_recv = false;
-			c->open_pending = !c->spare && libssh2_session_last_errno(c->session) ==
-							       LIBSSH2_ERROR_EAGAIN;
+			c->open_pending = !ch && libssh2_session_last_errno(c->session) ==
+							 LIBSSH2_ERROR_EAGAIN;
+			if (c->open_tcpip) {
+				/* nothing read: it cannot be open yet; the pump
+				 * asks again for it and gets it */
+				c->open_tcpip = c->open_pending;
+				c->open_pending = c->open_pending || ch;
+			} else {
+				c->spare = ch;
+			}
 			continue;
 		}
 		if (bg_now_ms() >= deadline) {
@@ -225,6 +239,11 @@ int remote_auth_pipelined(remote_conn *c, const char *user, const char *path)
 	libssh2_session_set_blocking(c->session, 1);
 	c->auth_early = false;
 	c->auth_phase = 0;
+	if (c->open_tcpip && r == 0) {
+		/* the lane's pump finishes it (after a refused signature it
+		 * stays pending: no other key on this session) */
+		c->open_pending = false;
+	}
 	if (r == 0 && c->open_pending) {
 		libssh2_session_set_timeout(c->session, (long)c->target->connect_timeout_s * 1000);
 		c->spare = libssh2_channel_open_session(c->session);

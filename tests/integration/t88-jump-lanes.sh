@@ -3,7 +3,8 @@
 # ("lanes") that spread their channel opens start once the first lane's TCP connect
 # says what a round trip costs, their handshakes overlapping the first's (the jump
 # host's sshd log shows a second connection before the first session's acceptance),
-# never more than four; and each box's own handshake through the tunnel takes the
+# never more than four; each lane's first channel open rides behind the lane's signed
+# request; and each box's own handshake through the tunnel takes the
 # round trips a direct one does (the key query behind the service request, the
 # channel open behind the signature).
 source "$(dirname "$0")/lib.sh"
@@ -44,4 +45,19 @@ for i in 2 3 4 5; do
 done
 [ -z "$bad" ] && ok "every box behind the jump: at most 5 round trips to authenticate and 1 for its channel" || { not_ok "round trips through the jump:$bad"; diag "$(cat "$ERR_FILE")"; }
 has "$ERR_FILE" "b[2-5] channel through jump h1 \\(lane [1-4]\\) open" "BOXGATE_TRACE says when each box's channel opened, and on which lane"
+# Each lane's first channel went out behind the lane's signed request, in place of
+# a session channel the lane never uses: open once the lane is authenticated, with
+# no round trip of its own (later channels on a lane cost one each).
+pycheck "each lane's first channel open cost the lane no round trip past its authentication" '
+import re, sys
+first = {}
+for line in open(sys.argv[1]):
+    m = re.search(r"\(lane (\d+)\) open: .* round trips so far (\d+) \((\d+) to authenticate\)", line)
+    if m:
+        lane, so_far, auth = int(m[1]), int(m[2]), int(m[3])
+        first[lane] = min(first.get(lane, (99, 0)), (so_far, auth))
+assert first, "no channel-open trace lines"
+for lane, (so_far, auth) in first.items():
+    assert so_far == auth, (lane, so_far, auth)
+' "$ERR_FILE"
 finish
