@@ -52,6 +52,10 @@ struct remote_conn {
 	 * 3 a send followed them (the signed request). */
 	int auth_phase;
 	bool open_pending;
+	/* The channel sent behind the signed request is a jump lane's first
+	 * direct-tcpip channel (remote_jump_lane_first): the lane's pump
+	 * finishes its open, not the authentication. */
+	bool open_tcpip;
 	/* The recv hook reads nothing (says EAGAIN): a call made only to send
 	 * must not take in a packet that another call of libssh2's, already
 	 * waiting, looks for in what it reads itself. */
@@ -221,6 +225,18 @@ void remote_ssh_blocks_release(remote_conn *c);
  * calls fail at once instead of waiting on a peer that cannot answer (and
  * libssh2_session_free then frees everything). */
 void remote_ssh_mark_dead(remote_conn *c);
+/* c's transport is up (TCP connected, or its channel through a jump open),
+ * its handshake not begun: when c is a connection to a jump host, boxes
+ * waiting to choose among its lanes may choose now (jump.c). */
+void remote_jump_transport_up(const remote_conn *c);
+/* c is a jump host's connection this thread is making for a box behind it
+ * (jump.c): *host and *port are where that box's channel goes, opened
+ * behind the signed request in place of a session channel. */
+bool remote_jump_lane_first(const remote_conn *c, const char **host, int *port);
+/* BOXGATE_TRACE: a step of the connection's setup, printf-style, through
+ * the connect options' trace hook (quiet without one). */
+void remote_tracef(const remote_conn *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Opens c->spare when there is none (blocking, up to the connect
  * timeout); false when the session cannot. */

@@ -18,7 +18,11 @@
  * more than a new connection to the jump host (both measured on the first
  * lane) starts a new lane, whose handshake then overlaps the other lanes'
  * opens. At 0 ms an open costs next to nothing and one lane serves all; far
- * away, 8 boxes take a few. */
+ * away, 8 boxes take a few. The choice need not wait for the first lane to
+ * authenticate: once its transport is up (its TCP connect, about one round
+ * trip), what a connection and an open cost is estimated from that round
+ * trip, and further lanes start then, their handshakes overlapping the
+ * first's rather than following it. */
 #include "remote/internal.h"
 #include "remote/jump_lanes.h"
 
@@ -61,7 +65,10 @@ struct tunnel {
 	bool open_done;
 	int open_rc;
 	char open_err[256];
-	bool abandoned;          /* the opener gave up waiting */
+	bool abandoned; /* the opener gave up waiting */
+	/* The jump connection's round trips when the open was done, and those
+	 * up to its authentication (BOXGATE_TRACE). */
+	unsigned open_round_trips, open_auth_round_trips;
 	int64_t open_started_ms; /* when the pump sent the open: 0 before */
 };
 
@@ -88,7 +95,20 @@ struct remote_jump {
 	 * and its connect to the box, as far again at most): a jump host slow
 	 * to answer (CPU, load) is no reason for more connections to it. */
 	int64_t open_cap_ms;
+	int lane; /* 1 for the first connection to this chain, then 2, ... (BOXGATE_TRACE) */
+	/* Connecting, its transport up: the estimated connect (from the round
+	 * trip), and open_ms estimated likewise; -1 before. */
+	int64_t est_connect_ms;
+	/* Connecting: the tunnel of the box that started this lane, first in
+	 * its list; its channel's open goes out behind the lane's signed
+	 * request (remote_jump_lane_first), and the pump's first open
+	 * finishes it. */
+	struct tunnel *first;
 };
+
+/* The lane this thread is connecting (jump_get), for remote_jump_transport_up:
+ * a chain of jumps nests, each level saving the one above. */
+static _Thread_local struct remote_jump *lane_connecting;
 
 /* One lock for the registry and every jump's shared state: the pump holds
  * it only to take new tunnels and hand out results. */
@@ -175,6 +195,8 @@ static void open_result(struct remote_jump *j, struct tunnel *t, int rc, const c
 	}
 	t->open_done = true;
 	t->open_rc = rc;
+	t->open_round_trips = j->conn->round_trips;
+	t->open_auth_round_trips = j->conn->auth_round_trips;
 	snprintf(t->open_err, sizeof(t->open_err), "%s", msg ? msg : "");
 	pthread_cond_broadcast(&jump_cv);
 	pthread_mutex_unlock(&jump_mu);
@@ -354,6 +376,7 @@ static void *pump_main(void *arg)
 	remote_conn *c = j->conn;
 	LIBSSH2_SESSION *s = c->session;
 	libssh2_session_set_blocking(s, 0);
+	int64_t up_ms = bg_now_ms();
 	size_t cap = 0;
 	struct pollfd *pfd = NULL;
 	for (;;) {
@@ -378,9 +401,16 @@ static void *pump_main(void *arg)
 		int timeout = 1000;
 		if (c->keepalive_s) {
 			int next = 0;
-			if (libssh2_keepalive_send(s, &next) == 0 && next > 0 &&
-			    next * 1000 < timeout)
+			/* libssh2 sends its first keepalive at once: not before an
+			 * interval has passed (the lane just heard from the host) */
+			int64_t quiet = (int64_t)c->keepalive_s * 1000 - (now - up_ms);
+			if (quiet > 0) {
+				if (quiet < timeout)
+					timeout = (int)quiet;
+			} else if (libssh2_keepalive_send(s, &next) == 0 && next > 0 &&
+				   next * 1000 < timeout) {
 				timeout = next * 1000;
+			}
 			if (now - c->last_rx_ms > (int64_t)c->keepalive_s * 3000 + 1000) {
 				char why[96];
 				snprintf(why, sizeof(why), "no reply for %d s: connection lost",
@@ -465,11 +495,11 @@ void remote_jump_release(struct remote_jump *j)
 
 /* Under jump_mu: the lane a box behind `key` should join
  * (remote_jump_lane_choose); NULL when a new lane would be sooner or there is
- * none yet. *blind is a lane still connecting when none has connected yet:
- * nothing is known of the costs then. */
+ * none yet. *blind is a lane still connecting when none has connected yet
+ * and none has its transport up: nothing is known of the costs then. */
 static struct remote_jump *lane_pick(const char *key, struct remote_jump **blind)
 {
-	struct remote_jump *ref = NULL, *v[JUMP_LANES_MAX];
+	struct remote_jump *ref = NULL, *est = NULL, *v[JUMP_LANES_MAX];
 	remote_jump_lane lanes[JUMP_LANES_MAX];
 	int n = 0;
 	int64_t now = bg_now_ms();
@@ -479,25 +509,59 @@ static struct remote_jump *lane_pick(const char *key, struct remote_jump **blind
 			continue;
 		if (!j->connecting && !ref)
 			ref = j;
+		if (j->connecting && j->est_connect_ms >= 0 && !est)
+			est = j;
 		if (j->connecting && !*blind)
 			*blind = j;
 		lanes[n] = (remote_jump_lane){j->pending, j->connecting, now - j->started_ms,
 					      j->open_ms};
 		v[n++] = j;
 	}
-	if (!ref)
+	if (!ref && !est)
 		return NULL;
 	*blind = NULL;
-	int i = remote_jump_lane_choose(lanes, n, ref->connect_ms, ref->open_ms, JUMP_LANES_MAX);
+	int64_t connect_ms = ref ? ref->connect_ms : est->est_connect_ms;
+	int64_t open_ms = ref ? ref->open_ms : est->open_ms;
+	int i = remote_jump_lane_choose(lanes, n, connect_ms, open_ms, REMOTE_JUMP_HANDSHAKE_CPU_MS,
+					JUMP_LANES_MAX);
 	return i < 0 ? NULL : v[i];
+}
+
+void remote_jump_transport_up(const remote_conn *c)
+{
+	struct remote_jump *j = lane_connecting;
+	if (!j)
+		return;
+	pthread_mutex_lock(&jump_mu);
+	int64_t took = bg_now_ms() - j->started_ms;
+	/* through a jump of its own the transport is a channel's open: about
+	 * two round trips */
+	int64_t rtt = c->target->jump ? took / 2 : c->tcp_ms;
+	if (j->connecting && j->est_connect_ms < 0) {
+		remote_jump_lane_estimate(took, rtt, &j->est_connect_ms, &j->open_ms);
+		pthread_cond_broadcast(&jump_cv);
+	}
+	pthread_mutex_unlock(&jump_mu);
+}
+
+bool remote_jump_lane_first(const remote_conn *c, const char **host, int *port)
+{
+	struct remote_jump *j = lane_connecting;
+	if (!j || !j->first || j->conn)
+		return false;
+	(void)c;
+	*host = j->first->host;
+	*port = j->first->port;
+	return true;
 }
 
 /* A connection to the target's jump chain: a lane already there (lane_pick)
  * or a new one this caller connects; callers that join a lane still
  * connecting wait for it. The caller counts in the lane's pending opens. */
-static int jump_get(const remote_target *t, const remote_connect_opts *opts,
-		    struct remote_jump **out, bg_err *err)
+static int jump_get(remote_conn *c, const remote_connect_opts *opts, struct tunnel *tun,
+		    bool *linked, struct remote_jump **out, bg_err *err)
 {
+	const remote_target *t = c->target;
 	strbuf key = STRBUF_INIT;
 	chain_key(t->jump, &key);
 	pthread_mutex_lock(&jump_mu);
@@ -509,7 +573,7 @@ static int jump_get(const remote_target *t, const remote_connect_opts *opts,
 		/* Every lane is still connecting: wait for one, to learn what a
 		 * connection and an open cost here, then choose. */
 		blind->refs++;
-		while (blind->connecting)
+		while (blind->connecting && blind->est_connect_ms < 0)
 			pthread_cond_wait(&jump_cv, &jump_mu);
 		bool dead = blind->dead;
 		int code = blind->dead_code;
@@ -530,10 +594,14 @@ static int jump_get(const remote_target *t, const remote_connect_opts *opts,
 			pthread_cond_wait(&jump_cv, &jump_mu);
 		bool dead = j->dead;
 		int code = j->dead_code;
+		int lane = j->lane, pending = j->pending;
 		char msg[sizeof(j->dead_msg)];
 		snprintf(msg, sizeof(msg), "%s", j->dead_msg);
 		pthread_mutex_unlock(&jump_mu);
 		strbuf_release(&key);
+		if (!dead)
+			remote_tracef(c, "%s: joins lane %d (%d channel opens pending)",
+				      t->jump->name, lane, pending);
 		if (dead) {
 			remote_jump_release(j);
 			return bg_fail(err, code, "%s: %s", t->name, msg);
@@ -548,12 +616,25 @@ static int jump_get(const remote_target *t, const remote_connect_opts *opts,
 	j->connecting = true;
 	j->started_ms = bg_now_ms();
 	j->wake[0] = j->wake[1] = -1;
+	j->est_connect_ms = -1;
+	/* first in line, before the pump starts: its open is the one the
+	 * lane's authentication sends ahead */
+	j->tunnels = j->first = tun;
+	*linked = true;
+	j->lane = 1;
+	for (struct remote_jump *o = registry; o; o = o->next)
+		if (strcmp(o->key, j->key) == 0 && o->lane >= j->lane)
+			j->lane = o->lane + 1;
 	j->next = registry;
 	registry = j;
 	pthread_mutex_unlock(&jump_mu);
+	remote_tracef(c, "%s: connecting lane %d", t->jump->name, j->lane);
 
 	bg_err e = {0};
+	struct remote_jump *outer = lane_connecting;
+	lane_connecting = j;
 	int rc = remote_connect(t->jump, opts, &j->conn, &e);
+	lane_connecting = outer;
 	if (rc == 0 && pipe2(j->wake, O_CLOEXEC | O_NONBLOCK) < 0)
 		rc = bg_fail(&e, BG_ECONNECT, "%s: cannot make a pipe: %s", t->jump->name,
 			     strerror(errno));
@@ -563,6 +644,12 @@ static int jump_get(const remote_target *t, const remote_connect_opts *opts,
 		j->pump_started = true;
 	pthread_mutex_lock(&jump_mu);
 	j->connecting = false;
+	j->first = NULL;
+	if (rc < 0) {
+		/* the caller frees its tunnel: the lane's end must not */
+		j->tunnels = NULL;
+		*linked = false;
+	}
 	if (rc == 0) {
 		j->connect_ms = bg_now_ms() - j->started_ms;
 		j->open_ms = j->open_cap_ms = 2 * j->conn->tcp_ms + 1;
@@ -575,6 +662,9 @@ static int jump_get(const remote_target *t, const remote_connect_opts *opts,
 	}
 	pthread_cond_broadcast(&jump_cv);
 	pthread_mutex_unlock(&jump_mu);
+	if (rc == 0)
+		remote_tracef(c, "%s: lane %d connected in %lld ms (TCP %lld ms)", t->jump->name,
+			      j->lane, (long long)j->connect_ms, (long long)j->conn->tcp_ms);
 	if (rc < 0) {
 		int code = e.code;
 		int detail = e.detail;
@@ -591,19 +681,10 @@ int remote_jump_connect(remote_conn *c, const remote_connect_opts *opts, bg_err 
 {
 	const remote_target *b = c->target;
 	pthread_once(&jump_once, jump_init);
-	struct remote_jump *j = NULL;
-	int rc = jump_get(b, opts, &j, err);
-	if (rc < 0)
-		return rc;
 	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		pthread_mutex_lock(&jump_mu);
-		j->pending--;
-		pthread_mutex_unlock(&jump_mu);
-		remote_jump_release(j);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return bg_fail(err, BG_ECONNECT, "%s: cannot make a socketpair: %s", b->name,
 			       strerror(errno));
-	}
 	fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) | O_NONBLOCK);
 	struct tunnel *t = xcalloc(1, sizeof(*t));
 	t->state = TUN_OPENING;
@@ -611,15 +692,27 @@ int remote_jump_connect(remote_conn *c, const remote_connect_opts *opts, bg_err 
 	t->host = xstrdup(b->hostname);
 	t->port = b->port;
 	t->fd = sv[1];
+	struct remote_jump *j = NULL;
+	bool linked = false;
+	int rc = jump_get(c, opts, t, &linked, &j, err);
+	if (rc < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		free(t->host);
+		free(t);
+		return rc;
+	}
 
+	int64_t asked_ms = bg_now_ms();
 	struct timespec until;
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += b->connect_timeout_s;
 	pthread_mutex_lock(&jump_mu);
-	bool dead = j->dead;
+	/* a linked tunnel the lane's end already failed and dropped */
+	bool dead = !linked && j->dead;
 	if (dead)
 		j->pending--;
-	if (!dead) {
+	if (!dead && !linked) {
 		struct tunnel **p = &j->tunnels;
 		while (*p)
 			p = &(*p)->next;
@@ -642,6 +735,11 @@ int remote_jump_connect(remote_conn *c, const remote_connect_opts *opts, bg_err 
 		w = pthread_cond_timedwait(&jump_cv, &jump_mu, &until);
 	bool done = t->open_done;
 	int orc = t->open_rc;
+	int64_t sent_ms = t->open_started_ms;
+	unsigned trips = t->open_round_trips, auth_trips = t->open_auth_round_trips;
+	/* the lane's first box: its open went out with the lane's authentication */
+	if (sent_ms < asked_ms)
+		sent_ms = asked_ms;
 	char msg[sizeof(t->open_err)];
 	snprintf(msg, sizeof(msg), "%s", t->open_err);
 	if (!done)
@@ -651,6 +749,13 @@ int remote_jump_connect(remote_conn *c, const remote_connect_opts *opts, bg_err 
 	if (done && orc == 0) {
 		c->sock = sv[0];
 		c->jump = j;
+		int64_t now = bg_now_ms();
+		remote_tracef(
+			c,
+			"channel through %s (lane %d) open: %lld ms queued, %lld ms its open; "
+			"the lane's round trips so far %u (%u to authenticate)",
+			b->jump->name, j->lane, (long long)(sent_ms - asked_ms),
+			(long long)(now - sent_ms), trips, auth_trips);
 		return 0;
 	}
 	close(sv[0]);

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,6 +23,18 @@ const char *remote_ssh_errmsg(LIBSSH2_SESSION *s)
 		return "no session";
 	libssh2_session_last_error(s, &msg, NULL, 0);
 	return msg && *msg ? msg : "unknown libssh2 error";
+}
+
+void remote_tracef(const remote_conn *c, const char *fmt, ...)
+{
+	if (!c->opts.trace)
+		return;
+	char what[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	c->opts.trace(c->opts.log_ctx, c->target->name, what);
 }
 
 /* Every byte received stamps the connection: OpenSSH answers each keepalive,
@@ -197,10 +210,24 @@ int remote_auth_pipelined(remote_conn *c, const char *user, const char *path)
 			 * open follows it, answered with the server's success. */
 			/* only sent: the success is the authentication's to read */
 			c->hold_recv = true;
-			c->spare = libssh2_channel_open_session(c->session);
+			const char *th;
+			int tp;
+			c->open_tcpip = remote_jump_lane_first(c, &th, &tp);
+			LIBSSH2_CHANNEL *ch =
+				c->open_tcpip ? libssh2_channel_direct_tcpip_ex(c->session, th, tp,
+										"127.0.0.1", 22)
+					      : libssh2_channel_open_session(c->session);
 			c->hold_recv = false;
-			c->open_pending = !c->spare && libssh2_session_last_errno(c->session) ==
-							       LIBSSH2_ERROR_EAGAIN;
+			c->open_pending = !ch && libssh2_session_last_errno(c->session) ==
+							 LIBSSH2_ERROR_EAGAIN;
+			if (c->open_tcpip) {
+				/* nothing read: it cannot be open yet; the pump
+				 * asks again for it and gets it */
+				c->open_tcpip = c->open_pending;
+				c->open_pending = c->open_pending || ch;
+			} else {
+				c->spare = ch;
+			}
 			continue;
 		}
 		if (bg_now_ms() >= deadline) {
@@ -212,6 +239,11 @@ int remote_auth_pipelined(remote_conn *c, const char *user, const char *path)
 	libssh2_session_set_blocking(c->session, 1);
 	c->auth_early = false;
 	c->auth_phase = 0;
+	if (c->open_tcpip && r == 0) {
+		/* the lane's pump finishes it (after a refused signature it
+		 * stays pending: no other key on this session) */
+		c->open_pending = false;
+	}
 	if (r == 0 && c->open_pending) {
 		libssh2_session_set_timeout(c->session, (long)c->target->connect_timeout_s * 1000);
 		c->spare = libssh2_channel_open_session(c->session);
@@ -226,6 +258,10 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	int rc = b->jump ? remote_jump_connect(c, opts, err) : tcp_connect(c, err);
 	if (rc < 0)
 		return rc;
+	if (!b->jump)
+		remote_tracef(c, "TCP connected to %s port %d in %lld ms", b->hostname, b->port,
+			      (long long)c->tcp_ms);
+	remote_jump_transport_up(c);
 	c->session = remote_ssh_session_new(c);
 	if (!c->session)
 		return bg_fail(err, BG_ECONNECT, "%s: cannot create an SSH session", b->name);
@@ -246,6 +282,7 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	remote_knownhosts_release(&kh);
 	if (rc < 0)
 		return rc;
+	remote_tracef(c, "key exchange done, host key checked (%u round trips)", c->round_trips);
 	if (early) {
 		/* The host key holds: the first identity's public key request goes out
 		 * behind the service request, then the handshake ends as usual. */
@@ -276,6 +313,7 @@ int remote_ssh_connect(remote_conn *c, const remote_connect_opts *opts, bg_err *
 	if (rc < 0)
 		return rc;
 	c->auth_round_trips = c->round_trips;
+	remote_tracef(c, "authenticated (%u round trips)", c->round_trips);
 	c->keepalive_s = b->keepalive_s > 0 ? b->keepalive_s : 0;
 	if (c->keepalive_s)
 		libssh2_keepalive_config(c->session, 1, (unsigned)c->keepalive_s);
