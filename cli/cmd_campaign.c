@@ -319,7 +319,8 @@ static void push_report(void *ctx, const sync_box *b)
 		if (sync_state_failed(f->state)) {
 			char *shown = sync_path_display(b->plan->items[i].rel);
 			if (f->msg)
-				cli_error("campaign %s: push: %s: %s", say->name, box, f->msg);
+				cli_error("campaign %s: push: %s", say->name,
+					  f->msg); /* names the box */
 			else
 				cli_error("campaign %s: push: %s: %s: not pushed", say->name, box,
 					  shown);

@@ -41,7 +41,8 @@ void measure_validate_judge(validate_check which, int code, const gate_outcome *
 		call->verdict = VERDICT_PASS_GATE;
 	call->usable = candidate_cos(last, &call->cos);
 	if (call->usable)
-		snprintf(got, sizeof(got), "%s cos %.5f", measure_validate_short(call->verdict), call->cos);
+		snprintf(got, sizeof(got), "%s cos %.5f", measure_validate_short(call->verdict),
+			 call->cos);
 	else
 		snprintf(got, sizeof(got), "%s without a usable result",
 			 measure_validate_short(call->verdict));
@@ -64,8 +65,7 @@ void measure_validate_judge(validate_check which, int code, const gate_outcome *
 				 got);
 		break;
 	default:
-		call->holds =
-			call->verdict == VERDICT_INVALID && call->usable && call->cos < 0.99;
+		call->holds = call->verdict == VERDICT_INVALID && call->usable && call->cos < 0.99;
 		if (!call->holds)
 			snprintf(call->fail, sizeof(call->fail),
 				 "the drop-the-feature variant must be rejected by the cos gate "

@@ -183,6 +183,7 @@ expect_rc 2 "shapes set twice: refused" bg campaign p.ini
 sed -i '/^shapes = q_b kv_a/d; /^num_workers = 8 64/d' p.ini
 expect_rc 0 "a campaign that pushes a source first" bg campaign p.ini --plain
 [ -f "$BG_HOST_1_ROOT/repo/tests/helper.py" ] && [ -f "$BG_HOST_2_ROOT/repo/tests/helper.py" ] && ok "the source is on both boxes" || not_ok "the source was not pushed"
+[ "$(grep -cE '^boxgate: campaign p: push: [^ :]+: tests/helper.py: ' "$ERR_FILE")" = 2 ] && ok "each box's push is said on one line" || not_ok "each box's push is said on one line: $(cat "$ERR_FILE")"
 pycheck "the records carry the pushed file's SHA-256" '
 import hashlib, json, sys
 want = hashlib.sha256(open("tests/helper.py", "rb").read()).hexdigest()
@@ -196,8 +197,14 @@ rm -f p.results.jsonl
 clear_logs
 expect_rc 4 "a source the verifier refuses" bg campaign p.ini --plain
 has "$ERR_FILE" 'campaign p: push failed \(exit 4\): no job was run' "it says no job ran"
+has "$ERR_FILE" 'campaign p: push: c[12]: tests/helper.py: refused by the verifier on the box \(exit 1\)' "it names the refused source and its box"
+hasnt "$ERR_FILE" 'push: (c[12]): \1:' "... once"
 [ ! -s p.results.jsonl ] && [ -z "$(LOGS)" ] && ok "no gate ran, nothing recorded" || not_ok "a job ran after the refused push"
 grep -q 'x = 1' "$BG_HOST_1_ROOT/repo/tests/helper.py" && ok "the box kept the good source" || not_ok "the refused source replaced the good one"
+sed -i 's|^push = tests/helper.py$|push = tests/helper.py tests/no-such-source.py|' p.ini
+expect_rc 2 "a source that does not exist" bg campaign p.ini --plain
+has "$ERR_FILE" 'p.ini:6: push: no such readable file .*/tests/no-such-source.py' "the spec names the missing source"
+[ ! -s p.results.jsonl ] && ok "nothing recorded" || not_ok "a job ran after the refused push"
 
 # --- a kernel file overlaid as the candidate ---
 clear_logs
