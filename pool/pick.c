@@ -81,8 +81,9 @@ int pool_pick_pool(const pool_pick_in *in, pool_line **line, broker_pick *pick, 
 		return BG_EXIT_USAGE;
 	}
 	if (in->gpu) {
-		strbuf_addf(refusal, "%s: --gpu and --pool exclude each other: the broker picks "
-				     "the slot",
+		strbuf_addf(refusal,
+			    "%s: --gpu and --pool exclude each other: the broker picks "
+			    "the slot",
 			    in->cmd);
 		return BG_EXIT_USAGE;
 	}
