@@ -375,7 +375,7 @@ static int push_sources(cli_ctx *ctx, const campaign_spec *sp, const sched *s)
 		.ctx = &say,
 	};
 	sync_opts opts = {
-		.verifier_for = cli_verifier_for,
+		.verifier_for = conf_verifier_for,
 		.verifier_ctx = &ctx->conf,
 		.log = cli_log_warning,
 		.trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL,
@@ -386,7 +386,7 @@ static int push_sources(cli_ctx *ctx, const campaign_spec *sp, const sched *s)
 		targets[i] = (sync_target)CLI_SYNC_TARGET(s->boxes[i].box);
 	int code = sync_push_files(ctx->opt.root ? ctx->opt.root : ctx->conf.root, sp->push,
 				   sp->n_push, targets, s->n_boxes, &opts,
-				   cli_local_python(&ctx->conf), &cb);
+				   conf_local_python(&ctx->conf), &cb);
 	free(targets);
 	return code;
 }
