@@ -7,19 +7,6 @@
 #include "pool/slot_probe.h"
 #include "pool/wait.h"
 
-/* The agent the caller found, else one found here into *own. */
-static const gate_agent *agent_of(const pool_pick_in *in, gate_agent *own, strbuf *refusal)
-{
-	bg_err err = {0};
-	if (in->agent)
-		return in->agent;
-	if (gate_agent_locate(own, &err) < 0) {
-		strbuf_addstr(refusal, err.msg);
-		return NULL;
-	}
-	return own;
-}
-
 /* Why the wait ended without a slot, in the words run has always said. */
 static void say_wait_end(const pool_pick_in *in, const pool_wait_result *r, strbuf *refusal)
 {
@@ -71,6 +58,63 @@ static int check_pool_boxes(const pool_pick_in *in, const conf_pool *pool, strbu
 	return code;
 }
 
+/* Where a pick step puts what it found and says. */
+typedef struct pick_step {
+	pool_line **line;
+	broker_pick *pick;
+	strbuf *refusal, *note;
+} pick_step;
+
+/* `code` when the checks before it refused, else `step` with the agent the
+ * caller found or one found here. */
+static int with_agent(const pool_pick_in *in, int code,
+		      int (*step)(const pool_pick_in *, const gate_agent *, pick_step *),
+		      pick_step *st)
+{
+	if (code)
+		return code;
+	gate_agent own;
+	const gate_agent *agent = in->agent;
+	bg_err err = {0};
+	if (!agent) {
+		if (gate_agent_locate(&own, &err) < 0) {
+			strbuf_addstr(st->refusal, err.msg);
+			return BG_EXIT_FAIL;
+		}
+		agent = &own;
+	}
+	code = step(in, agent, st);
+	if (agent == &own)
+		gate_agent_release(&own);
+	return code;
+}
+
+/* The pool's line (with --wait), then its first free slot. */
+static int pick_in_pool(const pool_pick_in *in, const gate_agent *agent, pick_step *st)
+{
+	pool_wait_opts o = {
+		.cf = in->cf,
+		.pool = in->pool,
+		.exclude = in->exclude,
+		.agent = agent,
+		.link = in->link,
+		.wait_s = in->wait_s,
+		.stop = in->stop,
+		.on_ahead = in->on_ahead,
+		.on_first = in->on_first,
+		.ctx = in->ctx,
+	};
+	pool_wait_result r;
+	int code = pool_wait_slot(&o, st->line, st->pick, &r);
+	if (code)
+		say_wait_end(in, &r, st->refusal);
+	else
+		strbuf_addf(st->note, "pool %s: %s:%s is free, taking it", in->pool,
+			    st->pick->box->name, st->pick->slot);
+	strbuf_release(&r.why);
+	return code;
+}
+
 int pool_pick_pool(const pool_pick_in *in, pool_line **line, broker_pick *pick, strbuf *refusal,
 		   strbuf *note)
 {
@@ -82,41 +126,12 @@ int pool_pick_pool(const pool_pick_in *in, pool_line **line, broker_pick *pick, 
 	}
 	if (in->gpu) {
 		strbuf_addf(refusal,
-			    "%s: --gpu and --pool exclude each other: the broker picks "
-			    "the slot",
+			    "%s: --gpu and --pool exclude each other: the broker picks the slot",
 			    in->cmd);
 		return BG_EXIT_USAGE;
 	}
-	int code = check_pool_boxes(in, pool, refusal);
-	if (code)
-		return code;
-	gate_agent own;
-	const gate_agent *agent = agent_of(in, &own, refusal);
-	if (!agent)
-		return BG_EXIT_FAIL;
-	pool_wait_opts o = {
-		.cf = in->cf,
-		.pool = pool->name,
-		.exclude = in->exclude,
-		.agent = agent,
-		.link = in->link,
-		.wait_s = in->wait_s,
-		.stop = in->stop,
-		.on_ahead = in->on_ahead,
-		.on_first = in->on_first,
-		.ctx = in->ctx,
-	};
-	pool_wait_result r;
-	code = pool_wait_slot(&o, line, pick, &r);
-	if (agent == &own)
-		gate_agent_release(&own);
-	if (code)
-		say_wait_end(in, &r, refusal);
-	else
-		strbuf_addf(note, "pool %s: %s:%s is free, taking it", in->pool, pick->box->name,
-			    pick->slot);
-	strbuf_release(&r.why);
-	return code;
+	pick_step st = {line, pick, refusal, note};
+	return with_agent(in, check_pool_boxes(in, pool, refusal), pick_in_pool, &st);
 }
 
 /* Whether `gpus` is the first GPU of the box's list ("3" of "3,5"). */
@@ -126,25 +141,25 @@ static bool first_gpu(const conf_box *box, const char *gpus)
 	return n && gpus && strlen(gpus) == n && strncmp(box->gpus, gpus, n) == 0;
 }
 
-int pool_pick_box(const pool_pick_in *in, broker_pick *pick, strbuf *refusal, strbuf *note)
+/* The box's first free GPU. */
+static int pick_on_box(const pool_pick_in *in, const gate_agent *agent, pick_step *st)
 {
-	int code = in->check_box ? in->check_box(in->ctx, in->box) : 0;
-	if (code)
-		return code;
-	gate_agent own;
-	const gate_agent *agent = agent_of(in, &own, refusal);
-	if (!agent)
-		return BG_EXIT_FAIL;
 	strbuf why = STRBUF_INIT;
-	code = broker_pick_box(in->box, agent, in->link, pick, &why);
-	if (agent == &own)
-		gate_agent_release(&own);
+	int code = broker_pick_box(in->box, agent, in->link, st->pick, &why);
 	if (code)
-		strbuf_addf(refusal, "%s: no free slot on box %s (give --gpu to wait for one):%s",
-			    in->cmd, in->box->name, why.buf ? why.buf : "");
-	else if (!first_gpu(in->box, pick->gpus))
-		strbuf_addf(note, "%s: %s is free, taking it%s", in->box->name, pick->slot,
+		strbuf_addf(st->refusal,
+			    "%s: no free slot on box %s (give --gpu to wait for one):%s", in->cmd,
+			    in->box->name, why.buf ? why.buf : "");
+	else if (!first_gpu(in->box, st->pick->gpus))
+		strbuf_addf(st->note, "%s: %s is free, taking it%s", in->box->name, st->pick->slot,
 			    why.len ? " (the first GPUs are taken)" : "");
 	strbuf_release(&why);
 	return code;
+}
+
+int pool_pick_box(const pool_pick_in *in, broker_pick *pick, strbuf *refusal, strbuf *note)
+{
+	pick_step st = {NULL, pick, refusal, note};
+	return with_agent(in, in->check_box ? in->check_box(in->ctx, in->box) : 0, pick_on_box,
+			  &st);
 }
