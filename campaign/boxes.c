@@ -1,9 +1,12 @@
 /* A campaign's per-box preparations (campaign/boxes.h). */
 #include "campaign/boxes.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/exit.h"
 #include "base/xmalloc.h"
 #include "measure/kernel.h"
 
@@ -68,4 +71,68 @@ void campaign_box_release(sched_box *sb, size_t n_cands)
 	sb->ov = NULL;
 	sb->ov_env = NULL;
 	sb->pushed = sb->pushed_error = NULL;
+}
+
+int campaign_boxes_prepare(const conf *cf, const campaign_spec *sp, const char *cmd, bool json,
+			   const gate_agent *agent, sched *s, campaign_box_args *ba, bg_err *err)
+{
+	char bar[32] = "";
+	gate_agent own;
+	ba->bad_box = ba->bad_job = SIZE_MAX;
+	if (!agent) { /* once, not per job and box */
+		if (gate_agent_locate(&own, err) < 0)
+			return BG_EXIT_FAIL;
+		agent = &own;
+	}
+	char *tag = xasprintf("campaign:%s", sp->name);
+	gate_args_in in = {.cmd = cmd,
+			   .timeout_s = sp->timeout_s,
+			   .holder = tag,
+			   .json = json,
+			   .agent = agent};
+	if (sp->bar > 0) {
+		snprintf(bar, sizeof(bar), "%g", sp->bar);
+		in.bar = bar;
+	}
+	const char *kind = measure_gate_kind(sp->gate_args, sp->n_gate_args);
+	int code = 0;
+	ba->n = s->n_boxes * s->n_jobs;
+	ba->ga = xcalloc(ba->n ? ba->n : 1, sizeof(*ba->ga));
+	ba->ok = xcalloc(ba->n ? ba->n : 1, sizeof(bool));
+	for (size_t b = 0; b < s->n_boxes && !code; b++) {
+		sched_box *sb = &s->boxes[b];
+		gate_args *ga = &ba->ga[b * s->n_jobs];
+		bool *ok = &ba->ok[b * s->n_jobs];
+		campaign_box_init(sb, s->n_jobs, sp->n_cands);
+		in.box = sb->box->name;
+		for (size_t j = 0; j < s->n_jobs && !code; j++) {
+			int rc = gate_args_build(cf, &in, s->jobs[j].words, s->jobs[j].n_words,
+						 &ga[j], err);
+			ok[j] = true;
+			sb->gate[j] = (sched_gate){.spec = ga[j].spec, .bar = ga[j].bar};
+			if (rc < 0) {
+				ba->bad_box = b;
+				ba->bad_job = j;
+				code = rc == BG_EUSAGE ? BG_EXIT_USAGE : BG_EXIT_FAIL;
+			}
+		}
+		if (!code && campaign_box_candidates(sb, sp, kind, err) < 0)
+			code = BG_EXIT_USAGE;
+	}
+	if (agent == &own)
+		gate_agent_release(&own);
+	free(tag);
+	return code;
+}
+
+void campaign_boxes_release(sched *s, size_t n_cands, campaign_box_args *ba)
+{
+	for (size_t i = 0; i < ba->n; i++)
+		if (ba->ok[i])
+			gate_args_release(&ba->ga[i]);
+	free(ba->ga);
+	free(ba->ok);
+	for (size_t b = 0; s->boxes && b < s->n_boxes; b++)
+		campaign_box_release(&s->boxes[b], n_cands);
+	free(s->boxes);
 }

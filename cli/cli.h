@@ -110,10 +110,6 @@ int cli_satisfy_needs(const cli_cmd *cmd, cli_ctx *ctx);
 
 /* Loads the configuration once; prints the error and returns its exit code. */
 int cli_load_conf(cli_ctx *ctx);
-/* sync_verifier_for_fn over the configuration's [verify] rules (ctx: the conf). */
-const char *cli_verifier_for(void *ctx, const char *rel, bool *builtin);
-/* The interpreter of the built-in local box (sync_local_check). */
-const char *cli_local_python(const conf *c);
 /* With BOXGATE_TRACE: the connection's round trips, on stderr through the locked writer. */
 void cli_trace_round_trips(const char *box, const remote_conn *c);
 /* SIGINT, SIGTERM and SIGHUP go to `handler` (a gate run turns them into a
@@ -141,10 +137,8 @@ remote_connect_opts cli_link_warm(const cli_ctx *ctx);
  * when cmdline started no Slurm step. */
 bool cli_slurm_cancel(const conf_box *box, const char *cmdline, bool accept_new);
 
-/* The results file (owned): `given` (--results), else the configuration's
- * [defaults] results, else $XDG_DATA_HOME/boxgate/results.jsonl, else
- * $HOME/.local/share/boxgate/results.jsonl; NULL (error printed) when none.
- * Loads the configuration when it is needed and not loaded yet. */
+/* conf_results_path with $XDG_DATA_HOME and $HOME, the error printed; loads
+ * the configuration when it is needed and not loaded yet. */
 char *cli_results_path(cli_ctx *ctx, const char *given);
 
 /* Prints a help text for a command and returns `code`. */

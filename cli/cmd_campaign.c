@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,79 +216,20 @@ static int load_spec(cli_ctx *ctx, const campaign_opts *o, const char *operand, 
 	return 0;
 }
 
-/* Every box's parsed gate arguments, per job (box * n_jobs + job): what the
- * scheduler's sched_gate views point into. */
-typedef struct box_args {
-	gate_args *ga;
-	bool *ok; /* ga[i] was parsed */
-	size_t n;
-} box_args;
-
-/* Every job's gate arguments through every box's shim, and every file candidate
- * checked against every box, before anything connects. */
-static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s, box_args *ba)
+/* campaign_boxes_prepare, its refusal printed. */
+static int prepare_boxes(cli_ctx *ctx, const campaign_spec *sp, sched *s, campaign_box_args *ba)
 {
-	char bar[32] = "";
 	bg_err err = {0};
-	gate_agent agent;
-	if (gate_agent_locate(&agent, &err) < 0) { /* once, not per job and box */
-		cli_error("%s", err.msg);
-		return BG_EXIT_FAIL;
-	}
-	char *tag = xasprintf("campaign:%s", sp->name);
-	gate_args_in in = {.cmd = ctx->cmd->name,
-			   .timeout_s = sp->timeout_s,
-			   .holder = tag,
-			   .json = ctx->opt.json,
-			   .agent = &agent};
-	if (sp->bar > 0) {
-		snprintf(bar, sizeof(bar), "%g", sp->bar);
-		in.bar = bar;
-	}
-	const char *kind = measure_gate_kind(sp->gate_args, sp->n_gate_args);
-	int code = 0;
-	ba->n = s->n_boxes * s->n_jobs;
-	ba->ga = xcalloc(ba->n ? ba->n : 1, sizeof(*ba->ga));
-	ba->ok = xcalloc(ba->n ? ba->n : 1, sizeof(bool));
-	for (size_t b = 0; b < s->n_boxes && !code; b++) {
-		sched_box *sb = &s->boxes[b];
-		gate_args *ga = &ba->ga[b * s->n_jobs];
-		bool *ok = &ba->ok[b * s->n_jobs];
-		campaign_box_init(sb, s->n_jobs, sp->n_cands);
-		in.box = sb->box->name;
-		for (size_t j = 0; j < s->n_jobs && !code; j++) {
-			int rc = gate_args_build(&ctx->conf, &in, s->jobs[j].words,
-						 s->jobs[j].n_words, &ga[j], &err);
-			ok[j] = true;
-			sb->gate[j] = (sched_gate){.spec = ga[j].spec, .bar = ga[j].bar};
-			if (rc < 0) {
-				cli_error("%s", err.msg);
-				cli_error("campaign %s: job %s cannot run on box %s (%s:%d)",
-					  sp->name, s->jobs[j].key, sb->box->name, sp->file,
-					  sp->line);
-				code = rc == BG_EUSAGE ? BG_EXIT_USAGE : BG_EXIT_FAIL;
-			}
-		}
-		if (!code && campaign_box_candidates(sb, sp, kind, &err) < 0) {
-			cli_error("%s", err.msg);
-			code = BG_EXIT_USAGE;
-		}
-	}
-	gate_agent_release(&agent);
-	free(tag);
+	int code = campaign_boxes_prepare(&ctx->conf, sp, ctx->cmd->name, ctx->opt.json, NULL, s,
+					  ba, &err);
+	if (!code)
+		return 0;
+	cli_error("%s", err.msg);
+	if (ba->bad_job != SIZE_MAX)
+		cli_error("campaign %s: job %s cannot run on box %s (%s:%d)", sp->name,
+			  s->jobs[ba->bad_job].key, s->boxes[ba->bad_box].box->name, sp->file,
+			  sp->line);
 	return code;
-}
-
-static void release_boxes(sched *s, size_t n_cands, box_args *ba)
-{
-	for (size_t i = 0; i < ba->n; i++)
-		if (ba->ok[i])
-			gate_args_release(&ba->ga[i]);
-	free(ba->ga);
-	free(ba->ok);
-	for (size_t b = 0; s->boxes && b < s->n_boxes; b++)
-		campaign_box_release(&s->boxes[b], n_cands);
-	free(s->boxes);
 }
 
 /* ---- push = FILE...: the sources on every box before the first job ---- */
@@ -375,7 +317,7 @@ static int push_sources(cli_ctx *ctx, const campaign_spec *sp, const sched *s)
 		.ctx = &say,
 	};
 	sync_opts opts = {
-		.verifier_for = cli_verifier_for,
+		.verifier_for = conf_verifier_for,
 		.verifier_ctx = &ctx->conf,
 		.log = cli_log_warning,
 		.trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL,
@@ -386,7 +328,7 @@ static int push_sources(cli_ctx *ctx, const campaign_spec *sp, const sched *s)
 		targets[i] = (sync_target)CLI_SYNC_TARGET(s->boxes[i].box);
 	int code = sync_push_files(ctx->opt.root ? ctx->opt.root : ctx->conf.root, sp->push,
 				   sp->n_push, targets, s->n_boxes, &opts,
-				   cli_local_python(&ctx->conf), &cb);
+				   conf_local_python(&ctx->conf), &cb);
 	free(targets);
 	return code;
 }
@@ -540,7 +482,7 @@ static int run_campaign(cli_ctx *ctx, void *opts_, const cli_args *args)
 	const campaign_opts *o = opts_;
 	campaign_spec sp = {0};
 	sched s = {0};
-	box_args ba = {0};
+	campaign_box_args ba = {0};
 	gate_agent agent = {0};
 	bool have_agent = false;
 	campaign_recorded rec = {0};
@@ -758,7 +700,7 @@ out:
 	}
 	campaign_view_free(view);
 	campaign_slots_release(&s);
-	release_boxes(&s, sp.n_cands, &ba);
+	campaign_boxes_release(&s, sp.n_cands, &ba);
 	sched_release(&s);
 	campaign_jobs_free(s.jobs, s.n_jobs);
 	campaign_recorded_release(&rec);

@@ -18,7 +18,7 @@
 #include "cli/run_output.h"
 #include "pool/broker.h"
 #include "pool/line.h"
-#include "pool/slot_probe.h"
+#include "pool/pick.h"
 #include "pool/wait.h"
 #include "gate/client/overlay.h"
 #include "gate/client/run_present.h"
@@ -678,155 +678,73 @@ static int overlay_from_options(const run_opts *opts, const gate_args *ga, const
 	return 0;
 }
 
+/* What the pick's callbacks need of the command. */
+typedef struct pick_ctx {
+	cli_ctx *cli;
+	const gate_opts *g;
+	const cli_args *args;
+} pick_ctx;
+
 static void said_ahead(void *ctx, int ahead)
 {
-	cli_printf(stderr, "boxgate: pool %s: %d waiter%s ahead in line\n", (const char *)ctx,
-		   ahead, ahead == 1 ? "" : "s");
+	cli_printf(stderr, "boxgate: pool %s: %d waiter%s ahead in line\n",
+		   ((const pick_ctx *)ctx)->cli->opt.pool, ahead, ahead == 1 ? "" : "s");
 }
 
 static void said_first(void *ctx)
 {
 	cli_printf(stderr, "boxgate: pool %s: first in line, waiting for a free slot\n",
-		   (const char *)ctx);
+		   ((const pick_ctx *)ctx)->cli->opt.pool);
 }
 
-/* --wait S: a place in the pool's line, then its first free slot (pool/wait.h);
- * says why when there is none. */
-static int wait_for_slot(cli_ctx *ctx, int wait_s, const gate_agent *agent, pool_line **line,
-			 broker_pick *pick)
+/* A box the pick may take must take the gate's arguments (its refusal said). */
+static int check_box(void *ctx_, const conf_box *box)
 {
-	const char *pool = ctx->opt.pool;
-	remote_connect_opts link = cli_link_warm(ctx);
-	pool_wait_opts o = {
-		.cf = &ctx->conf,
-		.pool = pool,
-		.exclude = cli_exclude_spec(ctx),
-		.agent = agent,
-		.link = &link,
-		.wait_s = wait_s,
-		.stop = &stop_requested,
-		.on_ahead = said_ahead,
-		.on_first = said_first,
-		.ctx = (void *)pool,
-	};
-	pool_wait_result r;
-	int code = pool_wait_slot(&o, line, pick, &r);
-	const char *cmd = ctx->cmd->name;
-	switch (r.end) {
-	case POOL_WAIT_TAKEN:
-	case POOL_WAIT_STOPPED: break;
-	case POOL_WAIT_JOIN_FAILED:
-		cli_error("%s: pool %s: cannot join the line on %s: %s", cmd, pool, r.line_box,
-			  r.err.msg);
-		break;
-	case POOL_WAIT_LINE_LOST: cli_error("%s: pool %s: %s", cmd, pool, r.err.msg); break;
-	case POOL_WAIT_LINE_TIMEOUT:
-		if (r.ahead < 0)
-			cli_error(
-				"%s: pool %s: the line on %s gave no place within --wait %d s (its "
-				"queue command said nothing); the slots:%s",
-				cmd, pool, r.line_box, wait_s, r.why.buf);
-		else
-			cli_error("%s: pool %s: still %d waiter%s ahead in line after --wait %d s; "
-				  "the slots:%s",
-				  cmd, pool, r.ahead, r.ahead == 1 ? "" : "s", wait_s, r.why.buf);
-		break;
-	case POOL_WAIT_NO_SLOT:
-		cli_error("%s: no free slot in pool %s%s:%s", cmd, pool,
-			  wait_s ? " within --wait" : "", r.why.buf ? r.why.buf : "");
-		break;
-	}
-	strbuf_release(&r.why);
-	return code;
-}
-
-/* run BOX without --gpu on a box of several GPUs: the box's first free one,
- * asked of its agent on the connection the run then uses. Quiet when that is
- * the box's first GPU. */
-static int pick_on_box(cli_ctx *ctx, gate_opts *g, const cli_args *args, broker_pick *pick)
-{
+	pick_ctx *p = ctx_;
 	gate_args ga;
-	int code = gate_args_parse(ctx, g, args, &ga); /* refusals before connecting */
-	const conf_box *box = code ? NULL : ga.box;
+	p->cli->opt.boxes = box->name;
+	int code = gate_args_parse(p->cli, p->g, p->args, &ga);
 	gate_args_release(&ga);
-	if (code)
-		return code;
-	gate_agent agent;
-	bg_err err = {0};
-	strbuf why = STRBUF_INIT;
-	if (gate_agent_locate(&agent, &err) < 0) {
-		cli_error("%s", err.msg);
-		return BG_EXIT_FAIL;
-	}
-	remote_connect_opts link = cli_link_warm(ctx);
-	code = broker_pick_box(box, &agent, &link, pick, &why);
-	gate_agent_release(&agent);
-	if (code) {
-		cli_error("%s: no free slot on box %s (give --gpu to wait for one):%s",
-			  ctx->cmd->name, box->name, why.buf);
-	} else {
-		char *first = gate_args_first_gpu(box);
-		if (!first || !pick->gpus || strcmp(first, pick->gpus) != 0)
-			cli_printf(stderr, "boxgate: %s: %s is free, taking it%s\n", box->name,
-				   pick->slot, why.len ? " (the first GPUs are taken)" : "");
-		free(first);
-		g->gpu = pick->gpus;
-	}
-	strbuf_release(&why);
 	return code;
 }
 
-/* --pool: every box of the pool must take the gate's arguments (refused before
- * anything connects), then the broker picks the first free slot and run goes on
- * as `run BOX --gpu N` on the connection the broker opened. */
+/* --pool, or BOX without --gpu on a box of several GPUs (pool/pick.h): the
+ * slot run goes on with as `run BOX --gpu N`, on the connection the broker
+ * opened. */
 static int pick_slot(cli_ctx *ctx, gate_opts *g, const cli_args *args, int wait_s, pool_line **line,
 		     broker_pick *pick)
 {
-	const conf_pool *pool = conf_find_pool(&ctx->conf, ctx->opt.pool);
-	if (!pool) {
-		cli_error("%s: no pool '%s' in %s", ctx->cmd->name, ctx->opt.pool,
-			  ctx->conf.path ? ctx->conf.path : "the configuration (none was loaded)");
-		return BG_EXIT_USAGE;
+	pick_ctx p = {.cli = ctx, .g = g, .args = args};
+	remote_connect_opts link = cli_link_warm(ctx);
+	pool_pick_in in = {
+		.cf = &ctx->conf,
+		.cmd = ctx->cmd->name,
+		.pool = ctx->opt.pool,
+		.box = ctx->opt.pool ? NULL : conf_find_box(&ctx->conf, ctx->opt.boxes),
+		.gpu = g->gpu,
+		.exclude = cli_exclude_spec(ctx),
+		.link = &link,
+		.wait_s = wait_s,
+		.stop = &stop_requested,
+		.check_box = check_box,
+		.on_ahead = said_ahead,
+		.on_first = said_first,
+		.ctx = &p,
+	};
+	strbuf refusal = STRBUF_INIT, note = STRBUF_INIT;
+	int code = in.pool ? pool_pick_pool(&in, line, pick, &refusal, &note)
+			   : pool_pick_box(&in, pick, &refusal, &note);
+	if (refusal.len)
+		cli_error("%s", refusal.buf);
+	if (note.len)
+		cli_printf(stderr, "boxgate: %s\n", note.buf);
+	if (!code) {
+		ctx->opt.boxes = pick->box->name;
+		g->gpu = pick->gpus;
 	}
-	if (g->gpu) {
-		cli_error("%s: --gpu and --pool exclude each other: the broker picks the slot",
-			  ctx->cmd->name);
-		return BG_EXIT_USAGE;
-	}
-	/* The gate's arguments must pass the shim of every box the pick may take. */
-	size_t n_probe = 0;
-	bg_err perr = {0};
-	slot_probe *probe =
-		slot_probe_pool(&ctx->conf, pool->name, cli_exclude_spec(ctx), &n_probe, &perr);
-	if (!probe) {
-		cli_error("%s", perr.msg);
-		return BG_EXIT_USAGE;
-	}
-	int code = 0;
-	for (size_t i = 0; i < n_probe && !code; i++) {
-		gate_args ga;
-		ctx->opt.boxes = probe[i].box->name;
-		code = gate_args_parse(ctx, g, args, &ga);
-		gate_args_release(&ga);
-	}
-	slot_probe_release(probe, n_probe);
-	if (code)
-		return code;
-	gate_agent agent;
-	bg_err err = {0};
-	if (gate_agent_locate(&agent, &err) < 0) {
-		cli_error("%s", err.msg);
-		return BG_EXIT_FAIL;
-	}
-	code = wait_for_slot(ctx, wait_s, &agent, line, pick);
-	gate_agent_release(&agent);
-	if (code)
-		return code;
-	ctx->opt.boxes = pick->box->name;
-	g->gpu = pick->gpus;
-	cli_printf(stderr, "boxgate: pool %s: %s:%s is free, taking it\n", ctx->opt.pool,
-		   pick->box->name, pick->slot);
-	return 0;
+	strbuf_release(&refusal);
+	strbuf_release(&note);
+	return code;
 }
 
 static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
@@ -889,7 +807,7 @@ static int run_run(cli_ctx *ctx, void *opts_, const cli_args *args)
 	} else if (!gopts.gpu && ctx->opt.boxes) {
 		const conf_box *b = conf_find_box(&ctx->conf, ctx->opt.boxes);
 		if (b && pool_gpu_count(b->gpus) >= 2 &&
-		    (code = pick_on_box(ctx, &gopts, args, &pick)))
+		    (code = pick_slot(ctx, &gopts, args, 0, NULL, &pick)))
 			return code;
 	}
 	npts = sw.n >= 2 ? sw.n : 1;

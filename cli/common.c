@@ -1,6 +1,6 @@
 /* What every subcommand shares: parsing a command line against its entry,
- * loading the configuration once, box selection, usage output, the verifier
- * lookup and trace that sync/ is handed. */
+ * loading the configuration once, box selection, usage output, the results
+ * file from the environment, the trace that sync/ is handed. */
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,20 +18,14 @@
 
 char *cli_results_path(cli_ctx *ctx, const char *given)
 {
-	if (given)
-		return xstrdup(given);
-	if (!ctx->conf_loaded && cli_load_conf(ctx))
+	bg_err err = {0};
+	if (!given && !ctx->conf_loaded && cli_load_conf(ctx))
 		return NULL;
-	if (ctx->conf.results)
-		return xstrdup(ctx->conf.results);
-	const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-	/* XDG Base Directory: a relative $XDG_DATA_HOME is invalid and ignored. */
-	if (xdg && xdg[0] == '/')
-		return xasprintf("%s/boxgate/results.jsonl", xdg);
-	if (home && home[0])
-		return xasprintf("%s/.local/share/boxgate/results.jsonl", home);
-	cli_error("results: no results file: HOME is not set (give --results FILE)");
-	return NULL;
+	char *path = conf_results_path(given ? NULL : &ctx->conf, given, getenv("XDG_DATA_HOME"),
+				       getenv("HOME"), &err);
+	if (!path)
+		cli_error("%s", err.msg);
+	return path;
 }
 
 static const char *env_lookup(void *ctx, const char *name)
@@ -233,28 +227,6 @@ int cli_usage(const cli_cmd *cmd, FILE *to, int code)
 {
 	cli_write(to, cmd->help, strlen(cmd->help));
 	return code;
-}
-
-const char *cli_verifier_for(void *ctx, const char *rel, bool *builtin)
-{
-	const conf *c = ctx;
-	const char *cmd = conf_verify_for(c, rel);
-	*builtin = false;
-	for (size_t i = 0; cmd && i < c->n_verify; i++)
-		if (c->verify[i].command == cmd) {
-			*builtin =
-				c->verify[i].file && strcmp(c->verify[i].file, "(built-in)") == 0;
-			break;
-		}
-	return cmd;
-}
-
-const char *cli_local_python(const conf *c)
-{
-	for (size_t i = 0; i < c->n_boxes; i++)
-		if (c->boxes[i].builtin && c->boxes[i].python)
-			return c->boxes[i].python;
-	return "python3";
 }
 
 static int64_t trace_t0;

@@ -159,7 +159,8 @@ static int after(cli_sync_job *job)
 {
 	struct push_state *ps = job->state;
 	sync_local_checks_cb cb = {check_could_not_run, check_refused, job};
-	return sync_job_push(&job->run, cli_local_python(&job->ctx->conf), ps->no_local_check, &cb);
+	return sync_job_push(&job->run, conf_local_python(&job->ctx->conf), ps->no_local_check,
+			     &cb);
 }
 
 /* The closing line: counts, failed boxes, the exit code. */

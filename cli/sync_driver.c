@@ -166,13 +166,13 @@ int cli_sync_run(cli_ctx *ctx, const cli_sync_cmd *cmd, sync_opts *opts, const c
 			    .state = state};
 	size_t cnt[SYNC_STATE_COUNT];
 	int code = sync_plan_build(&job.plan, ctx->opt.root ? ctx->opt.root : ctx->conf.root,
-				   args->v, args->n, cmd->add_flags, cli_verifier_for, &ctx->conf,
+				   args->v, args->n, cmd->add_flags, conf_verifier_for, &ctx->conf,
 				   plan_error, &job);
 	if (code) {
 		code = bg_exit_code(code);
 		goto out;
 	}
-	opts->verifier_for = cli_verifier_for;
+	opts->verifier_for = conf_verifier_for;
 	opts->verifier_ctx = &ctx->conf;
 	opts->log = cli_log_warning;
 	opts->trace = getenv("BOXGATE_TRACE") ? cli_sync_trace : NULL;

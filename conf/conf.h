@@ -244,6 +244,18 @@ int conf_select_except(const conf *c, const char *spec, bool all, const char *ex
 /* The verifier command for a repo-relative path: a path rule wins over an
  * extension rule; NULL when none applies (borrowed). */
 const char *conf_verify_for(const conf *c, const char *relpath);
+/* conf_verify_for as sync/'s verifier lookup (sync_verifier_for_fn; ctx: the
+ * conf): *builtin says whether the rule is boxgate's built-in one. */
+const char *conf_verifier_for(void *ctx, const char *relpath, bool *builtin);
+/* The interpreter of the built-in local box (sync_local_check); "python3"
+ * when it names none. */
+const char *conf_local_python(const conf *c);
+/* The results file (owned): `given` (--results), else c's [defaults] results,
+ * else $XDG_DATA_HOME/boxgate/results.jsonl (an absolute xdg_data_home only),
+ * else $HOME/.local/share/boxgate/results.jsonl; NULL (BG_EUSAGE in err) when
+ * none. c may be NULL (no configuration). */
+char *conf_results_path(const conf *c, const char *given, const char *xdg_data_home,
+			const char *home, bg_err *err);
 
 /* Prints the resolved configuration as INI (for `boxgate config check`). */
 void conf_dump(const conf *c, void (*out)(void *ctx, const char *line), void *ctx);

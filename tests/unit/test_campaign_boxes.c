@@ -16,7 +16,9 @@
 
 #include "base/xmalloc.h"
 #include "campaign/boxes.h"
+#include "base/exit.h"
 #include "unit.h"
+#include "unit_conf.h"
 
 UNIT_SCRATCH_GROUP("campaign-boxes")
 
@@ -127,10 +129,67 @@ static void overlays_and_refusals(void **state)
 	free(k);
 }
 
+/* Every job through every box's shim before anything connects: the views
+ * each box's gates point into, the job and box a refusal names, everything
+ * released either way. */
+static void prepare_every_box(void **state)
+{
+	(void)state;
+	conf cf;
+	unit_conf_load(&cf,
+		       "[box g]\nhost = h\nrepo = /r\ngate = gate.py\ngpus = 0\nallow = --shape\n"
+		       "[box nogate]\nhost = h3\nrepo = /r\n");
+	gate_agent agent = {.binary = (char *)"/lx/boxgate-agent",
+			    .source = (char *)"/lx/boxgate-agent.c",
+			    .libexec = (char *)"/lx"};
+	char *w0[] = {"--shape", "a", NULL}, *w1[] = {"--shape", "b", NULL};
+	campaign_job jobs[2] = {{.key = "j0", .words = w0, .n_words = 2},
+				{.key = "j1", .words = w1, .n_words = 2}};
+	campaign_candidate cands[1] = {{.name = "baseline"}};
+	campaign_spec sp = {.name = "c",
+			    .file = "c.ini",
+			    .line = 3,
+			    .cands = cands,
+			    .n_cands = 1,
+			    .timeout_s = 60,
+			    .bar = 0.9};
+	sched s = {.jobs = jobs, .n_jobs = 2, .n_boxes = 1};
+	s.boxes = xcalloc(2, sizeof(*s.boxes));
+	s.boxes[0].box = conf_find_box(&cf, "g");
+	s.boxes[1].box = conf_find_box(&cf, "nogate");
+	campaign_box_args ba = {0};
+	bg_err err = {0};
+	if (campaign_boxes_prepare(&cf, &sp, "campaign", false, &agent, &s, &ba, &err) != 0)
+		fail_msg("refused: %s", err.msg);
+	assert_int_equal(ba.n, 2);
+	assert_true(ba.ok[0] && ba.ok[1]);
+	assert_int_equal(ba.bad_job, SIZE_MAX);
+	assert_true(s.boxes[0].gate[1].bar == 0.9);
+	assert_int_equal(ba.ga[1].timeout_s, 60);
+	assert_string_equal(ba.ga[0].box->name, "g");
+	campaign_boxes_release(&s, 1, &ba);
+
+	/* the second box has no gate: its first job is refused, named */
+	s.n_boxes = 2;
+	s.boxes = xcalloc(2, sizeof(*s.boxes));
+	s.boxes[0].box = conf_find_box(&cf, "g");
+	s.boxes[1].box = conf_find_box(&cf, "nogate");
+	memset(&ba, 0, sizeof(ba));
+	int code = campaign_boxes_prepare(&cf, &sp, "campaign", false, &agent, &s, &ba, &err);
+	assert_int_equal(code, BG_EXIT_USAGE);
+	assert_int_equal(ba.bad_box, 1);
+	assert_int_equal(ba.bad_job, 0);
+	assert_true(err.msg[0] != '\0');
+	assert_false(ba.ok[3]); /* the refusal stops the rest */
+	campaign_boxes_release(&s, 1, &ba);
+	conf_release(&cf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(overlays_and_refusals),
+		cmocka_unit_test(prepare_every_box),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
