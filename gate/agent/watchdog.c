@@ -174,10 +174,9 @@ long long step(struct run *r)
 	switch (r->ph) {
 	case PH_RUN:
 		if (r->gate_reaped) {
-			size_t live = 0;
+			size_t live;
 			strbuf list = STRBUF_INIT;
-			if (!tree_empty())
-				tree_scan(r, 0, &live, &list);
+			tree_scan(r, 0, &live, &list);
 			if (live) {
 				msg("gate exited but left %zu process%s behind (pid %.*s): "
 				    "stopping them",
