@@ -39,6 +39,8 @@ pct = lambda q: delays[min(len(delays) - 1, int(q * len(delays)))]
 print("%.2f %.2f %d" % (pct(0.50), pct(0.99), len(delays)))
 PY
 
+# the gate's own lines reach stdout only with -v; a run that measured nothing fails the script
+failed=0
 printf '%-8s %-10s %10s %10s %8s\n' delay tool p50_ms p99_ms lines
 for delay in 0 10; do
   D=$("$HOSTS" up --n 1 --delay "$delay") || { echo "hosts up failed"; exit 1; }
@@ -49,7 +51,7 @@ for delay in 0 10; do
   "$BOXGATE" --config "$ini" bootstrap --boxes t1 >/dev/null
   rtt=$("$HOSTS" rtt "$D" 1 5 2>/dev/null | head -1)
   for rep in 1 2 3; do
-    b=$(python3 "$tmp/measure.py" "$BOXGATE" --config "$ini" run t1 --)
+    b=$(python3 "$tmp/measure.py" "$BOXGATE" --config "$ini" run -v t1 --) || failed=1
     s=$(python3 "$tmp/measure.py" ssh -F "$BG_SSH_CONFIG" h1 python3 /root/repo/ticker.py)
     printf '%-8s %-10s %10s %10s %8s\n' "${delay}ms" boxgate $b
     printf '%-8s %-10s %10s %10s %8s\n' "${delay}ms" ssh $s
@@ -67,9 +69,11 @@ cp "$root/tests/integration/gates/fake_gate.sh" "$BG_HOST_1_ROOT/repo/gate.sh"
 for mode in sleep ignore-term; do
   vals=
   for rep in 1 2 3 4 5; do
-    v=$("$BOXGATE" --config "$tmp/w.ini" run w1 --timeout 1 -- --mode "$mode" --tag 9 2>/dev/null |
+    v=$("$BOXGATE" --config "$tmp/w.ini" run -v w1 --timeout 1 -- --mode "$mode" --tag 9 2>/dev/null |
         sed -n 's/.*"reaped_ms":\([0-9]*\).*/\1/p')
-    vals="$vals $v"
+    [ -n "$v" ] || failed=1
+    vals="$vals ${v:-?}"
   done
   echo "  $mode: reaped_ms$vals (target: under grace 1000 + 500)"
 done
+exit "$failed"
