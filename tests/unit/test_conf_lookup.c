@@ -15,22 +15,7 @@
 #include "unit.h"
 #include "unit_conf.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	if (unit_tmpdir_make("conf-lookup") < 0)
-		return -1;
-	setenv("HOME", home, 1);
-	setenv("USER", "tester", 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unit_tmpdir_remove();
-	return 0;
-}
+UNIT_CONF_GROUP("conf-lookup")
 
 static const char ini[] = "[box g1]\nhost = 127.0.0.1\nrepo = /r\npython = /opt/py3\n"
 			  "[verify]\n.py = mycheck {}\nsrc/x.sh =\n";

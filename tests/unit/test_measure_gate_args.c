@@ -16,22 +16,7 @@
 #include "unit.h"
 #include "unit_conf.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	if (unit_tmpdir_make("gate-args") < 0)
-		return -1;
-	setenv("HOME", home, 1);
-	setenv("USER", "tester", 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unit_tmpdir_remove();
-	return 0;
-}
+UNIT_CONF_GROUP("gate-args")
 
 static const char ini[] = "[box g]\nhost = h1\nrepo = /r\ngate = gate.py\ngpus = 0-3,7\n"
 			  "gate_timeout_s = 600\n"

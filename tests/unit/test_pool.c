@@ -20,22 +20,7 @@
 #include "unit.h"
 #include "unit_conf.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	if (unit_tmpdir_make("pool") < 0)
-		return -1;
-	setenv("HOME", home, 1);
-	setenv("USER", "tester", 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unit_tmpdir_remove();
-	return 0;
-}
+UNIT_CONF_GROUP("pool")
 
 static const char pool_ini[] = "[box g1]\nhost = h1\nrepo = /r\ngpus = 0-3\n"
 			       "[box g2]\nhost = h2\nrepo = /r\ngpus = 0,5\n"

@@ -17,22 +17,7 @@
 #include "unit.h"
 #include "unit_conf.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	if (unit_tmpdir_make("pool-wait") < 0)
-		return -1;
-	setenv("HOME", home, 1);
-	setenv("USER", "tester", 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unit_tmpdir_remove();
-	return 0;
-}
+UNIT_CONF_GROUP("pool-wait")
 
 /* Port 1 of the loopback address: the connect is refused at once. */
 static const char pool_ini[] = "[defaults]\nconnect_timeout_s = 5\n"
