@@ -71,13 +71,13 @@ static inline void unit_tmpdir_remove(void)
 	nftw(tmpdir, unit_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* The group setup and teardown of a test file that works in a scratch
- * directory named NAME. */
-#define UNIT_SCRATCH_GROUP(name)                                                                   \
+/* The group setup and teardown of a test file whose setup is MAKE(NAME)
+ * (a scratch directory and what the file needs in it). */
+#define UNIT_GROUP_WITH(make, name)                                                                \
 	static int setup(void **state)                                                             \
 	{                                                                                          \
 		(void)state;                                                                       \
-		return unit_tmpdir_make(name);                                                     \
+		return make(name);                                                                 \
 	}                                                                                          \
 	static int teardown(void **state)                                                          \
 	{                                                                                          \
@@ -85,5 +85,8 @@ static inline void unit_tmpdir_remove(void)
 		unit_tmpdir_remove();                                                              \
 		return 0;                                                                          \
 	}
+
+/* ... of a test file that works in a scratch directory named NAME. */
+#define UNIT_SCRATCH_GROUP(name) UNIT_GROUP_WITH(unit_tmpdir_make, name)
 
 #endif

@@ -16,23 +16,17 @@ static inline void unit_conf_load(conf *c, const char *ini)
 	free(p);
 }
 
-/* The group setup and teardown of a test file that loads configurations:
- * a scratch directory named NAME, its home as HOME, USER a fixed name. */
-#define UNIT_CONF_GROUP(name)                                                                      \
-	static int setup(void **state)                                                             \
-	{                                                                                          \
-		(void)state;                                                                       \
-		if (unit_tmpdir_make(name) < 0)                                                    \
-			return -1;                                                                 \
-		setenv("HOME", home, 1);                                                           \
-		setenv("USER", "tester", 1);                                                       \
-		return 0;                                                                          \
-	}                                                                                          \
-	static int teardown(void **state)                                                          \
-	{                                                                                          \
-		(void)state;                                                                       \
-		unit_tmpdir_remove();                                                              \
-		return 0;                                                                          \
-	}
+/* A scratch directory named NAME, its home as HOME, USER a fixed name. */
+static inline int unit_conf_scratch(const char *name)
+{
+	if (unit_tmpdir_make(name) < 0)
+		return -1;
+	setenv("HOME", home, 1);
+	setenv("USER", "tester", 1);
+	return 0;
+}
+
+/* The group setup and teardown of a test file that loads configurations. */
+#define UNIT_CONF_GROUP(name) UNIT_GROUP_WITH(unit_conf_scratch, name)
 
 #endif
