@@ -206,6 +206,15 @@ each=$(for i in 1 3 8; do "$HOSTS" pids "$D8" "$i"; done | sort -n | tr '\n' ' '
 [ -n "$one" ] && [ "$one" = "$each" ] && ok "hosts pids DIR 1 3 8: the pids of hosts 1, 3 and 8 in one call" \
   || { not_ok "hosts pids DIR 1 3 8"; diag "one call: '$one'; a call each: '$each'"; }
 expect_rc 1 "hosts pids DIR 1 9 (no host 9) is refused" "$HOSTS" pids "$D8" 1 9
+# The compiled scan (procscan) lists what the shell's scan of /proc lists.
+check "hosts pids scans /proc with procscan" grep -q '^PROCSCAN=/' "$D8/state"
+for _ in 1 2 3; do
+  fast=$("$HOSTS" pids "$D8" 1 2 3 4 5 6 7 8 | sort -n | tr '\n' ' ')
+  slow=$(BG_HOSTS_SHELL_SCAN=1 "$HOSTS" pids "$D8" 1 2 3 4 5 6 7 8 | sort -n | tr '\n' ' ')
+  [ "$fast" = "$slow" ] && break
+done
+[ -n "$fast" ] && [ "$fast" = "$slow" ] && ok "procscan and the shell's scan list the same processes" \
+  || { not_ok "procscan and the shell's scan differ"; diag "procscan: '$fast'; shell: '$slow'"; }
 claimpids=$(awk '$1 == "pid" {print $2}' "$STATE_ROOT/$K8" 2>/dev/null | tr '\n' ' ')
 # A stray process that entered a host's network namespace from outside (not through sshd).
 stray=''
