@@ -378,6 +378,7 @@ static void agent_line(struct run_state *rs, const char *line, size_t len)
 {
 	const char *in = line + rs->frame_len;
 	size_t n = len - rs->frame_len;
+	rs->out->agent_spoke = true;
 	if (gate_is_result_line(in, n)) {
 		gate_result r;
 		gate_result_parse_from(&r, in, n, rs->policy, GATE_FROM_AGENT);
@@ -412,8 +413,10 @@ static bool prelude_line(struct run_state *rs, const char *line, size_t len, int
 	size_t tl = strlen(pre->tag);
 	if (!rs->pre_mid && (rs->midline || len < tl || memcmp(line, pre->tag, tl) != 0))
 		return false;
-	if (!rs->pre_mid && !(flags & LINE_PARTIAL) && len == tl + 1 && line[tl] == '.')
+	if (!rs->pre_mid && !(flags & LINE_PARTIAL) && len == tl + 1 && line[tl] == '.') {
 		rs->pre_open = false;
+		rs->out->prelude_ended = true;
+	}
 	pre->on_line(pre->ctx, line, len, flags);
 	rs->pre_mid = flags & LINE_PARTIAL;
 	return true;
@@ -425,6 +428,7 @@ void gate_rs_line(void *arg, remote_stream s, const char *line, size_t len, int 
 	rs->out->output = true;
 	if (s == REMOTE_STDOUT && rs->pre_open && prelude_line(rs, line, len, flags))
 		return;
+	rs->out->output_past_prelude = true;
 	if (s != REMOTE_STDOUT) {
 		cuda_check(rs, line, len);
 		evq_push_line(&rs->q, s, line, len, flags);

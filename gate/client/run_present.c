@@ -5,28 +5,51 @@
 
 #include "base/strbuf.h"
 #include "base/xmalloc.h"
+#include "gate/agent_proto.h"
 #include "gate/client/run_state.h"
+
+/* The fd the agent's stderr waits on while the shell's fd 2 is /dev/null. */
+#define AGENT_ERR_FD "4"
 
 char *gate_present_command(remote_conn *c, const gate_present *p, const char *cmdline)
 {
 	strbuf s = STRBUF_INIT;
 	char *path = NULL;
 	char *guard = p->known ? NULL : gate_agent_probe(c, p->agent, &path);
-	free(path);
 	if (guard)
 		strbuf_addf(&s, "{ %s; } || exit %d; ", guard, GATE_AGENT_ABSENT_EXIT);
 	if (p->prelude && !p->prelude_ran)
 		strbuf_addf(&s, "{ %s\n} 2>/dev/null </dev/null; ", p->prelude->text);
-	strbuf_addstr(&s, cmdline);
+	/* A file in the agent's place that does not run (another machine's build
+	 * on a shared home, a damaged one): the shell's complaint goes to
+	 * /dev/null, so the run ends 126 or 127 with no line at all; the agent,
+	 * once it runs, takes its stderr back from fd 4. `exec` moves the shell's
+	 * own fds (a redirection on the agent's word would cost the shell a fork:
+	 * it then no longer execs its last command in place). */
+	const char *run = " " AGENT_CMD_RUN " ";
+	size_t pl = path ? strlen(path) : 0, rl = strlen(run);
+	if (guard && pl && !strncmp(cmdline, path, pl) && !strncmp(cmdline + pl, run, rl))
+		strbuf_addf(&s,
+			    "exec " AGENT_ERR_FD ">&2 2>/dev/null; %s " AGENT_CMD_RUN
+			    " " AGENT_OPT_STDERR_FD " " AGENT_ERR_FD " %s",
+			    path, cmdline + pl + rl);
+	else
+		strbuf_addstr(&s, cmdline);
+	free(path);
 	free(guard);
 	return strbuf_detach(&s);
 }
 
-/* The check failed: the command's own exit status, no line, no end report. */
+/* No agent ran: the check failed (GATE_AGENT_ABSENT_EXIT), or what is in
+ * the agent's place is not the agent (a file the shell cannot execute: 126;
+ * any other program, as /bin/true): the command exited with no line but the
+ * prelude's, none framed with the run's nonce. The agent frames its first
+ * line (the slot's lock, or its end report) before any gate starts, and says
+ * on stderr why it stops before it has the nonce; a gate's own silent exit
+ * comes with the agent's framed end report. */
 static bool absent(const gate_outcome *o)
 {
-	return o->status.how == REMOTE_EXITED && o->status.code == GATE_AGENT_ABSENT_EXIT &&
-	       !o->output && !o->agent_end;
+	return o->status.how == REMOTE_EXITED && !o->agent_spoke && !o->output_past_prelude;
 }
 
 int gate_run_present(remote_conn *c, gate_present *p, const char *cmdline,
@@ -51,10 +74,11 @@ int gate_run_present(remote_conn *c, gate_present *p, const char *cmdline,
 			return 0;
 		}
 		out->agent_absent = true;
+		p->prelude_ran = p->prelude_ran || (pre && out->prelude_ended);
 		if (attempt > 0)
 			return bg_fail(err, BG_EREMOTE,
 				       "%s: the agent installed there fails its own check "
-				       "(test -x, version)",
+				       "(test -x, or it does not start)",
 				       remote_target_of(c)->name);
 		char *path = NULL;
 		rc = gate_agent_ensure(c, p->agent, true, &path, &p->how, err);
