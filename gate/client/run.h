@@ -104,6 +104,7 @@ typedef struct gate_outcome {
 	bool output_past_prelude; /* ... one that was not the prelude's */
 	bool prelude_ended;       /* the prelude's last line arrived */
 	bool agent_spoke;         /* a line framed with this run's nonce arrived */
+	bool unframed_dropped;    /* lines before any framed one, held back and dropped */
 	bool agent_absent; /* the command found no agent, none could be installed: no gate ran */
 } gate_outcome;
 

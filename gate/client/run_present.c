@@ -42,14 +42,15 @@ char *gate_present_command(remote_conn *c, const gate_present *p, const char *cm
 
 /* No agent ran: the check failed (GATE_AGENT_ABSENT_EXIT), or what is in
  * the agent's place is not the agent (a file the shell cannot execute: 126;
- * any other program, as /bin/true): the command exited with no line but the
- * prelude's, none framed with the run's nonce. The agent frames its first
- * line (the slot's lock, or its end report) before any gate starts, and says
- * on stderr why it stops before it has the nonce; a gate's own silent exit
- * comes with the agent's framed end report. */
+ * any other program, /bin/true or one that talks): the command exited with
+ * no line framed with the run's nonce, and what it said before was held back
+ * and dropped (or it said nothing). The agent frames its first line (the
+ * slot's lock, or its end report) before any gate starts; a gate's own silent
+ * exit comes with the agent's framed end report. */
 static bool absent(const gate_outcome *o)
 {
-	return o->status.how == REMOTE_EXITED && !o->agent_spoke && !o->output_past_prelude;
+	return o->status.how == REMOTE_EXITED && !o->agent_spoke &&
+	       (!o->output_past_prelude || o->unframed_dropped);
 }
 
 int gate_run_present(remote_conn *c, gate_present *p, const char *cmdline,
@@ -60,7 +61,8 @@ int gate_run_present(remote_conn *c, gate_present *p, const char *cmdline,
 	for (int attempt = 0;; attempt++) {
 		char *cmd = gate_present_command(c, p, cmdline);
 		const gate_prelude *pre = p->prelude && !p->prelude_ran ? p->prelude : NULL;
-		int rc = gate_run_with(c, cmd, pre, policy, cb, stop, out, err);
+		int rc = gate_run_with(c, cmd, pre, checked && attempt == 0, policy, cb, stop, out,
+				       err);
 		free(cmd);
 		if (rc < 0 || !checked || !absent(out)) {
 			if (rc == 0 || out->output) {

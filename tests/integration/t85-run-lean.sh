@@ -105,11 +105,18 @@ import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])][-1]
 assert isinstance(r.get("pushed"), list) and not r.get("pushed_error"), r
 ' "$BG_TMP/r.jsonl"
-# An agent that stops before it has the run's nonce says why on its stderr (the fd that
-# --stderr-fd names): not taken for a missing agent, no install.
-printf '#!/bin/sh\n[ "$2" = --stderr-fd ] && echo "boxgate-agent: refusing" >&"$3"\nexit 71\n' >"$agent"
+# A program that talks in the agent's place: not the agent either. What it said is not
+# shown; the agent is installed over it and the gate runs once.
+printf '#!/bin/sh\necho "impostor on stdout"\necho "impostor on stderr" >&2\nexit 3\n' >"$agent"
 chmod 755 "$agent"
-expect_rc 1 "an agent that fails before it reports" bg run --no-results g1 -- --kind x
-has "$ERR_FILE" "refusing" "... its own words are shown"
-hasnt "$ERR_FILE" "agent installed" "... no install over it"
+expect_rc 0 "run with a talking program in the agent's place" bg run --no-results g1 -- --kind x
+has "$ERR_FILE" "agent installed" "... installs the agent"
+hasnt "$OUT_FILE" "impostor" "... its stdout is not shown"
+hasnt "$ERR_FILE" "impostor" "... nor its stderr"
+check "... the gate ran once" test "$(grep -c '^PASS_GATE' "$OUT_FILE")" = 1
+# A program killed by a signal there has no exit status of its own: the agent failing.
+printf '#!/bin/sh\nkill -9 $$\n' >"$agent"
+chmod 755 "$agent"
+expect_rc 1 "a program killed by a signal in the agent's place" bg run --no-results g1 -- --kind x
+has "$ERR_FILE" "before reporting" "... is an agent that failed, not a missing one"
 finish
