@@ -11,6 +11,15 @@
 /* The fd the agent's stderr waits on while the shell's fd 2 is /dev/null. */
 #define AGENT_ERR_FD "4"
 
+/* `cmdline` starts the agent itself ("AGENT run ..."), not through a
+ * launcher (srun) whose own words and exit would be its. */
+static bool starts_agent(const char *cmdline, const char *path)
+{
+	const char *run = " " AGENT_CMD_RUN " ";
+	size_t pl = path ? strlen(path) : 0;
+	return pl && !strncmp(cmdline, path, pl) && !strncmp(cmdline + pl, run, strlen(run));
+}
+
 char *gate_present_command(remote_conn *c, const gate_present *p, const char *cmdline)
 {
 	strbuf s = STRBUF_INIT;
@@ -26,13 +35,11 @@ char *gate_present_command(remote_conn *c, const gate_present *p, const char *cm
 	 * once it runs, takes its stderr back from fd 4. `exec` moves the shell's
 	 * own fds (a redirection on the agent's word would cost the shell a fork:
 	 * it then no longer execs its last command in place). */
-	const char *run = " " AGENT_CMD_RUN " ";
-	size_t pl = path ? strlen(path) : 0, rl = strlen(run);
-	if (guard && pl && !strncmp(cmdline, path, pl) && !strncmp(cmdline + pl, run, rl))
+	if (guard && starts_agent(cmdline, path))
 		strbuf_addf(&s,
 			    "exec " AGENT_ERR_FD ">&2 2>/dev/null; %s " AGENT_CMD_RUN
 			    " " AGENT_OPT_STDERR_FD " " AGENT_ERR_FD " %s",
-			    path, cmdline + pl + rl);
+			    path, cmdline + strlen(path) + strlen(" " AGENT_CMD_RUN " "));
 	else
 		strbuf_addstr(&s, cmdline);
 	free(path);
@@ -58,10 +65,17 @@ int gate_run_present(remote_conn *c, gate_present *p, const char *cmdline,
 		     volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err)
 {
 	bool checked = !p->known && remote_target_of(c)->transport != REMOTE_TRANSPORT_LOCAL;
+	/* Held back only where what starts is the agent itself: a launcher's
+	 * failure (srun's) is its own, shown at once, never a missing agent. */
+	char *word = NULL;
+	char *guard = checked ? gate_agent_probe(c, p->agent, &word) : NULL;
+	bool hold = guard && starts_agent(cmdline, word);
+	free(guard);
+	free(word);
 	for (int attempt = 0;; attempt++) {
 		char *cmd = gate_present_command(c, p, cmdline);
 		const gate_prelude *pre = p->prelude && !p->prelude_ran ? p->prelude : NULL;
-		int rc = gate_run_with(c, cmd, pre, checked && attempt == 0, policy, cb, stop, out,
+		int rc = gate_run_with(c, cmd, pre, hold && attempt == 0, policy, cb, stop, out,
 				       err);
 		free(cmd);
 		if (rc < 0 || !checked || !absent(out)) {

@@ -50,16 +50,16 @@ cc -shared -fPIC -o "$BG_TMP/procscan.so" "$BG_TMP/procscan.c" -ldl || skip_all 
 scans() { if [ -f "$BG_TMP/scans" ]; then wc -l <"$BG_TMP/scans" | tr -d ' '; else echo 0; fi; }
 # The gate (a shell) forks and reaps its own children: none is left when it exits.
 rm -f "$BG_TMP/scans"
-expect_rc 0 "a gate that leaves nothing behind" env LD_PRELOAD="$BG_TMP/procscan.so" PROCSCAN_LOG="$BG_TMP/scans" \
+expect_rc 0 "a gate that leaves nothing behind" env LD_PRELOAD="$BG_TMP/procscan.so" PROCSCAN_LOG="$BG_TMP/scans" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
   "$AGENT" run --no-stdin --lock-dir "$LOCKS" -- sh -c 'x=$(echo child); /bin/true; echo "$x"'
 check "... no scan of /proc ($(scans))" test "$(scans)" = 0
 rm -f "$BG_TMP/scans"
-expect_rc 0 "a gate that leaves a process behind" env LD_PRELOAD="$BG_TMP/procscan.so" PROCSCAN_LOG="$BG_TMP/scans" \
+expect_rc 0 "a gate that leaves a process behind" env LD_PRELOAD="$BG_TMP/procscan.so" PROCSCAN_LOG="$BG_TMP/scans" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
   "$AGENT" run --no-stdin --lock-dir "$LOCKS" --grace 1 -- sh -c '(setsid sleep 300 &) ; exit 0'
 has "$ERR_FILE" "left 1 process behind" "... is still found"
 check "... through /proc ($(scans) scans)" test "$(scans)" -ge 1
 rm -f "$BG_TMP/scans"
-expect_rc 0 "a gate whose exited child is a zombie it never reaped" env LD_PRELOAD="$BG_TMP/procscan.so" PROCSCAN_LOG="$BG_TMP/scans" \
+expect_rc 0 "a gate whose exited child is a zombie it never reaped" env LD_PRELOAD="$BG_TMP/procscan.so" PROCSCAN_LOG="$BG_TMP/scans" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
   "$AGENT" run --no-stdin --lock-dir "$LOCKS" -- sh -c 'sleep 0.1 & exec /bin/sleep 0.5'
 check "... is reaped without a leftover" test "$(grep -c 'left .* behind' "$ERR_FILE")" = 0
 
