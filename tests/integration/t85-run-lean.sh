@@ -119,4 +119,78 @@ printf '#!/bin/sh\nkill -9 $$\n' >"$agent"
 chmod 755 "$agent"
 expect_rc 1 "a program killed by a signal in the agent's place" bg run --no-results g1 -- --kind x
 has "$ERR_FILE" "before reporting" "... is an agent that failed, not a missing one"
+
+# ---------------------------------------------------------------- through a connection master
+# What the box sends last, the wrapper's status trailer with the EOF and close behind it,
+# read by the master in one go: the trailer is no output, so the master has nothing to
+# pass on, but the command's end is in hand. It must go on at once, never wait on a
+# socket that has nothing more (it waited a poll's whole second there). The master is
+# stopped while the command ends, so that all of it waits in its socket; an LD_PRELOAD
+# counter logs each of its waits on the session and the client (two fds) that timed out.
+source "$(dirname "$0")/wait.sh"
+WARM=$BG_TMP/warm.ini
+sed 's/^control_persist_s = 0$/control_persist_s = 60/' "$INI" >"$WARM"
+warm() { "$BOXGATE" --config "$WARM" "$@"; }
+source "$(dirname "$0")/masters.sh"
+cat >"$BG_TMP/polls.c" <<'EOF2'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	static int (*real)(struct pollfd *, nfds_t, int);
+	if (!real)
+		real = (int (*)(struct pollfd *, nfds_t, int))dlsym(RTLD_NEXT, "poll");
+	int r = real(fds, n, timeout);
+	const char *log = getenv("POLLS_LOG");
+	if (log && r == 0 && timeout > 0) {
+		FILE *f = fopen(log, "a");
+		if (f) {
+			fprintf(f, "%d %lu %d\n", (int)getpid(), (unsigned long)n, timeout);
+			fclose(f);
+		}
+	}
+	return r;
+}
+EOF2
+cc -shared -fPIC -o "$BG_TMP/polls.so" "$BG_TMP/polls.c" -ldl || skip_all "cannot build the poll counter"
+expect_rc 0 "a master for h1, the counter in it" env LD_PRELOAD="$BG_TMP/polls.so" POLLS_LOG="$BG_TMP/polls" \
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" "$BOXGATE" --config "$WARM" exec -n -w h1 -- true
+mpid=$(master_pid h1)
+check "... is up ($mpid)" test -n "$mpid"
+rm -f "$BG_HOST_1_ROOT/wpid" "$BG_HOST_1_ROOT/go"
+# $$ in the command is the wrapper's shell: it writes the trailer as it exits. The command
+# prints nothing: its stdout would be passed on in the same round.
+warm exec -n -w h1 -- 'echo $$ >"$HOME/wpid"; while [ ! -e "$HOME/go" ]; do sleep 0.01; done' \
+  >"$BG_TMP/x.out" 2>"$BG_TMP/x.err" &
+xpid=$!
+wait_until 60 test -s "$BG_HOST_1_ROOT/wpid"
+wpid=$(cat "$BG_HOST_1_ROOT/wpid")
+gone() { [ ! -e "/proc/$1" ] || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+# the bytes waiting in the master's TCP socket, settled (the box has sent all it will)
+recvq() { ss -Htnp 2>/dev/null | awk -v p="pid=$mpid," 'index($0, p) { print $2; exit }'; }
+settled() {
+  local a b
+  a=$(recvq)
+  [ "${a:-0}" -gt 0 ] || return 1
+  bg_pause 0.2
+  b=$(recvq)
+  [ "$a" = "$b" ]
+}
+kill -STOP "$mpid"
+echo "done" >"$BG_HOST_1_ROOT/go"
+check "the command ends while its master is stopped" wait_until 60 gone "$wpid"
+check "... what the box sent last waits in the master's socket ($(recvq) bytes)" wait_until 60 settled
+: >"$BG_TMP/polls"
+kill -CONT "$mpid"
+rc=0
+wait "$xpid" || rc=$?
+check "... exit 0 through the master (rc $rc)" test "$rc" = 0
+check "... no output (it printed none)" test ! -s "$BG_TMP/x.out"
+n=$(awk -v p="$mpid" '$1 == p && $2 == 2' "$BG_TMP/polls" | wc -l)
+check "... the master read the end and waited out no poll for it ($n)" test "$n" = 0
+warm disconnect >/dev/null 2>&1
 finish
