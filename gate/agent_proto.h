@@ -45,6 +45,11 @@ enum agent_exit {
 #define AGENT_OPT_REQUIRE_GPU "--require-gpu"
 #define AGENT_OPT_CWD         "--cwd"
 #define AGENT_OPT_ENV         "--env"
+/* Only as run's first option: "--stderr-fd N" makes fd N the agent's stderr
+ * (moved onto fd 2, N closed) before anything is written, so that the shell
+ * that starts the agent can point fd 2 at /dev/null: its complaint about a
+ * file it cannot execute is then no output of the run. */
+#define AGENT_OPT_STDERR_FD "--stderr-fd"
 /* The slot's GPUs are the ones the scheduler gave the job: CUDA_VISIBLE_DEVICES
  * (Slurm sets it from the job's gres), else SLURM_STEP_GPUS / SLURM_JOB_GPUS. */
 #define AGENT_OPT_GPUS_FROM_ENV "--gpus-from-env"

@@ -114,6 +114,10 @@ struct remote_exec {
 	 * takes no other packet (a close, a keepalive) until it is finished. */
 	bool send_pending;
 	bool eof_pending; /* an EOF libssh2 part-sent: asked again until it is out */
+	/* The last wait returned at its deadline with work in hand (it read
+	 * bytes, or libssh2 holds some the socket no longer shows): the next
+	 * wait goes on at once, never after a wait on the socket. */
+	bool more;
 	/* The wrapper's status trailer on stderr (ssh_exec.c): its prefix, how
 	 * much of it is held back, the status text after it. */
 	char trailer[40];

@@ -362,7 +362,9 @@ static bool pump_all(struct master_client *cl)
 			moved = true;
 			continue;
 		}
-		moved |= x->sent_ms != before && !tick;
+		/* Read but nothing to send (the status trailer, its EOF in the
+		 * same packet): the close is the next round's, not the socket's. */
+		moved |= (x->sent_ms != before && !tick) || x->e->more;
 		i++;
 	}
 	return moved;

@@ -336,11 +336,24 @@ static void collect_status(remote_exec *e)
 	e->done = true;
 }
 
+/* libssh2 reads every packet the socket has whenever any call reads, and
+ * keeps what is not for it: bytes for this command (one stream's read took
+ * the other's; a stdin write took output), or the box's EOF that arrived
+ * after this round looked (`ended` false). The socket no longer shows them:
+ * waiting on it would wait for nothing. */
+static bool held_in_session(remote_exec *e, bool ended)
+{
+	unsigned long avail = 0;
+	libssh2_channel_window_read_ex(e->ch, &avail, NULL);
+	return avail > 0 || (!ended && libssh2_channel_eof(e->ch));
+}
+
 int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 {
 	remote_conn *c = e->conn;
 	const char *name = c->target->name;
 
+	e->more = false;
 	libssh2_session_set_blocking(c->session, 0);
 	for (;;) {
 		int a = drain(e, 0);
@@ -382,9 +395,14 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 		/* The deadline holds while output keeps coming too: a command that
 		 * floods the channel must not outlive its timeout or starve the
 		 * caller's heartbeats. */
-		if (bg_now_ms() >= deadline)
+		if (bg_now_ms() >= deadline) {
+			/* A round that read something (the status trailer, which
+			 * nobody sees, with the EOF behind it) may have more to do
+			 * at once: the caller must not wait on the socket first. */
+			e->more = a || b || held_in_session(e, ended);
 			return 0;
-		if (a || b)
+		}
+		if (a || b || held_in_session(e, ended))
 			continue;
 		int w = remote_ssh_wait_socket(c, deadline, e->wake_fd);
 		if (w < 0) {

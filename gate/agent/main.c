@@ -70,6 +70,10 @@
  *       --cwd DIR         directory the gate starts in.
  *       --env NAME=VALUE  extra environment for the gate (repeatable; NAME is
  *                         [A-Za-z_][A-Za-z0-9_]*).
+ *       --stderr-fd N     (first option only) fd N is the agent's stderr: moved onto
+ *                         fd 2 before anything is written. The shell that starts the
+ *                         agent points fd 2 at /dev/null, so that its own complaint
+ *                         about a file it cannot execute never reaches the run's output.
  *       Seconds may be decimal ("0.5"). Options take "--opt VALUE" or "--opt=VALUE".
  *       The "--" before CMD is required.
  *
@@ -257,20 +261,40 @@ static int cmd_run(int argc, char **argv)
 	finish_run(&r);
 }
 
+/* run's "--stderr-fd N": fd N becomes fd 2 before anything is written. */
+static void take_stderr_fd(int *argc, char ***argv)
+{
+	if (*argc < 2 || strcmp((*argv)[0], AGENT_OPT_STDERR_FD) != 0)
+		return;
+	const char *v = (*argv)[1];
+	char *end;
+	errno = 0;
+	long fd = strtol(v, &end, 10);
+	if (errno || end == v || *end || fd < 3 || fd > 1024 || dup2((int)fd, 2) < 0)
+		usage_fail("bad %s '%s'", AGENT_OPT_STDERR_FD, v);
+	close((int)fd);
+	*argc -= 2;
+	*argv += 2;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
 		usage_fail("missing command");
 	const char *c = argv[1];
 	int rc;
+	if (!strcmp(c, AGENT_CMD_RUN)) {
+		int n = argc - 2;
+		char **v = argv + 2;
+		take_stderr_fd(&n, &v);
+		agent_exit(cmd_run(n, v));
+	}
 	if (!strcmp(c, AGENT_CMD_VERSION) && argc == 2)
 		rc = cmd_version();
 	else if (!strcmp(c, AGENT_CMD_GPUS))
 		rc = cmd_gpus(argc - 2, argv + 2);
 	else if (!strcmp(c, AGENT_CMD_PROCS))
 		rc = cmd_procs(argc - 2, argv + 2);
-	else if (!strcmp(c, AGENT_CMD_RUN))
-		rc = cmd_run(argc - 2, argv + 2);
 	else if (!strcmp(c, AGENT_CMD_SLOTS))
 		rc = cmd_slots(argc - 2, argv + 2);
 	else if (!strcmp(c, AGENT_CMD_SLOT_DISABLE))

@@ -125,6 +125,17 @@ void reap(struct run *r)
 	}
 }
 
+/* No child is left, not even a zombie. Every process of the gate's tree
+ * descends from the agent (the gate's session too: only fork joins one), and
+ * one whose parent dies is handed to the agent, a child subreaper: so no
+ * child means no tree, and the /proc scan (a read per process on the box) is
+ * not needed. */
+int tree_empty(void)
+{
+	siginfo_t si;
+	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD;
+}
+
 /* One scan of the gate's tree. sig 0: only count; SIGTERM: each process gets it once;
  * SIGKILL: every time. Returns the number of processes left (zombies included) and, in
  * *live, those that are not zombies. */

@@ -174,9 +174,10 @@ long long step(struct run *r)
 	switch (r->ph) {
 	case PH_RUN:
 		if (r->gate_reaped) {
-			size_t live;
+			size_t live = 0;
 			strbuf list = STRBUF_INIT;
-			tree_scan(r, 0, &live, &list);
+			if (!tree_empty())
+				tree_scan(r, 0, &live, &list);
 			if (live) {
 				msg("gate exited but left %zu process%s behind (pid %.*s): "
 				    "stopping them",

@@ -34,10 +34,12 @@ const char *gate_agent_how_name(gate_agent_how how);
  * version here"): none of the agent's own. */
 #define GATE_AGENT_ABSENT_EXIT 97
 
-/* The shell condition "the right agent is on the box" (owned), for a caller
- * that folds the check into a command it runs anyway (one channel, not two),
- * and in *path the command word gate_agent_ensure would give when it holds
- * (owned). NULL for the local box (nothing to check). */
+/* The shell condition "an executable file is in the agent's place" (owned;
+ * shell builtins, no process started), for a caller that folds the check into
+ * a command it runs anyway (one channel, not two) and learns from the run
+ * itself whether that file is the agent (gate/client/run_present.h); in *path
+ * the command word gate_agent_ensure would give when it holds (owned). NULL
+ * for the local box (nothing to check). */
 char *gate_agent_probe(remote_conn *c, const gate_agent *a, char **path);
 
 /* The agent's `args` (quoted words, e.g. "slots --gpus 0") on the box, stdout

@@ -166,8 +166,21 @@ static void evq_init(struct evq *q, const gate_callbacks *cb)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+static void evq_release_held(struct evq *q);
+
 static void evq_push(struct evq *q, struct ev *e)
 {
+	if (q->holding) {
+		if (q->held_tail)
+			q->held_tail->next = e;
+		else
+			q->held_head = e;
+		q->held_tail = e;
+		q->held_bytes += sizeof(*e) + e->len;
+		if (q->held_bytes > GATE_HOLD_MAX)
+			evq_release_held(q);
+		return;
+	}
 	if (!q->threaded) {
 		ev_deliver(q->cb, e);
 		return;
@@ -204,6 +217,39 @@ static void evq_push_result(struct evq *q, gate_result *r)
 	*e->res = *r; /* ownership moves to the event */
 	memset(r, 0, sizeof(*r));
 	evq_push(q, e);
+}
+
+/* What was held back goes on its way, in order; nothing is held from now on. */
+static void evq_release_held(struct evq *q)
+{
+	struct ev *e = q->held_head;
+	q->holding = false;
+	q->held_head = q->held_tail = NULL;
+	q->held_bytes = 0;
+	while (e) {
+		struct ev *next = e->next;
+		e->next = NULL;
+		evq_push(q, e);
+		e = next;
+	}
+}
+
+/* What was held back is dropped unseen. */
+static void evq_drop_held(struct evq *q)
+{
+	struct ev *e = q->held_head;
+	q->holding = false;
+	q->held_head = q->held_tail = NULL;
+	q->held_bytes = 0;
+	while (e) {
+		struct ev *next = e->next;
+		if (e->res) {
+			gate_result_release(e->res);
+			free(e->res);
+		}
+		free(e);
+		e = next;
+	}
 }
 
 /* Delivers everything queued, then stops the writer. */
@@ -378,6 +424,7 @@ static void agent_line(struct run_state *rs, const char *line, size_t len)
 {
 	const char *in = line + rs->frame_len;
 	size_t n = len - rs->frame_len;
+	rs->out->agent_spoke = true;
 	if (gate_is_result_line(in, n)) {
 		gate_result r;
 		gate_result_parse_from(&r, in, n, rs->policy, GATE_FROM_AGENT);
@@ -412,8 +459,10 @@ static bool prelude_line(struct run_state *rs, const char *line, size_t len, int
 	size_t tl = strlen(pre->tag);
 	if (!rs->pre_mid && (rs->midline || len < tl || memcmp(line, pre->tag, tl) != 0))
 		return false;
-	if (!rs->pre_mid && !(flags & LINE_PARTIAL) && len == tl + 1 && line[tl] == '.')
+	if (!rs->pre_mid && !(flags & LINE_PARTIAL) && len == tl + 1 && line[tl] == '.') {
 		rs->pre_open = false;
+		rs->out->prelude_ended = true;
+	}
 	pre->on_line(pre->ctx, line, len, flags);
 	rs->pre_mid = flags & LINE_PARTIAL;
 	return true;
@@ -425,6 +474,7 @@ void gate_rs_line(void *arg, remote_stream s, const char *line, size_t len, int 
 	rs->out->output = true;
 	if (s == REMOTE_STDOUT && rs->pre_open && prelude_line(rs, line, len, flags))
 		return;
+	rs->out->output_past_prelude = true;
 	if (s != REMOTE_STDOUT) {
 		cuda_check(rs, line, len);
 		evq_push_line(&rs->q, s, line, len, flags);
@@ -433,10 +483,12 @@ void gate_rs_line(void *arg, remote_stream s, const char *line, size_t len, int 
 	bool start = !rs->midline;
 	if (start) {
 		strbuf_reset(&rs->pending);
-		if (len >= rs->frame_len && memcmp(line, rs->frame, rs->frame_len) == 0)
+		if (len >= rs->frame_len && memcmp(line, rs->frame, rs->frame_len) == 0) {
 			rs->cls = L_AGENT;
-		else if (len >= strlen(AGENT_FRAME) &&
-			 memcmp(line, AGENT_FRAME, strlen(AGENT_FRAME)) == 0)
+			if (rs->q.holding)
+				evq_release_held(&rs->q); /* the agent runs */
+		} else if (len >= strlen(AGENT_FRAME) &&
+			   memcmp(line, AGENT_FRAME, strlen(AGENT_FRAME)) == 0)
 			rs->cls = L_FORGED;
 		else if (gate_is_result_line(line, len))
 			rs->cls = L_RESULT;
@@ -520,10 +572,10 @@ void gate_rs_finish(struct run_state *rs)
 int gate_run(remote_conn *c, const char *cmdline, const gate_policy *policy,
 	     const gate_callbacks *cb, volatile sig_atomic_t *stop, gate_outcome *out, bg_err *err)
 {
-	return gate_run_with(c, cmdline, NULL, policy, cb, stop, out, err);
+	return gate_run_with(c, cmdline, NULL, false, policy, cb, stop, out, err);
 }
 
-int gate_run_with(remote_conn *c, const char *cmdline, const gate_prelude *pre,
+int gate_run_with(remote_conn *c, const char *cmdline, const gate_prelude *pre, bool hold,
 		  const gate_policy *policy, const gate_callbacks *cb, volatile sig_atomic_t *stop,
 		  gate_outcome *out, bg_err *err)
 {
@@ -536,6 +588,7 @@ int gate_run_with(remote_conn *c, const char *cmdline, const gate_prelude *pre,
 	gate_rs_init(&rs, policy, cb, stop, out, nonce_line, sizeof(nonce_line));
 	rs.pre = pre;
 	rs.pre_open = pre != NULL;
+	rs.q.holding = hold;
 	rc = remote_exec_start(c, cmdline, &o, &e, err);
 	if (rc < 0)
 		goto out;
@@ -561,6 +614,11 @@ int gate_run_with(remote_conn *c, const char *cmdline, const gate_prelude *pre,
 out:
 	if (e)
 		remote_exec_free(e);
+	if (rs.q.holding && rc == 0 && out->status.how == REMOTE_EXITED && !out->agent_spoke) {
+		out->unframed_dropped = rs.q.held_head != NULL;
+		evq_drop_held(&rs.q);
+	}
+	evq_release_held(&rs.q);
 	gate_rs_finish(&rs);
 	return rc;
 }

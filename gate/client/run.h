@@ -96,12 +96,16 @@ typedef struct gate_outcome {
 	bool agent_invalid; /* the agent's framed INVALID line (gpu_busy, no_gpu) arrived */
 	bool forged;        /* the gate imitated the agent (frame or verdict) */
 	char forged_why[200];
-	bool agent_stalled;  /* no end report within the policy's run limit: given up on */
-	bool cuda_error;     /* a line of the gate reported a CUDA error */
-	char cuda_line[160]; /* its start, printable ASCII */
-	char problems[512];  /* of the last result */
-	bool output;         /* any line came back (a prelude's included) */
-	bool agent_absent;   /* the command found no agent, none could be installed: no gate ran */
+	bool agent_stalled;       /* no end report within the policy's run limit: given up on */
+	bool cuda_error;          /* a line of the gate reported a CUDA error */
+	char cuda_line[160];      /* its start, printable ASCII */
+	char problems[512];       /* of the last result */
+	bool output;              /* any line came back (a prelude's included) */
+	bool output_past_prelude; /* ... one that was not the prelude's */
+	bool prelude_ended;       /* the prelude's last line arrived */
+	bool agent_spoke;         /* a line framed with this run's nonce arrived */
+	bool unframed_dropped;    /* lines before any framed one, held back and dropped */
+	bool agent_absent; /* the command found no agent, none could be installed: no gate ran */
 } gate_outcome;
 
 /* Past the agent's timeout and grace, the time its reaping (up to 30 s of

@@ -1,9 +1,12 @@
 /* A gate run whose one command also checks that the agent is on the box:
  * the check that gate_agent_ensure would spend a channel (a round trip or
- * two) on rides in front of the run, and only when it fails (the command
- * exits GATE_AGENT_ABSENT_EXIT having printed nothing, before the agent
- * started) is the agent installed and the run started again. Nothing of a
- * run whose check failed reaches the callbacks, so the caller sees one run. */
+ * two) on rides in front of the run: shell builtins (an executable file in
+ * the agent's place), no process of its own; whether that file is the agent
+ * the run says, as the agent frames its first line with the run's nonce.
+ * Only when the check fails (the command exits GATE_AGENT_ABSENT_EXIT, or
+ * what is there is not the agent: an exit with no line but the prelude's,
+ * none framed) is the agent installed and the run started again. Nothing of a run whose check
+ * failed reaches the callbacks, so the caller sees one run. */
 #ifndef BG_GATE_CLIENT_RUN_PRESENT_H
 #define BG_GATE_CLIENT_RUN_PRESENT_H
 

@@ -26,6 +26,12 @@ struct evq {
 	struct ev *head, *tail;
 	size_t bytes;
 	bool closing, threaded;
+	/* Held back instead of delivered (gate_run_with's `hold`): every event
+	 * until the first line framed with the run's nonce, up to
+	 * GATE_HOLD_MAX bytes. */
+	bool holding;
+	struct ev *held_head, *held_tail;
+	size_t held_bytes;
 	pthread_t th;
 	const gate_callbacks *cb;
 };
@@ -72,9 +78,16 @@ bool gate_rs_stalled(const struct run_state *rs);
 /* The held agent verdict released, every callback returned, memory freed. */
 void gate_rs_release_held(struct run_state *rs);
 void gate_rs_finish(struct run_state *rs);
+/* Lines held back while it is not known that the agent runs. */
+#define GATE_HOLD_MAX ((size_t)256 * 1024)
+
 /* gate_run with a prelude (NULL: none) whose lines are taken out of the
- * stream before the agent's. */
-int gate_run_with(remote_conn *c, const char *cmdline, const gate_prelude *pre,
+ * stream before the agent's. With `hold`, what comes before the first line
+ * framed with the run's nonce is held back: delivered once one arrives (or
+ * past GATE_HOLD_MAX bytes, or when the command did not exit), dropped when
+ * the command exited without one (out->unframed_dropped): then what ran was
+ * not the agent, and nothing of it reaches the callbacks. */
+int gate_run_with(remote_conn *c, const char *cmdline, const gate_prelude *pre, bool hold,
 		  const gate_policy *policy, const gate_callbacks *cb, volatile sig_atomic_t *stop,
 		  gate_outcome *out, bg_err *err);
 
