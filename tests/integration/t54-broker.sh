@@ -156,7 +156,11 @@ pids=()
 for i in $(seq -w 1 20); do
   bg run -v --pool p --wait 120 --no-results -- --mode hold --tag "c$i" >"$BG_TMP/c$i.out" 2>&1 &
   pids+=($!)
-  sleep 0.15
+  # Arrival is when a client took a slot or its place in line, not when it was started: the
+  # next one starts only then (a loaded machine can take longer to start one client than
+  # another, and the line serves them in the order they joined it).
+  wait_for "$BG_TMP/c$i.out" 'is free, taking it|in line|PASS_GATE' 120 ||
+    echo "# c$i neither took a slot nor joined the line: $(tail -n 2 "$BG_TMP/c$i.out")"
 done
 bad=0
 for p in "${pids[@]}"; do wait "$p" || bad=$((bad + 1)); done
