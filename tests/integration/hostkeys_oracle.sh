@@ -244,7 +244,8 @@ run_tool() {
   if [ "$tool" = ssh ]; then
     "${wrap[@]}" timeout 90 ssh -F none -o BatchMode=yes -o StrictHostKeyChecking="$mode" \
       "${ukh[@]}" -o GlobalKnownHostsFile="$W/g" \
-      -o HostKeyAlgorithms=ssh-ed25519 -o UpdateHostKeys=no -o CheckHostIP=no \
+      -o HostKeyAlgorithms=ssh-ed25519 -o KexAlgorithms=curve25519-sha256 \
+      -o UpdateHostKeys=no -o CheckHostIP=no \
       -o ConnectTimeout=5 -o IdentitiesOnly=yes -o PasswordAuthentication=no \
       -i "$BG_KEY" -p "$PORT" "root@$ADDR" true </dev/null >/dev/null 2>"$W/err" || rc=$?
   else
