@@ -115,8 +115,10 @@ test-long:
 # The sanitizers' runtimes are linked in (-static-libasan -static-libubsan): the same
 # checks, but a process starts and ends in about half the cpu (no relocations of two
 # shared runtimes, and LeakSanitizer no longer scans the separate UBSan runtime's 6 MB
-# of globals at each exit): the suite starts boxgate thousands of times.
-ASAN_LDFLAGS := -static-libasan -static-libubsan
+# of globals at each exit): the suite starts boxgate thousands of times. Linked without
+# PIE (the objects stay position-independent): a start pays no relocation of the 2 MB of
+# sanitizer data, about a fifth of an ASan process's start-up cpu (25 -> 19.5 ms here).
+ASAN_LDFLAGS := -static-libasan -static-libubsan -no-pie
 asan:
 	@tests/install-deps
 	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-asan CFLAGS='-O1 -g -fno-omit-frame-pointer' \
@@ -156,7 +158,9 @@ FUZZ_SECONDS ?= 10
 FUZZ_JOBS    ?= 2
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) -fsanitize=address,undefined -MMD -MP -DBOXGATE_VERSION='"$(VERSION)"'
-FUZZ_LIB_SRC := $(filter-out cli/%,$(LIB_SRC))
+# The targets parse (configuration, results, campaigns, the shim, quoting): they link
+# nothing of the command line, the SSH transport or sync, which are left uncompiled.
+FUZZ_LIB_SRC := $(filter-out cli/% remote/% sync/%,$(LIB_SRC))
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_DIR)/%)
 
