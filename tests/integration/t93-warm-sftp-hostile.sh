@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # push and pull through a box's connection master (control_persist_s) (3 of 3, with t84
 # and t92): hostile requests from a client of our own uid are refused and the master
-# serves on; an older boxgate's master is passed by and told to end; a zero-byte file, a
-# full disk and a directory of 1500 files; another uid gets nothing from the master.
+# serves on, as it does after a client that closed its command and went at once; an older
+# boxgate's master is passed by and told to end; a zero-byte file, a full disk and a
+# directory of 1500 files; another uid gets nothing from the master.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/warm_sftp.sh"
 
@@ -26,6 +27,18 @@ has "$BG_TMP/raw.out" "^frame-longer-than-max closed" "a frame longer than the p
 check "... and the master serves on" kill -0 "$pid"
 check "... no file left by the refused uploads" test -z "$(ls -A "$R" | grep -E 'fd\.tmp')"
 echo 'x = 20' >sub/m.py
+a0=$(accepted 1)
+expect_rc 0 "the next push through it" warm push --root "$L" --boxes g1 sub/m.py
+check "... went through the same master" test "$(accepted 1)" = "$a0"
+
+# --- a client that closes its command and goes at once ---
+# The master, busy (here: stopped), wakes with a frame to send and finds the client gone
+# before it read the client's CLOSE: what the client said before it went still counts.
+pid=$(master_pid g1)
+/usr/bin/python3 "$BG_ROOT/tests/integration/master_raw.py" --close-and-go "$sock" "$pid" >"$BG_TMP/go.out" 2>&1
+has "$BG_TMP/go.out" "^started S$" "a command started through the master"
+has "$BG_TMP/go.out" "^after idle$" "... closed by a client that went at once: the master serves on"
+check "... the same master" test "$(master_pid g1)" = "$pid"
 a0=$(accepted 1)
 expect_rc 0 "the next push through it" warm push --root "$L" --boxes g1 sub/m.py
 check "... went through the same master" test "$(accepted 1)" = "$a0"
