@@ -64,10 +64,17 @@ mkdir -p full
 head -c $((2 << 20)) /dev/urandom >full/big.bin
 "$HOSTS" exec "$D" 1 sh -c 'mkdir -p /root/repo/full && mount -t tmpfs -o size=1m tmpfs /root/repo/full'
 pid=$(master_pid g1)
+mport=$(master_port "$pid")
 THROUGH="g1 file transfer \(SFTP\) through the connection master"
 cold_warm_same "a push onto a full disk" 1 push --root "$L" --boxes g1 full/big.bin
 THROUGH=
 check "... the master lives on after the box refused the upload" test -n "$pid" -a "$(master_pid g1)" = "$pid"
+if [ "$(master_pid g1)" != "$pid" ]; then
+  # how its connection ended: "Received disconnect ... boxgate master done" (it chose to
+  # end), or its sessions' "Close session" lines and no disconnect (it exited without one:
+  # killed, crashed, or its _exit when a client went mid-command)
+  diag "master $pid, its connection from port ${mport:-?}: $(grep -E " port ${mport:-none}( |:|\$)" "$BG_HOSTS_DIR/h1/sshd.log" | tail -8)"
+fi
 cat "$BG_TMP/w.out" "$BG_TMP/w.err" >"$BG_TMP/w.all"
 has "$BG_TMP/w.all" "no space left" "... says so warm"
 "$HOSTS" exec "$D" 1 umount /root/repo/full
