@@ -370,6 +370,24 @@ static bool pump_all(struct master_client *cl)
 	return moved;
 }
 
+/* A client found gone by a write that failed (its socket closed) may have
+ * closed its commands (or sent QUIT) before it went, in frames not read
+ * yet: the master was busy, then had a frame for it (an ACK, a KEEP) before
+ * it read. What it said before it went still counts, as it would had the
+ * master read first; a command or file call from a client that is gone
+ * starts nothing. What is read is bounded: the socket's buffer, a few MiB. */
+static void last_words(struct master_client *cl)
+{
+	for (int i = 0; i < 64 && mf_recv(cl->fd, &cl->in, &cl->passed_fd) > 0; i++)
+		;
+	int type;
+	const char *p;
+	size_t n;
+	while (mf_take(&cl->in, &cl->off, &type, &p, &n) == 1)
+		if (type != MF_EXEC && type != MF_OP)
+			mc_dispatch(cl, type, p, n);
+}
+
 /* Serves one client until it goes: its commands (several may run at once)
  * and file transfers. True when it ran any (a client that only looked
  * leaves the idle time be). */
@@ -432,6 +450,8 @@ static bool serve_client(struct master *m, int fd)
 		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR))
 			mc_read(&cl);
 	}
+	if (cl.gone && !c->dead)
+		last_words(&cl);
 	if (cl.n_x > 0 && !c->dead) {
 		/* The client went mid-command. sshd closes a session channel
 		 * only once its command has exited, so closing it here could

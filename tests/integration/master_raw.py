@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """A client of a boxgate connection master that speaks its frames by hand (t84):
 hostile file-transfer requests, one per line of output as `NAME FRAME CODE`, or an old
-master (--old-master SOCKET: a protocol 2 greeting, then prints the frames it is sent)."""
+master (--old-master SOCKET: a protocol 2 greeting, then prints the frames it is sent),
+or a client that closes its command and goes at once (--close-and-go SOCKET PID: the
+master, stopped meanwhile, writes to it before it reads the CLOSE)."""
 import array
 import os
+import signal
 import socket
 import struct
 import sys
+import time
 
 
 def frame(t, p=b""):
@@ -104,8 +108,53 @@ def old_master(path):
     os.unlink(path)
 
 
+def close_and_go(path, pid):
+    """A command started (one that ends when its stdin closes), then CLOSE and gone while
+    the master is stopped: it wakes with a keepalive frame due (keepalive_s = 1) that it
+    writes before it reads, to a client that is gone."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(20)
+    s.connect(path)
+    c = Conn(s)
+    t, _ = c.read()
+    assert t == "H", t
+    s.sendall(frame("X", struct.pack(">II", 1, 0) + b"cat >/dev/null"))
+    while True:
+        t, p = c.read()
+        if t in (None, "S", "F", "T"):
+            break
+    print("started", t or "closed", flush=True)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        while open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] != "T":
+            time.sleep(0.01)
+        s.sendall(frame("W", struct.pack(">I", 1)))
+        s.close()
+        # more than keepalive_s (1) since its last frame: one is due as it wakes
+        time.sleep(1.5)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # then what the master says to the next client: idle (H) once done with this one
+    end = time.time() + 20
+    while True:
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(10)
+            s.connect(path)
+            t, _ = Conn(s).read()
+            s.close()
+        except OSError:
+            t = None
+        if t != "B" or time.time() > end:
+            break
+        time.sleep(0.05)
+    print("after", {"H": "idle", "B": "busy"}.get(t, "gone"), flush=True)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--old-master":
         old_master(sys.argv[2])
+    elif sys.argv[1] == "--close-and-go":
+        close_and_go(sys.argv[2], int(sys.argv[3]))
     else:
         hostile(sys.argv[1], sys.argv[2])

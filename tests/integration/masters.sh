@@ -4,6 +4,8 @@
 # accepted I: the 'Accepted publickey' lines in test host I's sshd log (one a fresh session).
 # master_pid BOX [FIELD]: the pid (or FIELD) `config check --json` lists for BOX's master
 #   (empty: none).
+# master_port PID: the local TCP port of master PID's SSH connection (empty: none found),
+#   the "port N" of that connection's lines in the test host's sshd log.
 # cold_warm_same DESC WANT CMD ARGS...: boxgate CMD ARGS run cold() and warm(), plain and with
 #   --json (right after CMD): both end with exit WANT and print the same lines, stdout and
 #   stderr, once the test's norm FILE has taken out what differs by nature (timings, ids;
@@ -18,6 +20,17 @@ import json, sys
 for m in json.loads(sys.stdin.readline())["masters"]:
     if m["box"] == sys.argv[1]:
         print(m[sys.argv[2]])' "$1" "${2:-pid}"
+}
+master_port() {
+  local f l hex inos=" "
+  for f in /proc/"$1"/fd/*; do
+    l=$(readlink "$f" 2>/dev/null) || continue
+    case $l in socket:\[*\]) l=${l#socket:[}; inos+="${l%]} " ;; esac
+  done
+  # an established connection (st 01) on one of its sockets: local_address is ADDR:PORT in hex
+  hex=$(cat /proc/"$1"/net/tcp /proc/"$1"/net/tcp6 2>/dev/null |
+    awk -v inos="$inos" 'index(inos, " " $10 " ") && $4 == "01" { sub(/.*:/, "", $2); print $2; exit }')
+  [ -z "$hex" ] || echo $((16#$hex))
 }
 # the lines of FILE as cold_warm_same compares them
 cold_warm_lines() { norm "$1" | grep -v '^boxgate-trace'; }

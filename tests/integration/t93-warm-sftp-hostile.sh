@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # push and pull through a box's connection master (control_persist_s) (3 of 3, with t84
 # and t92): hostile requests from a client of our own uid are refused and the master
-# serves on; an older boxgate's master is passed by and told to end; a zero-byte file, a
-# full disk and a directory of 1500 files; another uid gets nothing from the master.
+# serves on, as it does after a client that closed its command and went at once; an older
+# boxgate's master is passed by and told to end; a zero-byte file, a full disk and a
+# directory of 1500 files; another uid gets nothing from the master.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/warm_sftp.sh"
 
@@ -30,6 +31,18 @@ a0=$(accepted 1)
 expect_rc 0 "the next push through it" warm push --root "$L" --boxes g1 sub/m.py
 check "... went through the same master" test "$(accepted 1)" = "$a0"
 
+# --- a client that closes its command and goes at once ---
+# The master, busy (here: stopped), wakes with a frame to send and finds the client gone
+# before it read the client's CLOSE: what the client said before it went still counts.
+pid=$(master_pid g1)
+/usr/bin/python3 "$BG_ROOT/tests/integration/master_raw.py" --close-and-go "$sock" "$pid" >"$BG_TMP/go.out" 2>&1
+has "$BG_TMP/go.out" "^started S$" "a command started through the master"
+has "$BG_TMP/go.out" "^after idle$" "... closed by a client that went at once: the master serves on"
+check "... the same master" test "$(master_pid g1)" = "$pid"
+a0=$(accepted 1)
+expect_rc 0 "the next push through it" warm push --root "$L" --boxes g1 sub/m.py
+check "... went through the same master" test "$(accepted 1)" = "$a0"
+
 # --- an older boxgate's master: passed by and told to end ---
 warm disconnect >/dev/null 2>&1
 /usr/bin/python3 "$BG_ROOT/tests/integration/master_raw.py" --old-master "$sock" >"$BG_TMP/old.out" 2>&1 &
@@ -51,10 +64,17 @@ mkdir -p full
 head -c $((2 << 20)) /dev/urandom >full/big.bin
 "$HOSTS" exec "$D" 1 sh -c 'mkdir -p /root/repo/full && mount -t tmpfs -o size=1m tmpfs /root/repo/full'
 pid=$(master_pid g1)
+mport=$(master_port "$pid")
 THROUGH="g1 file transfer \(SFTP\) through the connection master"
 cold_warm_same "a push onto a full disk" 1 push --root "$L" --boxes g1 full/big.bin
 THROUGH=
 check "... the master lives on after the box refused the upload" test -n "$pid" -a "$(master_pid g1)" = "$pid"
+if [ "$(master_pid g1)" != "$pid" ]; then
+  # how its connection ended: "Received disconnect ... boxgate master done" (it chose to
+  # end), or its sessions' "Close session" lines and no disconnect (it exited without one:
+  # killed, crashed, or its _exit when a client went mid-command)
+  diag "master $pid, its connection from port ${mport:-?}: $(grep -E " port ${mport:-none}( |:|\$)" "$BG_HOSTS_DIR/h1/sshd.log" | tail -8)"
+fi
 cat "$BG_TMP/w.out" "$BG_TMP/w.err" >"$BG_TMP/w.all"
 has "$BG_TMP/w.all" "no space left" "... says so warm"
 "$HOSTS" exec "$D" 1 umount /root/repo/full
