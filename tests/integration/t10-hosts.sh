@@ -279,11 +279,17 @@ if [ "$BG_HOSTS_MODE" = netns ]; then
   if [ -n "$KL" ] && ip netns add "bg${KL}h1" && ip link add "bg${KL}v1" type veth peer name eth0 netns "bg${KL}h1"; then
     setsid ip netns exec "bg${KL}h1" sleep 1010.5 </dev/null >/dev/null 2>&1 &
     held=$!
-    for _ in $(seq 1 100); do
-      [ "$(readlink "/proc/$held/ns/net")" = "$(readlink "/run/netns/bg${KL}h1")" ] && break
+    # The name goes only once the process is inside (the namespace's inode, as /run/netns's
+    # bind mount is no link to read): deleted before `ip netns exec` opened it (a loaded
+    # machine), nothing would hold the namespace, and its veth would vanish before gc looked.
+    inside=''
+    for _ in $(seq 1 1500); do
+      [ "$(stat -L -c %i "/proc/$held/ns/net" 2>/dev/null)" = "$(stat -L -c %i "/run/netns/bg${KL}h1")" ] &&
+        { inside=1; break; }
       sleep 0.02
     done
     ip netns del "bg${KL}h1"
+    [ -n "$inside" ] || { diag "the holder of index $KL never entered its namespace in 30 s"; kill "$held"; held=''; }
   fi
   flock -u 8
   exec 8>&-
