@@ -185,11 +185,18 @@ prepare() {
   local tool=$1 c=$CASEDIR/$2 mode=$3
   W=$RUN/$tool
   [ ! -e "$W" ] || rm -rf "$W"
-  if [ $DFLT = 1 ]; then mkdir -p "$W/home"; [ -e "$c/.ssh" ] && mkdir -p "$W/home/.ssh"; else mkdir -p "$W"; fi
-  for f in u1 u2 g; do
-    [ -e "$c/$f" ] || continue
-    fpath "$W" "$f"; [ -d "${FP%/*}" ] || mkdir -p "${FP%/*}"; cp "$c/$f" "$FP"
-  done
+  [ -d "${W%/*}" ] || mkdir -p "${W%/*}"
+  if [ $DFLT = 1 ]; then
+    mkdir -p "$W/home"; [ -e "$c/.ssh" ] && mkdir -p "$W/home/.ssh"
+    for f in u1 u2 g; do
+      [ -e "$c/$f" ] || continue
+      fpath "$W" "$f"; [ -d "${FP%/*}" ] || mkdir -p "${FP%/*}"; cp "$c/$f" "$FP"
+    done
+  else
+    # the case's directory holds only its files u1 u2 g, under their own names here: one
+    # process for the copy (a process costs this test more than the connection's wait)
+    cp -r "$c" "$W"
+  fi
   case ${TARGET[$2]} in
     h1) ADDR=$A PORT=22 ;; h1p) ADDR=$A PORT=$P ;; h2) ADDR=$A2 PORT=22 ;;
   esac
@@ -268,12 +275,38 @@ run_tool() {
     elif [ $no_key = 1 ] || [ $not_known = 1 ]; then why=UNKNOWN; fi
     SIG=refused:$why
   fi
-  local changed=unchanged w
+}
+
+# same_bytes A B: files A and B are both missing, or both exist with the same bytes (by
+# their sha256 in SUMS, from sums_of); a file without a sum (it could not be read) is never
+# the same.
+declare -A SUMS=()
+same_bytes() {
+  [ -e "$1" ] || [ -e "$2" ] || return 0
+  [ -n "${SUMS[$1]:-}" ] && [ "${SUMS[$1]}" = "${SUMS[$2]:-}" ]
+}
+# sums_of FILE...: SUMS[FILE] for each FILE that exists, from one sha256sum for all (where
+# a cmp for each pair cost a process each).
+sums_of() {
+  local f l i=0 have=()
+  SUMS=()
+  for f in "$@"; do [ -e "$f" ] && have+=("$f"); done
+  [ ${#have[@]} -gt 0 ] || return 0
+  while IFS= read -r l; do
+    # the sum, two spaces, the name (names here have no newline or backslash: no escape)
+    [ "${l:64:2}" = '  ' ] && [ "${l:66}" = "${have[$i]:-}" ] && SUMS[${have[$i]}]=${l:0:64}
+    i=$((i + 1))
+  done < <(sha256sum -- "${have[@]}" 2>/dev/null)
+}
+# changed_sig DIR CASE: CHG is "recorded" when a file u1 u2 g of the run in DIR differs
+# from the case's copy (SUMS filled for both), else "unchanged".
+changed_sig() {
+  local f
+  CHG=unchanged
   for f in u1 u2 g; do
-    fpath "$W" "$f"; w=$FP
-    if [ -e "$c/$f" ] || [ -e "$w" ]; then cmp -s "$c/$f" "$w" 2>/dev/null || changed=recorded; fi
+    fpath "$1" "$f"
+    same_bytes "$CASEDIR/$2/$f" "$FP" || CHG=recorded
   done
-  SIG="$SIG $changed"
 }
 
 files_of() { for f in u1 u2 g; do fpath "$1" "$f"; [ -e "$FP" ] && { printf '%s: ' "$f"; od -c "$FP" | head -20; }; done; }
@@ -304,15 +337,27 @@ oracle_run() {
   RUN=$BG_TMP/run/$mode/$name
   run_tool ssh "$name" "$mode"; ssh_sig=$SIG
   run_tool bg "$name" "$mode"; bg_sig=$SIG
+  # every file of the case and of both runs, hashed at once
+  local all=()
+  for f in u1 u2 g; do
+    all+=("$CASEDIR/$name/$f"); fpath "$RUN/ssh" "$f"; all+=("$FP"); fpath "$RUN/bg" "$f"; all+=("$FP")
+  done
+  sums_of "${all[@]}"
+  changed_sig "$RUN/ssh" "$name"; ssh_sig="$ssh_sig $CHG"
+  changed_sig "$RUN/bg" "$name"; bg_sig="$bg_sig $CHG"
   for f in u1 u2 g; do
     fpath "$RUN/ssh" "$f"; a=$FP; fpath "$RUN/bg" "$f"
-    if [ -e "$a" ] || [ -e "$FP" ]; then cmp -s "$a" "$FP" 2>/dev/null || same_files=0; fi
+    same_bytes "$a" "$FP" || same_files=0
   done
   printf '%s\n%s\n%s\n' "$ssh_sig" "$bg_sig" "$same_files" >"$RUN/sig"
 }
 # The runs wait on the hosts' sshds more than on this cpu: four at a time, each in its
 # own directory; they are judged in order once all are done.
 n_bg=0 runs=()
+# every run's directory at once: one mkdir, not one a run
+dirs=()
+for mode in "${MODES[@]}"; do for name in "${ALL[@]}"; do dirs+=("$BG_TMP/run/$mode/$name"); done; done
+mkdir -p "${dirs[@]}"
 stall_watch
 for mode in "${MODES[@]}"; do
   for name in "${ALL[@]}"; do

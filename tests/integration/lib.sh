@@ -27,13 +27,22 @@ not_ok() {
   _tap_n=$((_tap_n + 1)); _tap_failed=$((_tap_failed + 1))
   printf 'not ok %d - %s\n' "$_tap_n" "$*"
 }
-diag() { printf '# %s\n' "$*" | sed '2,$s/^/# /'; }
+# diag TEXT...: TEXT as TAP comment lines, "# " before each (no sed: tests call it often).
+diag() { local nl=$'\n'; printf '# %s\n' "${*//$nl/$nl# }"; }
 
 # check DESC CMD...: passes when CMD exits 0; its output is shown on failure.
 check() {
   local desc=$1; shift
   local out
-  if out=$("$@" 2>&1); then ok "$desc"; else not_ok "$desc"; diag "$out"; fi
+  case $1 in
+    test | '[')
+      # a builtin that changes nothing: run here, its words kept in a file, where a
+      # command substitution would fork a subshell for it
+      if "$@" >"$BG_TMP/check.out" 2>&1; then ok "$desc"; else
+        not_ok "$desc"; diag "$(cat "$BG_TMP/check.out")"
+      fi ;;
+    *) if out=$("$@" 2>&1); then ok "$desc"; else not_ok "$desc"; diag "$out"; fi ;;
+  esac
 }
 
 # pycheck DESC SCRIPT ARGS...: passes when the Python SCRIPT (run with ARGS) exits 0;
@@ -44,7 +53,13 @@ pycheck() {
   if out=$(python3 -c "$script" "$@" 2>&1); then ok "$desc"; else not_ok "$desc"; diag "$out"; fi
 }
 # nlines FILE: its line count, 0 when it does not exist.
-nlines() { if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
+# As wc -l counts: newlines (a last line without one is not counted), read by bash, as
+# tests poll it.
+nlines() {
+  local n=0 _l
+  if [ -f "$1" ]; then while IFS= read -r _l; do n=$((n + 1)); done <"$1"; fi
+  echo "$n"
+}
 
 # expect_rc RC DESC CMD...: runs CMD, stores its stdout/stderr in $OUT_FILE/$ERR_FILE,
 # passes when its exit status is RC.
@@ -142,7 +157,7 @@ proc_alive() {
 gone() { ! host_has_proc "$1"; }
 wait_gone() { local i; for ((i = 0; i < ${2:-40}; i++)); do gone "$1" && return 0; bg_pause "${3:-0.25}"; done; return 1; }
 wait_running() { local i; for ((i = 0; i < 120; i++)); do gone "$1" || return 0; bg_pause 0.25; done; return 1; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+now_ms() { local t=${EPOCHREALTIME//[!0-9]/}; echo $((10#$t / 1000)); }
 # gone_in_bound WHAT PATTERN T0_MS: the gate is gone within heartbeat + grace of T0_MS (the
 # test's HB/HB_MS and GRACE/GRACE_MS) plus 2 s; waits 60 s before calling it survived. The
 # slack covers what the test adds around the agent's own deadline: the heartbeat already on

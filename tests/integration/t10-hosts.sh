@@ -228,9 +228,10 @@ stray=''
 if [ "$BG_HOSTS_MODE" = netns ]; then
   setsid ip netns exec "bg${K8}h2" sleep 1010.25 </dev/null >/dev/null 2>&1 &
   stray=$!
-  for _ in $(seq 1 100); do
-    [ "$(readlink "/proc/$stray/ns/net" 2>/dev/null)" = "$(cat "$D8/h2/netns")" ] && break
-    sleep 0.02
+  # (-ef: the same namespace, as readlink would compare it, without a process a poll)
+  for ((i = 0; i < 100; i++)); do
+    [ "/proc/$stray/ns/net" -ef "/run/netns/bg${K8}h2" ] && break
+    bg_pause 0.02
   done
 fi
 snapshot "$K8" "$D8" >"$BG_TMP/snap8"
@@ -268,6 +269,11 @@ fi
 # open from outside would). Made under the harness's lock, at the lowest free index.
 if [ "$BG_HOSTS_MODE" = netns ]; then
   mkdir -p "$STATE_ROOT"
+  # gc cleans what is left of every index nobody claims, so a second run of this test (two
+  # suites at once) would clean these remains before this one's gc: this part runs alone.
+  # Nothing else calls gc.
+  exec 7>>"$STATE_ROOT/t10-gc.lock"
+  flock 7
   exec 8>>"$STATE_ROOT/lock"
   flock 8
   KL=''
@@ -279,14 +285,13 @@ if [ "$BG_HOSTS_MODE" = netns ]; then
   if [ -n "$KL" ] && ip netns add "bg${KL}h1" && ip link add "bg${KL}v1" type veth peer name eth0 netns "bg${KL}h1"; then
     setsid ip netns exec "bg${KL}h1" sleep 1010.5 </dev/null >/dev/null 2>&1 &
     held=$!
-    # The name goes only once the process is inside (the namespace's inode, as /run/netns's
-    # bind mount is no link to read): deleted before `ip netns exec` opened it (a loaded
-    # machine), nothing would hold the namespace, and its veth would vanish before gc looked.
+    # The name goes only once the process is inside: deleted before `ip netns exec` opened
+    # it (a loaded machine), nothing would hold the namespace, and its veth would vanish
+    # before gc looked.
     inside=''
-    for _ in $(seq 1 1500); do
-      [ "$(stat -L -c %i "/proc/$held/ns/net" 2>/dev/null)" = "$(stat -L -c %i "/run/netns/bg${KL}h1")" ] &&
-        { inside=1; break; }
-      sleep 0.02
+    for ((i = 0; i < 1500; i++)); do
+      [ "/proc/$held/ns/net" -ef "/run/netns/bg${KL}h1" ] && { inside=1; break; }
+      bg_pause 0.02
     done
     ip netns del "bg${KL}h1"
     [ -n "$inside" ] || { diag "the holder of index $KL never entered its namespace in 30 s"; kill "$held"; held=''; }
@@ -311,6 +316,8 @@ if [ "$BG_HOSTS_MODE" = netns ]; then
   fi
   [ -z "$held" ] || kill "$held" 2>/dev/null
   [ -z "$KL" ] || ip link del "bg${KL}v1" 2>/dev/null
+  flock -u 7
+  exec 7>&-
 fi
 
 # A namespace's id goes to the next new namespace once it is freed (the lowest free number).
@@ -324,15 +331,17 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
     "$HOSTS" stop "$DA" 1
     read -r ha _ <"$DA/h1/holder.pid"
     kill "$ha"
-    for _ in $(seq 1 100); do [ -d "/proc/$ha" ] || break; sleep 0.02; done
+    for ((i = 0; i < 100; i++)); do [ -d "/proc/$ha" ] || break; bg_pause 0.02; done
     old=$(cat "$DA/h1/mntns")
-    for _ in $(seq 1 20); do
+    for ((j = 0; j < 20; j++)); do
       setsid unshare -m sleep 1010.75 </dev/null >/dev/null 2>&1 &
       strangers+=("$!")
-      for _ in $(seq 1 100); do
-        got=$(readlink "/proc/$!/ns/mnt" 2>/dev/null) && [ "$got" != "$(readlink /proc/self/ns/mnt)" ] && break
-        sleep 0.01
+      # until it has its own mount namespace (-ef: no readlink a poll), then its id
+      for ((i = 0; i < 100; i++)); do
+        [ -e "/proc/$!/ns/mnt" ] && ! [ "/proc/$!/ns/mnt" -ef /proc/self/ns/mnt ] && break
+        bg_pause 0.01
       done
+      got=$(readlink "/proc/$!/ns/mnt" 2>/dev/null)
       if [ "$got" = "$old" ]; then reused=1; break; fi
     done
     if [ -n "$reused" ]; then diag "a new mount namespace got A's old id $old"

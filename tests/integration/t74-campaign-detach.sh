@@ -83,10 +83,14 @@ wait_until 30 test -f "$XDG_STATE_HOME/boxgate/campaigns/p.json" && wait_until 1
 campaign c.ini c 30
 : >"$BG_HOST_1_ROOT/campaign.log"; : >"$BG_HOST_2_ROOT/campaign.log"
 expect_rc 0 "a long campaign detaches" bg campaign c.ini --detach
+# the gates (campaign_gate.sh pauses in its own process) in this test's hosts
+gate_pids() { for i in 1 2; do comm -12 <(pgrep -f '^/bin/bash \./gate\.sh --kind fake --sleep 30 ' | sort) <("$HOSTS" pids "$D" "$i" | sort); done; }
 wait_until 60 eval '[ "$(LOGS | grep -c "^start")" -ge 2 ]'
+# what the check after cancel looks for is there before it
+[ -n "$(gate_pids)" ] && ok "the running gates are found on the boxes before cancel" || not_ok "no running gate found before cancel"
 expect_rc 0 "campaign cancel c" timeout 120 "$BOXGATE" --config "$INI" campaign cancel c
 has "$OUT_FILE" 'campaign c cancelled: 0 jobs recorded this run, [0-9]+ attempts cut, 8 left' "cancel says what was cut and what is left"
-no_gate_left() { [ -z "$(for i in 1 2; do comm -12 <(pgrep -f 'sleep 30$' | sort) <("$HOSTS" pids "$D" "$i" | sort); done)" ]; }
+no_gate_left() { [ -z "$(gate_pids)" ]; }
 if wait_until 30 no_gate_left; then ok "no gate is left running on any box"; else not_ok "a gate survived cancel"; fi
 pycheck "every attempt cut by cancel is recorded final: false (the jobs run again next time)" '
 import json

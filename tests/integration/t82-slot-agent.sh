@@ -241,7 +241,7 @@ wait_for "$BG_HOST_1_ROOT/campaign.log" '^start' 60 || not_ok "no job started on
 # up its parents to the serving agent (argv[1] "serve"; not the session's shell around it)
 gpid=''
 for p in $(comm -12 <(pgrep -f 'until go' | sort) <("$HOSTS" pids "$D" 1 | sort)); do
-  tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q '^/bin/sh ./gate.sh ' && gpid=$p
+  tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q '^/bin/bash ./gate.sh ' && gpid=$p
 done
 spid=$gpid
 for _ in 1 2 3 4; do

@@ -8,13 +8,18 @@ for a in "$@"; do
   prev=$a
 done
 printf 'argv:'; printf ' [%s]' "$@"; echo
-echo "env: MPK_GG_DECODE_M1=${MPK_GG_DECODE_M1-unset} MPK_GATE_TIMEOUT_S=${MPK_GATE_TIMEOUT_S-unset} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-unset} PYTHONUNBUFFERED=${PYTHONUNBUFFERED-unset} cwd=$(pwd)"
-side() { printf '{"slowCTA_us":%s,"wall_us":%s,"sumCTA_us":%s,"cos":%s,"status":"PASS"}' "$1" "$2" "$3" "$4"; }
-result() { printf 'FAITHFUL_RESULT {"kind":"gemv_m1","shape":"q_b","num_workers":8,"candidate":%s,"baseline_in_tree":%s,"slowCTA_ratio_base_over_cand":%s,"verdict":"%s"}\n' "$1" "$2" "$3" "$4"; }
+# (no command substitution: each costs the gate a process, and tests run it often)
+echo "env: MPK_GG_DECODE_M1=${MPK_GG_DECODE_M1-unset} MPK_GATE_TIMEOUT_S=${MPK_GATE_TIMEOUT_S-unset} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-unset} PYTHONUNBUFFERED=${PYTHONUNBUFFERED-unset} cwd=$PWD"
+# result CANDIDATE(4 numbers) BASELINE(4 numbers) RATIO VERDICT: the result line, whole
+result() {
+  printf 'FAITHFUL_RESULT {"kind":"gemv_m1","shape":"q_b","num_workers":8,"candidate":%s,"baseline_in_tree":%s,"slowCTA_ratio_base_over_cand":%s,"verdict":"%s"}\n' \
+    "{\"slowCTA_us\":$1,\"wall_us\":$2,\"sumCTA_us\":$3,\"cos\":$4,\"status\":\"PASS\"}" \
+    "{\"slowCTA_us\":$5,\"wall_us\":$6,\"sumCTA_us\":$7,\"cos\":$8,\"status\":\"PASS\"}" "$9" "${10}"
+}
 case $mode in
-  pass) echo "progress line on stderr" >&2; result "$(side 4.0 5.0 400 0.9999)" "$(side 5.2 6.1 402 1.0)" 1.3 PASS_GATE ;;
-  below) result "$(side 6.0 7.0 400 0.9999)" "$(side 5.2 6.1 402 1.0)" 0.8667 BELOW_BAR ;;
-  liar) result "$(side 4.0 5.0 400 0.2)" "$(side 5.2 6.1 402 1.0)" 1.3 PASS_GATE ;;
+  pass) echo "progress line on stderr" >&2; result 4.0 5.0 400 0.9999 5.2 6.1 402 1.0 1.3 PASS_GATE ;;
+  below) result 6.0 7.0 400 0.9999 5.2 6.1 402 1.0 0.8667 BELOW_BAR ;;
+  liar) result 4.0 5.0 400 0.2 5.2 6.1 402 1.0 1.3 PASS_GATE ;;
   garbage) echo 'FAITHFUL_RESULT {"verdict": PASS_GATE oops' ;;
   none) echo "no result here" ;;
   fail) echo "boom" >&2; exit 3 ;;
@@ -25,9 +30,9 @@ case $mode in
     echo "start $tag ${CUDA_VISIBLE_DEVICES-cpu} $(date +%s.%N)" >>"$HOME/slot.log"
     sleep 0.5
     echo "end $tag ${CUDA_VISIBLE_DEVICES-cpu} $(date +%s.%N)" >>"$HOME/slot.log"
-    result "$(side 4.0 5.0 400 0.9999)" "$(side 5.2 6.1 402 1.0)" 1.3 PASS_GATE ;;
+    result 4.0 5.0 400 0.9999 5.2 6.1 402 1.0 1.3 PASS_GATE ;;
   slow) # holds its slot until the test creates $HOME/release-TAG (60 s at most), then passes
     i=0
     while [ ! -e "$HOME/release-$tag" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
-    result "$(side 4.0 5.0 400 0.9999)" "$(side 5.2 6.1 402 1.0)" 1.3 PASS_GATE ;;
+    result 4.0 5.0 400 0.9999 5.2 6.1 402 1.0 1.3 PASS_GATE ;;
 esac
