@@ -103,17 +103,29 @@ builds:
 	    >build-asan/builds.log 2>&1; a=$$?; wait $$n; b=$$?; \
 	  cat $(BUILD)/builds.log build-asan/builds.log; [ $$a = 0 ] && [ $$b = 0 ]
 
-# Every stage runs even when one fails, so one CI run shows every failure.
-TEST_STAGES := builds check-smoke asan fuzz lint format-check
+# Every stage runs even when one fails, so one CI run shows every failure. Stages joined by
+# a comma run at once: lint and the format check beside the fuzzers, which fuzz for a set
+# time whatever cpu they get (a group's output is printed whole, in order, once all end; a
+# stage alone prints as it goes).
+TEST_STAGES := builds check-smoke asan fuzz,lint,format-check
 # Each stage's wall time is printed as it ends, and all of them at the close.
 test:
 	@tests/install-deps
-	@failed=; times=; for t in $(TEST_STAGES); do echo "==== make $$t"; t0=$$(date +%s); \
-	  $(MAKE) --no-print-directory $$t || failed="$$failed $$t"; \
-	  s=$$(($$(date +%s) - t0)); times="$$times $$t $${s}s"; echo "==== make $$t: $$s s"; done; \
+	@mkdir -p $(BUILD); failed=; times=; for g in $(TEST_STAGES); do \
+	  set -- $$(echo "$$g" | tr , ' '); \
+	  if [ $$# = 1 ]; then echo "==== make $$1"; t0=$$(date +%s); \
+	    $(MAKE) --no-print-directory $$1 || failed="$$failed $$1"; \
+	    s=$$(($$(date +%s) - t0)); times="$$times $$1 $${s}s"; echo "==== make $$1: $$s s"; continue; fi; \
+	  pids=; for t in "$$@"; do \
+	    { t0=$$(date +%s); rc=0; $(MAKE) --no-print-directory $$t >$(BUILD)/stage-$$t.log 2>&1 || rc=$$?; \
+	      echo $$rc $$(($$(date +%s) - t0)) >$(BUILD)/stage-$$t.rc; } & pids="$$pids $$!"; done; \
+	  wait $$pids; \
+	  for t in "$$@"; do echo "==== make $$t"; cat $(BUILD)/stage-$$t.log; read -r rc s <$(BUILD)/stage-$$t.rc; \
+	    [ "$$rc" = 0 ] || failed="$$failed $$t"; times="$$times $$t $${s}s"; echo "==== make $$t: $$s s"; done; \
+	done; \
 	echo "make test: stage times:$$times"; \
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed"; exit 1; fi; \
-	echo "make test: $(TEST_STAGES) passed"
+	echo "make test: $$(echo '$(TEST_STAGES)' | tr , ' ') passed"
 
 # Not in CI: the long soak variants of the tests that have them (BG_TEST_LONG=1) and
 # longer fuzzing.
