@@ -53,13 +53,19 @@ def res(c, name):
     print(name, t or "closed", code, flush=True)
 
 
-def hostile(path, repo):
+def greeted(path):
+    """A client connected to the master at path, its HELLO read."""
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(20)
     s.connect(path)
     c = Conn(s)
     t, _ = c.read()
     assert t == "H", t
+    return s, c
+
+
+def hostile(path, repo):
+    s, c = greeted(path)
     s.sendall(frame("P", b"\0\0"))
     res(c, "short-op")
     put = lambda name: struct.pack(">IQ", 8, 0) + struct.pack(">QIIQI", 3, 0o644, 0, 0, 0) + lstr(
@@ -112,12 +118,7 @@ def close_and_go(path, pid):
     """A command started (one that ends when its stdin closes), then CLOSE and gone while
     the master is stopped: it wakes with a keepalive frame due (keepalive_s = 1) that it
     writes before it reads, to a client that is gone."""
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(20)
-    s.connect(path)
-    c = Conn(s)
-    t, _ = c.read()
-    assert t == "H", t
+    s, c = greeted(path)
     s.sendall(frame("X", struct.pack(">II", 1, 0) + b"cat >/dev/null"))
     while True:
         t, p = c.read()
