@@ -6,6 +6,7 @@
 # job; a 20-job campaign over the 4 GPUs never gives one GPU to two jobs at once and records
 # every job once; a job Slurm cancels (scancel from outside) is requeued.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 CLUSTER=$BG_ROOT/tests/slurm/cluster
 
@@ -19,6 +20,10 @@ SQ=("$HOSTS" exec "$D" 1 env SLURM_CONF="$SC")
 squeue_boxgate() { "${SQ[@]}" squeue -h -o '%i %T %j' 2>/dev/null | awk '$3 ~ /^boxgate-/ { print $1, $2 }'; }
 # wait_squeue_empty SECONDS: true once no boxgate job is left in squeue
 wait_squeue_empty() { local i; for i in $(seq 1 $(($1 * 5))); do [ -z "$(squeue_boxgate)" ] && return 0; sleep 0.2; done; return 1; }
+# gate_left TAG: pids of a fake gate "sleep 100TAG.5" still running in h1 (a second suite
+# beside this one runs the same gates in hosts of its own)
+gate_left() { comm -12 <(pgrep -x -f "sleep 100$1\\.5" | sort) <("$HOSTS" pids "$D" 1 | sort); }
+gate_seen() { [ -n "$(gate_left "$1")" ]; }
 wait_running() { local i; for i in $(seq 1 100); do squeue_boxgate | grep -q RUNNING && return 0; sleep 0.2; done; return 1; }
 # wait_client PID SECONDS: waits for a background client; one still running then is killed
 # (a test never hangs on it) and the status is 124
@@ -37,7 +42,7 @@ INI=$BG_TMP/slurm.ini
   printf 'allow = --mode --tag --kind --shape --num-workers --configs --sleep --speed --hang --baseline\n'
   printf '\n[box slc]\nhost = h1\nscheduler = slurm\nslurm_conf = %s\nmax_jobs = 4\n' "$SC"
   printf 'repo = /root/repo\ngate = cgate.sh\nrequire_gpu = no\nkeepalive_s = 1\nheartbeat_timeout_s = 3\nkill_grace_s = 1\n'
-  printf 'allow = --kind --shape --configs --num-workers --speed --sleep --hang --baseline\n'
+  printf 'allow = --kind --shape --configs --num-workers --speed --sleep --hang --baseline --until\n'
   printf '\n[pool slurm]\nslots = slc\n'
 } >"$INI"
 bg() { "$BOXGATE" --config "$INI" "$@"; }
@@ -79,7 +84,7 @@ has "$OUT_FILE" 'FAITHFUL_RESULT' "... the broker placed it as a Slurm step"
 # --- a hang is killed at the timeout and the job leaves squeue ---
 expect_rc 124 "a hanging gate is TIMEOUT_HANG at its timeout" bg run sl --timeout 2 -- --mode sleep --tag 61
 wait_squeue_empty 5 && ok "... and its job left squeue" || { not_ok "job left after the timeout"; diag "$(squeue_boxgate)"; }
-if grep -qa 'sleep.10061\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "the hung gate is gone"; else ok "the hung gate is gone"; fi
+if [ -n "$(gate_left 61)" ]; then not_ok "the hung gate is gone"; else ok "the hung gate is gone"; fi
 
 # --- Ctrl-C stops the gate and the step ---
 "$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 65 >/dev/null 2>"$BG_TMP/int.err" &
@@ -99,13 +104,14 @@ if wait_running; then
   expect_rc 0 "slots on a Slurm box" bg slots sl
   has "$OUT_FILE" '^sl +slurm:[0-9]+ +held +root since .*Slurm job [0-9]+ RUNNING on [^ ]+, .*gpu' "... lists boxgate's running job from squeue"
   has "$OUT_FILE" '^sl +slurm3 +free' "... and the free places up to max_jobs"
+  check "... its gate runs in h1, where the checks that no gate survives look" wait_until 30 gate_seen 62
   kill -9 "$cpid"; wait "$cpid" 2>/dev/null
   # bound: the SSH session's end ends srun at once; else the agent's heartbeat (3 s) + grace (1 s)
   wait_squeue_empty 6 && ok "a SIGKILLed client leaves no job within heartbeat + grace + 2 s" || { not_ok "job left after SIGKILL"; diag "$(squeue_boxgate)"; }
 else
   not_ok "the job started"; kill -9 "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
 fi
-if grep -qa 'sleep.10062\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "no gate survives the client"; else ok "no gate survives the client"; fi
+if [ -n "$(gate_left 62)" ]; then not_ok "no gate survives the client"; else ok "no gate survives the client"; fi
 
 # --- a cut link: the agent's dead-man's switch ends the step ---
 "$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 63 >/dev/null 2>&1 &
@@ -117,7 +123,7 @@ else
   not_ok "cut link setup"
 fi
 wait_client "$cpid" 30
-if grep -qa 'sleep.10063\.5' /proc/[0-9]*/cmdline 2>/dev/null; then not_ok "no gate survives the cut link"; else ok "no gate survives the cut link"; fi
+if [ -n "$(gate_left 63)" ]; then not_ok "no gate survives the cut link"; else ok "no gate survives the cut link"; fi
 
 # --- a lost link, the login node reachable again: boxgate cancels its step by name ---
 printf '\n[box slk]\nhost = h1\nscheduler = slurm\nslurm_conf = %s\nrepo = /root/repo\ngate = gate.sh\nrequire_gpu = no\n' "$SC" >>"$INI"
@@ -176,16 +182,31 @@ assert most >= 2, most
 ' "$BG_HOST_1_ROOT/campaign.log"
 
 # --- a job Slurm cancels is requeued ---
+# The victim is a job whose gate has started (its start line names its Slurm job) and waits
+# for ~/s4go: the scancel lands mid-gate by construction, and no job of s20 (whose last steps
+# may still be RUNNING in squeue as that campaign returns) can be taken for one of s4.
+wait_squeue_empty 30 || diag "s20's jobs still in squeue: $(squeue_boxgate)"
+rm -f "$BG_HOST_1_ROOT/campaign.log" "$BG_HOST_1_ROOT/s4go"
 {
-  printf '[campaign s4]\npool = slurm\ngate_args = --kind fake --sleep 3\n'
+  printf '[campaign s4]\npool = slurm\ngate_args = --kind fake --sleep 0 --until s4go\n'
   printf 'shapes = q_b\nnum_workers = 8 64 128 136\ncandidates = baseline\n'
 } >"$W/s4.ini"
 "$BOXGATE" --config "$INI" campaign "$W/s4.ini" --plain >"$BG_TMP/s4.out" 2>"$BG_TMP/s4.err" &
 cpid=$!
 victim=''
-for _ in $(seq 1 100); do victim=$(squeue_boxgate | awk '$2 == "RUNNING" { print $1; exit }'); [ -n "$victim" ] && break; sleep 0.1; done
-sleep 0.5
-[ -n "$victim" ] && "${SQ[@]}" scancel "$victim"
+for _ in $(seq 1 300); do
+  victim=$(awk '$1 == "start" && NF == 7 { print $7; exit }' "$BG_HOST_1_ROOT/campaign.log" 2>/dev/null)
+  [ -n "$victim" ] && break
+  sleep 0.1
+done
+if [ -n "$victim" ]; then
+  "${SQ[@]}" scancel "$victim" 2>"$BG_TMP/scancel.err" || diag "scancel $victim failed: $(cat "$BG_TMP/scancel.err")"
+  # the cancelled attempt must be seen cut before the others may end
+  wait_for "$BG_TMP/s4.err" "Slurm ended job $victim" 60 || diag "no requeue seen yet: $(cat "$BG_TMP/s4.err")"
+else
+  diag "no gate of s4 started in 30 s (a start line naming its Slurm job): $(cat "$BG_HOST_1_ROOT/campaign.log" 2>&1)"
+fi
+: >"$BG_HOST_1_ROOT/s4go"
 wait_client "$cpid" 120; rc=$?
 [ "$rc" = 0 ] && ok "the campaign ends well after a scancel from outside" || { not_ok "exit $rc after scancel"; diag "$(cat "$BG_TMP/s4.err")"; }
 has "$BG_TMP/s4.err" "Slurm ended job $victim .*requeued" "the cancelled job is named and requeued"

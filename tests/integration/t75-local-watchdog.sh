@@ -8,7 +8,10 @@ source "$(dirname "$0")/wait.sh"
 cd "$BG_TMP"
 unset BOXGATE_CONFIG
 export XDG_CONFIG_HOME=$BG_TMP/xdg
-gone() { ! grep -qaE -- "$1" /proc/[0-9]*/cmdline 2>/dev/null; }
+# mine PATTERN: pids of this test's processes (their cwd is the local box's repo, $BG_TMP)
+# whose command line matches PATTERN: a second suite's t75 beside it runs the same gates
+mine() { local p; for p in $(pgrep -f -- "$1"); do [ "/proc/$p/cwd" -ef "$BG_TMP" ] && echo "$p"; done; }
+gone() { [ -z "$(mine "$1")" ]; }
 wait_gone() { local i; for i in $(seq 1 ${2:-40}); do gone "$1" && return 0; sleep "${3:-0.25}"; done; return 1; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # The watchdog runs get a short heartbeat and grace through a configuration of their own.
@@ -42,7 +45,7 @@ printf '[defaults]\nheartbeat_timeout_s = 0.5\nkill_grace_s = 0.25\n' >"$BG_TMP/
 "$BOXGATE" --config "$BG_TMP/fast.ini" run local --timeout 300 -- --kind demo --variant hang --num-workers 4 >"$BG_TMP/f.log" 2>&1 &
 pid=$!
 # gate4_gone: no demo gate process (argv[0], not the client or agent naming it) of this run.
-gate4_gone() { ! pgrep -f '^[^ ]*boxgate-demo-gate[^ ]* .*--num-workers 4( |$)' >/dev/null; }
+gate4_gone() { gone '^[^ ]*boxgate-demo-gate[^ ]* .*--num-workers 4( |$)'; }
 started "$BG_TMP/f.log" && sleep 1.5 && ! gate4_gone \
   && ok "heartbeat_timeout_s = 0.5: the gate of a live client runs on past 3 heartbeat timeouts" \
   || { not_ok "heartbeat_timeout_s = 0.5: the live client's gate did not run on"; diag "$(cat "$BG_TMP/f.log")"; }

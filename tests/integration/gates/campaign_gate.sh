@@ -6,8 +6,9 @@
 # kernel_paths, kernels/k.cuh, may hold "speed F" instead); --baseline measures the
 # in-tree kernel as the candidate. --hang SHAPE:NW hangs that point only; --poison
 # SHAPE:NW kills the gate's agent (its parent) at that point, and so does every run on a
-# box whose ~/poison_box exists; --until NAME waits, after its sleep, until ~/NAME exists. Each run logs "start|end SHAPE NW SPEED SLOT EPOCH" to
-# ~/campaign.log (a poisoned run "poison SHAPE NW SLOT EPOCH").
+# box whose ~/poison_box exists; --until NAME waits, after its sleep, until ~/NAME exists.
+# Each run logs "start|end SHAPE NW SPEED SLOT EPOCH" to ~/campaign.log (a start line in a
+# Slurm step adds its SLURM_JOB_ID; a poisoned run "poison SHAPE NW SLOT EPOCH").
 # Campaign tests run it hundreds of times: bash, for a clock ($EPOCHREALTIME) and a pause
 # (pause, below) that fork no date and no sleep.
 shape=q_b nw=8 speed=1 sleep_s=0.5 hang=- poison=- baseline=0 until=
@@ -36,7 +37,7 @@ fi
 slot=${CUDA_VISIBLE_DEVICES-cpu}
 # now: seconds since the epoch, '.' before the fraction whatever the locale
 now() { NOW=${EPOCHREALTIME/,/.}; }
-now; echo "start $shape $nw $speed $slot $NOW" >>"$HOME/campaign.log"
+now; echo "start $shape $nw $speed $slot $NOW${SLURM_JOB_ID:+ $SLURM_JOB_ID}" >>"$HOME/campaign.log"
 if [ "$poison" = "$shape:$nw" ] || [ -f "$HOME/poison_box" ]; then
   now; echo "poison $shape $nw $slot $NOW" >>"$HOME/campaign.log"
   kill -KILL "$PPID"
