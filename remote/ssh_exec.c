@@ -379,6 +379,11 @@ int remote_ssh_exec_wait(remote_exec *e, int64_t deadline, bg_err *err)
 		 * on its way ends with its own status, not a lost connection. */
 		if (ended && a == 0 && b == 0 && !e->send_pending && !e->eof_pending) {
 			int r = libssh2_channel_close(e->ch);
+			/* Our EOF and CLOSE ask nothing: sshd closes its side
+			 * once the command's status is out, whatever we send, so
+			 * waiting for it is waiting for the box, not a round trip
+			 * (a loaded box sends it apart from its EOF). */
+			c->waiting = c->sent_since_wait = false;
 			if (r == 0)
 				r = libssh2_channel_wait_closed(e->ch);
 			if (r == 0) {
