@@ -2,6 +2,7 @@
 # boxgate exec and check against 8 real sshd test hosts: per-host output and exit
 # codes, host-key policy, auth errors, unreachable hosts, streaming, timeouts.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
 hosts_up 8
@@ -99,9 +100,10 @@ has "$OUT_FILE" '^h1: after$' "the line after the long one arrives"
 # --- timeouts ---
 expect_rc 124 "--timeout stops a long command" bg exec --boxes h1,h2 --timeout 2 -- 'sleep 61.25'
 has "$ERR_FILE" 'timed out' "the summary says timed out"
-sleep 0.5
-# (in h1 and h2 only: a second suite beside this one runs the same command in its own hosts)
-if [ -n "$(comm -12 <(pgrep -x -f 'sleep 61\.25' | sort) <("$BG_ROOT/tests/hosts/hosts" pids "$D" 1 2 | sort))" ]; then not_ok "the remote command is gone after the timeout"; else ok "the remote command is gone after the timeout"; fi
+# in h1 and h2 only: a second suite beside this one runs the same command in its own hosts
+timed_out_left() { comm -12 <(pgrep -x -f 'sleep 61\.25' | sort) <("$BG_ROOT/tests/hosts/hosts" pids "$D" 1 2 | sort); }
+timed_out_gone() { [ -z "$(timed_out_left)" ]; }
+wait_until 10 timed_out_gone && ok "the remote command is gone after the timeout" || not_ok "the remote command is left 10 s after the timeout: $(timed_out_left)"
 
 # --- check ---
 expect_rc 0 "check on all test hosts" bg check
@@ -181,8 +183,11 @@ kill "$stall_pid" 2>/dev/null; wait "$stall_pid" 2>/dev/null
 # --- a lost connection is never exit 0 ---
 printf '[box h7k]\nhost = h7\nkeepalive_s = 1\nrepo = /root/repo\nrequire_gpu = no\n' >"$BG_TMP/ka.ini"
 cat "$BG_CONFIG" "$BG_TMP/ka.ini" >"$BG_TMP/withka.ini"
-( sleep 1.5; "$HOSTS" link "$D" 7 down ) &
-expect_rc 3 "a command whose link is cut is a connection failure, not success" "$BOXGATE" --config "$BG_TMP/withka.ini" exec --boxes h7k -- 'sleep 20; echo finished'
+# the link is cut once the command runs (it says so in a file): a cut before the connect
+# would be a connect failure, another message
+rm -f "$BG_HOST_7_ROOT/cut.me"
+( wait_until 60 test -e "$BG_HOST_7_ROOT/cut.me"; "$HOSTS" link "$D" 7 down ) &
+expect_rc 3 "a command whose link is cut is a connection failure, not success" "$BOXGATE" --config "$BG_TMP/withka.ini" exec --boxes h7k -- ': >~/cut.me; sleep 20; echo finished'
 wait
 "$HOSTS" link "$D" 7 up >/dev/null 2>&1
 has "$ERR_FILE" 'h7k: no reply from the box for 3 s: connection lost' "the cut link is reported as a lost connection"

@@ -4,6 +4,7 @@
 # refused paths, all-or-nothing, dry run, rollback, drift status, stale temporary files,
 # unwritable and full remote disks, an unreachable box, odd file names, the local box.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
 D=$("$HOSTS" up --n 4) || { not_ok "test hosts came up"; finish; exit 1; }
@@ -221,12 +222,16 @@ has "$OUT_FILE" '1 stale temporary file removed' "push reports the removed tempo
 rm -f "$(rfile 2 scripts/.a.py.boxgate-notours.tmp)"
 
 # --- pushes to one box are serialised ---
-"$HOSTS" exec "$D" 1 flock /root/repo sleep 4 &
+# The holder keeps the lock until the push has given up (a file says when): a fixed hold
+# could end before a slow push even asked, or a slow holder lock after it.
+rm -f "$BG_HOST_1_ROOT/lk.held" "$BG_HOST_1_ROOT/lk.release"
+"$HOSTS" exec "$D" 1 flock /root/repo sh -c ': >/root/lk.held; i=0; while [ ! -e /root/lk.release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done' &
 holder=$!
-sleep 0.5
+wait_until 60 test -e "$BG_HOST_1_ROOT/lk.held" || diag "the lock holder never took the lock"
 printf 'print("locked")\n' >scripts/lk.py
 expect_rc 1 "a push waits for the box's lock, then gives up" bg push --root "$L" --boxes h1 --lock-wait 1 scripts/lk.py
 has "$ERR_FILE" 'h1: another boxgate push' "the busy box is named"
+: >"$BG_HOST_1_ROOT/lk.release"
 wait "$holder"
 expect_rc 0 "the push goes through once the lock is free" bg push --root "$L" --boxes h1 scripts/lk.py
 
@@ -293,11 +298,16 @@ head -c 20000000 /dev/urandom >huge.bin
 expect_rc 0 "a 20 MB file" bg push --root "$L" --boxes h1,h2 huge.bin
 cmp -s huge.bin "$(rfile 1 huge.bin)" && cmp -s huge.bin "$(rfile 2 huge.bin)" && ok "the big file landed whole" || not_ok "big file content"
 has "$OUT_FILE" 'h\[1-2\]: huge.bin: created \(sha256 [0-9a-f]{12} confirmed' "the big file's SHA-256 is confirmed"
-sleep 0.3
-left=0; for p in $("$HOSTS" pids "$D" 1) $("$HOSTS" pids "$D" 2); do
-  { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q hashlib && left=$((left + 1))
-done
-[ $left = 0 ] && ok "no hashing process is left on the boxes" || not_ok "$left hashing processes left"
+# hashers_left: the boxes' hashing processes still running (one may be ending as push returns)
+hashers_left() {
+  local p n=0
+  for p in $("$HOSTS" pids "$D" 1) $("$HOSTS" pids "$D" 2); do
+    { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q hashlib && n=$((n + 1))
+  done
+  echo $n
+}
+no_hashers() { [ "$(hashers_left)" = 0 ]; }
+wait_until 10 no_hashers && ok "no hashing process is left on the boxes" || not_ok "$(hashers_left) hashing processes left 10 s after the push"
 NOPY=$BG_TMP/nopython.ini
 sed 's|^python = .*|python = /nonexistent/python3|' "$BG_CONFIG" >"$NOPY"
 head -c 4 /dev/urandom | dd of=huge.bin conv=notrunc 2>/dev/null

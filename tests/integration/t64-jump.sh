@@ -6,6 +6,7 @@
 # push, run and check work through it; a direct connection is refused; a changed key at the
 # jump host or at the box is refused and named; two hops; a jump host that goes away.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/wait.sh"
 HOSTS=$BG_ROOT/tests/hosts/hosts
 
 hosts_up 10
@@ -115,8 +116,10 @@ expect_rc 3 "with the jump host down every box behind it fails" bg exec --boxes 
 [ "$(grep -c 'b[2-5]: jump h1: connect to .*Connection refused' "$ERR_FILE")" = 4 ] && ok "... each naming the jump host" || { not_ok "jump down named"; diag "$(cat "$ERR_FILE")"; }
 "$HOSTS" start "$D" 1
 printf '\n[box k2]\nhost = h2\njump = h1\nkeepalive_s = 1\nrepo = /root/repo\nrequire_gpu = no\n[box k3]\nhost = h3\njump = h1\nkeepalive_s = 1\nrepo = /root/repo\nrequire_gpu = no\n' >>"$INI"
-( sleep 1.5; "$HOSTS" link "$D" 1 down ) &
-expect_rc 3 "a jump host whose link is cut mid-command is a connection failure" bg exec --boxes k2,k3 -- 'sleep 20; echo finished'
+# the jump host's link is cut once the command runs on both boxes (each says so in a file)
+rm -f "$BG_HOST_2_ROOT/cut.me" "$BG_HOST_3_ROOT/cut.me"
+( wait_until 60 test -e "$BG_HOST_2_ROOT/cut.me" -a -e "$BG_HOST_3_ROOT/cut.me"; "$HOSTS" link "$D" 1 down ) &
+expect_rc 3 "a jump host whose link is cut mid-command is a connection failure" bg exec --boxes k2,k3 -- ': >~/cut.me; sleep 20; echo finished'
 wait
 "$HOSTS" link "$D" 1 up >/dev/null 2>&1
 hasnt "$OUT_FILE" finished "no box behind it claims the command finished"
