@@ -20,10 +20,6 @@ SQ=("$HOSTS" exec "$D" 1 env SLURM_CONF="$SC")
 squeue_boxgate() { "${SQ[@]}" squeue -h -o '%i %T %j' 2>/dev/null | awk '$3 ~ /^boxgate-/ { print $1, $2 }'; }
 # wait_squeue_empty SECONDS: true once no boxgate job is left in squeue
 wait_squeue_empty() { local i; for i in $(seq 1 $(($1 * 5))); do [ -z "$(squeue_boxgate)" ] && return 0; sleep 0.2; done; return 1; }
-# gate_left TAG: pids of a fake gate "sleep 100TAG.5" still running in h1 (a second suite
-# beside this one runs the same gates in hosts of its own)
-gate_left() { comm -12 <(pgrep -x -f "sleep 100$1\\.5" | sort) <("$HOSTS" pids "$D" 1 | sort); }
-gate_seen() { [ -n "$(gate_left "$1")" ]; }
 wait_running() { local i; for i in $(seq 1 100); do squeue_boxgate | grep -q RUNNING && return 0; sleep 0.2; done; return 1; }
 # wait_client PID SECONDS: waits for a background client; one still running then is killed
 # (a test never hangs on it) and the status is 124
@@ -84,7 +80,8 @@ has "$OUT_FILE" 'FAITHFUL_RESULT' "... the broker placed it as a Slurm step"
 # --- a hang is killed at the timeout and the job leaves squeue ---
 expect_rc 124 "a hanging gate is TIMEOUT_HANG at its timeout" bg run sl --timeout 2 -- --mode sleep --tag 61
 wait_squeue_empty 5 && ok "... and its job left squeue" || { not_ok "job left after the timeout"; diag "$(squeue_boxgate)"; }
-if [ -n "$(gate_left 61)" ]; then not_ok "the hung gate is gone"; else ok "the hung gate is gone"; fi
+# gone (lib.sh) looks in this test's hosts only: a second suite beside it runs the same gates
+gone 'sleep.10061\.5' && ok "the hung gate is gone" || not_ok "the hung gate is gone"
 
 # --- Ctrl-C stops the gate and the step ---
 "$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 65 >/dev/null 2>"$BG_TMP/int.err" &
@@ -104,14 +101,14 @@ if wait_running; then
   expect_rc 0 "slots on a Slurm box" bg slots sl
   has "$OUT_FILE" '^sl +slurm:[0-9]+ +held +root since .*Slurm job [0-9]+ RUNNING on [^ ]+, .*gpu' "... lists boxgate's running job from squeue"
   has "$OUT_FILE" '^sl +slurm3 +free' "... and the free places up to max_jobs"
-  check "... its gate runs in h1, where the checks that no gate survives look" wait_until 30 gate_seen 62
+  check "... its gate runs in h1, where the checks that no gate survives look" wait_until 30 host_has_proc 'sleep.10062\.5'
   kill -9 "$cpid"; wait "$cpid" 2>/dev/null
   # bound: the SSH session's end ends srun at once; else the agent's heartbeat (3 s) + grace (1 s)
   wait_squeue_empty 6 && ok "a SIGKILLed client leaves no job within heartbeat + grace + 2 s" || { not_ok "job left after SIGKILL"; diag "$(squeue_boxgate)"; }
 else
   not_ok "the job started"; kill -9 "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
 fi
-if [ -n "$(gate_left 62)" ]; then not_ok "no gate survives the client"; else ok "no gate survives the client"; fi
+gone 'sleep.10062\.5' && ok "no gate survives the client" || not_ok "no gate survives the client"
 
 # --- a cut link: the agent's dead-man's switch ends the step ---
 "$BOXGATE" --config "$INI" run sl -- --mode sleep --tag 63 >/dev/null 2>&1 &
@@ -123,7 +120,7 @@ else
   not_ok "cut link setup"
 fi
 wait_client "$cpid" 30
-if [ -n "$(gate_left 63)" ]; then not_ok "no gate survives the cut link"; else ok "no gate survives the cut link"; fi
+gone 'sleep.10063\.5' && ok "no gate survives the cut link" || not_ok "no gate survives the cut link"
 
 # --- a lost link, the login node reachable again: boxgate cancels its step by name ---
 printf '\n[box slk]\nhost = h1\nscheduler = slurm\nslurm_conf = %s\nrepo = /root/repo\ngate = gate.sh\nrequire_gpu = no\n' "$SC" >>"$INI"
