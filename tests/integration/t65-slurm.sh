@@ -207,6 +207,8 @@ fi
 wait_client "$cpid" 120; rc=$?
 [ "$rc" = 0 ] && ok "the campaign ends well after a scancel from outside" || { not_ok "exit $rc after scancel"; diag "$(cat "$BG_TMP/s4.err")"; }
 has "$BG_TMP/s4.err" "Slurm ended job $victim .*requeued" "the cancelled job is named and requeued"
+# a miss shows each job's end (a cancelled attempt recorded final would show there)
+grep -q "Slurm ended job $victim .*requeued" "$BG_TMP/s4.err" || diag "s4's output: $(cat "$BG_TMP/s4.out")"
 pycheck "every job recorded final once; the cancelled attempt is recorded not final" '
 import json, sys, collections
 recs = [json.loads(l) for l in open(sys.argv[1])]
