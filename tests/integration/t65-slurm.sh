@@ -190,13 +190,10 @@ rm -f "$BG_HOST_1_ROOT/campaign.log" "$BG_HOST_1_ROOT/s4go"
 } >"$W/s4.ini"
 "$BOXGATE" --config "$INI" campaign "$W/s4.ini" --plain >"$BG_TMP/s4.out" 2>"$BG_TMP/s4.err" &
 cpid=$!
+# victim_started: sets victim to the Slurm job of the first s4 gate that started
+victim_started() { victim=$(awk '$1 == "start" && NF == 7 { print $7; exit }' "$BG_HOST_1_ROOT/campaign.log" 2>/dev/null); [ -n "$victim" ]; }
 victim=''
-for _ in $(seq 1 300); do
-  victim=$(awk '$1 == "start" && NF == 7 { print $7; exit }' "$BG_HOST_1_ROOT/campaign.log" 2>/dev/null)
-  [ -n "$victim" ] && break
-  sleep 0.1
-done
-if [ -n "$victim" ]; then
+if wait_until 30 victim_started; then
   "${SQ[@]}" scancel "$victim" 2>"$BG_TMP/scancel.err" || diag "scancel $victim failed: $(cat "$BG_TMP/scancel.err")"
   # the cancelled attempt must be seen cut before the others may end
   wait_for "$BG_TMP/s4.err" "Slurm ended job $victim" 60 || diag "no requeue seen yet: $(cat "$BG_TMP/s4.err")"
