@@ -45,16 +45,17 @@
 #define BOXGATE_AGENT_VERSION "0.1.0"
 #endif
 
-#define PARTIAL_FLUSH_MS 50
-#define LINE_KEEP_MAX    (64 * 1024)       /* a longer line is written in pieces */
-#define OUTQ_HIGH        (4 * 1024 * 1024) /* stop reading the gate above this */
-#define TERM_SCAN_MS     50
-#define KILL_SCAN_MS     20
-#define KILL_GIVEUP_MS   30000
-#define DRAIN_MS         2000
-#define GPU_CONFIRM_MS   5000
-#define GPU_POLL_MS      100
-#define FINAL_FLUSH_MS   10000
-#define LOCK_POLL_MS     10 /* a run waiting behind another starts within 10 ms of its end */
+#define PARTIAL_FLUSH_MS   50
+#define LINE_KEEP_MAX      (64 * 1024)       /* a longer line is written in pieces */
+#define OUTQ_HIGH          (4 * 1024 * 1024) /* stop reading the gate above this */
+#define TERM_SCAN_MS       50
+#define KILL_SCAN_MS       20
+#define KILL_GIVEUP_MS     30000
+#define DRAIN_MS           2000
+#define SLURM_KILL_HOLD_MS 3000 /* see outside_kill_hold (watchdog.c) */
+#define GPU_CONFIRM_MS     5000
+#define GPU_POLL_MS        100
+#define FINAL_FLUSH_MS     10000
+#define LOCK_POLL_MS       10 /* a run waiting behind another starts within 10 ms of its end */
 
 #endif

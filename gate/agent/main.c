@@ -85,7 +85,10 @@
  *   (plus "slurm_job", "slurm_step" and "slurm_node" when Slurm started the agent)
  *   with N the agent's exit status and WORD one of exited (the gate's own status; then
  *   "gate_exit":N or "gate_signal":N follows), timeout, busy, invalid, client_gone, killed,
- *   terminated, syserr, usage, noexec. The gate's stdin is /dev/null and the nonce is in no
+ *   terminated, syserr, usage, noexec. Inside a Slurm step (SLURM_JOB_ID), a gate killed by
+ *   SIGTERM or SIGKILL the agent did not send holds the end up to 3 s for the agent's own
+ *   SIGTERM (Slurm signals each process of a stopped step in turn): it then says terminated.
+ *   The gate's stdin is /dev/null and the nonce is in no
  *   argv or environment, and the agent makes itself non-dumpable before it reads the
  *   nonce (a traced agent stops: exit 71), so a gate of the same user cannot read it from
  *   /proc/PPID/mem, fd or environ, nor ptrace the agent (root can). The client believes a

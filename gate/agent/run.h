@@ -60,6 +60,9 @@ struct run {
 	int stdin_long; /* inside a stdin line longer than the protocol's */
 	long long start_ms, hb_last_ms, trigger_ms, kill_at_ms, giveup_ms, next_scan_ms,
 		drain_until_ms;
+	/* the end waits until then for the agent's own SIGTERM: the gate was
+	 * killed from outside inside a Slurm step (outside_kill_hold) */
+	long long hold_until_ms;
 	long long gpu_until_ms, gpu_next_ms, reaped_ms;
 	enum phase ph;
 	enum why why;

@@ -83,6 +83,28 @@ void trigger(struct run *r, enum why why)
 	start_stop(r, why);
 }
 
+/* True when the gate died of SIGTERM or SIGKILL while the agent had sent it
+ * nothing: someone outside stopped it. */
+static bool killed_from_outside(const struct run *r)
+{
+	if (r->why != W_EXITED || r->nkilled || !WIFSIGNALED(r->gate_status))
+		return false;
+	int sig = WTERMSIG(r->gate_status);
+	return sig == SIGTERM || sig == SIGKILL;
+}
+
+/* Slurm ends a step (scancel, preemption, a time limit) by signalling each of
+ * its processes in turn: when the gate's SIGTERM came first and it is reaped
+ * before the agent's own arrives, the end would say the gate died of a signal
+ * instead of "terminated", and a campaign would record the cancelled attempt
+ * as the job's failure instead of requeueing it. So inside a Slurm step such
+ * an end waits a bounded while for that SIGTERM (SLURM_KILL_HOLD_MS); a gate
+ * killed by anything else (the OOM killer) ends that much later. */
+static long long outside_kill_hold(const struct run *r, long long now)
+{
+	return killed_from_outside(r) && getenv("SLURM_JOB_ID") ? now + SLURM_KILL_HOLD_MS : 0;
+}
+
 static void handle_signals(struct run *r)
 {
 	struct signalfd_siginfo si;
@@ -95,7 +117,14 @@ static void handle_signals(struct run *r)
 		case SIGHUP: trigger(r, W_HUP); break;
 		case SIGINT: trigger(r, W_SIGINT); break;
 		case SIGTERM:
-		case SIGQUIT: trigger(r, W_SIGTERM); break;
+		case SIGQUIT:
+			/* after the gate's own death by a signal from outside: the same
+			 * stop reached the agent (see outside_kill_hold) */
+			if (r->ph != PH_RUN && r->ph != PH_LOCK && killed_from_outside(r))
+				r->why = W_SIGTERM;
+			else
+				trigger(r, W_SIGTERM);
+			break;
 		default: break;
 		}
 	}
@@ -189,6 +218,7 @@ long long step(struct run *r)
 				r->why = W_EXITED;
 				r->ph = PH_DRAIN;
 				r->drain_until_ms = now + DRAIN_MS;
+				r->hold_until_ms = outside_kill_hold(r, now);
 			}
 			strbuf_release(&list);
 			return now;
@@ -246,6 +276,8 @@ long long step(struct run *r)
 		return next;
 	case PH_DRAIN:
 		reap(r);
+		if (r->why == W_EXITED && now < r->hold_until_ms)
+			return r->hold_until_ms < next ? r->hold_until_ms : next;
 		if ((r->in[0].fd < 0 && r->in[1].fd < 0) || now >= r->drain_until_ms) {
 			for (int i = 0; i < 2; i++)
 				if (r->in[i].fd >= 0) {

@@ -346,6 +346,25 @@ finish_fed
 check "a gate killed by SIGSEGV: exit 139 (got $FED_RC)" test "$FED_RC" = 139
 check "... end report names the signal" test "$(last_line "$BG_TMP/framesegv.out")" = "$F end {\"rc\":139,\"why\":\"exited\",\"gate_signal\":11}"
 
+# Slurm ends a step by signalling each of its processes in turn: the gate's SIGTERM can come
+# first and the gate be reaped before the agent's own arrives. Inside a step (SLURM_JOB_ID)
+# the end waits for it, and says "terminated" (a campaign requeues the job); with no
+# SIGTERM for the agent, it says what killed the gate.
+reaped() { [ -s "$1" ] && ! [ -e "/proc/$(cat "$1")" ]; }
+pf=$BG_TMP/pids.slurmterm; rm -f "$pf"
+SLURM_JOB_ID=77 run_fed slurmterm "$FEED" --nonce-stdin --heartbeat 2 -- sh -c "echo \$\$ >$pf; kill -TERM \$\$"
+wait_for 10 reaped "$pf"
+kill -TERM "$AGENT_PID"
+finish_fed
+check "Slurm step, the gate's SIGTERM first: exit 143 (got $FED_RC)" test "$FED_RC" = 143
+check "... its end report says terminated, not the gate's signal" \
+  test "$(last_line "$BG_TMP/slurmterm.out")" = "$F end {\"rc\":143,\"why\":\"terminated\",\"slurm_job\":\"77\"}"
+SLURM_JOB_ID=77 run_fed slurmkill "$FEED" --nonce-stdin --heartbeat 2 -- sh -c 'kill -KILL $$'
+finish_fed
+check "Slurm step, the gate SIGKILLed and the agent left alone: exit 137 (got $FED_RC)" test "$FED_RC" = 137
+check "... its end report names the gate's signal" \
+  test "$(last_line "$BG_TMP/slurmkill.out")" = "$F end {\"rc\":137,\"why\":\"exited\",\"gate_signal\":9,\"slurm_job\":\"77\"}"
+
 run_fed framebusy "$FEED" --nonce-stdin --heartbeat 2 --gpus 0 --require-gpu no -- true
 finish_fed
 check "framed run of a plain gate: exit 0" test "$FED_RC" = 0
