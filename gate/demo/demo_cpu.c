@@ -4,6 +4,7 @@
  * clock_gettime(CLOCK_MONOTONIC); the result is labelled "device":"cpu".
  * C11 + pthreads + libm only. */
 #include "gate/demo/demo_common.h"
+#include "gate/demo/demo_cpu_kernels.h"
 #include "gate/demo/demo_math.h"
 
 #include <math.h>
@@ -17,88 +18,11 @@
 
 #define TILE_ROWS 8
 
-static float e4m3_lut[256];
-
-struct gemv {
-	int n, k, ks; /* ks: scale blocks along K */
-	enum demo_dtype dtype;
-	uint16_t *wb;
-	uint8_t *w8;
-	float *sc;
-	uint16_t *x;
-	uint64_t seed;
-};
-
 static double now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* ---- the implementations (one row group each) ---- */
-
-static void row_baseline(const struct gemv *g, int row, uint16_t *y)
-{
-	float acc = 0.0f;
-	if (g->dtype == DEMO_BF16) {
-		const uint16_t *w = g->wb + (size_t)row * (size_t)g->k;
-		for (int k = 0; k < g->k; k++)
-			acc += bg_bf2f(w[k]) * bg_bf2f(g->x[k]);
-	} else {
-		const uint8_t *w = g->w8 + (size_t)row * (size_t)g->k;
-		const float *sc = g->sc + (size_t)(row / BG_FP8_BLOCK) * (size_t)g->ks;
-		for (int k = 0; k < g->k; k++)
-			acc += e4m3_lut[w[k]] * sc[k / BG_FP8_BLOCK] * bg_bf2f(g->x[k]);
-	}
-	y[row] = bg_f2bf(acc);
-}
-
-/* Four rows share each load of x; eight independent accumulators per row. */
-static void rows4_candidate(const struct gemv *g, int r0, int kend, uint16_t *y)
-{
-	float acc[4][8];
-	memset(acc, 0, sizeof acc);
-	if (g->dtype == DEMO_BF16) {
-		const uint16_t *w0 = g->wb + (size_t)r0 * (size_t)g->k;
-		for (int k = 0; k < kend; k += 8) {
-			float xv[8];
-			for (int j = 0; j < 8; j++)
-				xv[j] = bg_bf2f(g->x[k + j]);
-			for (int r = 0; r < 4; r++) {
-				const uint16_t *w = w0 + (size_t)r * (size_t)g->k + k;
-				for (int j = 0; j < 8; j++)
-					acc[r][j] += bg_bf2f(w[j]) * xv[j];
-			}
-		}
-	} else {
-		const uint8_t *w0 = g->w8 + (size_t)r0 * (size_t)g->k;
-		const float *sc = g->sc + (size_t)(r0 / BG_FP8_BLOCK) * (size_t)g->ks;
-		for (int kb = 0; kb < kend; kb += BG_FP8_BLOCK) {
-			float part[4][8];
-			memset(part, 0, sizeof part);
-			for (int k = kb; k < kb + BG_FP8_BLOCK; k += 8) {
-				float xv[8];
-				for (int j = 0; j < 8; j++)
-					xv[j] = bg_bf2f(g->x[k + j]);
-				for (int r = 0; r < 4; r++) {
-					const uint8_t *w = w0 + (size_t)r * (size_t)g->k + k;
-					for (int j = 0; j < 8; j++)
-						part[r][j] += e4m3_lut[w[j]] * xv[j];
-				}
-			}
-			float s = sc[kb / BG_FP8_BLOCK];
-			for (int r = 0; r < 4; r++)
-				for (int j = 0; j < 8; j++)
-					acc[r][j] += part[r][j] * s;
-		}
-	}
-	for (int r = 0; r < 4; r++) {
-		float s = 0.0f;
-		for (int j = 0; j < 8; j++)
-			s += acc[r][j];
-		y[r0 + r] = bg_f2bf(s);
-	}
 }
 
 /* ---- the persistent pool ---- */
@@ -205,7 +129,7 @@ static void job_gemv(struct pool *p, int w)
 		switch (p->variant) {
 		case DEMO_V_BASELINE:
 			for (int r = r0; r < r1; r++)
-				row_baseline(g, r, p->y);
+				gemv_row_baseline(g, r, p->y);
 			break;
 		case DEMO_V_STUB:
 			for (int r = r0; r < r1; r++)
@@ -214,9 +138,9 @@ static void job_gemv(struct pool *p, int w)
 		default: { /* candidate, nosplit (the CPU twin never splits K), halfk */
 			int r = r0;
 			for (; r + 4 <= r1; r += 4)
-				rows4_candidate(g, r, kend, p->y);
+				gemv_rows4_candidate(g, r, kend, p->y);
 			for (; r < r1; r++)
-				row_baseline(g, r, p->y);
+				gemv_row_baseline(g, r, p->y);
 			break;
 		}
 		}
@@ -345,7 +269,7 @@ static int cpu_run(const struct demo_opts *o, struct demo_report *rep)
 	float *yf = NULL, *yf2 = NULL;
 
 	for (int i = 0; i < 256; i++)
-		e4m3_lut[i] = bg_e4m3_to_f((uint8_t)i);
+		gemv_e4m3_lut[i] = bg_e4m3_to_f((uint8_t)i);
 	snprintf(rep->device, sizeof rep->device, "cpu");
 	cpu_model(rep->device_name, sizeof rep->device_name);
 	rep->units = cpu_count();
@@ -359,7 +283,14 @@ static int cpu_run(const struct demo_opts *o, struct demo_report *rep)
 	g.ks = k / BG_FP8_BLOCK;
 	g.dtype = o->dtype;
 	g.seed = o->seed;
-	if (o->dtype == DEMO_FP8 && (k % BG_FP8_BLOCK || n % 4)) {
+	/* the kernels' bounds: they run unchecked in a sanitizer build (demo_cpu_kernels.h) */
+	if (n < 1 || k < BG_FP8_BLOCK || k % BG_FP8_BLOCK) {
+		snprintf(rep->error, sizeof rep->error,
+			 "shape %s: K must be a positive multiple of %d", o->shape->name,
+			 BG_FP8_BLOCK);
+		goto out;
+	}
+	if (o->dtype == DEMO_FP8 && n % 4) {
 		snprintf(rep->error, sizeof rep->error, "shape %s does not fit fp8 128x128 blocks",
 			 o->shape->name);
 		goto out;
@@ -426,7 +357,7 @@ static int cpu_run(const struct demo_opts *o, struct demo_report *rep)
 			double wv =
 				o->dtype == DEMO_BF16
 					? (double)bg_bf2f(g.wb[base + c])
-					: (double)e4m3_lut[g.w8[base + c]] *
+					: (double)gemv_e4m3_lut[g.w8[base + c]] *
 						  (double)g.sc[(size_t)(r / BG_FP8_BLOCK) * g.ks +
 							       (size_t)(c / BG_FP8_BLOCK)];
 			acc += wv * (double)bg_bf2f(g.x[c]);
