@@ -350,7 +350,7 @@ check "... end report names the signal" test "$(last_line "$BG_TMP/framesegv.out
 # first and the gate be reaped before the agent's own arrives. Inside a step (SLURM_JOB_ID)
 # the end waits for it, and says "terminated" (a campaign requeues the job); with no
 # SIGTERM for the agent, it says what killed the gate.
-reaped() { [ -s "$1" ] && ! [ -e "/proc/$(cat "$1")" ]; }
+reaped() { [ -s "$1" ] && [ -z "$(survivors "$1")" ]; }
 pf=$BG_TMP/pids.slurmterm; rm -f "$pf"
 SLURM_JOB_ID=77 run_fed slurmterm "$FEED" --nonce-stdin --heartbeat 2 -- sh -c "echo \$\$ >$pf; kill -TERM \$\$"
 wait_for 10 reaped "$pf"
