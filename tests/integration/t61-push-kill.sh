@@ -5,7 +5,6 @@
 # the target is always exactly the old or the new file, the .bak, when present, is a
 # complete earlier version, and the next push succeeds and removes what was left.
 source "$(dirname "$0")/lib.sh"
-HOSTS=$BG_ROOT/tests/hosts/hosts
 if [ -n "${BG_TEST_LONG:-}" ]; then TRIALS=${BG_KILL_TRIALS:-30}; else TRIALS=${BG_KILL_TRIALS:-6}; fi
 
 hosts_up 1
@@ -37,43 +36,41 @@ PY
 known() { # known SHA: which version has it ("" when none)
   grep -lx "$1" "$BG_TMP/versions/"*.sha 2>/dev/null | head -n 1
 }
-session_procs() { # processes of login sessions on the host (sshd listener and holders excluded)
-  local p n=0
-  for p in $("$HOSTS" pids "$D" 1); do
-    { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q -e '/bin/sh -c' -e 'sftp' -e 'flock' -e 'sshd: root' && n=$((n + 1))
-  done
-  echo $n
-}
 settle() { # waits (10 s at most) until the killed client's remote commands have ended
-  local k=0
-  while [ "$(session_procs)" != 0 ] && [ $k -lt 200 ]; do sleep 0.05; k=$((k + 1)); done
+  local k
+  for ((k = 0; k < 200; k++)); do host_has_proc '/bin/sh -c|sftp|flock|sshd: root' || return 0; bg_pause 0.05; done
 }
 
 make_version 0
 cp "$BG_TMP/versions/0.py" gate/big.py
 expect_rc 0 "initial push of an 8 MiB file" bg push --root "$L" --boxes h1 gate/big.py
+# hold_target: keeps the target open (descriptor $held), so swapped can tell, with no process
+# (the polls below run every few milliseconds), whether the name now holds another file.
+hold_target() { exec {held}<"$T"; }
+swapped() { ! [ "$T" -ef "/dev/fd/$held" ]; }
+ms_now() { local t=${EPOCHREALTIME//[!0-9]/}; NOW_MS=$((10#$t / 1000)); }
+upload_seen() { local f; for f in "$BG_HOST_1_ROOT"/repo/gate/.big.py.boxgate-*; do [ -e "$f" ] && return 0; done; return 1; }
 # time_push N: pushes version N unkilled in the background, polling the target's inode
 # (the swap is a rename), and sets SWAP_MS (start to swap) and END_MS (start to exit).
 time_push() {
-  local start ino now pid
+  local start pid
   make_version "$1"
   cp "$BG_TMP/versions/$1.py" gate/big.py
-  ino=$(stat -c %i "$T")
+  hold_target
   SWAP_MS=
-  start=$(date +%s%N)
+  ms_now; start=$NOW_MS
   "$BOXGATE" --config "$BG_CONFIG" push --no-local-check --root "$L" --boxes h1 gate/big.py \
-    >"$BG_TMP/timed.out" 2>&1 &
+    >"$BG_TMP/timed.out" 2>&1 {held}<&- &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
-    now=$(date +%s%N)
-    if [ -z "$SWAP_MS" ] && [ "$(stat -c %i "$T" 2>/dev/null)" != "$ino" ]; then
-      SWAP_MS=$(((now - start) / 1000000))
-    fi
-    sleep 0.005
+    ms_now
+    [ -z "$SWAP_MS" ] && swapped && SWAP_MS=$((NOW_MS - start))
+    bg_pause 0.005
   done
-  END_MS=$((($(date +%s%N) - start) / 1000000))
+  ms_now; END_MS=$((NOW_MS - start))
   # A swap right before the exit may fall between two polls.
-  [ -z "$SWAP_MS" ] && [ "$(stat -c %i "$T")" != "$ino" ] && SWAP_MS=$END_MS
+  [ -z "$SWAP_MS" ] && swapped && SWAP_MS=$END_MS
+  exec {held}<&-
   wait "$pid"
 }
 # Calibration: two unkilled pushes of this very build (a sanitizer build is several times
@@ -110,22 +107,23 @@ for trial in $(seq 3 $((TRIALS + 2))); do
   cp "$BG_TMP/versions/$trial.py" gate/big.py
   want=$(cat "$BG_TMP/versions/$trial.sha")
   delay=$(kill_delay "$trial")
-  ino=$(stat -c %i "$T")
+  hold_target
   # The binary itself in the background: killing a subshell would leave it running.
-  "$BOXGATE" --config "$BG_CONFIG" push --no-local-check --root "$L" --boxes h1 gate/big.py >/dev/null 2>&1 &
+  "$BOXGATE" --config "$BG_CONFIG" push --no-local-check --root "$L" --boxes h1 gate/big.py >/dev/null 2>&1 {held}<&- &
   pid=$!
   # The first two trials kill on an event, so both sides of the swap are hit by
   # construction: trial 3 once the upload's temporary file exists (before the swap),
   # trial 4 once the target is the new file (after it). The rest kill at random moments.
   case $trial in
-    3) until [ -n "$(find "$BG_HOST_1_ROOT/repo/gate" -name '.big.py.boxgate-*')" ] || ! kill -0 "$pid" 2>/dev/null; do sleep 0.002; done
+    3) until upload_seen || ! kill -0 "$pid" 2>/dev/null; do bg_pause 0.002; done
        delay="upload seen" ;;
-    4) until [ "$(stat -c %i "$T" 2>/dev/null)" != "$ino" ] || ! kill -0 "$pid" 2>/dev/null; do sleep 0.002; done
+    4) until swapped || ! kill -0 "$pid" 2>/dev/null; do bg_pause 0.002; done
        delay="swap seen" ;;
     *) sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))" ;;
   esac
   kill -KILL "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
+  exec {held}<&-
   # At this instant and once the box has settled: exactly the old or the new file.
   for when in now settled; do
     [ "$when" = settled ] && settle
@@ -138,12 +136,12 @@ for trial in $(seq 3 $((TRIALS + 2))); do
     fi
   done
   [ "$got" = "$want" ] && new=$((new + 1)) || old=$((old + 1))
-  [ -n "$(find "$BG_HOST_1_ROOT/repo/gate" -name '.big.py.boxgate-*')" ] && left_temps=$((left_temps + 1))
+  upload_seen && left_temps=$((left_temps + 1))
   [ -e "$T.bak" ] && baks=$((baks + 1))
   # The next push succeeds, lands the new file and cleans up.
   if ! bg push --no-local-check --root "$L" --boxes h1 gate/big.py >"$BG_TMP/rec.out" 2>&1; then
     bad_recover=$((bad_recover + 1)); diag "trial $trial: the next push failed: $(cat "$BG_TMP/rec.out")"
-  elif [ "$(sha "$T")" != "$want" ] || [ -n "$(find "$BG_HOST_1_ROOT/repo/gate" -name '.big.py.boxgate-*')" ]; then
+  elif [ "$(sha "$T")" != "$want" ] || upload_seen; then
     bad_recover=$((bad_recover + 1)); diag "trial $trial: after the next push: wrong target or temporary files left"
   fi
 done
