@@ -32,8 +32,15 @@ master_port() {
     awk -v inos="$inos" 'index(inos, " " $10 " ") && $4 == "01" { sub(/.*:/, "", $2); print $2; exit }')
   [ -z "$hex" ] || echo $((16#$hex))
 }
-# the lines of FILE as cold_warm_same compares them
-cold_warm_lines() { norm "$1" | grep -v '^boxgate-trace'; }
+# the lines of FILE as cold_warm_same compares them: --json's lines of the command's stderr
+# after the rest, in their own order. The command writes its stdout and stderr to two pipes,
+# and which of two lines written to both at once is read first is the scheduler's choice,
+# cold or warm (seen under load: a gate's stderr line before its result line cold, after it
+# warm); within each stream the order is kept and compared.
+cold_warm_lines() {
+  norm "$1" | grep -v '^boxgate-trace' |
+    awk 'index($0, "\"stream\":\"stderr\"") { e[++n] = $0; next } { print } END { for (i = 1; i <= n; i++) print e[i] }'
+}
 cold_warm_same() {
   local desc=$1 want=$2 cmd=$3 f rc1 rc2
   shift 3
