@@ -157,7 +157,10 @@ proc_alive() {
 gone() { ! host_has_proc "$1"; }
 wait_gone() { local i; for ((i = 0; i < ${2:-40}; i++)); do gone "$1" && return 0; bg_pause "${3:-0.25}"; done; return 1; }
 wait_running() { local i; for ((i = 0; i < 120; i++)); do gone "$1" || return 0; bg_pause 0.25; done; return 1; }
-now_ms() { local t=${EPOCHREALTIME//[!0-9]/}; echo $((10#$t / 1000)); }
+# now_ms: the clock in milliseconds, printed; set_now_ms sets NOW_MS to it instead, for polls
+# that must not fork the subshell a $(now_ms) costs.
+set_now_ms() { local t=${EPOCHREALTIME//[!0-9]/}; NOW_MS=$((10#$t / 1000)); }
+now_ms() { set_now_ms; echo "$NOW_MS"; }
 # gone_in_bound WHAT PATTERN T0_MS: the gate is gone within heartbeat + grace of T0_MS (the
 # test's HB/HB_MS and GRACE/GRACE_MS) plus 2 s; waits 60 s before calling it survived. The
 # slack covers what the test adds around the agent's own deadline: the heartbeat already on

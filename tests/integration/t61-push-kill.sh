@@ -48,7 +48,6 @@ expect_rc 0 "initial push of an 8 MiB file" bg push --root "$L" --boxes h1 gate/
 # (the polls below run every few milliseconds), whether the name now holds another file.
 hold_target() { exec {held}<"$T"; }
 swapped() { ! [ "$T" -ef "/dev/fd/$held" ]; }
-ms_now() { local t=${EPOCHREALTIME//[!0-9]/}; NOW_MS=$((10#$t / 1000)); }
 upload_seen() { local f; for f in "$BG_HOST_1_ROOT"/repo/gate/.big.py.boxgate-*; do [ -e "$f" ] && return 0; done; return 1; }
 # time_push N: pushes version N unkilled in the background, polling the target's inode
 # (the swap is a rename), and sets SWAP_MS (start to swap) and END_MS (start to exit).
@@ -58,16 +57,16 @@ time_push() {
   cp "$BG_TMP/versions/$1.py" gate/big.py
   hold_target
   SWAP_MS=
-  ms_now; start=$NOW_MS
+  set_now_ms; start=$NOW_MS
   "$BOXGATE" --config "$BG_CONFIG" push --no-local-check --root "$L" --boxes h1 gate/big.py \
     >"$BG_TMP/timed.out" 2>&1 {held}<&- &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
-    ms_now
+    set_now_ms
     [ -z "$SWAP_MS" ] && swapped && SWAP_MS=$((NOW_MS - start))
     bg_pause 0.005
   done
-  ms_now; END_MS=$((NOW_MS - start))
+  set_now_ms; END_MS=$((NOW_MS - start))
   # A swap right before the exit may fall between two polls.
   [ -z "$SWAP_MS" ] && swapped && SWAP_MS=$END_MS
   exec {held}<&-
